@@ -1,0 +1,1 @@
+//! Size and alignment of every struct, pinned per target architecture.

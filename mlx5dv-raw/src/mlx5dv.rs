@@ -1,0 +1,545 @@
+//! `infiniband/mlx5dv.h`: the mlx5 direct-verbs parts that the DC transport needs.
+//!
+//! Declared in the header's own order, with the C names, newest layout (rdma-core 65).
+//! `mlx5dv_wr_set_dc_addr` and `mlx5dv_wr_set_dc_addr_stream` are static inline in C: see
+//! [`crate::inline`] and the shim.
+
+use crate::verbs::{ibv_ah, ibv_context, ibv_cq_ex, ibv_cq_init_attr_ex, ibv_device, ibv_fd_arr};
+use crate::verbs::{ibv_qp, ibv_qp_ex, ibv_qp_init_attr_ex, ibv_sge};
+use libc::{c_int, c_uint, c_void, size_t};
+
+/// `enum mlx5dv_context_comp_mask`: which parts of `struct mlx5dv_context` to fill.
+pub type mlx5dv_context_comp_mask = c_uint;
+/// `cqe_comp_caps`.
+pub const MLX5DV_CONTEXT_MASK_CQE_COMPRESION: mlx5dv_context_comp_mask = 1;
+/// `sw_parsing_caps`.
+pub const MLX5DV_CONTEXT_MASK_SWP: mlx5dv_context_comp_mask = 1 << 1;
+/// `striding_rq_caps`.
+pub const MLX5DV_CONTEXT_MASK_STRIDING_RQ: mlx5dv_context_comp_mask = 1 << 2;
+/// `tunnel_offloads_caps`.
+pub const MLX5DV_CONTEXT_MASK_TUNNEL_OFFLOADS: mlx5dv_context_comp_mask = 1 << 3;
+/// `max_dynamic_bfregs`.
+pub const MLX5DV_CONTEXT_MASK_DYN_BFREGS: mlx5dv_context_comp_mask = 1 << 4;
+/// `max_clock_info_update_nsec`.
+pub const MLX5DV_CONTEXT_MASK_CLOCK_INFO_UPDATE: mlx5dv_context_comp_mask = 1 << 5;
+/// `flow_action_flags`.
+pub const MLX5DV_CONTEXT_MASK_FLOW_ACTION_FLAGS: mlx5dv_context_comp_mask = 1 << 6;
+/// `dc_odp_caps`.
+pub const MLX5DV_CONTEXT_MASK_DC_ODP_CAPS: mlx5dv_context_comp_mask = 1 << 7;
+/// `hca_core_clock`.
+pub const MLX5DV_CONTEXT_MASK_HCA_CORE_CLOCK: mlx5dv_context_comp_mask = 1 << 8;
+/// `num_lag_ports`.
+pub const MLX5DV_CONTEXT_MASK_NUM_LAG_PORTS: mlx5dv_context_comp_mask = 1 << 9;
+/// `sig_caps`.
+pub const MLX5DV_CONTEXT_MASK_SIGNATURE_OFFLOAD: mlx5dv_context_comp_mask = 1 << 10;
+/// `dci_streams_caps` (rdma-core 37+).
+pub const MLX5DV_CONTEXT_MASK_DCI_STREAMS: mlx5dv_context_comp_mask = 1 << 11;
+/// `max_wr_memcpy_length`.
+pub const MLX5DV_CONTEXT_MASK_WR_MEMCPY_LENGTH: mlx5dv_context_comp_mask = 1 << 12;
+/// `crypto_caps`.
+pub const MLX5DV_CONTEXT_MASK_CRYPTO_OFFLOAD: mlx5dv_context_comp_mask = 1 << 13;
+/// `max_dc_rd_atom` and `max_dc_init_rd_atom` (rdma-core 47+).
+pub const MLX5DV_CONTEXT_MASK_MAX_DC_RD_ATOM: mlx5dv_context_comp_mask = 1 << 14;
+/// `reg_c0`.
+pub const MLX5DV_CONTEXT_MASK_REG_C0: mlx5dv_context_comp_mask = 1 << 15;
+/// `ooo_recv_wrs_caps` (rdma-core 55+).
+pub const MLX5DV_CONTEXT_MASK_OOO_RECV_WRS: mlx5dv_context_comp_mask = 1 << 16;
+
+/// `struct mlx5dv_cqe_comp_caps`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_cqe_comp_caps {
+    /// Maximum compressed CQEs.
+    pub max_num: u32,
+    /// `enum mlx5dv_cqe_comp_res_format`.
+    pub supported_format: u32,
+}
+
+/// `struct mlx5dv_sw_parsing_caps`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_sw_parsing_caps {
+    /// `enum mlx5dv_sw_parsing_offloads`.
+    pub sw_parsing_offloads: u32,
+    /// Bit mask of QP types.
+    pub supported_qpts: u32,
+}
+
+/// `struct mlx5dv_striding_rq_caps`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_striding_rq_caps {
+    /// Minimum log2 of a stride's size.
+    pub min_single_stride_log_num_of_bytes: u32,
+    /// Maximum log2 of a stride's size.
+    pub max_single_stride_log_num_of_bytes: u32,
+    /// Minimum log2 of strides per WQE.
+    pub min_single_wqe_log_num_of_strides: u32,
+    /// Maximum log2 of strides per WQE.
+    pub max_single_wqe_log_num_of_strides: u32,
+    /// Bit mask of QP types.
+    pub supported_qpts: u32,
+}
+
+/// `struct mlx5dv_dci_streams_caps` (rdma-core 37+).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_dci_streams_caps {
+    /// Maximum log2 of concurrent streams per DCI (the header's spelling).
+    pub max_log_num_concurent: u8,
+    /// Maximum log2 of streams that may be in error at once.
+    pub max_log_num_errored: u8,
+}
+
+/// `enum mlx5dv_tunnel_offloads`.
+pub type mlx5dv_tunnel_offloads = c_uint;
+/// VXLAN.
+pub const MLX5DV_RAW_PACKET_CAP_TUNNELED_OFFLOAD_VXLAN: mlx5dv_tunnel_offloads = 1;
+/// GRE.
+pub const MLX5DV_RAW_PACKET_CAP_TUNNELED_OFFLOAD_GRE: mlx5dv_tunnel_offloads = 1 << 1;
+/// GENEVE.
+pub const MLX5DV_RAW_PACKET_CAP_TUNNELED_OFFLOAD_GENEVE: mlx5dv_tunnel_offloads = 1 << 2;
+/// CW MPLS over GRE.
+pub const MLX5DV_RAW_PACKET_CAP_TUNNELED_OFFLOAD_CW_MPLS_OVER_GRE: mlx5dv_tunnel_offloads = 1 << 3;
+/// CW MPLS over UDP.
+pub const MLX5DV_RAW_PACKET_CAP_TUNNELED_OFFLOAD_CW_MPLS_OVER_UDP: mlx5dv_tunnel_offloads = 1 << 4;
+
+/// `enum mlx5dv_flow_action_cap_flags`.
+pub type mlx5dv_flow_action_cap_flags = c_uint;
+/// ESP AES-GCM.
+pub const MLX5DV_FLOW_ACTION_FLAGS_ESP_AES_GCM: mlx5dv_flow_action_cap_flags = 1;
+/// ESP AES-GCM request metadata.
+pub const MLX5DV_FLOW_ACTION_FLAGS_ESP_AES_GCM_REQ_METADATA: mlx5dv_flow_action_cap_flags = 1 << 1;
+/// ESP AES-GCM SPI steering.
+pub const MLX5DV_FLOW_ACTION_FLAGS_ESP_AES_GCM_SPI_STEERING: mlx5dv_flow_action_cap_flags = 1 << 2;
+/// ESP AES-GCM full offload.
+pub const MLX5DV_FLOW_ACTION_FLAGS_ESP_AES_GCM_FULL_OFFLOAD: mlx5dv_flow_action_cap_flags = 1 << 3;
+/// ESP AES-GCM TX IV is ESN.
+pub const MLX5DV_FLOW_ACTION_FLAGS_ESP_AES_GCM_TX_IV_IS_ESN: mlx5dv_flow_action_cap_flags = 1 << 4;
+
+/// `struct mlx5dv_sig_caps`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_sig_caps {
+    /// `enum mlx5dv_block_size_caps`.
+    pub block_size: u64,
+    /// `enum mlx5dv_sig_prot_caps`.
+    pub block_prot: u32,
+    /// `enum mlx5dv_sig_t10dif_bg_caps`.
+    pub t10dif_bg: u16,
+    /// `enum mlx5dv_sig_crc_type_caps`.
+    pub crc_type: u16,
+}
+
+/// `struct mlx5dv_crypto_caps`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_crypto_caps {
+    /// Failed self tests.
+    pub failed_selftests: u16,
+    /// `enum mlx5dv_crypto_engines_caps`.
+    pub crypto_engines: u8,
+    /// `enum mlx5dv_crypto_wrapped_import_method_caps`.
+    pub wrapped_import_method: u8,
+    /// Log2 of the maximum number of DEKs.
+    pub log_max_num_deks: u8,
+    /// `enum mlx5dv_crypto_caps_flags`.
+    pub flags: u32,
+}
+
+/// `struct mlx5dv_ooo_recv_wrs_caps` (rdma-core 55+).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_ooo_recv_wrs_caps {
+    /// RC.
+    pub max_rc: u32,
+    /// XRC.
+    pub max_xrc: u32,
+    /// DCT.
+    pub max_dct: u32,
+    /// UD.
+    pub max_ud: u32,
+    /// UC.
+    pub max_uc: u32,
+}
+
+/// `struct mlx5_ib_uapi_reg` (`mlx5dv_reg` in `mlx5_api.h`).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5_ib_uapi_reg {
+    /// Value.
+    pub value: u32,
+    /// Mask.
+    pub mask: u32,
+}
+
+/// `mlx5dv_reg`: a `#define` for `struct mlx5_ib_uapi_reg`.
+pub type mlx5dv_reg = mlx5_ib_uapi_reg;
+
+/// `struct mlx5dv_context`: filled by `mlx5dv_query_device`.
+///
+/// `comp_mask` is in/out: set the `MLX5DV_CONTEXT_MASK_*` bits you want; the library clears
+/// the bits it does not know or cannot fill. Newest layout (200 bytes on x86_64), at least as
+/// large as any library's, so the library never writes past it.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_context {
+    /// Structure version.
+    pub version: u8,
+    /// `enum mlx5dv_context_flags`.
+    pub flags: u64,
+    /// `enum mlx5dv_context_comp_mask` (in/out).
+    pub comp_mask: u64,
+    /// CQE compression capabilities.
+    pub cqe_comp_caps: mlx5dv_cqe_comp_caps,
+    /// Software parsing capabilities.
+    pub sw_parsing_caps: mlx5dv_sw_parsing_caps,
+    /// Striding RQ capabilities.
+    pub striding_rq_caps: mlx5dv_striding_rq_caps,
+    /// `enum mlx5dv_tunnel_offloads`.
+    pub tunnel_offloads_caps: u32,
+    /// Maximum dynamic blue-flame registers.
+    pub max_dynamic_bfregs: u32,
+    /// Clock info update period.
+    pub max_clock_info_update_nsec: u64,
+    /// `enum mlx5dv_flow_action_cap_flags`.
+    pub flow_action_flags: u32,
+    /// DC on-demand-paging capabilities (`enum ibv_odp_transport_cap_bits`).
+    pub dc_odp_caps: u32,
+    /// Mapped HCA core clock.
+    pub hca_core_clock: *mut c_void,
+    /// Number of LAG ports.
+    pub num_lag_ports: u8,
+    /// Signature offload capabilities.
+    pub sig_caps: mlx5dv_sig_caps,
+    /// DCI stream capabilities (rdma-core 37+).
+    pub dci_streams_caps: mlx5dv_dci_streams_caps,
+    /// Maximum `wr_memcpy` length.
+    pub max_wr_memcpy_length: size_t,
+    /// Crypto capabilities.
+    pub crypto_caps: mlx5dv_crypto_caps,
+    /// Maximum outstanding RDMA read/atomic on a DCT (rdma-core 47+).
+    pub max_dc_rd_atom: u64,
+    /// Maximum outstanding RDMA read/atomic on a DCI (rdma-core 47+).
+    pub max_dc_init_rd_atom: u64,
+    /// REG_C0 value and mask.
+    pub reg_c0: mlx5dv_reg,
+    /// Out-of-order receive capabilities (rdma-core 55+).
+    pub ooo_recv_wrs_caps: mlx5dv_ooo_recv_wrs_caps,
+}
+
+/// `enum mlx5dv_context_flags`.
+pub type mlx5dv_context_flags = c_uint;
+/// CQE version 1.
+pub const MLX5DV_CONTEXT_FLAGS_CQE_V1: mlx5dv_context_flags = 1;
+/// Obsolete.
+pub const MLX5DV_CONTEXT_FLAGS_OBSOLETE: mlx5dv_context_flags = 1 << 1;
+/// Multi-packet WQE allowed.
+pub const MLX5DV_CONTEXT_FLAGS_MPW_ALLOWED: mlx5dv_context_flags = 1 << 2;
+/// Enhanced multi-packet WQE.
+pub const MLX5DV_CONTEXT_FLAGS_ENHANCED_MPW: mlx5dv_context_flags = 1 << 3;
+/// 128-byte CQE compression.
+pub const MLX5DV_CONTEXT_FLAGS_CQE_128B_COMP: mlx5dv_context_flags = 1 << 4;
+/// 128-byte CQE padding.
+pub const MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD: mlx5dv_context_flags = 1 << 5;
+/// Packet-based credit mode.
+pub const MLX5DV_CONTEXT_FLAGS_PACKET_BASED_CREDIT_MODE: mlx5dv_context_flags = 1 << 6;
+/// Real-time timestamps.
+pub const MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS: mlx5dv_context_flags = 1 << 7;
+/// BlueFlame supported (newer than rdma-core 56).
+pub const MLX5DV_CONTEXT_FLAGS_BLUEFLAME: mlx5dv_context_flags = 1 << 8;
+
+/// `enum mlx5dv_cq_init_attr_mask`.
+pub type mlx5dv_cq_init_attr_mask = c_uint;
+/// `cqe_comp_res_format`.
+pub const MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE: mlx5dv_cq_init_attr_mask = 1;
+/// `flags`.
+pub const MLX5DV_CQ_INIT_ATTR_MASK_FLAGS: mlx5dv_cq_init_attr_mask = 1 << 1;
+/// `cqe_size`.
+pub const MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE: mlx5dv_cq_init_attr_mask = 1 << 2;
+
+/// `enum mlx5dv_cq_init_attr_flags`.
+pub type mlx5dv_cq_init_attr_flags = c_uint;
+/// Pad CQEs.
+pub const MLX5DV_CQ_INIT_ATTR_FLAGS_CQE_PAD: mlx5dv_cq_init_attr_flags = 1;
+/// First reserved bit.
+pub const MLX5DV_CQ_INIT_ATTR_FLAGS_RESERVED: mlx5dv_cq_init_attr_flags = 1 << 1;
+
+/// `struct mlx5dv_cq_init_attr`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_cq_init_attr {
+    /// `enum mlx5dv_cq_init_attr_mask`.
+    pub comp_mask: u64,
+    /// `enum mlx5dv_cqe_comp_res_format`.
+    pub cqe_comp_res_format: u8,
+    /// `enum mlx5dv_cq_init_attr_flags`.
+    pub flags: u32,
+    /// CQE size.
+    pub cqe_size: u16,
+}
+
+/// `enum mlx5dv_qp_create_flags`.
+pub type mlx5dv_qp_create_flags = c_uint;
+/// Tunnel offloads.
+pub const MLX5DV_QP_CREATE_TUNNEL_OFFLOADS: mlx5dv_qp_create_flags = 1;
+/// Allow unicast self loopback (TIR).
+pub const MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_UC: mlx5dv_qp_create_flags = 1 << 1;
+/// Allow multicast self loopback (TIR).
+pub const MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_MC: mlx5dv_qp_create_flags = 1 << 2;
+/// Disable scatter to CQE (used for DCIs by perftest and rdma-core's tests).
+pub const MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE: mlx5dv_qp_create_flags = 1 << 3;
+/// Allow scatter to CQE.
+pub const MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE: mlx5dv_qp_create_flags = 1 << 4;
+/// Packet-based credit mode.
+pub const MLX5DV_QP_CREATE_PACKET_BASED_CREDIT_MODE: mlx5dv_qp_create_flags = 1 << 5;
+/// Signature pipelining.
+pub const MLX5DV_QP_CREATE_SIG_PIPELINING: mlx5dv_qp_create_flags = 1 << 6;
+/// Out-of-order data placement (rdma-core 55+).
+pub const MLX5DV_QP_CREATE_OOO_DP: mlx5dv_qp_create_flags = 1 << 7;
+
+/// `struct mlx5dv_mkey`: an indirect memory key (only referenced by `mlx5dv_qp_ex`).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_mkey {
+    /// Local key.
+    pub lkey: u32,
+    /// Remote key.
+    pub rkey: u32,
+}
+
+/// `enum mlx5dv_qp_init_attr_mask`.
+pub type mlx5dv_qp_init_attr_mask = c_uint;
+/// `create_flags` is valid.
+pub const MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS: mlx5dv_qp_init_attr_mask = 1;
+/// `dc_init_attr` is valid: create a DCT or a DCI.
+pub const MLX5DV_QP_INIT_ATTR_MASK_DC: mlx5dv_qp_init_attr_mask = 1 << 1;
+/// `send_ops_flags` is valid.
+pub const MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS: mlx5dv_qp_init_attr_mask = 1 << 2;
+/// `dc_init_attr.dci_streams` is valid (rdma-core 37+).
+pub const MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS: mlx5dv_qp_init_attr_mask = 1 << 3;
+
+/// `enum mlx5dv_dc_type`.
+pub type mlx5dv_dc_type = c_uint;
+/// DC target.
+pub const MLX5DV_DCTYPE_DCT: mlx5dv_dc_type = 1;
+/// DC initiator.
+pub const MLX5DV_DCTYPE_DCI: mlx5dv_dc_type = 2;
+
+/// `struct mlx5dv_dci_streams` (rdma-core 37+).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct mlx5dv_dci_streams {
+    /// Log2 of concurrent streams (the header's spelling).
+    pub log_num_concurent: u8,
+    /// Log2 of streams that may be in error at once.
+    pub log_num_errored: u8,
+}
+
+/// `struct mlx5dv_dc_init_attr`.
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct mlx5dv_dc_init_attr {
+    /// `enum mlx5dv_dc_type`.
+    pub dc_type: mlx5dv_dc_type,
+    /// The header's anonymous union (no C name; Rust needs one).
+    pub key_or_streams: mlx5dv_dc_init_attr_key_or_streams,
+}
+
+/// The anonymous union of `struct mlx5dv_dc_init_attr`.
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub union mlx5dv_dc_init_attr_key_or_streams {
+    /// DCT: the DC access key initiators must present.
+    pub dct_access_key: u64,
+    /// DCI: stream configuration (with `MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS`).
+    pub dci_streams: mlx5dv_dci_streams,
+}
+
+impl core::fmt::Debug for mlx5dv_dc_init_attr {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // The union holds a secret (the DC access key) for DCTs: never print it.
+        f.debug_struct("mlx5dv_dc_init_attr")
+            .field("dc_type", &self.dc_type)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `enum mlx5dv_qp_create_send_ops_flags`.
+pub type mlx5dv_qp_create_send_ops_flags = c_uint;
+/// `mlx5dv_wr_mr_interleaved`.
+pub const MLX5DV_QP_EX_WITH_MR_INTERLEAVED: mlx5dv_qp_create_send_ops_flags = 1;
+/// `mlx5dv_wr_mr_list`.
+pub const MLX5DV_QP_EX_WITH_MR_LIST: mlx5dv_qp_create_send_ops_flags = 1 << 1;
+/// `mlx5dv_wr_mkey_configure`.
+pub const MLX5DV_QP_EX_WITH_MKEY_CONFIGURE: mlx5dv_qp_create_send_ops_flags = 1 << 2;
+/// `mlx5dv_wr_raw_wqe`.
+pub const MLX5DV_QP_EX_WITH_RAW_WQE: mlx5dv_qp_create_send_ops_flags = 1 << 3;
+/// `mlx5dv_wr_memcpy`.
+pub const MLX5DV_QP_EX_WITH_MEMCPY: mlx5dv_qp_create_send_ops_flags = 1 << 4;
+
+/// `struct mlx5dv_qp_init_attr`: the mlx5 part of `mlx5dv_create_qp`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_qp_init_attr {
+    /// `enum mlx5dv_qp_init_attr_mask`.
+    pub comp_mask: u64,
+    /// `enum mlx5dv_qp_create_flags`.
+    pub create_flags: u32,
+    /// DC type, key and streams.
+    pub dc_init_attr: mlx5dv_dc_init_attr,
+    /// `enum mlx5dv_qp_create_send_ops_flags`.
+    pub send_ops_flags: u64,
+}
+
+/// `struct mlx5dv_mr_interleaved`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5dv_mr_interleaved {
+    /// Start address.
+    pub addr: u64,
+    /// Bytes taken.
+    pub bytes_count: u32,
+    /// Bytes skipped.
+    pub bytes_skip: u32,
+    /// Local key.
+    pub lkey: u32,
+}
+
+/// `struct mlx5dv_mkey_conf_attr`, opaque here (only passed by pointer).
+#[repr(C)]
+pub struct mlx5dv_mkey_conf_attr {
+    _opaque: [u8; 0],
+}
+
+/// `struct mlx5dv_sig_block_attr`, opaque here (only passed by pointer).
+#[repr(C)]
+pub struct mlx5dv_sig_block_attr {
+    _opaque: [u8; 0],
+}
+
+/// `struct mlx5dv_crypto_attr`, opaque here (only passed by pointer).
+#[repr(C)]
+pub struct mlx5dv_crypto_attr {
+    _opaque: [u8; 0],
+}
+
+/// `struct mlx5dv_qp_ex`: the mlx5 extension of the post API, owned by the library.
+#[repr(C)]
+pub struct mlx5dv_qp_ex {
+    /// Compatibility mask.
+    pub comp_mask: u64,
+    /// See `mlx5dv_wr_set_dc_addr`: AH, remote DCT number, DC key.
+    pub wr_set_dc_addr: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut ibv_ah, u32, u64)>,
+    /// See `mlx5dv_wr_mr_interleaved`.
+    pub wr_mr_interleaved: Option<
+        unsafe extern "C" fn(
+            *mut mlx5dv_qp_ex,
+            *mut mlx5dv_mkey,
+            u32,
+            u32,
+            u16,
+            *mut mlx5dv_mr_interleaved,
+        ),
+    >,
+    /// See `mlx5dv_wr_mr_list`.
+    pub wr_mr_list:
+        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut mlx5dv_mkey, u32, u16, *mut ibv_sge)>,
+    /// See `mlx5dv_wr_mkey_configure`.
+    pub wr_mkey_configure: Option<
+        unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut mlx5dv_mkey, u8, *mut mlx5dv_mkey_conf_attr),
+    >,
+    /// See `mlx5dv_wr_set_mkey_access_flags`.
+    pub wr_set_mkey_access_flags: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u32)>,
+    /// See `mlx5dv_wr_set_mkey_layout_list`.
+    pub wr_set_mkey_layout_list:
+        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u16, *const ibv_sge)>,
+    /// See `mlx5dv_wr_set_mkey_layout_interleaved`.
+    pub wr_set_mkey_layout_interleaved:
+        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u32, u16, *const mlx5dv_mr_interleaved)>,
+    /// See `mlx5dv_wr_set_mkey_sig_block`.
+    pub wr_set_mkey_sig_block:
+        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const mlx5dv_sig_block_attr)>,
+    /// See `mlx5dv_wr_raw_wqe`.
+    pub wr_raw_wqe: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const c_void)>,
+    /// See `mlx5dv_wr_set_dc_addr_stream` (rdma-core 37+).
+    pub wr_set_dc_addr_stream:
+        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut ibv_ah, u32, u64, u16)>,
+    /// See `mlx5dv_wr_memcpy`.
+    pub wr_memcpy: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u32, u64, u32, u64, size_t)>,
+    /// See `mlx5dv_wr_set_mkey_crypto`.
+    pub wr_set_mkey_crypto:
+        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const mlx5dv_crypto_attr)>,
+}
+
+/// `enum mlx5dv_cqe_comp_res_format`.
+pub type mlx5dv_cqe_comp_res_format = c_uint;
+/// Hash.
+pub const MLX5DV_CQE_RES_FORMAT_HASH: mlx5dv_cqe_comp_res_format = 1;
+/// Checksum.
+pub const MLX5DV_CQE_RES_FORMAT_CSUM: mlx5dv_cqe_comp_res_format = 1 << 1;
+/// Checksum and stride index.
+pub const MLX5DV_CQE_RES_FORMAT_CSUM_STRIDX: mlx5dv_cqe_comp_res_format = 1 << 2;
+
+/// `enum mlx5dv_sw_parsing_offloads`.
+pub type mlx5dv_sw_parsing_offloads = c_uint;
+/// Software parsing.
+pub const MLX5DV_SW_PARSING: mlx5dv_sw_parsing_offloads = 1;
+/// Software parsing checksum.
+pub const MLX5DV_SW_PARSING_CSUM: mlx5dv_sw_parsing_offloads = 1 << 1;
+/// Software parsing LSO.
+pub const MLX5DV_SW_PARSING_LSO: mlx5dv_sw_parsing_offloads = 1 << 2;
+
+/// `enum mlx5dv_context_attr_flags`.
+pub type mlx5dv_context_attr_flags = c_uint;
+/// Open the device for DEVX.
+pub const MLX5DV_CONTEXT_FLAGS_DEVX: mlx5dv_context_attr_flags = 1;
+
+/// `enum mlx5dv_context_attr_comp_mask` (newer than rdma-core 56).
+pub type mlx5dv_context_attr_comp_mask = c_uint;
+/// `fds` is valid.
+pub const MLX5DV_CONTEXT_ATTR_MASK_FD_ARRAY: mlx5dv_context_attr_comp_mask = 1;
+
+/// `struct mlx5dv_context_attr`: input of `mlx5dv_open_device`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_context_attr {
+    /// `enum mlx5dv_context_attr_flags`.
+    pub flags: u32,
+    /// `enum mlx5dv_context_attr_comp_mask`.
+    pub comp_mask: u64,
+    /// File descriptors (newer than rdma-core 56; read only with the mask bit).
+    pub fds: *mut ibv_fd_arr,
+}
+
+extern "C" {
+    /// Creates a CQ with mlx5 attributes.
+    pub fn mlx5dv_create_cq(
+        context: *mut ibv_context,
+        cq_attr: *mut ibv_cq_init_attr_ex,
+        mlx5_cq_attr: *mut mlx5dv_cq_init_attr,
+    ) -> *mut ibv_cq_ex;
+    /// Creates a QP with mlx5 attributes: the only way to create a DCT or a DCI.
+    ///
+    /// Returns NULL with errno EOPNOTSUPP on a non-mlx5 device (rdma-core 22+).
+    pub fn mlx5dv_create_qp(
+        context: *mut ibv_context,
+        qp_attr: *mut ibv_qp_init_attr_ex,
+        mlx5_qp_attr: *mut mlx5dv_qp_init_attr,
+    ) -> *mut ibv_qp;
+    /// The mlx5 extension of a QP's post API. No type check: only for QPs of an mlx5 device.
+    pub fn mlx5dv_qp_ex_from_ibv_qp_ex(qp: *mut ibv_qp_ex) -> *mut mlx5dv_qp_ex;
+    /// Queries mlx5 capabilities; returns 0 or an errno (EOPNOTSUPP on non-mlx5 devices).
+    pub fn mlx5dv_query_device(ctx_in: *mut ibv_context, attrs_out: *mut mlx5dv_context) -> c_int;
+    /// Maps an AH to a QP (rdma-core 36+).
+    pub fn mlx5dv_map_ah_to_qp(ah: *mut ibv_ah, qp_num: u32) -> c_int;
+    /// Whether the device is driven by the mlx5 provider (rdma-core 22+).
+    pub fn mlx5dv_is_supported(device: *mut ibv_device) -> bool;
+    /// Opens a device with mlx5 attributes (rdma-core 21+).
+    pub fn mlx5dv_open_device(
+        device: *mut ibv_device,
+        attr: *mut mlx5dv_context_attr,
+    ) -> *mut ibv_context;
+    /// Resets a DCI stream id in error without taking the DCI to ERR (rdma-core 37+).
+    pub fn mlx5dv_dci_stream_id_reset(qp: *mut ibv_qp, stream_id: u16) -> c_int;
+}
