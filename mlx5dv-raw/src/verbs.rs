@@ -287,9 +287,9 @@ pub const IBV_ODP_SUPPORT_READ: ibv_odp_transport_cap_bits = 1 << 3;
 pub const IBV_ODP_SUPPORT_ATOMIC: ibv_odp_transport_cap_bits = 1 << 4;
 /// ODP for SRQ receive.
 pub const IBV_ODP_SUPPORT_SRQ_RECV: ibv_odp_transport_cap_bits = 1 << 5;
-/// ODP for flush (rdma-core 45+).
+/// ODP for flush (newer than rdma-core 56).
 pub const IBV_ODP_SUPPORT_FLUSH: ibv_odp_transport_cap_bits = 1 << 6;
-/// ODP for atomic write (rdma-core 45+).
+/// ODP for atomic write (newer than rdma-core 56).
 pub const IBV_ODP_SUPPORT_ATOMIC_WRITE: ibv_odp_transport_cap_bits = 1 << 7;
 
 /// `struct ibv_odp_caps`.
