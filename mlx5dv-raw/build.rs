@@ -19,9 +19,19 @@ use std::process::Command;
 
 const FEATURES: &[(&str, &str, &str, &str)] = &[
     // (cfg name, C define, header, text that proves the header has it)
-    ("m5dv_wr_atomic_write", "M5DV_HAVE_WR_ATOMIC_WRITE", "verbs.h", "(*wr_atomic_write)"),
+    (
+        "m5dv_wr_atomic_write",
+        "M5DV_HAVE_WR_ATOMIC_WRITE",
+        "verbs.h",
+        "(*wr_atomic_write)",
+    ),
     ("m5dv_wr_flush", "M5DV_HAVE_WR_FLUSH", "verbs.h", "(*wr_flush)"),
-    ("m5dv_dc_addr_stream", "M5DV_HAVE_DC_ADDR_STREAM", "mlx5dv.h", "(*wr_set_dc_addr_stream)"),
+    (
+        "m5dv_dc_addr_stream",
+        "M5DV_HAVE_DC_ADDR_STREAM",
+        "mlx5dv.h",
+        "(*wr_set_dc_addr_stream)",
+    ),
 ];
 
 fn main() {
@@ -34,7 +44,12 @@ fn main() {
     let target = env::var("TARGET").expect("cargo sets TARGET");
     let host = env::var("HOST").expect("cargo sets HOST");
     let target_var = target.replace('-', "_");
-    for var in ["MLX5DV_RDMA_INCLUDE_DIR", "MLX5DV_RDMA_LIB_DIR", "MLX5DV_SYSROOT", "DOCS_RS"] {
+    for var in [
+        "MLX5DV_RDMA_INCLUDE_DIR",
+        "MLX5DV_RDMA_LIB_DIR",
+        "MLX5DV_SYSROOT",
+        "DOCS_RS",
+    ] {
         println!("cargo:rerun-if-env-changed={var}");
         println!("cargo:rerun-if-env-changed={var}_{target_var}");
     }
@@ -44,7 +59,9 @@ fn main() {
 
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let shim_dir = manifest.join("shim");
-    let sysroot = env_for("MLX5DV_SYSROOT", &target_var).map(PathBuf::from).unwrap_or_default();
+    let sysroot = env_for("MLX5DV_SYSROOT", &target_var)
+        .map(PathBuf::from)
+        .unwrap_or_default();
     let include = find_include(&target_var, &sysroot, target == host).unwrap_or_else(|| {
         panic!(
             "\n\nmlx5dv-raw: rdma-core development headers not found (infiniband/verbs.h and \
@@ -56,12 +73,21 @@ fn main() {
         )
     });
     for header in ["verbs.h", "mlx5dv.h"] {
-        println!("cargo:rerun-if-changed={}", include.join("infiniband").join(header).display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            include.join("infiniband").join(header).display()
+        );
     }
 
     let mut build = cc::Build::new();
-    build.file(shim_dir.join("m5dv_shim.c")).include(&shim_dir).include(&include);
-    build.warnings(true).extra_warnings(true).flag_if_supported("-Wno-unused-parameter");
+    build
+        .file(shim_dir.join("m5dv_shim.c"))
+        .include(&shim_dir)
+        .include(&include);
+    build
+        .warnings(true)
+        .extra_warnings(true)
+        .flag_if_supported("-Wno-unused-parameter");
     let mut defines = Vec::new();
     for (cfg, define, header, needle) in FEATURES {
         let text = fs::read_to_string(include.join("infiniband").join(header)).unwrap_or_default();
@@ -89,7 +115,10 @@ fn main() {
 }
 
 fn env_for(var: &str, target_var: &str) -> Option<String> {
-    env::var(format!("{var}_{target_var}")).ok().or_else(|| env::var(var).ok()).filter(|v| !v.is_empty())
+    env::var(format!("{var}_{target_var}"))
+        .ok()
+        .or_else(|| env::var(var).ok())
+        .filter(|v| !v.is_empty())
 }
 
 fn has_headers(dir: &Path) -> bool {
@@ -108,7 +137,10 @@ fn find_include(target_var: &str, sysroot: &Path, native: bool) -> Option<PathBu
         );
     }
     if native {
-        if let Ok(out) = Command::new("pkg-config").args(["--variable=includedir", "libibverbs"]).output() {
+        if let Ok(out) = Command::new("pkg-config")
+            .args(["--variable=includedir", "libibverbs"])
+            .output()
+        {
             let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
             if out.status.success() && has_headers(&dir) {
                 return Some(dir);
@@ -147,7 +179,11 @@ fn find_lib_dir(target: &str, target_var: &str, sysroot: &Path) -> Option<PathBu
 /// Debian's multiarch tuple for a Rust target.
 fn multiarch(target: &str) -> Option<String> {
     let arch = target.split('-').next()?;
-    let env = if target.ends_with("gnueabihf") { "gnueabihf" } else { "gnu" };
+    let env = if target.ends_with("gnueabihf") {
+        "gnueabihf"
+    } else {
+        "gnu"
+    };
     target.contains("-linux-").then(|| format!("{arch}-linux-{env}"))
 }
 

@@ -172,7 +172,10 @@ pub unsafe fn ibv_create_qp_ex(context: *mut ibv_context, qp_init_attr_ex: *mut 
 /// # Safety
 /// `context` must be an open context and `srq_init_attr_ex` valid, with live objects in it.
 #[inline]
-pub unsafe fn ibv_create_srq_ex(context: *mut ibv_context, srq_init_attr_ex: *mut ibv_srq_init_attr_ex) -> *mut ibv_srq {
+pub unsafe fn ibv_create_srq_ex(
+    context: *mut ibv_context,
+    srq_init_attr_ex: *mut ibv_srq_init_attr_ex,
+) -> *mut ibv_srq {
     // SAFETY: forwarded under the caller's guarantees.
     unsafe { shim::m5dv_create_srq_ex(context, srq_init_attr_ex) }
 }

@@ -432,44 +432,30 @@ pub struct mlx5dv_qp_ex {
     /// See `mlx5dv_wr_set_dc_addr`: AH, remote DCT number, DC key.
     pub wr_set_dc_addr: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut ibv_ah, u32, u64)>,
     /// See `mlx5dv_wr_mr_interleaved`.
-    pub wr_mr_interleaved: Option<
-        unsafe extern "C" fn(
-            *mut mlx5dv_qp_ex,
-            *mut mlx5dv_mkey,
-            u32,
-            u32,
-            u16,
-            *mut mlx5dv_mr_interleaved,
-        ),
-    >,
+    pub wr_mr_interleaved:
+        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut mlx5dv_mkey, u32, u32, u16, *mut mlx5dv_mr_interleaved)>,
     /// See `mlx5dv_wr_mr_list`.
-    pub wr_mr_list:
-        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut mlx5dv_mkey, u32, u16, *mut ibv_sge)>,
+    pub wr_mr_list: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut mlx5dv_mkey, u32, u16, *mut ibv_sge)>,
     /// See `mlx5dv_wr_mkey_configure`.
-    pub wr_mkey_configure: Option<
-        unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut mlx5dv_mkey, u8, *mut mlx5dv_mkey_conf_attr),
-    >,
+    pub wr_mkey_configure:
+        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut mlx5dv_mkey, u8, *mut mlx5dv_mkey_conf_attr)>,
     /// See `mlx5dv_wr_set_mkey_access_flags`.
     pub wr_set_mkey_access_flags: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u32)>,
     /// See `mlx5dv_wr_set_mkey_layout_list`.
-    pub wr_set_mkey_layout_list:
-        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u16, *const ibv_sge)>,
+    pub wr_set_mkey_layout_list: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u16, *const ibv_sge)>,
     /// See `mlx5dv_wr_set_mkey_layout_interleaved`.
     pub wr_set_mkey_layout_interleaved:
         Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u32, u16, *const mlx5dv_mr_interleaved)>,
     /// See `mlx5dv_wr_set_mkey_sig_block`.
-    pub wr_set_mkey_sig_block:
-        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const mlx5dv_sig_block_attr)>,
+    pub wr_set_mkey_sig_block: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const mlx5dv_sig_block_attr)>,
     /// See `mlx5dv_wr_raw_wqe`.
     pub wr_raw_wqe: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const c_void)>,
     /// See `mlx5dv_wr_set_dc_addr_stream` (rdma-core 37+).
-    pub wr_set_dc_addr_stream:
-        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut ibv_ah, u32, u64, u16)>,
+    pub wr_set_dc_addr_stream: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *mut ibv_ah, u32, u64, u16)>,
     /// See `mlx5dv_wr_memcpy`.
     pub wr_memcpy: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, u32, u64, u32, u64, size_t)>,
     /// See `mlx5dv_wr_set_mkey_crypto`.
-    pub wr_set_mkey_crypto:
-        Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const mlx5dv_crypto_attr)>,
+    pub wr_set_mkey_crypto: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const mlx5dv_crypto_attr)>,
 }
 
 /// `enum mlx5dv_cqe_comp_res_format`.
@@ -536,10 +522,7 @@ extern "C" {
     /// Whether the device is driven by the mlx5 provider (rdma-core 22+).
     pub fn mlx5dv_is_supported(device: *mut ibv_device) -> bool;
     /// Opens a device with mlx5 attributes (rdma-core 21+).
-    pub fn mlx5dv_open_device(
-        device: *mut ibv_device,
-        attr: *mut mlx5dv_context_attr,
-    ) -> *mut ibv_context;
+    pub fn mlx5dv_open_device(device: *mut ibv_device, attr: *mut mlx5dv_context_attr) -> *mut ibv_context;
     /// Resets a DCI stream id in error without taking the DCI to ERR (rdma-core 37+).
     pub fn mlx5dv_dci_stream_id_reset(qp: *mut ibv_qp, stream_id: u16) -> c_int;
 }

@@ -23,22 +23,11 @@ extern "C" {
     pub fn m5dv_shim_features() -> c_uint;
 
     /// `ibv_wr_atomic_cmp_swp`.
-    pub fn m5dv_wr_atomic_cmp_swp(
-        qp: *mut ibv_qp_ex,
-        rkey: u32,
-        remote_addr: u64,
-        compare: u64,
-        swap: u64,
-    );
+    pub fn m5dv_wr_atomic_cmp_swp(qp: *mut ibv_qp_ex, rkey: u32, remote_addr: u64, compare: u64, swap: u64);
     /// `ibv_wr_atomic_fetch_add`.
     pub fn m5dv_wr_atomic_fetch_add(qp: *mut ibv_qp_ex, rkey: u32, remote_addr: u64, add: u64);
     /// `ibv_wr_bind_mw`.
-    pub fn m5dv_wr_bind_mw(
-        qp: *mut ibv_qp_ex,
-        mw: *mut ibv_mw,
-        rkey: u32,
-        bind_info: *const ibv_mw_bind_info,
-    );
+    pub fn m5dv_wr_bind_mw(qp: *mut ibv_qp_ex, mw: *mut ibv_mw, rkey: u32, bind_info: *const ibv_mw_bind_info);
     /// `ibv_wr_local_inv`.
     pub fn m5dv_wr_local_inv(qp: *mut ibv_qp_ex, invalidate_rkey: u32);
     /// `ibv_wr_rdma_read`.
@@ -62,11 +51,7 @@ extern "C" {
     /// `ibv_wr_set_inline_data`.
     pub fn m5dv_wr_set_inline_data(qp: *mut ibv_qp_ex, addr: *mut c_void, length: size_t);
     /// `ibv_wr_set_inline_data_list`.
-    pub fn m5dv_wr_set_inline_data_list(
-        qp: *mut ibv_qp_ex,
-        num_buf: size_t,
-        buf_list: *const ibv_data_buf,
-    );
+    pub fn m5dv_wr_set_inline_data_list(qp: *mut ibv_qp_ex, num_buf: size_t, buf_list: *const ibv_data_buf);
     /// `ibv_wr_set_sge`.
     pub fn m5dv_wr_set_sge(qp: *mut ibv_qp_ex, lkey: u32, addr: u64, length: u32);
     /// `ibv_wr_set_sge_list`.
@@ -79,30 +64,13 @@ extern "C" {
     pub fn m5dv_wr_abort(qp: *mut ibv_qp_ex);
     /// `ibv_wr_atomic_write` (headers of rdma-core 44+; the runtime must have it too).
     #[cfg(m5dv_wr_atomic_write)]
-    pub fn m5dv_wr_atomic_write(
-        qp: *mut ibv_qp_ex,
-        rkey: u32,
-        remote_addr: u64,
-        atomic_wr: *const c_void,
-    );
+    pub fn m5dv_wr_atomic_write(qp: *mut ibv_qp_ex, rkey: u32, remote_addr: u64, atomic_wr: *const c_void);
     /// `ibv_wr_flush` (headers of rdma-core 45+; the runtime must have it too).
     #[cfg(m5dv_wr_flush)]
-    pub fn m5dv_wr_flush(
-        qp: *mut ibv_qp_ex,
-        rkey: u32,
-        remote_addr: u64,
-        len: size_t,
-        type_: u8,
-        level: u8,
-    );
+    pub fn m5dv_wr_flush(qp: *mut ibv_qp_ex, rkey: u32, remote_addr: u64, len: size_t, type_: u8, level: u8);
 
     /// `mlx5dv_wr_set_dc_addr`.
-    pub fn m5dv_wr_set_dc_addr(
-        mqp: *mut mlx5dv_qp_ex,
-        ah: *mut ibv_ah,
-        remote_dctn: u32,
-        remote_dc_key: u64,
-    );
+    pub fn m5dv_wr_set_dc_addr(mqp: *mut mlx5dv_qp_ex, ah: *mut ibv_ah, remote_dctn: u32, remote_dc_key: u64);
     /// `mlx5dv_wr_set_dc_addr_stream` (headers of rdma-core 37+).
     #[cfg(m5dv_dc_addr_stream)]
     pub fn m5dv_wr_set_dc_addr_stream(
@@ -114,11 +82,9 @@ extern "C" {
     );
 
     /// `ibv_post_send`.
-    pub fn m5dv_post_send(qp: *mut ibv_qp, wr: *mut ibv_send_wr, bad_wr: *mut *mut ibv_send_wr)
-        -> c_int;
+    pub fn m5dv_post_send(qp: *mut ibv_qp, wr: *mut ibv_send_wr, bad_wr: *mut *mut ibv_send_wr) -> c_int;
     /// `ibv_post_recv`.
-    pub fn m5dv_post_recv(qp: *mut ibv_qp, wr: *mut ibv_recv_wr, bad_wr: *mut *mut ibv_recv_wr)
-        -> c_int;
+    pub fn m5dv_post_recv(qp: *mut ibv_qp, wr: *mut ibv_recv_wr, bad_wr: *mut *mut ibv_recv_wr) -> c_int;
     /// `ibv_post_srq_recv`.
     pub fn m5dv_post_srq_recv(
         srq: *mut ibv_srq,
@@ -172,10 +138,7 @@ extern "C" {
     pub fn m5dv_wc_read_tm_info(cq: *mut ibv_cq_ex, tm_info: *mut ibv_wc_tm_info);
 
     /// `ibv_create_cq_ex`: NULL with errno set on failure (EOPNOTSUPP without the entry).
-    pub fn m5dv_create_cq_ex(
-        context: *mut ibv_context,
-        cq_attr: *mut ibv_cq_init_attr_ex,
-    ) -> *mut ibv_cq_ex;
+    pub fn m5dv_create_cq_ex(context: *mut ibv_context, cq_attr: *mut ibv_cq_init_attr_ex) -> *mut ibv_cq_ex;
     /// `ibv_query_device_ex`: 0 or an errno (falls back to `ibv_query_device`).
     pub fn m5dv_query_device_ex(
         context: *mut ibv_context,
@@ -183,21 +146,11 @@ extern "C" {
         attr: *mut ibv_device_attr_ex,
     ) -> c_int;
     /// `ibv_create_qp_ex`: NULL with errno set on failure.
-    pub fn m5dv_create_qp_ex(
-        context: *mut ibv_context,
-        qp_init_attr_ex: *mut ibv_qp_init_attr_ex,
-    ) -> *mut ibv_qp;
+    pub fn m5dv_create_qp_ex(context: *mut ibv_context, qp_init_attr_ex: *mut ibv_qp_init_attr_ex) -> *mut ibv_qp;
     /// `ibv_create_srq_ex`: NULL with errno set on failure.
-    pub fn m5dv_create_srq_ex(
-        context: *mut ibv_context,
-        srq_init_attr_ex: *mut ibv_srq_init_attr_ex,
-    ) -> *mut ibv_srq;
+    pub fn m5dv_create_srq_ex(context: *mut ibv_context, srq_init_attr_ex: *mut ibv_srq_init_attr_ex) -> *mut ibv_srq;
     /// The inline `ibv_query_port`: fills the whole `ibv_port_attr` of the compile-time headers.
-    pub fn m5dv_query_port(
-        context: *mut ibv_context,
-        port_num: u8,
-        port_attr: *mut ibv_port_attr,
-    ) -> c_int;
+    pub fn m5dv_query_port(context: *mut ibv_context, port_num: u8, port_attr: *mut ibv_port_attr) -> c_int;
     /// `sizeof(struct ibv_port_attr)` in the headers the shim was compiled with.
     pub fn m5dv_port_attr_size() -> size_t;
 }

@@ -889,8 +889,8 @@ pub const IBV_ACCESS_FLUSH_PERSISTENT: ibv_access_flags = 1 << 9;
 /// First of the optional access flags (ignored where not supported).
 pub const IBV_ACCESS_OPTIONAL_FIRST: ibv_access_flags = 1 << 20;
 /// The range of optional access flags.
-pub const IBV_ACCESS_OPTIONAL_RANGE: ibv_access_flags = ((IBV_ACCESS_OPTIONAL_FIRST << 10) - 1)
-    & !(IBV_ACCESS_OPTIONAL_FIRST - 1);
+pub const IBV_ACCESS_OPTIONAL_RANGE: ibv_access_flags =
+    ((IBV_ACCESS_OPTIONAL_FIRST << 10) - 1) & !(IBV_ACCESS_OPTIONAL_FIRST - 1);
 /// Relaxed ordering (optional).
 pub const IBV_ACCESS_RELAXED_ORDERING: ibv_access_flags = IBV_ACCESS_OPTIONAL_FIRST;
 
@@ -1708,9 +1708,7 @@ pub struct ibv_wq {
     /// `enum ibv_wq_type`.
     pub wq_type: ibv_wq_type,
     /// Receive post entry.
-    pub post_recv: Option<
-        unsafe extern "C" fn(*mut ibv_wq, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int,
-    >,
+    pub post_recv: Option<unsafe extern "C" fn(*mut ibv_wq, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int>,
     /// Library lock.
     pub mutex: pthread_mutex_t,
     /// Library condition variable.
@@ -1771,8 +1769,7 @@ pub struct ibv_qp_ex {
     /// See `ibv_wr_atomic_fetch_add`.
     pub wr_atomic_fetch_add: Option<unsafe extern "C" fn(*mut ibv_qp_ex, u32, u64, u64)>,
     /// See `ibv_wr_bind_mw`.
-    pub wr_bind_mw:
-        Option<unsafe extern "C" fn(*mut ibv_qp_ex, *mut ibv_mw, u32, *const ibv_mw_bind_info)>,
+    pub wr_bind_mw: Option<unsafe extern "C" fn(*mut ibv_qp_ex, *mut ibv_mw, u32, *const ibv_mw_bind_info)>,
     /// See `ibv_wr_local_inv`.
     pub wr_local_inv: Option<unsafe extern "C" fn(*mut ibv_qp_ex, u32)>,
     /// See `ibv_wr_rdma_read`.
@@ -1796,8 +1793,7 @@ pub struct ibv_qp_ex {
     /// See `ibv_wr_set_inline_data`.
     pub wr_set_inline_data: Option<unsafe extern "C" fn(*mut ibv_qp_ex, *mut c_void, size_t)>,
     /// See `ibv_wr_set_inline_data_list`.
-    pub wr_set_inline_data_list:
-        Option<unsafe extern "C" fn(*mut ibv_qp_ex, size_t, *const ibv_data_buf)>,
+    pub wr_set_inline_data_list: Option<unsafe extern "C" fn(*mut ibv_qp_ex, size_t, *const ibv_data_buf)>,
     /// See `ibv_wr_set_sge`.
     pub wr_set_sge: Option<unsafe extern "C" fn(*mut ibv_qp_ex, u32, u64, u32)>,
     /// See `ibv_wr_set_sge_list`.
@@ -1992,8 +1988,7 @@ pub type ibv_compat_op = Option<unsafe extern "C" fn() -> *mut c_void>;
 #[derive(Copy, Clone)]
 pub struct ibv_context_ops {
     /// Compat entry.
-    pub _compat_query_device:
-        Option<unsafe extern "C" fn(*mut ibv_context, *mut ibv_device_attr) -> c_int>,
+    pub _compat_query_device: Option<unsafe extern "C" fn(*mut ibv_context, *mut ibv_device_attr) -> c_int>,
     /// Compat entry (legacy port attributes).
     pub _compat_query_port: Option<unsafe extern "C" fn(*mut ibv_context, u8, *mut c_void) -> c_int>,
     /// Compat entry.
@@ -2033,9 +2028,7 @@ pub struct ibv_context_ops {
     /// Compat entry.
     pub _compat_destroy_srq: ibv_compat_op,
     /// See `ibv_post_srq_recv`.
-    pub post_srq_recv: Option<
-        unsafe extern "C" fn(*mut ibv_srq, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int,
-    >,
+    pub post_srq_recv: Option<unsafe extern "C" fn(*mut ibv_srq, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int>,
     /// Compat entry.
     pub _compat_create_qp: ibv_compat_op,
     /// Compat entry.
@@ -2045,11 +2038,9 @@ pub struct ibv_context_ops {
     /// Compat entry.
     pub _compat_destroy_qp: ibv_compat_op,
     /// See `ibv_post_send`.
-    pub post_send:
-        Option<unsafe extern "C" fn(*mut ibv_qp, *mut ibv_send_wr, *mut *mut ibv_send_wr) -> c_int>,
+    pub post_send: Option<unsafe extern "C" fn(*mut ibv_qp, *mut ibv_send_wr, *mut *mut ibv_send_wr) -> c_int>,
     /// See `ibv_post_recv`.
-    pub post_recv:
-        Option<unsafe extern "C" fn(*mut ibv_qp, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int>,
+    pub post_recv: Option<unsafe extern "C" fn(*mut ibv_qp, *mut ibv_recv_wr, *mut *mut ibv_recv_wr) -> c_int>,
     /// Compat entry.
     pub _compat_create_ah: ibv_compat_op,
     /// Compat entry.
@@ -2143,31 +2134,19 @@ extern "C" {
     /// Acknowledges an asynchronous event.
     pub fn ibv_ack_async_event(event: *mut ibv_async_event);
     /// Queries legacy device attributes.
-    pub fn ibv_query_device(context: *mut ibv_context, device_attr: *mut ibv_device_attr)
-        -> c_int;
+    pub fn ibv_query_device(context: *mut ibv_context, device_attr: *mut ibv_device_attr) -> c_int;
     // `ibv_query_port` is deliberately absent: the symbol is a compat entry that fills only the
     // 48-byte legacy struct. Use the shim's `m5dv_query_port`.
     /// Queries a GID table entry.
-    pub fn ibv_query_gid(
-        context: *mut ibv_context,
-        port_num: u8,
-        index: c_int,
-        gid: *mut ibv_gid,
-    ) -> c_int;
+    pub fn ibv_query_gid(context: *mut ibv_context, port_num: u8, index: c_int, gid: *mut ibv_gid) -> c_int;
     /// Queries a P_Key table entry.
-    pub fn ibv_query_pkey(
-        context: *mut ibv_context,
-        port_num: u8,
-        index: c_int,
-        pkey: *mut u16,
-    ) -> c_int;
+    pub fn ibv_query_pkey(context: *mut ibv_context, port_num: u8, index: c_int, pkey: *mut u16) -> c_int;
     /// Allocates a protection domain.
     pub fn ibv_alloc_pd(context: *mut ibv_context) -> *mut ibv_pd;
     /// Frees a protection domain.
     pub fn ibv_dealloc_pd(pd: *mut ibv_pd) -> c_int;
     /// Registers a memory region.
-    pub fn ibv_reg_mr(pd: *mut ibv_pd, addr: *mut c_void, length: size_t, access: c_int)
-        -> *mut ibv_mr;
+    pub fn ibv_reg_mr(pd: *mut ibv_pd, addr: *mut c_void, length: size_t, access: c_int) -> *mut ibv_mr;
     /// Registers a memory region with an I/O virtual address (rdma-core 29+).
     pub fn ibv_reg_mr_iova2(
         pd: *mut ibv_pd,
@@ -2203,8 +2182,7 @@ extern "C" {
     /// Creates a shared receive queue.
     pub fn ibv_create_srq(pd: *mut ibv_pd, srq_init_attr: *mut ibv_srq_init_attr) -> *mut ibv_srq;
     /// Modifies a shared receive queue.
-    pub fn ibv_modify_srq(srq: *mut ibv_srq, srq_attr: *mut ibv_srq_attr, srq_attr_mask: c_int)
-        -> c_int;
+    pub fn ibv_modify_srq(srq: *mut ibv_srq, srq_attr: *mut ibv_srq_attr, srq_attr_mask: c_int) -> c_int;
     /// Queries a shared receive queue.
     pub fn ibv_query_srq(srq: *mut ibv_srq, srq_attr: *mut ibv_srq_attr) -> c_int;
     /// Destroys a shared receive queue.

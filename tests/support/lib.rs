@@ -49,7 +49,10 @@ pub mod layout {
             let base = uninit.as_ptr();
             // SAFETY: only the address of the field is taken; nothing is read.
             let field = unsafe { core::ptr::addr_of!((*base).$f) };
-            ($crate::layout::size_of_pointee(field), $crate::layout::align_of_pointee(field))
+            (
+                $crate::layout::size_of_pointee(field),
+                $crate::layout::align_of_pointee(field),
+            )
         }};
     }
 
@@ -155,7 +158,10 @@ pub mod layout {
             match item.kind {
                 Kind::Type => {
                     if r.a < item.a {
-                        errors.push(format!("{k}: Rust size {} < C size {} (the library would write past it)", r.a, item.a));
+                        errors.push(format!(
+                            "{k}: Rust size {} < C size {} (the library would write past it)",
+                            r.a, item.a
+                        ));
                     }
                     if r.b != item.b {
                         errors.push(format!("{k}: Rust alignment {} != C alignment {}", r.b, item.b));
@@ -176,7 +182,10 @@ pub mod layout {
                 }
                 Kind::Enum => {
                     if (r.a, r.b) != (item.a, item.b) {
-                        errors.push(format!("{k}: Rust size/signed {}/{} != C {}/{}", r.a, r.b, item.a, item.b));
+                        errors.push(format!(
+                            "{k}: Rust size/signed {}/{} != C {}/{}",
+                            r.a, r.b, item.a, item.b
+                        ));
                     }
                 }
             }
@@ -196,7 +205,10 @@ pub mod layout {
             if unions.contains(&ty.ty.as_str()) {
                 let largest = fields.iter().map(|f| f.b).max().unwrap_or(0);
                 if (largest + align - 1) / align * align != size {
-                    errors.push(format!("union {}: members reach {largest} bytes but the union has {size}", ty.ty));
+                    errors.push(format!(
+                        "union {}: members reach {largest} bytes but the union has {size}",
+                        ty.ty
+                    ));
                 }
                 continue;
             }
@@ -204,7 +216,10 @@ pub mod layout {
             for f in &fields {
                 let name = f.field.as_deref().unwrap_or("?");
                 if f.a < end {
-                    errors.push(format!("{}.{name}: overlaps the previous field (offset {} < {end})", ty.ty, f.a));
+                    errors.push(format!(
+                        "{}.{name}: overlaps the previous field (offset {} < {end})",
+                        ty.ty, f.a
+                    ));
                 } else if f.a - end >= f.c {
                     errors.push(format!(
                         "{}.{name}: {} unexplained bytes before it at offset {end}: the header has a field Rust lacks",
@@ -229,5 +244,141 @@ pub mod layout {
     #[doc(hidden)]
     pub fn _raw_link() -> usize {
         core::mem::size_of::<raw::ibv_sge>()
+    }
+}
+
+/// The C recording function table (`tests/c/abi_recorder.c`) and the C reference post path.
+pub mod recorder {
+    use super::raw::*;
+    use std::ffi::CStr;
+    use std::os::raw::{c_char, c_int, c_uint, c_ulong, c_void};
+    use std::sync::{Mutex, MutexGuard, OnceLock};
+
+    /// The last call an entry of the fake tables received.
+    #[repr(C)]
+    #[derive(Copy, Clone, Debug)]
+    pub struct Rec {
+        /// Entries called since the last reset.
+        pub calls: c_ulong,
+        op: *const c_char,
+        /// The object the entry was called on.
+        pub obj: *const c_void,
+        /// Scalar arguments in order (zero-extended).
+        pub a: [u64; 6],
+        /// Pointer arguments in order.
+        pub p: [*const c_void; 3],
+        /// `ibv_qp_ex.wr_id` when the entry ran.
+        pub wr_id: u64,
+        /// `ibv_qp_ex.wr_flags` when the entry ran.
+        pub wr_flags: c_uint,
+    }
+
+    impl Rec {
+        /// Name of the entry (`wr_send`, `poll_cq`, ...), empty if none was called.
+        pub fn op(&self) -> &'static str {
+            if self.op.is_null() {
+                return "";
+            }
+            // SAFETY: the recorder stores pointers to static string literals only.
+            unsafe { CStr::from_ptr(self.op) }.to_str().unwrap_or("?")
+        }
+    }
+
+    extern "C" {
+        fn m5dv_rec_init();
+        fn m5dv_rec_reset();
+        fn m5dv_rec_last(out: *mut Rec);
+        fn m5dv_rec_set_return(value: i64);
+        fn m5dv_rec_qp_ex() -> *mut ibv_qp_ex;
+        fn m5dv_rec_mqp() -> *mut mlx5dv_qp_ex;
+        fn m5dv_rec_cq_ex() -> *mut ibv_cq_ex;
+        fn m5dv_rec_context() -> *mut ibv_context;
+        fn m5dv_rec_srq() -> *mut ibv_srq;
+        /// The C reference DC send: start, wr_id/flags, send, set_dc_addr, set_sge, complete.
+        pub fn m5dv_c_dc_send(
+            qpx: *mut ibv_qp_ex,
+            mqp: *mut mlx5dv_qp_ex,
+            ah: *mut ibv_ah,
+            dctn: u32,
+            dc_key: u64,
+            lkey: u32,
+            addr: u64,
+            length: u32,
+            wr_id: u64,
+        ) -> c_int;
+        /// The C reference RC write: start, wr_id/flags, rdma_write, set_sge, complete.
+        pub fn m5dv_c_rc_write(
+            qpx: *mut ibv_qp_ex,
+            rkey: u32,
+            remote_addr: u64,
+            lkey: u32,
+            addr: u64,
+            length: u32,
+            wr_id: u64,
+        ) -> c_int;
+    }
+
+    /// Exclusive use of the process-wide recorder (tests run in threads).
+    pub struct Recorder {
+        _guard: MutexGuard<'static, ()>,
+    }
+
+    /// Takes the recorder, with fresh fake objects and return value 0.
+    pub fn recorder() -> Recorder {
+        static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
+        let guard = LOCK
+            .get_or_init(|| Mutex::new(()))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // SAFETY: resets static fake objects; the lock keeps other threads out.
+        unsafe { m5dv_rec_init() };
+        Recorder { _guard: guard }
+    }
+
+    impl Recorder {
+        /// The last call recorded.
+        pub fn last(&self) -> Rec {
+            let mut rec = std::mem::MaybeUninit::<Rec>::uninit();
+            // SAFETY: writes a whole Rec.
+            unsafe {
+                m5dv_rec_last(rec.as_mut_ptr());
+                rec.assume_init()
+            }
+        }
+        /// Forgets the calls so far.
+        pub fn reset(&self) {
+            // SAFETY: plain store into the recorder's static.
+            unsafe { m5dv_rec_reset() }
+        }
+        /// What every value-returning entry returns from now on (cast to its type).
+        pub fn set_return(&self, value: i64) {
+            // SAFETY: plain store into the recorder's static.
+            unsafe { m5dv_rec_set_return(value) }
+        }
+        /// The fake `ibv_qp_ex`.
+        pub fn qp_ex(&self) -> *mut ibv_qp_ex {
+            // SAFETY: returns the address of a static.
+            unsafe { m5dv_rec_qp_ex() }
+        }
+        /// The fake `mlx5dv_qp_ex`.
+        pub fn mqp(&self) -> *mut mlx5dv_qp_ex {
+            // SAFETY: returns the address of a static.
+            unsafe { m5dv_rec_mqp() }
+        }
+        /// The fake `ibv_cq_ex`.
+        pub fn cq_ex(&self) -> *mut ibv_cq_ex {
+            // SAFETY: returns the address of a static.
+            unsafe { m5dv_rec_cq_ex() }
+        }
+        /// The fake `ibv_context` (inside a `verbs_context`).
+        pub fn context(&self) -> *mut ibv_context {
+            // SAFETY: returns the address of a static.
+            unsafe { m5dv_rec_context() }
+        }
+        /// The fake `ibv_srq`.
+        pub fn srq(&self) -> *mut ibv_srq {
+            // SAFETY: returns the address of a static.
+            unsafe { m5dv_rec_srq() }
+        }
     }
 }

@@ -1,0 +1,169 @@
+//! An open device ([`Context`]) and its port attributes.
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use mlx5dv_raw as raw;
+use std::ffi::CStr;
+use std::ptr::NonNull;
+
+/// An open RDMA device, closed on drop.
+///
+/// Not `Send`/`Sync` until the objects built on it state their own thread rules.
+pub struct Context {
+    ctx: NonNull<raw::ibv_context>,
+    name: String,
+}
+
+impl Context {
+    /// Opens `device`.
+    ///
+    /// # Errors
+    /// `ibv_open_device` with the library's errno: EPERM/EACCES when `/dev/infiniband/uverbs*`
+    /// is not accessible, ENOMEM, or ENODEV when the device went away.
+    pub fn open(device: &Device<'_>) -> Result<Context> {
+        // SAFETY: the device pointer is valid while its list is; the context outlives the list.
+        let ctx = unsafe { raw::ibv_open_device(device.as_raw()) };
+        NonNull::new(ctx)
+            .map(|ctx| Context { ctx, name: device.name() })
+            .ok_or_else(|| Error::last_os_error("ibv_open_device", "check permissions on /dev/infiniband/uverbs* and that the provider library is installed (ibverbs-providers)"))
+    }
+
+    /// The device's kernel name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Device attributes (`ibv_query_device`).
+    ///
+    /// # Errors
+    /// `ibv_query_device` with the errno it returned.
+    pub fn query_device(&self) -> Result<DeviceAttr> {
+        // SAFETY: all-zero is a valid ibv_device_attr (integers and a char array).
+        let mut attr: raw::ibv_device_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: the context is open; attr is writable and of the header's size or larger.
+        let rc = unsafe { raw::ibv_query_device(self.ctx.as_ptr(), &mut attr) };
+        if rc != 0 {
+            return Err(Error::from_errno(
+                "ibv_query_device",
+                rc,
+                "the device may have been removed; reopen it",
+            ));
+        }
+        Ok(DeviceAttr(attr))
+    }
+
+    /// Port attributes, through the inline `ibv_query_port` (full struct, not the compat one).
+    ///
+    /// # Errors
+    /// `ibv_query_port` with its errno; EINVAL for a port number the device does not have
+    /// (ports are numbered from 1).
+    pub fn query_port(&self, port: u8) -> Result<PortAttr> {
+        let mut attr = raw::ibv_port_attr::default();
+        // SAFETY: the context is open; attr is at least as large as the shim's header struct.
+        let rc = unsafe { raw::ibv_query_port(self.ctx.as_ptr(), port, &mut attr) };
+        if rc != 0 {
+            return Err(Error::from_errno(
+                "ibv_query_port",
+                rc,
+                "ports are numbered from 1 to the device's phys_port_cnt",
+            ));
+        }
+        Ok(PortAttr(attr))
+    }
+
+    /// The raw context, for interop.
+    pub fn as_raw(&self) -> *mut raw::ibv_context {
+        self.ctx.as_ptr()
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: opened by ibv_open_device and closed once; nothing built on it outlives it.
+        unsafe { raw::ibv_close_device(self.ctx.as_ptr()) };
+    }
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Device attributes.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceAttr(pub raw::ibv_device_attr);
+
+impl DeviceAttr {
+    /// Firmware version.
+    pub fn fw_ver(&self) -> String {
+        let bytes: Vec<u8> = self
+            .0
+            .fw_ver
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Number of physical ports.
+    pub fn phys_port_cnt(&self) -> u8 {
+        self.0.phys_port_cnt
+    }
+}
+
+/// Port attributes.
+#[derive(Clone, Copy, Debug)]
+pub struct PortAttr(pub raw::ibv_port_attr);
+
+impl PortAttr {
+    /// State name as libibverbs spells it (`PORT_ACTIVE`, ...).
+    pub fn state_str(&self) -> String {
+        // SAFETY: returns a static string for any value.
+        let s = unsafe { raw::ibv_port_state_str(self.0.state) };
+        if s.is_null() {
+            return format!("state {}", self.0.state);
+        }
+        // SAFETY: non-NULL static NUL-terminated string.
+        unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+    }
+
+    /// Link layer: "InfiniBand" or "Ethernet" (RoCE).
+    pub fn link_layer_str(&self) -> &'static str {
+        match self.0.link_layer {
+            raw::IBV_LINK_LAYER_ETHERNET => "Ethernet",
+            raw::IBV_LINK_LAYER_INFINIBAND | raw::IBV_LINK_LAYER_UNSPECIFIED => "InfiniBand",
+            _ => "unknown",
+        }
+    }
+
+    /// Active MTU in bytes.
+    pub fn active_mtu_bytes(&self) -> u32 {
+        mtu_bytes(self.0.active_mtu)
+    }
+}
+
+/// Bytes of an `IBV_MTU_*` value (0 for an unknown one).
+pub fn mtu_bytes(mtu: raw::ibv_mtu) -> u32 {
+    match mtu {
+        raw::IBV_MTU_256..=raw::IBV_MTU_4096 => 128 << mtu,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mtu_enum_maps_to_bytes_and_unknown_values_to_zero() {
+        assert_eq!(mtu_bytes(raw::IBV_MTU_256), 256);
+        assert_eq!(mtu_bytes(raw::IBV_MTU_1024), 1024);
+        assert_eq!(mtu_bytes(raw::IBV_MTU_4096), 4096);
+        assert_eq!(mtu_bytes(0), 0);
+        assert_eq!(mtu_bytes(6), 0);
+    }
+}
