@@ -120,7 +120,7 @@ impl DeviceAttr {
 pub struct PortAttr(pub raw::ibv_port_attr);
 
 impl PortAttr {
-    /// State name as libibverbs spells it (`PORT_ACTIVE`, ...).
+    /// State name as libibverbs spells it (`active`, `down`, ...).
     pub fn state_str(&self) -> String {
         // SAFETY: returns a static string for any value.
         let s = unsafe { raw::ibv_port_state_str(self.0.state) };
