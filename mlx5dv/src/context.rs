@@ -6,13 +6,17 @@ use mlx5dv_raw as raw;
 use std::ffi::CStr;
 use std::ptr::NonNull;
 
-/// An open RDMA device, closed on drop.
-///
-/// Not `Send`/`Sync` until the objects built on it state their own thread rules.
+/// An open RDMA device, closed on drop. Objects created from it borrow it.
 pub struct Context {
     ctx: NonNull<raw::ibv_context>,
     name: String,
 }
+
+// SAFETY: libibverbs contexts may be used from any thread; creation and destruction of
+// objects on them are serialised by the library.
+unsafe impl Send for Context {}
+// SAFETY: as above; every method takes &self and calls thread-safe verbs.
+unsafe impl Sync for Context {}
 
 impl Context {
     /// Opens `device`.

@@ -1,5 +1,6 @@
 //! The crate's one error type: the operation, the errno, and a sentence a person can act on.
 
+use std::borrow::Cow;
 use std::ffi::CStr;
 use std::fmt;
 
@@ -13,29 +14,42 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[derive(Clone, PartialEq, Eq)]
 pub struct Error {
     op: &'static str,
+    device: Option<Box<str>>,
     errno: Option<i32>,
-    hint: &'static str,
+    hint: Cow<'static, str>,
 }
 
 impl Error {
     /// An error from an errno value returned by the library (0 counts as "no errno").
-    pub(crate) fn from_errno(op: &'static str, errno: i32, hint: &'static str) -> Self {
-        Error {
-            op,
-            errno: (errno > 0).then_some(errno),
-            hint,
-        }
+    pub(crate) fn from_errno(op: &'static str, errno: i32, hint: impl Into<Cow<'static, str>>) -> Self {
+        Error { op, device: None, errno: (errno > 0).then_some(errno), hint: hint.into() }
+    }
+
+    /// A caller mistake found before calling the library (reported as EINVAL).
+    pub(crate) fn invalid(op: &'static str, hint: impl Into<Cow<'static, str>>) -> Self {
+        Self::from_errno(op, libc::EINVAL, hint)
     }
 
     /// An error from the calling thread's `errno`, for calls that return NULL or -1.
-    pub(crate) fn last_os_error(op: &'static str, hint: &'static str) -> Self {
+    pub(crate) fn last_os_error(op: &'static str, hint: impl Into<Cow<'static, str>>) -> Self {
         let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
         Self::from_errno(op, errno, hint)
+    }
+
+    /// Names the device the operation ran on.
+    pub(crate) fn on(mut self, device: &str) -> Self {
+        self.device = Some(device.into());
+        self
     }
 
     /// The C function that failed, e.g. `ibv_get_device_list`.
     pub fn op(&self) -> &'static str {
         self.op
+    }
+
+    /// The device it ran on, when known.
+    pub fn device(&self) -> Option<&str> {
+        self.device.as_deref()
     }
 
     /// The errno the library reported, if it set one.
@@ -44,8 +58,14 @@ impl Error {
     }
 
     /// What to do about it.
-    pub fn hint(&self) -> &'static str {
-        self.hint
+    pub fn hint(&self) -> &str {
+        &self.hint
+    }
+
+    /// Whether the library said "operation not supported" (EOPNOTSUPP), e.g. DC on a
+    /// device that is not mlx5.
+    pub fn is_not_supported(&self) -> bool {
+        self.errno == Some(libc::EOPNOTSUPP)
     }
 }
 
@@ -62,9 +82,13 @@ fn strerror(errno: i32) -> String {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.op)?;
+        if let Some(device) = &self.device {
+            write!(f, " on {device}")?;
+        }
         match self.errno {
-            Some(errno) => write!(f, "{}: {} (errno {errno})", self.op, strerror(errno))?,
-            None => write!(f, "{}: failed without reporting an errno", self.op)?,
+            Some(errno) => write!(f, ": {} (errno {errno})", strerror(errno))?,
+            None => write!(f, ": failed without reporting an errno")?,
         }
         if !self.hint.is_empty() {
             write!(f, ": {}", self.hint)?;
@@ -102,6 +126,14 @@ mod tests {
         assert!(text.contains(&format!("(errno {})", libc::EOPNOTSUPP)), "{text}");
         assert!(text.ends_with(": rxe0 is not an mlx5 device"), "{text}");
         assert_eq!(e.errno(), Some(libc::EOPNOTSUPP));
+    }
+
+    #[test]
+    fn display_names_the_device_when_known() {
+        let e = Error::from_errno("mlx5dv_create_qp (DCI)", libc::EOPNOTSUPP, "rxe0 is not an mlx5 device").on("rxe0");
+        assert!(e.to_string().starts_with("mlx5dv_create_qp (DCI) on rxe0: "), "{e}");
+        assert!(e.is_not_supported());
+        assert_eq!(e.device(), Some("rxe0"));
     }
 
     #[test]

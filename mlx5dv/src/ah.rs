@@ -1,0 +1,102 @@
+//! Address handles: how a DC initiator names the path to a peer's DC target.
+
+use crate::addr::DcTargetAddr;
+use crate::error::{Error, Result};
+use crate::pd::Pd;
+use mlx5dv_raw as raw;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// Where a peer is, as an address handle needs it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PeerPath {
+    /// InfiniBand: the peer's LID.
+    Lid(u16),
+    /// RoCE (or routed InfiniBand): the peer's GID, and the local GID index to send from.
+    Gid {
+        /// Destination GID.
+        gid: [u8; 16],
+        /// Local source GID index.
+        sgid_index: u8,
+        /// Hop limit (64 is usual).
+        hop_limit: u8,
+        /// Traffic class.
+        traffic_class: u8,
+        /// Flow label.
+        flow_label: u32,
+    },
+}
+
+impl PeerPath {
+    /// The path to a DC target: by GID when `sgid_index` is given (RoCE), by LID otherwise.
+    pub fn to_dc_target(addr: &DcTargetAddr, sgid_index: Option<u8>) -> PeerPath {
+        match sgid_index {
+            Some(sgid_index) => PeerPath::Gid { gid: addr.gid, sgid_index, hop_limit: 64, traffic_class: 0, flow_label: 0 },
+            None => PeerPath::Lid(addr.lid),
+        }
+    }
+
+    pub(crate) fn ah_attr(&self, port: u8) -> raw::ibv_ah_attr {
+        let mut attr = raw::ibv_ah_attr { port_num: port, ..Default::default() };
+        match *self {
+            PeerPath::Lid(lid) => attr.dlid = lid,
+            PeerPath::Gid { gid, sgid_index, hop_limit, traffic_class, flow_label } => {
+                attr.is_global = 1;
+                attr.grh.dgid = raw::ibv_gid { raw: gid };
+                attr.grh.sgid_index = sgid_index;
+                attr.grh.hop_limit = hop_limit;
+                attr.grh.traffic_class = traffic_class;
+                attr.grh.flow_label = flow_label;
+            }
+        }
+        attr
+    }
+}
+
+/// An address handle, destroyed on drop. Borrows its [`Pd`].
+pub struct Ah<'pd> {
+    ah: NonNull<raw::ibv_ah>,
+    _pd: PhantomData<&'pd Pd<'pd>>,
+}
+
+// SAFETY: an AH is immutable once created; the library allows use from any thread.
+unsafe impl Send for Ah<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Ah<'_> {}
+
+impl<'ctx> Pd<'ctx> {
+    /// Creates an address handle for `path` through local `port`.
+    ///
+    /// # Errors
+    /// `ibv_create_ah` with the library's errno (EINVAL for a bad port or GID index; on RoCE a
+    /// LID path fails: use [`PeerPath::Gid`]).
+    pub fn create_ah(&self, port: u8, path: &PeerPath) -> Result<Ah<'_>> {
+        let mut attr = path.ah_attr(port);
+        // SAFETY: the PD is live; attr is initialised.
+        let ah = unsafe { raw::ibv_create_ah(self.as_raw(), &mut attr) };
+        NonNull::new(ah).map(|ah| Ah { ah, _pd: PhantomData }).ok_or_else(|| {
+            Error::last_os_error("ibv_create_ah", "on RoCE address peers by GID with a valid local sgid_index; on InfiniBand by LID")
+                .on(self.context().name())
+        })
+    }
+}
+
+impl Ah<'_> {
+    /// The raw AH, for interop.
+    pub fn as_raw(&self) -> *mut raw::ibv_ah {
+        self.ah.as_ptr()
+    }
+}
+
+impl Drop for Ah<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created once, destroyed once; DcPeer values borrow the AH, so none is left.
+        unsafe { raw::ibv_destroy_ah(self.ah.as_ptr()) };
+    }
+}
+
+impl std::fmt::Debug for Ah<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ah").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,383 @@
+//! Completion queues (extended, `ibv_create_cq_ex`) and typed completions.
+//!
+//! Polling fills a caller-provided slice and allocates nothing.
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use mlx5dv_raw as raw;
+use std::cell::Cell;
+use std::ffi::CStr;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// Status of a completion (`enum ibv_wc_status`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WcStatus {
+    /// Success.
+    Success,
+    /// Local length error.
+    LocLenErr,
+    /// Local QP operation error.
+    LocQpOpErr,
+    /// Local EE context operation error.
+    LocEecOpErr,
+    /// Local protection error (lkey or bounds).
+    LocProtErr,
+    /// Flushed: the QP went to the error state before this work request ran.
+    WrFlushErr,
+    /// Memory window bind error.
+    MwBindErr,
+    /// Bad response.
+    BadRespErr,
+    /// Local access error.
+    LocAccessErr,
+    /// Remote invalid request.
+    RemInvReqErr,
+    /// Remote access error (rkey, bounds or rights on the peer).
+    RemAccessErr,
+    /// Remote operation error.
+    RemOpErr,
+    /// Transport retries exhausted (peer unreachable).
+    RetryExcErr,
+    /// RNR retries exhausted (no receive posted on the peer).
+    RnrRetryExcErr,
+    /// Local RDD violation.
+    LocRddViolErr,
+    /// Remote invalid RD request.
+    RemInvRdReqErr,
+    /// Remote aborted.
+    RemAbortErr,
+    /// Invalid EE context number.
+    InvEecnErr,
+    /// Invalid EE context state.
+    InvEecStateErr,
+    /// Fatal error.
+    FatalErr,
+    /// Response timeout.
+    RespTimeoutErr,
+    /// General error.
+    GeneralErr,
+    /// Tag matching error.
+    TmErr,
+    /// Tag matching rendezvous incomplete.
+    TmRndvIncomplete,
+    /// A value this crate does not know.
+    Unknown(u32),
+}
+
+/// Every known status, in `enum ibv_wc_status` order.
+const ALL_STATUS: [WcStatus; 24] = {
+    use WcStatus::*;
+    [
+        Success, LocLenErr, LocQpOpErr, LocEecOpErr, LocProtErr, WrFlushErr, MwBindErr, BadRespErr, LocAccessErr,
+        RemInvReqErr, RemAccessErr, RemOpErr, RetryExcErr, RnrRetryExcErr, LocRddViolErr, RemInvRdReqErr, RemAbortErr,
+        InvEecnErr, InvEecStateErr, FatalErr, RespTimeoutErr, GeneralErr, TmErr, TmRndvIncomplete,
+    ]
+};
+
+impl WcStatus {
+    /// From the library's value.
+    pub fn from_raw(v: raw::ibv_wc_status) -> WcStatus {
+        ALL_STATUS.get(v as usize).copied().unwrap_or(WcStatus::Unknown(v))
+    }
+
+    /// The library's value.
+    pub fn to_raw(self) -> raw::ibv_wc_status {
+        match self {
+            WcStatus::Unknown(v) => v,
+            // ALL_STATUS is in the C enum's order, so the index is the value.
+            known => ALL_STATUS.iter().position(|&s| s == known).map_or(raw::IBV_WC_GENERAL_ERR, |i| i as u32),
+        }
+    }
+
+    /// The library's text for it (`ibv_wc_status_str`).
+    pub fn as_str(self) -> &'static str {
+        // SAFETY: returns a pointer to a static string (or "unknown") for any value.
+        let s = unsafe { raw::ibv_wc_status_str(self.to_raw()) };
+        if s.is_null() {
+            return "unknown";
+        }
+        // SAFETY: static NUL-terminated string owned by libibverbs for the process lifetime.
+        unsafe { CStr::from_ptr(s) }.to_str().unwrap_or("unknown")
+    }
+
+    /// Whether it is [`WcStatus::Success`].
+    pub fn is_success(self) -> bool {
+        self == WcStatus::Success
+    }
+}
+
+impl std::fmt::Display for WcStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What completed (`enum ibv_wc_opcode`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WcOpcode {
+    /// Send.
+    Send,
+    /// RDMA write.
+    RdmaWrite,
+    /// RDMA read.
+    RdmaRead,
+    /// Compare-and-swap.
+    CompSwap,
+    /// Fetch-and-add.
+    FetchAdd,
+    /// Memory window bind.
+    BindMw,
+    /// Local invalidate.
+    LocalInv,
+    /// Receive (a send arrived).
+    Recv,
+    /// Receive of an RDMA write with immediate.
+    RecvRdmaWithImm,
+    /// Another value.
+    Other(u32),
+}
+
+impl WcOpcode {
+    /// From the library's value.
+    pub fn from_raw(v: raw::ibv_wc_opcode) -> WcOpcode {
+        match v {
+            raw::IBV_WC_SEND => WcOpcode::Send,
+            raw::IBV_WC_RDMA_WRITE => WcOpcode::RdmaWrite,
+            raw::IBV_WC_RDMA_READ => WcOpcode::RdmaRead,
+            raw::IBV_WC_COMP_SWAP => WcOpcode::CompSwap,
+            raw::IBV_WC_FETCH_ADD => WcOpcode::FetchAdd,
+            raw::IBV_WC_BIND_MW => WcOpcode::BindMw,
+            raw::IBV_WC_LOCAL_INV => WcOpcode::LocalInv,
+            raw::IBV_WC_RECV => WcOpcode::Recv,
+            raw::IBV_WC_RECV_RDMA_WITH_IMM => WcOpcode::RecvRdmaWithImm,
+            other => WcOpcode::Other(other),
+        }
+    }
+}
+
+/// One typed completion.
+///
+/// For a failed completion only `wr_id`, `status`, `qp_num` and `vendor_err` are meaningful
+/// (the library leaves the rest undefined); this type then reports `opcode = None`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The work request id given when posting.
+    pub wr_id: u64,
+    /// Status.
+    pub status: WcStatus,
+    /// What completed (None for failed completions).
+    pub opcode: Option<WcOpcode>,
+    /// Bytes transferred (receives, reads, atomics).
+    pub byte_len: u32,
+    /// Immediate data in host byte order, when the completion carries one.
+    pub imm: Option<u32>,
+    /// Local QP number.
+    pub qp_num: u32,
+    /// Source QP number (UD/DC receives).
+    pub src_qp: u32,
+    /// `IBV_WC_*` flags.
+    pub wc_flags: u32,
+    /// Vendor error syndrome (failed completions).
+    pub vendor_err: u32,
+}
+
+impl Default for Completion {
+    fn default() -> Self {
+        Completion {
+            wr_id: 0,
+            status: WcStatus::Success,
+            opcode: None,
+            byte_len: 0,
+            imm: None,
+            qp_num: 0,
+            src_qp: 0,
+            wc_flags: 0,
+            vendor_err: 0,
+        }
+    }
+}
+
+const WC_FLAGS: u64 = (raw::IBV_WC_EX_WITH_BYTE_LEN
+    | raw::IBV_WC_EX_WITH_IMM
+    | raw::IBV_WC_EX_WITH_QP_NUM
+    | raw::IBV_WC_EX_WITH_SRC_QP) as u64;
+
+/// An extended completion queue, destroyed on drop. Poll it from one thread at a time (it is
+/// not `Sync`); queue pairs that report to it borrow it.
+pub struct Cq<'ctx> {
+    cq: NonNull<raw::ibv_cq_ex>,
+    ctx: &'ctx Context,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+// SAFETY: the CQ is a library object usable from any one thread at a time.
+unsafe impl Send for Cq<'_> {}
+
+impl Context {
+    /// Creates an extended CQ with at least `cqe` entries that reports byte length, immediate
+    /// data, QP number and source QP.
+    ///
+    /// # Errors
+    /// EINVAL for `cqe == 0` or beyond the device's `max_cqe`; `ibv_create_cq_ex` with the
+    /// library's errno otherwise (EOPNOTSUPP when the provider has no extended CQs).
+    pub fn create_cq(&self, cqe: u32) -> Result<Cq<'_>> {
+        if cqe == 0 {
+            return Err(Error::invalid("ibv_create_cq_ex", "a CQ needs at least one entry"));
+        }
+        let max = self.query_device()?.0.max_cqe;
+        if i64::from(cqe) > i64::from(max) {
+            return Err(Error::invalid("ibv_create_cq_ex", format!("{cqe} entries exceed this device's max_cqe of {max}"))
+                .on(self.name()));
+        }
+        let mut attr = raw::ibv_cq_init_attr_ex {
+            cqe,
+            cq_context: std::ptr::null_mut(),
+            channel: std::ptr::null_mut(),
+            comp_vector: 0,
+            wc_flags: WC_FLAGS,
+            comp_mask: 0,
+            flags: 0,
+            parent_domain: std::ptr::null_mut(),
+        };
+        // SAFETY: the context is open; attr is initialised.
+        let cq = unsafe { raw::ibv_create_cq_ex(self.as_raw(), &mut attr) };
+        NonNull::new(cq)
+            .map(|cq| Cq { cq, ctx: self, _not_sync: PhantomData })
+            .ok_or_else(|| Error::last_os_error("ibv_create_cq_ex", "check cqe against max_cqe and the provider's extended-CQ support").on(self.name()))
+    }
+}
+
+impl<'ctx> Cq<'ctx> {
+    /// Polls up to `out.len()` completions into `out`; returns how many were written.
+    ///
+    /// # Errors
+    /// `ibv_start_poll`/`ibv_next_poll` with an errno other than ENOENT (an empty CQ is `Ok(0)`).
+    #[inline]
+    pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        let cq = self.cq.as_ptr();
+        let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
+        // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
+        let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
+        if rc == libc::ENOENT {
+            return Ok(0);
+        }
+        if rc != 0 {
+            return Err(Error::from_errno("ibv_start_poll", rc, "the CQ may have overrun: poll more often or make it larger"));
+        }
+        let mut n = 0;
+        loop {
+            // SAFETY: a completion is current between start/next_poll and end_poll.
+            out[n] = unsafe { read_current(cq) };
+            n += 1;
+            if n == out.len() {
+                break;
+            }
+            // SAFETY: as above.
+            let rc = unsafe { raw::ibv_next_poll(cq) };
+            if rc == libc::ENOENT {
+                break;
+            }
+            if rc != 0 {
+                // SAFETY: ends the poll sequence started above.
+                unsafe { raw::ibv_end_poll(cq) };
+                return Err(Error::from_errno("ibv_next_poll", rc, "the CQ may have overrun: poll more often or make it larger"));
+            }
+        }
+        // SAFETY: ends the poll sequence started above.
+        unsafe { raw::ibv_end_poll(cq) };
+        Ok(n)
+    }
+
+    /// The context it was created on.
+    pub fn context(&self) -> &'ctx Context {
+        self.ctx
+    }
+
+    /// The raw extended CQ, for interop.
+    pub fn as_raw(&self) -> *mut raw::ibv_cq_ex {
+        self.cq.as_ptr()
+    }
+
+    /// The base CQ (`ibv_cq_ex_to_cq`), for queue-pair creation.
+    pub fn as_raw_cq(&self) -> *mut raw::ibv_cq {
+        raw::ibv_cq_ex_to_cq(self.cq.as_ptr())
+    }
+}
+
+/// # Safety
+/// `cq` must be inside a start_poll/end_poll sequence with a current completion.
+#[inline]
+unsafe fn read_current(cq: *mut raw::ibv_cq_ex) -> Completion {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        let status = WcStatus::from_raw((*cq).status);
+        let wr_id = (*cq).wr_id;
+        let qp_num = raw::ibv_wc_read_qp_num(cq);
+        if !status.is_success() {
+            return Completion { wr_id, status, qp_num, vendor_err: raw::ibv_wc_read_vendor_err(cq), ..Completion::default() };
+        }
+        let wc_flags = raw::ibv_wc_read_wc_flags(cq);
+        Completion {
+            wr_id,
+            status,
+            opcode: Some(WcOpcode::from_raw(raw::ibv_wc_read_opcode(cq))),
+            byte_len: raw::ibv_wc_read_byte_len(cq),
+            imm: (wc_flags & raw::IBV_WC_WITH_IMM != 0).then(|| u32::from_be(raw::ibv_wc_read_imm_data(cq))),
+            qp_num,
+            src_qp: raw::ibv_wc_read_src_qp(cq),
+            wc_flags,
+            vendor_err: 0,
+        }
+    }
+}
+
+impl Drop for Cq<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created once, destroyed once; queue pairs borrow the CQ, so they are gone.
+        unsafe { raw::ibv_destroy_cq(self.as_raw_cq()) };
+    }
+}
+
+impl std::fmt::Debug for Cq<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cq").field("device", &self.ctx.name()).finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_status_round_trips_and_unknown_values_are_kept() {
+        for v in 0..24 {
+            let s = WcStatus::from_raw(v);
+            assert!(!matches!(s, WcStatus::Unknown(_)), "{v}");
+            assert_eq!(s.to_raw(), v);
+        }
+        assert_eq!(WcStatus::from_raw(99), WcStatus::Unknown(99));
+        assert_eq!(WcStatus::Unknown(99).to_raw(), 99);
+        assert_eq!(WcStatus::from_raw(raw::IBV_WC_REM_ACCESS_ERR), WcStatus::RemAccessErr);
+        assert_eq!(WcStatus::from_raw(raw::IBV_WC_WR_FLUSH_ERR), WcStatus::WrFlushErr);
+    }
+
+    #[test]
+    fn status_text_comes_from_the_library() {
+        assert_eq!(WcStatus::Success.as_str(), "success");
+        assert_eq!(WcStatus::RemAccessErr.as_str(), "remote access error");
+    }
+
+    #[test]
+    fn opcodes_map_from_library_values() {
+        assert_eq!(WcOpcode::from_raw(raw::IBV_WC_RECV), WcOpcode::Recv);
+        assert_eq!(WcOpcode::from_raw(raw::IBV_WC_RECV_RDMA_WITH_IMM), WcOpcode::RecvRdmaWithImm);
+        assert_eq!(WcOpcode::from_raw(raw::IBV_WC_FETCH_ADD), WcOpcode::FetchAdd);
+        assert_eq!(WcOpcode::from_raw(77), WcOpcode::Other(77));
+    }
+}

@@ -1,0 +1,183 @@
+//! What DC and RC queue pairs share: typestate markers, failed transitions that hand the
+//! object back, and the attribute plumbing of `ibv_modify_qp`.
+
+use crate::error::{Error, Result};
+use mlx5dv_raw as raw;
+use std::fmt;
+use std::ptr::NonNull;
+
+/// Queue-pair state markers (type parameters of [`crate::Dci`] and [`crate::RcQp`]).
+pub mod state {
+    /// Just created.
+    #[derive(Debug)]
+    pub enum Reset {}
+    /// Initialised: port and access set.
+    #[derive(Debug)]
+    pub enum Init {}
+    /// Ready to receive.
+    #[derive(Debug)]
+    pub enum Rtr {}
+    /// Ready to send: the only state that can post.
+    #[derive(Debug)]
+    pub enum Rts {}
+}
+
+/// A state transition that failed: the error, and the object in the state it was in before,
+/// so nothing that was handed in is lost.
+pub struct TransitionError<T> {
+    /// What went wrong.
+    pub error: Error,
+    /// The object, unchanged.
+    pub object: T,
+}
+
+impl<T> TransitionError<T> {
+    /// The object back.
+    pub fn into_inner(self) -> T {
+        self.object
+    }
+}
+
+impl<T> fmt::Debug for TransitionError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.error, f)
+    }
+}
+
+impl<T> fmt::Display for TransitionError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl<T> std::error::Error for TransitionError<T> {}
+
+impl<T> From<TransitionError<T>> for Error {
+    fn from(e: TransitionError<T>) -> Error {
+        e.error
+    }
+}
+
+/// Sending-side timing of the RTS transition.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RtsAttr {
+    /// Local ack timeout exponent (4.096 us * 2^timeout); 14 is about 67 ms.
+    pub timeout: u8,
+    /// Transport retries (0..=7).
+    pub retry_cnt: u8,
+    /// RNR retries (0..=7; 7 = infinite).
+    pub rnr_retry: u8,
+    /// First send PSN (24 bits).
+    pub sq_psn: u32,
+    /// Outstanding RDMA reads/atomics as initiator.
+    pub max_rd_atomic: u8,
+}
+
+impl Default for RtsAttr {
+    /// The values of rdma-core's own DC tests: timeout 14, retry 7, RNR retry 7, PSN 0, 1 read.
+    fn default() -> Self {
+        RtsAttr { timeout: 14, retry_cnt: 7, rnr_retry: 7, sq_psn: 0, max_rd_atomic: 1 }
+    }
+}
+
+/// A runtime QP state, as `ibv_query_qp` reports it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QpState {
+    /// Reset.
+    Reset,
+    /// Init.
+    Init,
+    /// Ready to receive.
+    Rtr,
+    /// Ready to send.
+    Rts,
+    /// Send queue drained.
+    Sqd,
+    /// Send queue error.
+    Sqe,
+    /// Error: every posted request completes flushed; reset and reconnect to recover.
+    Err,
+    /// Unknown.
+    Unknown,
+}
+
+/// The raw handles of a queue pair with the extended post API.
+pub(crate) struct QpRaw {
+    pub(crate) qp: NonNull<raw::ibv_qp>,
+    pub(crate) qpx: NonNull<raw::ibv_qp_ex>,
+    pub(crate) mqp: Option<NonNull<raw::mlx5dv_qp_ex>>,
+    /// `IBV_QP_EX_WITH_*` the QP was created with: the post path refuses anything else.
+    pub(crate) send_ops: u64,
+    /// Whether the DCI was created with streams (`wr_set_dc_addr_stream` usable).
+    pub(crate) dci_streams: bool,
+    pub(crate) device: Box<str>,
+}
+
+impl QpRaw {
+    pub(crate) fn modify(&self, attr: &mut raw::ibv_qp_attr, mask: u32, op: &'static str, hint: &'static str) -> Result<()> {
+        // SAFETY: the QP is live; attr is initialised for the bits in mask.
+        let rc = unsafe { raw::ibv_modify_qp(self.qp.as_ptr(), attr, mask as libc::c_int) };
+        if rc != 0 {
+            return Err(Error::from_errno(op, rc, hint).on(&self.device));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn to_reset(&self, op: &'static str) -> Result<()> {
+        let mut attr = raw::ibv_qp_attr { qp_state: raw::IBV_QPS_RESET, ..Default::default() };
+        self.modify(&mut attr, raw::IBV_QP_STATE, op, "the QP could not be reset; destroy it and create a new one")
+    }
+
+    pub(crate) fn query_state(&self) -> Result<QpState> {
+        let mut attr = raw::ibv_qp_attr::default();
+        // SAFETY: all-zero is valid for the init-attr out-parameter (pointers and integers).
+        let mut init: raw::ibv_qp_init_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: the QP is live; both out-parameters are writable.
+        let rc = unsafe { raw::ibv_query_qp(self.qp.as_ptr(), &mut attr, raw::IBV_QP_STATE as libc::c_int, &mut init) };
+        if rc != 0 {
+            return Err(Error::from_errno("ibv_query_qp", rc, "the device may have been removed").on(&self.device));
+        }
+        Ok(match attr.qp_state {
+            raw::IBV_QPS_RESET => QpState::Reset,
+            raw::IBV_QPS_INIT => QpState::Init,
+            raw::IBV_QPS_RTR => QpState::Rtr,
+            raw::IBV_QPS_RTS => QpState::Rts,
+            raw::IBV_QPS_SQD => QpState::Sqd,
+            raw::IBV_QPS_SQE => QpState::Sqe,
+            raw::IBV_QPS_ERR => QpState::Err,
+            _ => QpState::Unknown,
+        })
+    }
+
+    pub(crate) fn qp_num(&self) -> u32 {
+        // SAFETY: the QP is live.
+        unsafe { (*self.qp.as_ptr()).qp_num }
+    }
+}
+
+impl Drop for QpRaw {
+    fn drop(&mut self) {
+        // SAFETY: created once, destroyed once; batches borrow the QP mutably, so none is open.
+        unsafe { raw::ibv_destroy_qp(self.qp.as_ptr()) };
+    }
+}
+
+pub(crate) fn rts_attr(rts: &RtsAttr) -> (raw::ibv_qp_attr, u32) {
+    let attr = raw::ibv_qp_attr {
+        qp_state: raw::IBV_QPS_RTS,
+        timeout: rts.timeout,
+        retry_cnt: rts.retry_cnt,
+        rnr_retry: rts.rnr_retry,
+        sq_psn: rts.sq_psn & 0x00FF_FFFF,
+        max_rd_atomic: rts.max_rd_atomic,
+        ..Default::default()
+    };
+    let mask = raw::IBV_QP_STATE
+        | raw::IBV_QP_TIMEOUT
+        | raw::IBV_QP_RETRY_CNT
+        | raw::IBV_QP_RNR_RETRY
+        | raw::IBV_QP_SQ_PSN
+        | raw::IBV_QP_MAX_QP_RD_ATOMIC;
+    (attr, mask)
+}

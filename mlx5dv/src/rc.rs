@@ -1,0 +1,262 @@
+//! Reliable Connected queue pairs on any verbs device, with the same typestate and batch as
+//! DC: used to test the post path on soft-RoCE and to compare DC with RC.
+
+use crate::ah::PeerPath;
+use crate::context::Context;
+use crate::cq::Cq;
+use crate::error::{Error, Result};
+use crate::mr::{Access, Sge};
+use crate::pd::Pd;
+use crate::qp::{rts_attr, state, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::srq::Srq;
+use crate::wr::{Batch, Rc};
+use mlx5dv_raw as raw;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// Every operation the batch offers, enabled on RC queue pairs by default.
+pub const RC_DEFAULT_SEND_OPS: u32 = raw::IBV_QP_EX_WITH_SEND
+    | raw::IBV_QP_EX_WITH_SEND_WITH_IMM
+    | raw::IBV_QP_EX_WITH_RDMA_WRITE
+    | raw::IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM
+    | raw::IBV_QP_EX_WITH_RDMA_READ
+    | raw::IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP
+    | raw::IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+
+/// Sizes of an RC queue pair.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RcCaps {
+    /// Send queue depth.
+    pub max_send_wr: u32,
+    /// Receive queue depth (ignored with an SRQ).
+    pub max_recv_wr: u32,
+    /// SGEs per send.
+    pub max_send_sge: u32,
+    /// SGEs per receive.
+    pub max_recv_sge: u32,
+    /// Inline bytes per send.
+    pub max_inline_data: u32,
+}
+
+impl Default for RcCaps {
+    fn default() -> Self {
+        RcCaps { max_send_wr: 128, max_recv_wr: 128, max_send_sge: 1, max_recv_sge: 1, max_inline_data: 64 }
+    }
+}
+
+/// What the remote side of an RC connection tells us (exchanged out of band).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RcRemote {
+    /// Remote QP number.
+    pub qp_num: u32,
+    /// Remote initial PSN (24 bits).
+    pub psn: u32,
+    /// The path to the peer.
+    pub path: PeerPath,
+    /// Path MTU in bytes.
+    pub mtu_bytes: u32,
+    /// Outstanding RDMA reads/atomics the peer may have against us.
+    pub max_dest_rd_atomic: u8,
+    /// Minimum RNR NAK timer code.
+    pub min_rnr_timer: u8,
+}
+
+/// An RC queue pair in state `S`. Only `RcQp<Rts>` posts sends; receives can be posted from INIT.
+pub struct RcQp<'a, S> {
+    raw: QpRaw,
+    port: u8,
+    _res: PhantomData<&'a Cq<'a>>,
+    _state: PhantomData<S>,
+}
+
+impl<'ctx> Pd<'ctx> {
+    /// Creates an RC queue pair with the extended post API (every operation of the batch
+    /// enabled), reporting sends and receives to `cq`, receiving from `srq` if given.
+    ///
+    /// # Errors
+    /// EINVAL for capacities beyond the device's limits (`max_qp_wr`, `max_sge`); then
+    /// `ibv_create_qp_ex (RC)` with the library's errno.
+    pub fn create_rc_qp<'a>(&'a self, cq: &'a Cq<'ctx>, srq: Option<&'a Srq<'a>>, caps: RcCaps) -> Result<RcQp<'a, state::Reset>> {
+        let ctx: &Context = self.context();
+        let dev = ctx.query_device()?.0;
+        let max_wr = dev.max_qp_wr.max(0) as u32;
+        let max_sge = dev.max_sge.max(0) as u32;
+        if caps.max_send_wr == 0 || caps.max_send_wr > max_wr || caps.max_recv_wr > max_wr || caps.max_send_sge > max_sge || caps.max_recv_sge > max_sge {
+            return Err(Error::invalid(
+                "ibv_create_qp_ex (RC)",
+                format!("capacities {caps:?} exceed this device's limits (max_qp_wr {max_wr}, max_sge {max_sge}) or are zero"),
+            )
+            .on(ctx.name()));
+        }
+        let mut attr = raw::ibv_qp_init_attr_ex {
+            qp_context: std::ptr::null_mut(),
+            send_cq: cq.as_raw_cq(),
+            recv_cq: cq.as_raw_cq(),
+            srq: srq.map_or(std::ptr::null_mut(), |s| s.as_raw()),
+            cap: raw::ibv_qp_cap {
+                max_send_wr: caps.max_send_wr,
+                max_recv_wr: if srq.is_some() { 0 } else { caps.max_recv_wr },
+                max_send_sge: caps.max_send_sge,
+                max_recv_sge: if srq.is_some() { 0 } else { caps.max_recv_sge },
+                max_inline_data: caps.max_inline_data,
+            },
+            qp_type: raw::IBV_QPT_RC,
+            sq_sig_all: 0,
+            comp_mask: raw::IBV_QP_INIT_ATTR_PD | raw::IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+            pd: self.as_raw(),
+            xrcd: std::ptr::null_mut(),
+            create_flags: 0,
+            max_tso_header: 0,
+            rwq_ind_tbl: std::ptr::null_mut(),
+            rx_hash_conf: raw::ibv_rx_hash_conf { rx_hash_function: 0, rx_hash_key_len: 0, rx_hash_key: std::ptr::null_mut(), rx_hash_fields_mask: 0 },
+            source_qpn: 0,
+            send_ops_flags: u64::from(RC_DEFAULT_SEND_OPS),
+        };
+        // SAFETY: the context, PD, CQ and SRQ are live; attr is initialised.
+        let qp = unsafe { raw::ibv_create_qp_ex(ctx.as_raw(), &mut attr) };
+        let qp = NonNull::new(qp).ok_or_else(|| Error::last_os_error("ibv_create_qp_ex (RC)", "check the capacities and the device's atomic capability").on(ctx.name()))?;
+        // SAFETY: created with send-ops flags.
+        let Some(qpx) = NonNull::new(unsafe { raw::ibv_qp_to_qp_ex(qp.as_ptr()) }) else {
+            // SAFETY: destroys the QP created above, referenced nowhere else.
+            unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
+            return Err(Error::from_errno("ibv_qp_to_qp_ex", libc::EOPNOTSUPP, "the provider has no extended post API").on(ctx.name()));
+        };
+        let raw_qp = QpRaw { qp, qpx, mqp: None, send_ops: u64::from(RC_DEFAULT_SEND_OPS), dci_streams: false, device: ctx.name().into() };
+        Ok(RcQp { raw: raw_qp, port: 0, _res: PhantomData, _state: PhantomData })
+    }
+}
+
+impl<'a, S> RcQp<'a, S> {
+    fn into_state<T>(self) -> RcQp<'a, T> {
+        RcQp { raw: self.raw, port: self.port, _res: PhantomData, _state: PhantomData }
+    }
+
+    /// The QP number (to give to the peer).
+    pub fn qp_num(&self) -> u32 {
+        self.raw.qp_num()
+    }
+
+    /// The state the device reports.
+    ///
+    /// # Errors
+    /// `ibv_query_qp` with its errno.
+    pub fn query_state(&self) -> Result<QpState> {
+        self.raw.query_state()
+    }
+
+    /// Posts one receive into the QP's own receive queue (not with an SRQ).
+    ///
+    /// # Errors
+    /// EINVAL for an empty list; `ibv_post_recv` with the provider's errno (ENOMEM: queue full;
+    /// EINVAL in RESET).
+    #[inline]
+    pub fn post_recv(&self, wr_id: u64, sges: &[Sge<'_>]) -> Result<()> {
+        if sges.is_empty() {
+            return Err(Error::invalid("ibv_post_recv", "a receive needs at least one buffer"));
+        }
+        let list = Sge::as_raw_slice(sges);
+        let mut wr = raw::ibv_recv_wr { wr_id, next: std::ptr::null_mut(), sg_list: list.as_ptr().cast_mut(), num_sge: list.len() as libc::c_int };
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: the QP is live; wr and SGEs outlive the call.
+        let rc = unsafe { raw::ibv_post_recv(self.raw.qp.as_ptr(), &mut wr, &mut bad) };
+        if rc != 0 {
+            return Err(Error::from_errno("ibv_post_recv", rc, "the receive queue is full, or the QP is in RESET or uses an SRQ").on(&self.raw.device));
+        }
+        Ok(())
+    }
+
+    /// Any state -> RESET (to recover from ERR, then INIT/RTR/RTS again).
+    ///
+    /// # Errors
+    /// `ibv_modify_qp (RC RESET)`; the QP comes back unchanged.
+    pub fn reset(self) -> std::result::Result<RcQp<'a, state::Reset>, TransitionError<Self>> {
+        match self.raw.to_reset("ibv_modify_qp (RC RESET)") {
+            Ok(()) => Ok(self.into_state()),
+            Err(error) => Err(TransitionError { error, object: self }),
+        }
+    }
+
+    /// The raw QP, for interop.
+    pub fn as_raw(&self) -> *mut raw::ibv_qp {
+        self.raw.qp.as_ptr()
+    }
+}
+
+impl<'a> RcQp<'a, state::Reset> {
+    /// RESET -> INIT on `port`, granting peers `access`.
+    ///
+    /// # Errors
+    /// `ibv_modify_qp (RC INIT)`; the QP comes back in RESET.
+    pub fn init(mut self, port: u8, access: Access) -> std::result::Result<RcQp<'a, state::Init>, TransitionError<Self>> {
+        let mut attr = raw::ibv_qp_attr { qp_state: raw::IBV_QPS_INIT, port_num: port, pkey_index: 0, qp_access_flags: access.bits(), ..Default::default() };
+        let mask = raw::IBV_QP_STATE | raw::IBV_QP_PKEY_INDEX | raw::IBV_QP_PORT | raw::IBV_QP_ACCESS_FLAGS;
+        match self.raw.modify(&mut attr, mask, "ibv_modify_qp (RC INIT)", "check the port number (from 1) and the access flags") {
+            Ok(()) => {
+                self.port = port;
+                Ok(self.into_state())
+            }
+            Err(error) => Err(TransitionError { error, object: self }),
+        }
+    }
+}
+
+impl<'a> RcQp<'a, state::Init> {
+    /// INIT -> RTR, connected to `remote`.
+    ///
+    /// # Errors
+    /// EINVAL for an MTU other than 256..4096; `ibv_modify_qp (RC RTR)`; the QP comes back in INIT.
+    pub fn rtr(self, remote: &RcRemote) -> std::result::Result<RcQp<'a, state::Rtr>, TransitionError<Self>> {
+        let Some(mtu) = (raw::IBV_MTU_256..=raw::IBV_MTU_4096).find(|&m| crate::context::mtu_bytes(m) == remote.mtu_bytes) else {
+            return Err(TransitionError { error: Error::invalid("ibv_modify_qp (RC RTR)", "the MTU must be 256, 512, 1024, 2048 or 4096"), object: self });
+        };
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_RTR,
+            path_mtu: mtu,
+            dest_qp_num: remote.qp_num,
+            rq_psn: remote.psn & 0x00FF_FFFF,
+            max_dest_rd_atomic: remote.max_dest_rd_atomic,
+            min_rnr_timer: remote.min_rnr_timer,
+            ah_attr: remote.path.ah_attr(self.port),
+            ..Default::default()
+        };
+        let mask = raw::IBV_QP_STATE
+            | raw::IBV_QP_AV
+            | raw::IBV_QP_PATH_MTU
+            | raw::IBV_QP_DEST_QPN
+            | raw::IBV_QP_RQ_PSN
+            | raw::IBV_QP_MAX_DEST_RD_ATOMIC
+            | raw::IBV_QP_MIN_RNR_TIMER;
+        match self.raw.modify(&mut attr, mask, "ibv_modify_qp (RC RTR)", "check the peer's QP number, path (GID index on RoCE) and MTU") {
+            Ok(()) => Ok(self.into_state()),
+            Err(error) => Err(TransitionError { error, object: self }),
+        }
+    }
+}
+
+impl<'a> RcQp<'a, state::Rtr> {
+    /// RTR -> RTS.
+    ///
+    /// # Errors
+    /// `ibv_modify_qp (RC RTS)`; the QP comes back in RTR.
+    pub fn rts(self, rts: RtsAttr) -> std::result::Result<RcQp<'a, state::Rts>, TransitionError<Self>> {
+        let (mut attr, mask) = rts_attr(&rts);
+        match self.raw.modify(&mut attr, mask, "ibv_modify_qp (RC RTS)", "check timeout, retry counts and max_rd_atomic") {
+            Ok(()) => Ok(self.into_state()),
+            Err(error) => Err(TransitionError { error, object: self }),
+        }
+    }
+}
+
+impl<'a> RcQp<'a, state::Rts> {
+    /// Opens a batch of work requests (`ibv_wr_start`).
+    #[inline]
+    pub fn batch(&mut self) -> Batch<'_, Rc> {
+        Batch::start(&self.raw)
+    }
+}
+
+impl<S> std::fmt::Debug for RcQp<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RcQp").field("device", &self.raw.device).field("qp_num", &self.raw.qp_num()).field("state", &std::any::type_name::<S>()).finish()
+    }
+}

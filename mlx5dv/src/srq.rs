@@ -1,0 +1,95 @@
+//! Shared receive queues: where a DC target (and, optionally, RC queue pairs) take receive
+//! buffers from.
+
+use crate::error::{Error, Result};
+use crate::mr::Sge;
+use crate::pd::Pd;
+use mlx5dv_raw as raw;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// A shared receive queue, destroyed on drop. Borrows its [`Pd`].
+pub struct Srq<'pd> {
+    srq: NonNull<raw::ibv_srq>,
+    device: &'pd str,
+    _pd: PhantomData<&'pd Pd<'pd>>,
+}
+
+// SAFETY: posting to an SRQ takes the provider's lock; the handle is usable from any thread.
+unsafe impl Send for Srq<'_> {}
+// SAFETY: as above; post_recv takes &self and the provider serialises it.
+unsafe impl Sync for Srq<'_> {}
+
+impl<'ctx> Pd<'ctx> {
+    /// Creates a shared receive queue of `max_wr` receives with up to `max_sge` entries each.
+    ///
+    /// # Errors
+    /// EINVAL for zero sizes or sizes beyond the device's `max_srq_wr`/`max_srq_sge`;
+    /// `ibv_create_srq` with the library's errno otherwise.
+    pub fn create_srq(&self, max_wr: u32, max_sge: u32) -> Result<Srq<'_>> {
+        let ctx = self.context();
+        let dev = ctx.query_device()?.0;
+        if max_wr == 0 || max_sge == 0 || i64::from(max_wr) > i64::from(dev.max_srq_wr) || i64::from(max_sge) > i64::from(dev.max_srq_sge) {
+            return Err(Error::invalid(
+                "ibv_create_srq",
+                format!("max_wr {max_wr} / max_sge {max_sge} must be 1..={} / 1..={}", dev.max_srq_wr, dev.max_srq_sge),
+            )
+            .on(ctx.name()));
+        }
+        let mut attr = raw::ibv_srq_init_attr {
+            srq_context: std::ptr::null_mut(),
+            attr: raw::ibv_srq_attr { max_wr, max_sge, srq_limit: 0 },
+        };
+        // SAFETY: the PD is live; attr is initialised.
+        let srq = unsafe { raw::ibv_create_srq(self.as_raw(), &mut attr) };
+        NonNull::new(srq)
+            .map(|srq| Srq { srq, device: ctx.name(), _pd: PhantomData })
+            .ok_or_else(|| Error::last_os_error("ibv_create_srq", "check the sizes against the device limits").on(ctx.name()))
+    }
+}
+
+impl Srq<'_> {
+    /// Posts one receive of `sges` (scattered in order) with `wr_id`.
+    ///
+    /// # Errors
+    /// EINVAL for an empty SGE list; `ibv_post_srq_recv` with the provider's errno (ENOMEM when
+    /// the SRQ is full).
+    #[inline]
+    pub fn post_recv(&self, wr_id: u64, sges: &[Sge<'_>]) -> Result<()> {
+        if sges.is_empty() {
+            return Err(Error::invalid("ibv_post_srq_recv", "a receive needs at least one buffer"));
+        }
+        let list = Sge::as_raw_slice(sges);
+        let mut wr = raw::ibv_recv_wr {
+            wr_id,
+            next: std::ptr::null_mut(),
+            sg_list: list.as_ptr().cast_mut(),
+            num_sge: list.len() as libc::c_int,
+        };
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: the SRQ is live; wr and the SGEs outlive the call (the library copies them).
+        let rc = unsafe { raw::ibv_post_srq_recv(self.srq.as_ptr(), &mut wr, &mut bad) };
+        if rc != 0 {
+            return Err(Error::from_errno("ibv_post_srq_recv", rc, "the SRQ is full or an SGE list is too long").on(self.device));
+        }
+        Ok(())
+    }
+
+    /// The raw SRQ, for interop.
+    pub fn as_raw(&self) -> *mut raw::ibv_srq {
+        self.srq.as_ptr()
+    }
+}
+
+impl Drop for Srq<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created once, destroyed once; queue pairs on it borrow it, so they are gone.
+        unsafe { raw::ibv_destroy_srq(self.srq.as_ptr()) };
+    }
+}
+
+impl std::fmt::Debug for Srq<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Srq").field("device", &self.device).finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,396 @@
+//! Work requests: a batch over `ibv_wr_start` … `ibv_wr_complete` (aborted on drop), and a
+//! builder for each request that allocates nothing.
+//!
+//! A request collects its operation, its destination (DC) and its data on the stack; the calls
+//! into the library happen only at the last step (`sge`, `sge_list` or `inline`), after every
+//! bounds check, so a request that is abandoned or refused leaves nothing half-built in the
+//! batch. On a DCI the data step exists only after [`Wr::to`] named the destination:
+//!
+//! ```compile_fail,E0599
+//! # fn f(dci: &mut mlx5dv::Dci<'_, mlx5dv::state::Rts>, sge: mlx5dv::Sge<'_>) -> mlx5dv::Result<()> {
+//! let mut batch = dci.batch();
+//! batch.send(1).sge(sge)?; // error: a DC send needs `.to(&peer)` first
+//! # Ok(()) }
+//! ```
+//!
+//! ```
+//! # fn f(dci: &mut mlx5dv::Dci<'_, mlx5dv::state::Rts>, peer: &mlx5dv::DcPeer<'_>, sge: mlx5dv::Sge<'_>) -> mlx5dv::Result<()> {
+//! let mut batch = dci.batch();
+//! batch.send(1).to(peer).sge(sge)?;
+//! batch.commit()?;
+//! # Ok(()) }
+//! ```
+
+use crate::addr::{DcTargetAddr, RemoteMemory};
+use crate::ah::Ah;
+use crate::dc::DcKey;
+use crate::error::{Error, Result};
+use crate::mr::Sge;
+use crate::qp::QpRaw;
+use mlx5dv_raw as raw;
+use std::marker::PhantomData;
+
+/// A DC destination: address handle, remote DCT number, DC key and optional DCI stream.
+#[derive(Copy, Clone)]
+pub struct DcPeer<'ah> {
+    ah: *mut raw::ibv_ah,
+    dctn: u32,
+    key: DcKey,
+    stream: Option<u16>,
+    _ah: PhantomData<&'ah Ah<'ah>>,
+}
+
+impl<'ah> DcPeer<'ah> {
+    /// The DC target `addr`, reached through `ah`, presenting `key`.
+    pub fn new(ah: &'ah Ah<'_>, addr: &DcTargetAddr, key: DcKey) -> DcPeer<'ah> {
+        DcPeer { ah: ah.as_raw(), dctn: addr.dct_number, key, stream: None, _ah: PhantomData }
+    }
+
+    /// Sends on DCI stream `stream_id` (the DCI must have been built with streams).
+    pub fn stream(mut self, stream_id: u16) -> Self {
+        self.stream = Some(stream_id);
+        self
+    }
+
+    /// The remote DCT number.
+    pub fn dct_number(&self) -> u32 {
+        self.dctn
+    }
+}
+
+impl std::fmt::Debug for DcPeer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DcPeer").field("dct_number", &self.dctn).field("key", &self.key).field("stream", &self.stream).finish()
+    }
+}
+
+/// Marker: a DC request that still needs [`Wr::to`].
+#[derive(Debug)]
+pub enum NeedsDest {}
+/// Marker: a request ready for its data.
+#[derive(Debug)]
+pub enum Ready {}
+
+/// Transports with a batch ([`crate::Dci`], [`crate::RcQp`]).
+pub trait Transport: sealed::Sealed {
+    /// The state a new request starts in.
+    type Start;
+}
+
+/// DC transport marker.
+#[derive(Debug)]
+pub enum Dc {}
+/// RC transport marker.
+#[derive(Debug)]
+pub enum Rc {}
+
+impl Transport for Dc {
+    type Start = NeedsDest;
+}
+impl Transport for Rc {
+    type Start = Ready;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Dc {}
+    impl Sealed for super::Rc {}
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Op {
+    Send,
+    SendImm(u32),
+    Write(RemoteMemory),
+    WriteImm(RemoteMemory, u32),
+    Read(RemoteMemory),
+    CmpSwap(RemoteMemory, u64, u64),
+    FetchAdd(RemoteMemory, u64),
+}
+
+impl Op {
+    fn name(&self) -> &'static str {
+        match self {
+            Op::Send => "ibv_wr_send",
+            Op::SendImm(_) => "ibv_wr_send_imm",
+            Op::Write(_) => "ibv_wr_rdma_write",
+            Op::WriteImm(..) => "ibv_wr_rdma_write_imm",
+            Op::Read(_) => "ibv_wr_rdma_read",
+            Op::CmpSwap(..) => "ibv_wr_atomic_cmp_swp",
+            Op::FetchAdd(..) => "ibv_wr_atomic_fetch_add",
+        }
+    }
+
+    fn send_op_flag(&self) -> u32 {
+        match self {
+            Op::Send => raw::IBV_QP_EX_WITH_SEND,
+            Op::SendImm(_) => raw::IBV_QP_EX_WITH_SEND_WITH_IMM,
+            Op::Write(_) => raw::IBV_QP_EX_WITH_RDMA_WRITE,
+            Op::WriteImm(..) => raw::IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
+            Op::Read(_) => raw::IBV_QP_EX_WITH_RDMA_READ,
+            Op::CmpSwap(..) => raw::IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP,
+            Op::FetchAdd(..) => raw::IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
+        }
+    }
+
+    fn remote(&self) -> Option<&RemoteMemory> {
+        match self {
+            Op::Write(r) | Op::WriteImm(r, _) | Op::Read(r) | Op::CmpSwap(r, ..) | Op::FetchAdd(r, _) => Some(r),
+            Op::Send | Op::SendImm(_) => None,
+        }
+    }
+
+    fn is_atomic(&self) -> bool {
+        matches!(self, Op::CmpSwap(..) | Op::FetchAdd(..))
+    }
+}
+
+/// An open batch of work requests on one queue pair: `ibv_wr_start` on creation,
+/// [`Batch::commit`] posts them all (`ibv_wr_complete`), dropping it uncommitted discards them
+/// (`ibv_wr_abort`).
+pub struct Batch<'q, T: Transport> {
+    qp: &'q QpRaw,
+    done: bool,
+    _t: PhantomData<T>,
+}
+
+impl<'q, T: Transport> Batch<'q, T> {
+    pub(crate) fn start(qp: &'q QpRaw) -> Self {
+        // SAFETY: the QP is live and in RTS (callers are typestate-restricted); the batch holds
+        // the QP's exclusive borrow until commit or abort.
+        unsafe { raw::ibv_wr_start(qp.qpx.as_ptr()) };
+        Batch { qp, done: false, _t: PhantomData }
+    }
+
+    fn wr(&mut self, wr_id: u64, op: Op) -> Wr<'_, 'q, T, T::Start> {
+        Wr { batch: self, wr_id, flags: raw::IBV_SEND_SIGNALED, op, dest: None, _s: PhantomData }
+    }
+
+    /// A send (into the peer's receive queue or SRQ).
+    #[inline]
+    pub fn send(&mut self, wr_id: u64) -> Wr<'_, 'q, T, T::Start> {
+        self.wr(wr_id, Op::Send)
+    }
+
+    /// A send with 32-bit immediate data (given in host byte order).
+    #[inline]
+    pub fn send_imm(&mut self, wr_id: u64, imm: u32) -> Wr<'_, 'q, T, T::Start> {
+        self.wr(wr_id, Op::SendImm(imm.to_be()))
+    }
+
+    /// An RDMA write into `remote` (the local data must fit in it).
+    #[inline]
+    pub fn rdma_write(&mut self, wr_id: u64, remote: RemoteMemory) -> Wr<'_, 'q, T, T::Start> {
+        self.wr(wr_id, Op::Write(remote))
+    }
+
+    /// An RDMA write with immediate data (host byte order) into `remote`.
+    #[inline]
+    pub fn rdma_write_imm(&mut self, wr_id: u64, remote: RemoteMemory, imm: u32) -> Wr<'_, 'q, T, T::Start> {
+        self.wr(wr_id, Op::WriteImm(remote, imm.to_be()))
+    }
+
+    /// An RDMA read from `remote` into the local buffers (which must not exceed it).
+    #[inline]
+    pub fn rdma_read(&mut self, wr_id: u64, remote: RemoteMemory) -> Wr<'_, 'q, T, T::Start> {
+        self.wr(wr_id, Op::Read(remote))
+    }
+
+    /// A 64-bit compare-and-swap at the start of `remote`; the old value lands in the 8-byte
+    /// local buffer.
+    #[inline]
+    pub fn atomic_cmp_swp(&mut self, wr_id: u64, remote: RemoteMemory, compare: u64, swap: u64) -> Wr<'_, 'q, T, T::Start> {
+        self.wr(wr_id, Op::CmpSwap(remote, compare, swap))
+    }
+
+    /// A 64-bit fetch-and-add at the start of `remote`; the old value lands in the 8-byte
+    /// local buffer.
+    #[inline]
+    pub fn atomic_fetch_add(&mut self, wr_id: u64, remote: RemoteMemory, add: u64) -> Wr<'_, 'q, T, T::Start> {
+        self.wr(wr_id, Op::FetchAdd(remote, add))
+    }
+
+    /// Posts every request of the batch.
+    ///
+    /// # Errors
+    /// `ibv_wr_complete` with the provider's errno (ENOMEM: the send queue is full; the whole
+    /// batch is then discarded, nothing was posted).
+    #[inline]
+    pub fn commit(mut self) -> Result<()> {
+        self.done = true;
+        // SAFETY: closes the batch opened in start.
+        let rc = unsafe { raw::ibv_wr_complete(self.qp.qpx.as_ptr()) };
+        if rc != 0 {
+            return Err(Error::from_errno("ibv_wr_complete", rc, "the send queue is full: poll completions or size max_send_wr larger; nothing in this batch was posted").on(&self.qp.device));
+        }
+        Ok(())
+    }
+}
+
+impl<T: Transport> Drop for Batch<'_, T> {
+    fn drop(&mut self) {
+        if !self.done {
+            // SAFETY: discards the batch opened in start.
+            unsafe { raw::ibv_wr_abort(self.qp.qpx.as_ptr()) };
+        }
+    }
+}
+
+#[derive(Copy, Clone)]
+struct DestRaw {
+    ah: *mut raw::ibv_ah,
+    dctn: u32,
+    key: u64,
+    stream: Option<u16>,
+}
+
+/// One work request being built. Nothing reaches the library until its data step.
+#[must_use = "a work request is posted only by its data step (sge, sge_list or inline)"]
+pub struct Wr<'b, 'q, T: Transport, S> {
+    batch: &'b mut Batch<'q, T>,
+    wr_id: u64,
+    flags: u32,
+    op: Op,
+    dest: Option<DestRaw>,
+    _s: PhantomData<S>,
+}
+
+impl<'b, 'q, T: Transport, S> Wr<'b, 'q, T, S> {
+    /// Asks for no completion on success (the default is a completion for every request);
+    /// signal one request in a while so the send queue can drain.
+    #[inline]
+    pub fn unsignaled(mut self) -> Self {
+        self.flags &= !raw::IBV_SEND_SIGNALED;
+        self
+    }
+
+    /// Waits for earlier RDMA reads and atomics of this QP before starting.
+    #[inline]
+    pub fn fence(mut self) -> Self {
+        self.flags |= raw::IBV_SEND_FENCE;
+        self
+    }
+
+    /// Sets the solicited-event bit (sends).
+    #[inline]
+    pub fn solicited(mut self) -> Self {
+        self.flags |= raw::IBV_SEND_SOLICITED;
+        self
+    }
+}
+
+impl<'b, 'q> Wr<'b, 'q, Dc, NeedsDest> {
+    /// Names the DC destination: the step a DC request cannot skip.
+    #[inline]
+    pub fn to(self, peer: &DcPeer<'_>) -> Wr<'b, 'q, Dc, Ready> {
+        Wr {
+            batch: self.batch,
+            wr_id: self.wr_id,
+            flags: self.flags,
+            op: self.op,
+            dest: Some(DestRaw { ah: peer.ah, dctn: peer.dctn, key: peer.key.expose(), stream: peer.stream }),
+            _s: PhantomData,
+        }
+    }
+}
+
+enum Data<'a> {
+    Sge(raw::ibv_sge),
+    List(&'a [raw::ibv_sge]),
+    Inline(&'a [u8]),
+}
+
+impl<T: Transport> Wr<'_, '_, T, Ready> {
+    /// Finishes the request with one local buffer.
+    ///
+    /// # Errors
+    /// EINVAL (nothing is posted and the batch stays usable) when the QP was not created for
+    /// this operation, the data does not fit the remote range, or an atomic's buffer is not
+    /// 8 bytes.
+    #[inline]
+    pub fn sge(self, sge: Sge<'_>) -> Result<()> {
+        let total = u64::from(sge.len());
+        self.emit(Data::Sge(raw::ibv_sge { addr: sge.addr(), length: sge.len(), lkey: sge.lkey() }), total)
+    }
+
+    /// Finishes the request with a gather/scatter list.
+    ///
+    /// # Errors
+    /// As [`Wr::sge`], and EINVAL for an empty list.
+    #[inline]
+    pub fn sge_list(self, sges: &[Sge<'_>]) -> Result<()> {
+        if sges.is_empty() {
+            return Err(Error::invalid(self.op.name(), "an SGE list needs at least one entry"));
+        }
+        let total = sges.iter().map(|s| u64::from(s.len())).sum();
+        self.emit(Data::List(Sge::as_raw_slice(sges)), total)
+    }
+
+    /// Finishes the request with inline data (copied into the work request; no memory region
+    /// needed; at most the QP's `max_inline_data`).
+    ///
+    /// # Errors
+    /// As [`Wr::sge`]; EINVAL for reads and atomics (they need a local buffer to land in).
+    #[inline]
+    pub fn inline(mut self, data: &[u8]) -> Result<()> {
+        if matches!(self.op, Op::Read(_)) || self.op.is_atomic() {
+            return Err(Error::invalid(self.op.name(), "reads and atomics need a registered local buffer, not inline data"));
+        }
+        self.flags |= raw::IBV_SEND_INLINE;
+        self.emit(Data::Inline(data), data.len() as u64)
+    }
+
+    #[inline]
+    fn emit(self, data: Data<'_>, total: u64) -> Result<()> {
+        let qp = self.batch.qp;
+        if qp.send_ops & u64::from(self.op.send_op_flag()) == 0 {
+            return Err(Error::invalid(self.op.name(), "this queue pair was not created with this operation enabled (send_ops)").on(&qp.device));
+        }
+        if self.dest.is_some_and(|d| d.stream.is_some()) && !qp.dci_streams {
+            return Err(Error::invalid(self.op.name(), "a stream id needs a DCI built with DCI streams (DciBuilder::streams)").on(&qp.device));
+        }
+        if let Some(remote) = self.op.remote() {
+            let fits = if self.op.is_atomic() { total == 8 && remote.len >= 8 && remote.addr % 8 == 0 } else { total <= remote.len };
+            if !fits {
+                return Err(Error::invalid(
+                    self.op.name(),
+                    if self.op.is_atomic() {
+                        "atomics need an 8-byte local buffer and an 8-byte-aligned remote address with 8 bytes in range"
+                    } else {
+                        "the local data is longer than the remote range"
+                    },
+                )
+                .on(&qp.device));
+            }
+        }
+        let q = qp.qpx.as_ptr();
+        // SAFETY: the batch is open on a live QP in RTS; the operation's entry is enabled
+        // (checked above); the DC entries exist because DC requests carry a destination only on
+        // DCIs, which always have an mlx5dv_qp_ex; pointers passed stay valid during the calls.
+        unsafe {
+            (*q).wr_id = self.wr_id;
+            (*q).wr_flags = self.flags;
+            match self.op {
+                Op::Send => raw::ibv_wr_send(q),
+                Op::SendImm(imm) => raw::ibv_wr_send_imm(q, imm),
+                Op::Write(r) => raw::ibv_wr_rdma_write(q, r.rkey, r.addr),
+                Op::WriteImm(r, imm) => raw::ibv_wr_rdma_write_imm(q, r.rkey, r.addr, imm),
+                Op::Read(r) => raw::ibv_wr_rdma_read(q, r.rkey, r.addr),
+                Op::CmpSwap(r, compare, swap) => raw::ibv_wr_atomic_cmp_swp(q, r.rkey, r.addr, compare, swap),
+                Op::FetchAdd(r, add) => raw::ibv_wr_atomic_fetch_add(q, r.rkey, r.addr, add),
+            }
+            if let (Some(dest), Some(mqp)) = (self.dest, qp.mqp) {
+                match dest.stream {
+                    None => raw::mlx5dv_wr_set_dc_addr(mqp.as_ptr(), dest.ah, dest.dctn, dest.key),
+                    Some(stream) => raw::mlx5dv_wr_set_dc_addr_stream(mqp.as_ptr(), dest.ah, dest.dctn, dest.key, stream),
+                }
+            }
+            match data {
+                Data::Sge(s) => raw::ibv_wr_set_sge(q, s.lkey, s.addr, s.length),
+                Data::List(list) => raw::ibv_wr_set_sge_list(q, list.len(), list.as_ptr()),
+                Data::Inline(bytes) => raw::ibv_wr_set_inline_data(q, bytes.as_ptr().cast_mut().cast(), bytes.len()),
+            }
+        }
+        Ok(())
+    }
+}
