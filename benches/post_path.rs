@@ -4,8 +4,12 @@
 //!
 //! - `c_inline`: the sequence written in C with rdma-core's own inline functions;
 //! - `raw_inline`: the same through mlx5dv-raw's Rust inline functions (direct table calls);
-//! - `raw_shim`: the same through the shim's `m5dv_*` exports (one extra call per step).
+//! - `raw_shim`: the same through the shim's `m5dv_*` exports (one extra call per step);
+//! - `safe_dc_send` / `safe_rc_write`: the same through mlx5dv's batch and builder, with its
+//!   bounds and operation checks. Target: within 1.10x of `c_inline`.
+use ::mlx5dv::RemoteMemory;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use mlx5dv_suite::fake::{fakes, peer, sge};
 use mlx5dv_suite::raw::*;
 use mlx5dv_suite::recorder::{m5dv_c_dc_send, m5dv_c_rc_write, recorder};
 
@@ -61,6 +65,33 @@ fn post_path(c: &mut Criterion) {
                 m5dv_wr_set_sge(q, LKEY, ADDR, LEN);
                 m5dv_wr_complete(q)
             }
+        })
+    });
+    let mut f = fakes(&r);
+    g.bench_function("dc_send/safe_dc_send", |b| {
+        let p = peer(&f.ah, DCTN, DC_KEY);
+        let local = sge(ADDR, LEN, LKEY);
+        let mut wr_id = 0u64;
+        b.iter(|| {
+            wr_id += 1;
+            let mut batch = f.dci.batch();
+            let sent = batch.send(wr_id).to(black_box(&p)).sge(local);
+            (sent, batch.commit())
+        })
+    });
+    g.bench_function("rc_write/safe_rc_write", |b| {
+        let remote = RemoteMemory {
+            addr: RADDR,
+            len: 1 << 20,
+            rkey: RKEY,
+        };
+        let local = sge(ADDR, LEN, LKEY);
+        let mut wr_id = 0u64;
+        b.iter(|| {
+            wr_id += 1;
+            let mut batch = f.rc.batch();
+            let written = batch.rdma_write(wr_id, black_box(remote)).sge(local);
+            (written, batch.commit())
         })
     });
     g.bench_function("rc_write/c_inline", |b| {

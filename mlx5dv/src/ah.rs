@@ -31,16 +31,31 @@ impl PeerPath {
     /// The path to a DC target: by GID when `sgid_index` is given (RoCE), by LID otherwise.
     pub fn to_dc_target(addr: &DcTargetAddr, sgid_index: Option<u8>) -> PeerPath {
         match sgid_index {
-            Some(sgid_index) => PeerPath::Gid { gid: addr.gid, sgid_index, hop_limit: 64, traffic_class: 0, flow_label: 0 },
+            Some(sgid_index) => PeerPath::Gid {
+                gid: addr.gid,
+                sgid_index,
+                hop_limit: 64,
+                traffic_class: 0,
+                flow_label: 0,
+            },
             None => PeerPath::Lid(addr.lid),
         }
     }
 
     pub(crate) fn ah_attr(&self, port: u8) -> raw::ibv_ah_attr {
-        let mut attr = raw::ibv_ah_attr { port_num: port, ..Default::default() };
+        let mut attr = raw::ibv_ah_attr {
+            port_num: port,
+            ..Default::default()
+        };
         match *self {
             PeerPath::Lid(lid) => attr.dlid = lid,
-            PeerPath::Gid { gid, sgid_index, hop_limit, traffic_class, flow_label } => {
+            PeerPath::Gid {
+                gid,
+                sgid_index,
+                hop_limit,
+                traffic_class,
+                flow_label,
+            } => {
                 attr.is_global = 1;
                 attr.grh.dgid = raw::ibv_gid { raw: gid };
                 attr.grh.sgid_index = sgid_index;
@@ -75,13 +90,24 @@ impl<'ctx> Pd<'ctx> {
         // SAFETY: the PD is live; attr is initialised.
         let ah = unsafe { raw::ibv_create_ah(self.as_raw(), &mut attr) };
         NonNull::new(ah).map(|ah| Ah { ah, _pd: PhantomData }).ok_or_else(|| {
-            Error::last_os_error("ibv_create_ah", "on RoCE address peers by GID with a valid local sgid_index; on InfiniBand by LID")
-                .on(self.context().name())
+            Error::last_os_error(
+                "ibv_create_ah",
+                "on RoCE address peers by GID with a valid local sgid_index; on InfiniBand by LID",
+            )
+            .on(self.context().name())
         })
     }
 }
 
 impl Ah<'_> {
+    /// Adopts an address handle created elsewhere; it is destroyed on drop.
+    ///
+    /// # Safety
+    /// `ah` must be a live AH that nothing else destroys, whose PD outlives the result.
+    pub unsafe fn from_raw(ah: NonNull<raw::ibv_ah>) -> Ah<'static> {
+        Ah { ah, _pd: PhantomData }
+    }
+
     /// The raw AH, for interop.
     pub fn as_raw(&self) -> *mut raw::ibv_ah {
         self.ah.as_ptr()

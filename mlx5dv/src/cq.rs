@@ -70,9 +70,30 @@ pub enum WcStatus {
 const ALL_STATUS: [WcStatus; 24] = {
     use WcStatus::*;
     [
-        Success, LocLenErr, LocQpOpErr, LocEecOpErr, LocProtErr, WrFlushErr, MwBindErr, BadRespErr, LocAccessErr,
-        RemInvReqErr, RemAccessErr, RemOpErr, RetryExcErr, RnrRetryExcErr, LocRddViolErr, RemInvRdReqErr, RemAbortErr,
-        InvEecnErr, InvEecStateErr, FatalErr, RespTimeoutErr, GeneralErr, TmErr, TmRndvIncomplete,
+        Success,
+        LocLenErr,
+        LocQpOpErr,
+        LocEecOpErr,
+        LocProtErr,
+        WrFlushErr,
+        MwBindErr,
+        BadRespErr,
+        LocAccessErr,
+        RemInvReqErr,
+        RemAccessErr,
+        RemOpErr,
+        RetryExcErr,
+        RnrRetryExcErr,
+        LocRddViolErr,
+        RemInvRdReqErr,
+        RemAbortErr,
+        InvEecnErr,
+        InvEecStateErr,
+        FatalErr,
+        RespTimeoutErr,
+        GeneralErr,
+        TmErr,
+        TmRndvIncomplete,
     ]
 };
 
@@ -87,7 +108,10 @@ impl WcStatus {
         match self {
             WcStatus::Unknown(v) => v,
             // ALL_STATUS is in the C enum's order, so the index is the value.
-            known => ALL_STATUS.iter().position(|&s| s == known).map_or(raw::IBV_WC_GENERAL_ERR, |i| i as u32),
+            known => ALL_STATUS
+                .iter()
+                .position(|&s| s == known)
+                .map_or(raw::IBV_WC_GENERAL_ERR, |i| i as u32),
         }
     }
 
@@ -200,10 +224,9 @@ impl Default for Completion {
     }
 }
 
-const WC_FLAGS: u64 = (raw::IBV_WC_EX_WITH_BYTE_LEN
-    | raw::IBV_WC_EX_WITH_IMM
-    | raw::IBV_WC_EX_WITH_QP_NUM
-    | raw::IBV_WC_EX_WITH_SRC_QP) as u64;
+const WC_FLAGS: u64 =
+    (raw::IBV_WC_EX_WITH_BYTE_LEN | raw::IBV_WC_EX_WITH_IMM | raw::IBV_WC_EX_WITH_QP_NUM | raw::IBV_WC_EX_WITH_SRC_QP)
+        as u64;
 
 /// An extended completion queue, destroyed on drop. Poll it from one thread at a time (it is
 /// not `Sync`); queue pairs that report to it borrow it.
@@ -229,8 +252,11 @@ impl Context {
         }
         let max = self.query_device()?.0.max_cqe;
         if i64::from(cqe) > i64::from(max) {
-            return Err(Error::invalid("ibv_create_cq_ex", format!("{cqe} entries exceed this device's max_cqe of {max}"))
-                .on(self.name()));
+            return Err(Error::invalid(
+                "ibv_create_cq_ex",
+                format!("{cqe} entries exceed this device's max_cqe of {max}"),
+            )
+            .on(self.name()));
         }
         let mut attr = raw::ibv_cq_init_attr_ex {
             cqe,
@@ -245,8 +271,18 @@ impl Context {
         // SAFETY: the context is open; attr is initialised.
         let cq = unsafe { raw::ibv_create_cq_ex(self.as_raw(), &mut attr) };
         NonNull::new(cq)
-            .map(|cq| Cq { cq, ctx: self, _not_sync: PhantomData })
-            .ok_or_else(|| Error::last_os_error("ibv_create_cq_ex", "check cqe against max_cqe and the provider's extended-CQ support").on(self.name()))
+            .map(|cq| Cq {
+                cq,
+                ctx: self,
+                _not_sync: PhantomData,
+            })
+            .ok_or_else(|| {
+                Error::last_os_error(
+                    "ibv_create_cq_ex",
+                    "check cqe against max_cqe and the provider's extended-CQ support",
+                )
+                .on(self.name())
+            })
     }
 }
 
@@ -268,7 +304,11 @@ impl<'ctx> Cq<'ctx> {
             return Ok(0);
         }
         if rc != 0 {
-            return Err(Error::from_errno("ibv_start_poll", rc, "the CQ may have overrun: poll more often or make it larger"));
+            return Err(Error::from_errno(
+                "ibv_start_poll",
+                rc,
+                "the CQ may have overrun: poll more often or make it larger",
+            ));
         }
         let mut n = 0;
         loop {
@@ -286,7 +326,11 @@ impl<'ctx> Cq<'ctx> {
             if rc != 0 {
                 // SAFETY: ends the poll sequence started above.
                 unsafe { raw::ibv_end_poll(cq) };
-                return Err(Error::from_errno("ibv_next_poll", rc, "the CQ may have overrun: poll more often or make it larger"));
+                return Err(Error::from_errno(
+                    "ibv_next_poll",
+                    rc,
+                    "the CQ may have overrun: poll more often or make it larger",
+                ));
             }
         }
         // SAFETY: ends the poll sequence started above.
@@ -320,7 +364,13 @@ unsafe fn read_current(cq: *mut raw::ibv_cq_ex) -> Completion {
         let wr_id = (*cq).wr_id;
         let qp_num = raw::ibv_wc_read_qp_num(cq);
         if !status.is_success() {
-            return Completion { wr_id, status, qp_num, vendor_err: raw::ibv_wc_read_vendor_err(cq), ..Completion::default() };
+            return Completion {
+                wr_id,
+                status,
+                qp_num,
+                vendor_err: raw::ibv_wc_read_vendor_err(cq),
+                ..Completion::default()
+            };
         }
         let wc_flags = raw::ibv_wc_read_wc_flags(cq);
         Completion {
@@ -346,7 +396,9 @@ impl Drop for Cq<'_> {
 
 impl std::fmt::Debug for Cq<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cq").field("device", &self.ctx.name()).finish_non_exhaustive()
+        f.debug_struct("Cq")
+            .field("device", &self.ctx.name())
+            .finish_non_exhaustive()
     }
 }
 
@@ -376,7 +428,10 @@ mod tests {
     #[test]
     fn opcodes_map_from_library_values() {
         assert_eq!(WcOpcode::from_raw(raw::IBV_WC_RECV), WcOpcode::Recv);
-        assert_eq!(WcOpcode::from_raw(raw::IBV_WC_RECV_RDMA_WITH_IMM), WcOpcode::RecvRdmaWithImm);
+        assert_eq!(
+            WcOpcode::from_raw(raw::IBV_WC_RECV_RDMA_WITH_IMM),
+            WcOpcode::RecvRdmaWithImm
+        );
         assert_eq!(WcOpcode::from_raw(raw::IBV_WC_FETCH_ADD), WcOpcode::FetchAdd);
         assert_eq!(WcOpcode::from_raw(77), WcOpcode::Other(77));
     }

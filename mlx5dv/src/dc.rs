@@ -127,14 +127,19 @@ impl<'ctx> Mlx5Context<'ctx> {
         // SAFETY: the context is open; out is the newest (largest) layout.
         let rc = unsafe { raw::mlx5dv_query_device(self.ctx.as_raw(), &mut out) };
         if rc != 0 {
-            return Err(Error::from_errno("mlx5dv_query_device", rc, "the device did not report mlx5 capabilities").on(self.ctx.name()));
+            return Err(
+                Error::from_errno("mlx5dv_query_device", rc, "the device did not report mlx5 capabilities")
+                    .on(self.ctx.name()),
+            );
         }
         let has = |bit: u32| out.comp_mask & u64::from(bit) != 0;
         Ok(Mlx5Caps {
             flags: out.flags,
             dc_odp_caps: has(raw::MLX5DV_CONTEXT_MASK_DC_ODP_CAPS).then_some(out.dc_odp_caps),
-            dci_streams: has(raw::MLX5DV_CONTEXT_MASK_DCI_STREAMS)
-                .then_some((out.dci_streams_caps.max_log_num_concurent, out.dci_streams_caps.max_log_num_errored)),
+            dci_streams: has(raw::MLX5DV_CONTEXT_MASK_DCI_STREAMS).then_some((
+                out.dci_streams_caps.max_log_num_concurent,
+                out.dci_streams_caps.max_log_num_errored,
+            )),
             max_dc_rd_atom: has(raw::MLX5DV_CONTEXT_MASK_MAX_DC_RD_ATOM).then_some(out.max_dc_rd_atom),
             max_dc_init_rd_atom: has(raw::MLX5DV_CONTEXT_MASK_MAX_DC_RD_ATOM).then_some(out.max_dc_init_rd_atom),
         })
@@ -159,7 +164,6 @@ impl<'ctx> Mlx5Context<'ctx> {
 }
 
 fn create_dc_qp(
-    ctx: &Context,
     pd: &Pd<'_>,
     cq: &Cq<'_>,
     srq: Option<&Srq<'_>>,
@@ -168,6 +172,7 @@ fn create_dc_qp(
     dv: &mut raw::mlx5dv_qp_init_attr,
     op: &'static str,
 ) -> Result<NonNull<raw::ibv_qp>> {
+    let ctx = pd.context();
     let mut attr = raw::ibv_qp_init_attr_ex {
         qp_context: std::ptr::null_mut(),
         send_cq: cq.as_raw_cq(),
@@ -186,7 +191,12 @@ fn create_dc_qp(
         create_flags: 0,
         max_tso_header: 0,
         rwq_ind_tbl: std::ptr::null_mut(),
-        rx_hash_conf: raw::ibv_rx_hash_conf { rx_hash_function: 0, rx_hash_key_len: 0, rx_hash_key: std::ptr::null_mut(), rx_hash_fields_mask: 0 },
+        rx_hash_conf: raw::ibv_rx_hash_conf {
+            rx_hash_function: 0,
+            rx_hash_key_len: 0,
+            rx_hash_key: std::ptr::null_mut(),
+            rx_hash_fields_mask: 0,
+        },
         source_qpn: 0,
         send_ops_flags: send_ops,
     };
@@ -195,7 +205,10 @@ fn create_dc_qp(
     NonNull::new(qp).ok_or_else(|| {
         let err = Error::last_os_error(op, "");
         let hint = if err.is_not_supported() {
-            format!("{} is not an mlx5 device with DC support; DC needs ConnectX-5 or newer", ctx.name())
+            format!(
+                "{} is not an mlx5 device with DC support; DC needs ConnectX-5 or newer",
+                ctx.name()
+            )
         } else {
             "check the capacities against the device limits and the DC attributes".to_string()
         };
@@ -317,7 +330,12 @@ impl<'a, 'ctx> DctBuilder<'a, 'ctx> {
     pub fn build(self) -> Result<Dct<'a>> {
         let ctx = self.mlx5.ctx;
         let mtu = match self.mtu {
-            Some(0) => return Err(Error::invalid("DctBuilder::mtu", "the MTU must be 256, 512, 1024, 2048 or 4096")),
+            Some(0) => {
+                return Err(Error::invalid(
+                    "DctBuilder::mtu",
+                    "the MTU must be 256, 512, 1024, 2048 or 4096",
+                ))
+            }
             Some(mtu) => mtu,
             None => ctx.query_port(self.port)?.0.active_mtu,
         };
@@ -326,12 +344,27 @@ impl<'a, 'ctx> DctBuilder<'a, 'ctx> {
             create_flags: 0,
             dc_init_attr: raw::mlx5dv_dc_init_attr {
                 dc_type: raw::MLX5DV_DCTYPE_DCT,
-                key_or_streams: raw::mlx5dv_dc_init_attr_key_or_streams { dct_access_key: self.key.expose() },
+                key_or_streams: raw::mlx5dv_dc_init_attr_key_or_streams {
+                    dct_access_key: self.key.expose(),
+                },
             },
             send_ops_flags: 0,
         };
-        let qp = create_dc_qp(ctx, self.pd, self.cq, Some(self.srq), raw::ibv_qp_cap::default(), 0, &mut dv, "mlx5dv_create_qp (DCT)")?;
-        let mut dct = Dct { qp, device: ctx.name().into(), dct_number: 0, _res: PhantomData };
+        let qp = create_dc_qp(
+            self.pd,
+            self.cq,
+            Some(self.srq),
+            raw::ibv_qp_cap::default(),
+            0,
+            &mut dv,
+            "mlx5dv_create_qp (DCT)",
+        )?;
+        let mut dct = Dct {
+            qp,
+            device: ctx.name().into(),
+            dct_number: 0,
+            _res: PhantomData,
+        };
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_INIT,
             pkey_index: self.pkey_index,
@@ -339,7 +372,11 @@ impl<'a, 'ctx> DctBuilder<'a, 'ctx> {
             qp_access_flags: self.access.bits(),
             ..Default::default()
         };
-        dct.modify(&mut attr, raw::IBV_QP_STATE | raw::IBV_QP_PKEY_INDEX | raw::IBV_QP_PORT | raw::IBV_QP_ACCESS_FLAGS, "ibv_modify_qp (DCT INIT)")?;
+        dct.modify(
+            &mut attr,
+            raw::IBV_QP_STATE | raw::IBV_QP_PKEY_INDEX | raw::IBV_QP_PORT | raw::IBV_QP_ACCESS_FLAGS,
+            "ibv_modify_qp (DCT INIT)",
+        )?;
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_RTR,
             path_mtu: mtu,
@@ -354,7 +391,11 @@ impl<'a, 'ctx> DctBuilder<'a, 'ctx> {
             attr.ah_attr.grh.traffic_class = self.traffic_class;
             attr.ah_attr.grh.flow_label = self.flow_label;
         }
-        dct.modify(&mut attr, raw::IBV_QP_STATE | raw::IBV_QP_MIN_RNR_TIMER | raw::IBV_QP_AV | raw::IBV_QP_PATH_MTU, "ibv_modify_qp (DCT RTR)")?;
+        dct.modify(
+            &mut attr,
+            raw::IBV_QP_STATE | raw::IBV_QP_MIN_RNR_TIMER | raw::IBV_QP_AV | raw::IBV_QP_PATH_MTU,
+            "ibv_modify_qp (DCT RTR)",
+        )?;
         // SAFETY: the QP is live; the device assigned the DCT number at RTR.
         dct.dct_number = unsafe { (*dct.qp.as_ptr()).qp_num };
         Ok(dct)
@@ -374,7 +415,9 @@ impl Dct<'_> {
         // SAFETY: the QP is live; attr is initialised for mask.
         let rc = unsafe { raw::ibv_modify_qp(self.qp.as_ptr(), attr, mask as libc::c_int) };
         if rc != 0 {
-            return Err(Error::from_errno(op, rc, "check the port, GID index (RoCE), MTU and access flags").on(&self.device));
+            return Err(
+                Error::from_errno(op, rc, "check the port, GID index (RoCE), MTU and access flags").on(&self.device),
+            );
         }
         Ok(())
     }
@@ -399,7 +442,10 @@ impl Drop for Dct<'_> {
 
 impl std::fmt::Debug for Dct<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dct").field("device", &self.device).field("dct_number", &self.dct_number).finish()
+        f.debug_struct("Dct")
+            .field("device", &self.device)
+            .field("dct_number", &self.dct_number)
+            .finish()
     }
 }
 
@@ -430,7 +476,13 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
             mlx5,
             pd,
             cq,
-            cap: raw::ibv_qp_cap { max_send_wr: 128, max_recv_wr: 0, max_send_sge: 1, max_recv_sge: 0, max_inline_data: 64 },
+            cap: raw::ibv_qp_cap {
+                max_send_wr: 128,
+                max_recv_wr: 0,
+                max_send_sge: 1,
+                max_recv_sge: 0,
+                max_inline_data: 64,
+            },
             send_ops: u64::from(DCI_DEFAULT_SEND_OPS),
             streams: None,
         }
@@ -463,7 +515,10 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
     /// DCI streams: 2^`log_concurrent` streams, up to 2^`log_errored` in error at once
     /// (bounded by [`Mlx5Caps::dci_streams`]).
     pub fn streams(mut self, log_concurrent: u8, log_errored: u8) -> Self {
-        self.streams = Some(raw::mlx5dv_dci_streams { log_num_concurent: log_concurrent, log_num_errored: log_errored });
+        self.streams = Some(raw::mlx5dv_dci_streams {
+            log_num_concurent: log_concurrent,
+            log_num_errored: log_errored,
+        });
         self
     }
 
@@ -475,7 +530,11 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
     pub fn build(self) -> Result<Dci<'a, state::Reset>> {
         let ctx = self.mlx5.ctx;
         if self.cap.max_send_wr == 0 || self.cap.max_send_sge == 0 {
-            return Err(Error::invalid("mlx5dv_create_qp (DCI)", "a DCI needs max_send_wr and max_send_sge of at least 1").on(ctx.name()));
+            return Err(Error::invalid(
+                "mlx5dv_create_qp (DCI)",
+                "a DCI needs max_send_wr and max_send_sge of at least 1",
+            )
+            .on(ctx.name()));
         }
         let mut comp_mask = raw::MLX5DV_QP_INIT_ATTR_MASK_DC | raw::MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
         let key_or_streams = match self.streams {
@@ -488,24 +547,57 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
         let mut dv = raw::mlx5dv_qp_init_attr {
             comp_mask: u64::from(comp_mask),
             create_flags: raw::MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE,
-            dc_init_attr: raw::mlx5dv_dc_init_attr { dc_type: raw::MLX5DV_DCTYPE_DCI, key_or_streams },
+            dc_init_attr: raw::mlx5dv_dc_init_attr {
+                dc_type: raw::MLX5DV_DCTYPE_DCI,
+                key_or_streams,
+            },
             send_ops_flags: 0,
         };
-        let qp = create_dc_qp(ctx, self.pd, self.cq, None, self.cap, self.send_ops, &mut dv, "mlx5dv_create_qp (DCI)")?;
+        let qp = create_dc_qp(
+            self.pd,
+            self.cq,
+            None,
+            self.cap,
+            self.send_ops,
+            &mut dv,
+            "mlx5dv_create_qp (DCI)",
+        )?;
         // SAFETY: created with send-ops flags, so the extended post API exists.
         let qpx = NonNull::new(unsafe { raw::ibv_qp_to_qp_ex(qp.as_ptr()) });
         let Some(qpx) = qpx else {
             // SAFETY: destroys the QP created above, which nothing else references.
             unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
-            return Err(Error::from_errno("ibv_qp_to_qp_ex", libc::EOPNOTSUPP, "the DCI has no extended post API").on(ctx.name()));
+            return Err(
+                Error::from_errno("ibv_qp_to_qp_ex", libc::EOPNOTSUPP, "the DCI has no extended post API")
+                    .on(ctx.name()),
+            );
         };
         // SAFETY: the QP was created by mlx5dv_create_qp, so it is an mlx5 QP.
         let mqp = NonNull::new(unsafe { raw::mlx5dv_qp_ex_from_ibv_qp_ex(qpx.as_ptr()) });
-        let raw_qp = QpRaw { qp, qpx, mqp, send_ops: self.send_ops, dci_streams: self.streams.is_some(), device: ctx.name().into() };
+        let raw_qp = QpRaw {
+            qp,
+            qpx,
+            mqp,
+            send_ops: self.send_ops,
+            dci_streams: self.streams.is_some(),
+            device: ctx.name().into(),
+        };
         if mqp.is_none() {
-            return Err(Error::from_errno("mlx5dv_qp_ex_from_ibv_qp_ex", libc::EOPNOTSUPP, "the DCI has no mlx5 post API").on(ctx.name()));
+            return Err(Error::from_errno(
+                "mlx5dv_qp_ex_from_ibv_qp_ex",
+                libc::EOPNOTSUPP,
+                "the DCI has no mlx5 post API",
+            )
+            .on(ctx.name()));
         }
-        Ok(Dci { raw: raw_qp, port: 0, mtu: 0, rts: RtsAttr::default(), _res: PhantomData, _state: PhantomData })
+        Ok(Dci {
+            raw: raw_qp,
+            port: 0,
+            mtu: 0,
+            rts: RtsAttr::default(),
+            _res: PhantomData,
+            _state: PhantomData,
+        })
     }
 
     /// Creates the DCI and takes it to RTS on `port` with path MTU `mtu_bytes` (the common case).
@@ -532,7 +624,14 @@ pub struct Dci<'a, S> {
 
 impl<'a, S> Dci<'a, S> {
     fn into_state<T>(self) -> Dci<'a, T> {
-        Dci { raw: self.raw, port: self.port, mtu: self.mtu, rts: self.rts, _res: PhantomData, _state: PhantomData }
+        Dci {
+            raw: self.raw,
+            port: self.port,
+            mtu: self.mtu,
+            rts: self.rts,
+            _res: PhantomData,
+            _state: PhantomData,
+        }
     }
 
     /// The DCI's QP number.
@@ -563,9 +662,23 @@ impl<'a> Dci<'a, state::Reset> {
     ///
     /// # Errors
     /// `ibv_modify_qp (DCI INIT)` with the library's errno; the DCI comes back in RESET.
-    pub fn init(mut self, port: u8, pkey_index: u16) -> std::result::Result<Dci<'a, state::Init>, TransitionError<Self>> {
-        let mut attr = raw::ibv_qp_attr { qp_state: raw::IBV_QPS_INIT, port_num: port, pkey_index, ..Default::default() };
-        match self.raw.modify(&mut attr, raw::IBV_QP_STATE | raw::IBV_QP_PKEY_INDEX | raw::IBV_QP_PORT, "ibv_modify_qp (DCI INIT)", "check the port number (from 1) and P_Key index") {
+    pub fn init(
+        mut self,
+        port: u8,
+        pkey_index: u16,
+    ) -> std::result::Result<Dci<'a, state::Init>, TransitionError<Self>> {
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_INIT,
+            port_num: port,
+            pkey_index,
+            ..Default::default()
+        };
+        match self.raw.modify(
+            &mut attr,
+            raw::IBV_QP_STATE | raw::IBV_QP_PKEY_INDEX | raw::IBV_QP_PORT,
+            "ibv_modify_qp (DCI INIT)",
+            "check the port number (from 1) and P_Key index",
+        ) {
             Ok(()) => {
                 self.port = port;
                 Ok(self.into_state())
@@ -582,11 +695,26 @@ impl<'a> Dci<'a, state::Init> {
     /// EINVAL for another MTU; `ibv_modify_qp (DCI RTR)`; the DCI comes back in INIT.
     pub fn rtr(mut self, mtu_bytes: u32) -> std::result::Result<Dci<'a, state::Rtr>, TransitionError<Self>> {
         let Some(mtu) = mtu_code(mtu_bytes) else {
-            return Err(TransitionError { error: Error::invalid("ibv_modify_qp (DCI RTR)", "the MTU must be 256, 512, 1024, 2048 or 4096"), object: self });
+            return Err(TransitionError {
+                error: Error::invalid(
+                    "ibv_modify_qp (DCI RTR)",
+                    "the MTU must be 256, 512, 1024, 2048 or 4096",
+                ),
+                object: self,
+            });
         };
-        let mut attr = raw::ibv_qp_attr { qp_state: raw::IBV_QPS_RTR, path_mtu: mtu, ..Default::default() };
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_RTR,
+            path_mtu: mtu,
+            ..Default::default()
+        };
         attr.ah_attr.port_num = self.port;
-        match self.raw.modify(&mut attr, raw::IBV_QP_STATE | raw::IBV_QP_PATH_MTU, "ibv_modify_qp (DCI RTR)", "check the MTU against the port's") {
+        match self.raw.modify(
+            &mut attr,
+            raw::IBV_QP_STATE | raw::IBV_QP_PATH_MTU,
+            "ibv_modify_qp (DCI RTR)",
+            "check the MTU against the port's",
+        ) {
             Ok(()) => {
                 self.mtu = mtu;
                 Ok(self.into_state())
@@ -603,7 +731,12 @@ impl<'a> Dci<'a, state::Rtr> {
     /// `ibv_modify_qp (DCI RTS)`; the DCI comes back in RTR.
     pub fn rts(mut self, rts: RtsAttr) -> std::result::Result<Dci<'a, state::Rts>, TransitionError<Self>> {
         let (mut attr, mask) = rts_attr(&rts);
-        match self.raw.modify(&mut attr, mask, "ibv_modify_qp (DCI RTS)", "check timeout, retry counts and max_rd_atomic against the device") {
+        match self.raw.modify(
+            &mut attr,
+            mask,
+            "ibv_modify_qp (DCI RTS)",
+            "check timeout, retry counts and max_rd_atomic against the device",
+        ) {
             Ok(()) => {
                 self.rts = rts;
                 Ok(self.into_state())
@@ -614,6 +747,38 @@ impl<'a> Dci<'a, state::Rtr> {
 }
 
 impl<'a> Dci<'a, state::Rts> {
+    /// Adopts a DCI created elsewhere, already in RTS; it is destroyed on drop.
+    ///
+    /// # Safety
+    /// `qpx` must be the extended post API of a live mlx5 DCI in RTS (its `qp_base` the QP) and
+    /// `mqp` its `mlx5dv_qp_ex`; `send_ops` must be exactly the `IBV_QP_EX_WITH_*` flags it
+    /// was created with and `dci_streams` whether it has DCI streams; nothing else may destroy
+    /// it or post on it; the objects it reports to must outlive `'a`.
+    pub unsafe fn from_raw_parts(
+        qpx: NonNull<raw::ibv_qp_ex>,
+        mqp: NonNull<raw::mlx5dv_qp_ex>,
+        send_ops: u64,
+        dci_streams: bool,
+        device: &str,
+    ) -> Dci<'a, state::Rts> {
+        let raw_qp = QpRaw {
+            qp: qpx.cast(),
+            qpx,
+            mqp: Some(mqp),
+            send_ops,
+            dci_streams,
+            device: device.into(),
+        };
+        Dci {
+            raw: raw_qp,
+            port: 1,
+            mtu: raw::IBV_MTU_1024,
+            rts: RtsAttr::default(),
+            _res: PhantomData,
+            _state: PhantomData,
+        }
+    }
+
     /// Opens a batch of work requests (`ibv_wr_start`); every request names its destination.
     #[inline]
     pub fn batch(&mut self) -> Batch<'_, Dc> {
@@ -633,13 +798,26 @@ impl<'a> Dci<'a, state::Rts> {
         let reset: Dci<'a, state::Reset> = self.into_state();
         let init = match reset.init(port, 0) {
             Ok(dci) => dci,
-            Err(e) => return Err(TransitionError { error: e.error, object: e.object.into_state() }),
+            Err(e) => {
+                return Err(TransitionError {
+                    error: e.error,
+                    object: e.object.into_state(),
+                })
+            }
         };
         let rtr = match init.rtr(mtu_b) {
             Ok(dci) => dci,
-            Err(e) => return Err(TransitionError { error: e.error, object: e.object.into_state() }),
+            Err(e) => {
+                return Err(TransitionError {
+                    error: e.error,
+                    object: e.object.into_state(),
+                })
+            }
         };
-        rtr.rts(rts).map_err(|e| TransitionError { error: e.error, object: e.object.into_state() })
+        rtr.rts(rts).map_err(|e| TransitionError {
+            error: e.error,
+            object: e.object.into_state(),
+        })
     }
 
     /// Resets DCI stream `stream_id` after an error on it, without taking the DCI to ERR
@@ -649,12 +827,20 @@ impl<'a> Dci<'a, state::Rts> {
     /// EINVAL when the DCI was built without streams; the library's errno otherwise.
     pub fn reset_stream(&mut self, stream_id: u16) -> Result<()> {
         if !self.raw.dci_streams {
-            return Err(Error::invalid("mlx5dv_dci_stream_id_reset", "this DCI was built without DCI streams").on(&self.raw.device));
+            return Err(
+                Error::invalid("mlx5dv_dci_stream_id_reset", "this DCI was built without DCI streams")
+                    .on(&self.raw.device),
+            );
         }
         // SAFETY: the QP is a live mlx5 DCI with streams.
         let rc = unsafe { raw::mlx5dv_dci_stream_id_reset(self.raw.qp.as_ptr(), stream_id) };
         if rc != 0 {
-            return Err(Error::from_errno("mlx5dv_dci_stream_id_reset", rc, "the stream id must be below 2^log_num_concurrent").on(&self.raw.device));
+            return Err(Error::from_errno(
+                "mlx5dv_dci_stream_id_reset",
+                rc,
+                "the stream id must be below 2^log_num_concurrent",
+            )
+            .on(&self.raw.device));
         }
         Ok(())
     }
@@ -662,7 +848,11 @@ impl<'a> Dci<'a, state::Rts> {
 
 impl<S> std::fmt::Debug for Dci<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dci").field("device", &self.raw.device).field("qp_num", &self.raw.qp_num()).field("state", &std::any::type_name::<S>()).finish()
+        f.debug_struct("Dci")
+            .field("device", &self.raw.device)
+            .field("qp_num", &self.raw.qp_num())
+            .field("state", &std::any::type_name::<S>())
+            .finish()
     }
 }
 
@@ -674,7 +864,12 @@ mod tests {
     fn dc_key_never_appears_in_debug_output() {
         let key = DcKey::new(0xFFEE_DDCC_BBAA_9988);
         let text = format!("{key:?}");
-        assert!(!text.contains("ffeeddcc") && !text.contains("FFEEDDCC") && !text.contains(&0xFFEE_DDCC_BBAA_9988u64.to_string()), "{text}");
+        assert!(
+            !text.contains("ffeeddcc")
+                && !text.contains("FFEEDDCC")
+                && !text.contains(&0xFFEE_DDCC_BBAA_9988u64.to_string()),
+            "{text}"
+        );
         assert_eq!(key.expose(), 0xFFEE_DDCC_BBAA_9988);
     }
 

@@ -12,7 +12,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Carries the C operation that failed, the errno the library reported (never 0: a call that
 /// failed without setting errno has none), and what to do about it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+// Boxed so that `Result<(), Error>` stays one pointer wide on the post path.
+#[derive(Clone, PartialEq, Eq)]
+struct Inner {
     op: &'static str,
     device: Option<Box<str>>,
     errno: Option<i32>,
@@ -22,7 +26,12 @@ pub struct Error {
 impl Error {
     /// An error from an errno value returned by the library (0 counts as "no errno").
     pub(crate) fn from_errno(op: &'static str, errno: i32, hint: impl Into<Cow<'static, str>>) -> Self {
-        Error { op, device: None, errno: (errno > 0).then_some(errno), hint: hint.into() }
+        Error(Box::new(Inner {
+            op,
+            device: None,
+            errno: (errno > 0).then_some(errno),
+            hint: hint.into(),
+        }))
     }
 
     /// A caller mistake found before calling the library (reported as EINVAL).
@@ -38,34 +47,34 @@ impl Error {
 
     /// Names the device the operation ran on.
     pub(crate) fn on(mut self, device: &str) -> Self {
-        self.device = Some(device.into());
+        self.0.device = Some(device.into());
         self
     }
 
     /// The C function that failed, e.g. `ibv_get_device_list`.
     pub fn op(&self) -> &'static str {
-        self.op
+        self.0.op
     }
 
     /// The device it ran on, when known.
     pub fn device(&self) -> Option<&str> {
-        self.device.as_deref()
+        self.0.device.as_deref()
     }
 
     /// The errno the library reported, if it set one.
     pub fn errno(&self) -> Option<i32> {
-        self.errno
+        self.0.errno
     }
 
     /// What to do about it.
     pub fn hint(&self) -> &str {
-        &self.hint
+        &self.0.hint
     }
 
     /// Whether the library said "operation not supported" (EOPNOTSUPP), e.g. DC on a
     /// device that is not mlx5.
     pub fn is_not_supported(&self) -> bool {
-        self.errno == Some(libc::EOPNOTSUPP)
+        self.0.errno == Some(libc::EOPNOTSUPP)
     }
 }
 
@@ -82,16 +91,16 @@ fn strerror(errno: i32) -> String {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.op)?;
-        if let Some(device) = &self.device {
+        write!(f, "{}", self.0.op)?;
+        if let Some(device) = &self.0.device {
             write!(f, " on {device}")?;
         }
-        match self.errno {
+        match self.0.errno {
             Some(errno) => write!(f, ": {} (errno {errno})", strerror(errno))?,
             None => write!(f, ": failed without reporting an errno")?,
         }
-        if !self.hint.is_empty() {
-            write!(f, ": {}", self.hint)?;
+        if !self.0.hint.is_empty() {
+            write!(f, ": {}", self.0.hint)?;
         }
         Ok(())
     }
@@ -107,7 +116,7 @@ impl std::error::Error for Error {}
 
 impl From<Error> for std::io::Error {
     fn from(e: Error) -> Self {
-        match e.errno {
+        match e.0.errno {
             Some(errno) => std::io::Error::new(std::io::Error::from_raw_os_error(errno).kind(), e),
             None => std::io::Error::other(e),
         }

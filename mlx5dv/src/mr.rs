@@ -98,7 +98,10 @@ impl<'ctx> Pd<'ctx> {
         if (access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC))
             && !access.contains(Access::LOCAL_WRITE)
         {
-            return Err(Error::invalid("ibv_reg_mr", "remote write or atomic access needs Access::LOCAL_WRITE too"));
+            return Err(Error::invalid(
+                "ibv_reg_mr",
+                "remote write or atomic access needs Access::LOCAL_WRITE too",
+            ));
         }
         let layout = Layout::from_size_align(len.div_ceil(PAGE) * PAGE, PAGE)
             .map_err(|_| Error::invalid("ibv_reg_mr", format!("{len} bytes is too large for one region")))?;
@@ -108,7 +111,13 @@ impl<'ctx> Pd<'ctx> {
         // SAFETY: the PD is live; buf is valid for len bytes and outlives the registration.
         let mr = unsafe { raw::ibv_reg_mr(self.as_raw(), buf.as_ptr().cast(), len, access.bits() as libc::c_int) };
         match NonNull::new(mr) {
-            Some(mr) => Ok(Mr { mr, buf, layout, access, _pd: PhantomData }),
+            Some(mr) => Ok(Mr {
+                mr,
+                buf,
+                layout,
+                access,
+                _pd: PhantomData,
+            }),
             None => {
                 let err = Error::last_os_error(
                     "ibv_reg_mr",
@@ -157,7 +166,11 @@ impl Mr<'_> {
     /// What a peer needs to reach this region (address, length, rkey), if it allows remote
     /// access at all.
     pub fn remote(&self) -> Option<RemoteMemory> {
-        self.access.is_remote().then(|| RemoteMemory { addr: self.addr(), len: self.len() as u64, rkey: self.raw().rkey })
+        self.access.is_remote().then(|| RemoteMemory {
+            addr: self.addr(),
+            len: self.len() as u64,
+            rkey: self.raw().rkey,
+        })
     }
 
     /// A scatter/gather entry for `len` bytes at `offset`.
@@ -168,12 +181,19 @@ impl Mr<'_> {
     pub fn sge(&self, offset: usize, len: usize) -> Result<Sge<'_>> {
         match offset.checked_add(len) {
             Some(end) if len > 0 && end <= self.len() && len <= u32::MAX as usize => Ok(Sge {
-                sge: raw::ibv_sge { addr: self.addr() + offset as u64, length: len as u32, lkey: self.lkey() },
+                sge: raw::ibv_sge {
+                    addr: self.addr() + offset as u64,
+                    length: len as u32,
+                    lkey: self.lkey(),
+                },
                 _mr: PhantomData,
             }),
             _ => Err(Error::invalid(
                 "scatter/gather entry",
-                format!("{len} bytes at offset {offset} is not a non-empty range of this {}-byte region", self.len()),
+                format!(
+                    "{len} bytes at offset {offset} is not a non-empty range of this {}-byte region",
+                    self.len()
+                ),
             )),
         }
     }
@@ -230,7 +250,10 @@ impl Mr<'_> {
     fn check(&self, offset: usize, len: usize, op: &'static str) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if end <= self.len() => Ok(()),
-            _ => Err(Error::invalid(op, format!("{len} bytes at offset {offset} exceed the {}-byte region", self.len()))),
+            _ => Err(Error::invalid(
+                op,
+                format!("{len} bytes at offset {offset} exceed the {}-byte region", self.len()),
+            )),
         }
     }
 
@@ -252,7 +275,12 @@ impl Drop for Mr<'_> {
 
 impl std::fmt::Debug for Mr<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mr").field("addr", &format_args!("{:#x}", self.addr())).field("len", &self.len()).field("lkey", &self.lkey()).field("access", &self.access).finish()
+        f.debug_struct("Mr")
+            .field("addr", &format_args!("{:#x}", self.addr()))
+            .field("len", &self.len())
+            .field("lkey", &self.lkey())
+            .field("access", &self.access)
+            .finish()
     }
 }
 
@@ -266,6 +294,15 @@ pub struct Sge<'mr> {
 }
 
 impl Sge<'_> {
+    /// An entry for memory registered elsewhere.
+    ///
+    /// # Safety
+    /// `lkey` must be the local key of a live registration that covers `addr .. addr + length`
+    /// for as long as any work request using the entry may run.
+    pub unsafe fn from_raw(sge: raw::ibv_sge) -> Sge<'static> {
+        Sge { sge, _mr: PhantomData }
+    }
+
     /// Start address.
     pub fn addr(&self) -> u64 {
         self.sge.addr

@@ -25,9 +25,9 @@ impl Context {
     pub fn alloc_pd(&self) -> Result<Pd<'_>> {
         // SAFETY: the context is open.
         let pd = unsafe { raw::ibv_alloc_pd(self.as_raw()) };
-        NonNull::new(pd)
-            .map(|pd| Pd { pd, ctx: self })
-            .ok_or_else(|| Error::last_os_error("ibv_alloc_pd", "the device is out of protection domains or memory").on(self.name()))
+        NonNull::new(pd).map(|pd| Pd { pd, ctx: self }).ok_or_else(|| {
+            Error::last_os_error("ibv_alloc_pd", "the device is out of protection domains or memory").on(self.name())
+        })
     }
 }
 
@@ -52,6 +52,8 @@ impl Drop for Pd<'_> {
 
 impl std::fmt::Debug for Pd<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pd").field("device", &self.ctx.name()).finish_non_exhaustive()
+        f.debug_struct("Pd")
+            .field("device", &self.ctx.name())
+            .finish_non_exhaustive()
     }
 }

@@ -76,7 +76,13 @@ pub struct RtsAttr {
 impl Default for RtsAttr {
     /// The values of rdma-core's own DC tests: timeout 14, retry 7, RNR retry 7, PSN 0, 1 read.
     fn default() -> Self {
-        RtsAttr { timeout: 14, retry_cnt: 7, rnr_retry: 7, sq_psn: 0, max_rd_atomic: 1 }
+        RtsAttr {
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            sq_psn: 0,
+            max_rd_atomic: 1,
+        }
     }
 }
 
@@ -115,7 +121,13 @@ pub(crate) struct QpRaw {
 }
 
 impl QpRaw {
-    pub(crate) fn modify(&self, attr: &mut raw::ibv_qp_attr, mask: u32, op: &'static str, hint: &'static str) -> Result<()> {
+    pub(crate) fn modify(
+        &self,
+        attr: &mut raw::ibv_qp_attr,
+        mask: u32,
+        op: &'static str,
+        hint: &'static str,
+    ) -> Result<()> {
         // SAFETY: the QP is live; attr is initialised for the bits in mask.
         let rc = unsafe { raw::ibv_modify_qp(self.qp.as_ptr(), attr, mask as libc::c_int) };
         if rc != 0 {
@@ -125,8 +137,16 @@ impl QpRaw {
     }
 
     pub(crate) fn to_reset(&self, op: &'static str) -> Result<()> {
-        let mut attr = raw::ibv_qp_attr { qp_state: raw::IBV_QPS_RESET, ..Default::default() };
-        self.modify(&mut attr, raw::IBV_QP_STATE, op, "the QP could not be reset; destroy it and create a new one")
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_RESET,
+            ..Default::default()
+        };
+        self.modify(
+            &mut attr,
+            raw::IBV_QP_STATE,
+            op,
+            "the QP could not be reset; destroy it and create a new one",
+        )
     }
 
     pub(crate) fn query_state(&self) -> Result<QpState> {

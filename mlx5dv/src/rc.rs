@@ -40,7 +40,13 @@ pub struct RcCaps {
 
 impl Default for RcCaps {
     fn default() -> Self {
-        RcCaps { max_send_wr: 128, max_recv_wr: 128, max_send_sge: 1, max_recv_sge: 1, max_inline_data: 64 }
+        RcCaps {
+            max_send_wr: 128,
+            max_recv_wr: 128,
+            max_send_sge: 1,
+            max_recv_sge: 1,
+            max_inline_data: 64,
+        }
     }
 }
 
@@ -76,12 +82,22 @@ impl<'ctx> Pd<'ctx> {
     /// # Errors
     /// EINVAL for capacities beyond the device's limits (`max_qp_wr`, `max_sge`); then
     /// `ibv_create_qp_ex (RC)` with the library's errno.
-    pub fn create_rc_qp<'a>(&'a self, cq: &'a Cq<'ctx>, srq: Option<&'a Srq<'a>>, caps: RcCaps) -> Result<RcQp<'a, state::Reset>> {
+    pub fn create_rc_qp<'a>(
+        &'a self,
+        cq: &'a Cq<'ctx>,
+        srq: Option<&'a Srq<'a>>,
+        caps: RcCaps,
+    ) -> Result<RcQp<'a, state::Reset>> {
         let ctx: &Context = self.context();
         let dev = ctx.query_device()?.0;
         let max_wr = dev.max_qp_wr.max(0) as u32;
         let max_sge = dev.max_sge.max(0) as u32;
-        if caps.max_send_wr == 0 || caps.max_send_wr > max_wr || caps.max_recv_wr > max_wr || caps.max_send_sge > max_sge || caps.max_recv_sge > max_sge {
+        if caps.max_send_wr == 0
+            || caps.max_send_wr > max_wr
+            || caps.max_recv_wr > max_wr
+            || caps.max_send_sge > max_sge
+            || caps.max_recv_sge > max_sge
+        {
             return Err(Error::invalid(
                 "ibv_create_qp_ex (RC)",
                 format!("capacities {caps:?} exceed this device's limits (max_qp_wr {max_wr}, max_sge {max_sge}) or are zero"),
@@ -108,27 +124,60 @@ impl<'ctx> Pd<'ctx> {
             create_flags: 0,
             max_tso_header: 0,
             rwq_ind_tbl: std::ptr::null_mut(),
-            rx_hash_conf: raw::ibv_rx_hash_conf { rx_hash_function: 0, rx_hash_key_len: 0, rx_hash_key: std::ptr::null_mut(), rx_hash_fields_mask: 0 },
+            rx_hash_conf: raw::ibv_rx_hash_conf {
+                rx_hash_function: 0,
+                rx_hash_key_len: 0,
+                rx_hash_key: std::ptr::null_mut(),
+                rx_hash_fields_mask: 0,
+            },
             source_qpn: 0,
             send_ops_flags: u64::from(RC_DEFAULT_SEND_OPS),
         };
         // SAFETY: the context, PD, CQ and SRQ are live; attr is initialised.
         let qp = unsafe { raw::ibv_create_qp_ex(ctx.as_raw(), &mut attr) };
-        let qp = NonNull::new(qp).ok_or_else(|| Error::last_os_error("ibv_create_qp_ex (RC)", "check the capacities and the device's atomic capability").on(ctx.name()))?;
+        let qp = NonNull::new(qp).ok_or_else(|| {
+            Error::last_os_error(
+                "ibv_create_qp_ex (RC)",
+                "check the capacities and the device's atomic capability",
+            )
+            .on(ctx.name())
+        })?;
         // SAFETY: created with send-ops flags.
         let Some(qpx) = NonNull::new(unsafe { raw::ibv_qp_to_qp_ex(qp.as_ptr()) }) else {
             // SAFETY: destroys the QP created above, referenced nowhere else.
             unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
-            return Err(Error::from_errno("ibv_qp_to_qp_ex", libc::EOPNOTSUPP, "the provider has no extended post API").on(ctx.name()));
+            return Err(Error::from_errno(
+                "ibv_qp_to_qp_ex",
+                libc::EOPNOTSUPP,
+                "the provider has no extended post API",
+            )
+            .on(ctx.name()));
         };
-        let raw_qp = QpRaw { qp, qpx, mqp: None, send_ops: u64::from(RC_DEFAULT_SEND_OPS), dci_streams: false, device: ctx.name().into() };
-        Ok(RcQp { raw: raw_qp, port: 0, _res: PhantomData, _state: PhantomData })
+        let raw_qp = QpRaw {
+            qp,
+            qpx,
+            mqp: None,
+            send_ops: u64::from(RC_DEFAULT_SEND_OPS),
+            dci_streams: false,
+            device: ctx.name().into(),
+        };
+        Ok(RcQp {
+            raw: raw_qp,
+            port: 0,
+            _res: PhantomData,
+            _state: PhantomData,
+        })
     }
 }
 
 impl<'a, S> RcQp<'a, S> {
     fn into_state<T>(self) -> RcQp<'a, T> {
-        RcQp { raw: self.raw, port: self.port, _res: PhantomData, _state: PhantomData }
+        RcQp {
+            raw: self.raw,
+            port: self.port,
+            _res: PhantomData,
+            _state: PhantomData,
+        }
     }
 
     /// The QP number (to give to the peer).
@@ -155,12 +204,22 @@ impl<'a, S> RcQp<'a, S> {
             return Err(Error::invalid("ibv_post_recv", "a receive needs at least one buffer"));
         }
         let list = Sge::as_raw_slice(sges);
-        let mut wr = raw::ibv_recv_wr { wr_id, next: std::ptr::null_mut(), sg_list: list.as_ptr().cast_mut(), num_sge: list.len() as libc::c_int };
+        let mut wr = raw::ibv_recv_wr {
+            wr_id,
+            next: std::ptr::null_mut(),
+            sg_list: list.as_ptr().cast_mut(),
+            num_sge: list.len() as libc::c_int,
+        };
         let mut bad = std::ptr::null_mut();
         // SAFETY: the QP is live; wr and SGEs outlive the call.
         let rc = unsafe { raw::ibv_post_recv(self.raw.qp.as_ptr(), &mut wr, &mut bad) };
         if rc != 0 {
-            return Err(Error::from_errno("ibv_post_recv", rc, "the receive queue is full, or the QP is in RESET or uses an SRQ").on(&self.raw.device));
+            return Err(Error::from_errno(
+                "ibv_post_recv",
+                rc,
+                "the receive queue is full, or the QP is in RESET or uses an SRQ",
+            )
+            .on(&self.raw.device));
         }
         Ok(())
     }
@@ -187,10 +246,25 @@ impl<'a> RcQp<'a, state::Reset> {
     ///
     /// # Errors
     /// `ibv_modify_qp (RC INIT)`; the QP comes back in RESET.
-    pub fn init(mut self, port: u8, access: Access) -> std::result::Result<RcQp<'a, state::Init>, TransitionError<Self>> {
-        let mut attr = raw::ibv_qp_attr { qp_state: raw::IBV_QPS_INIT, port_num: port, pkey_index: 0, qp_access_flags: access.bits(), ..Default::default() };
+    pub fn init(
+        mut self,
+        port: u8,
+        access: Access,
+    ) -> std::result::Result<RcQp<'a, state::Init>, TransitionError<Self>> {
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_INIT,
+            port_num: port,
+            pkey_index: 0,
+            qp_access_flags: access.bits(),
+            ..Default::default()
+        };
         let mask = raw::IBV_QP_STATE | raw::IBV_QP_PKEY_INDEX | raw::IBV_QP_PORT | raw::IBV_QP_ACCESS_FLAGS;
-        match self.raw.modify(&mut attr, mask, "ibv_modify_qp (RC INIT)", "check the port number (from 1) and the access flags") {
+        match self.raw.modify(
+            &mut attr,
+            mask,
+            "ibv_modify_qp (RC INIT)",
+            "check the port number (from 1) and the access flags",
+        ) {
             Ok(()) => {
                 self.port = port;
                 Ok(self.into_state())
@@ -206,8 +280,13 @@ impl<'a> RcQp<'a, state::Init> {
     /// # Errors
     /// EINVAL for an MTU other than 256..4096; `ibv_modify_qp (RC RTR)`; the QP comes back in INIT.
     pub fn rtr(self, remote: &RcRemote) -> std::result::Result<RcQp<'a, state::Rtr>, TransitionError<Self>> {
-        let Some(mtu) = (raw::IBV_MTU_256..=raw::IBV_MTU_4096).find(|&m| crate::context::mtu_bytes(m) == remote.mtu_bytes) else {
-            return Err(TransitionError { error: Error::invalid("ibv_modify_qp (RC RTR)", "the MTU must be 256, 512, 1024, 2048 or 4096"), object: self });
+        let Some(mtu) =
+            (raw::IBV_MTU_256..=raw::IBV_MTU_4096).find(|&m| crate::context::mtu_bytes(m) == remote.mtu_bytes)
+        else {
+            return Err(TransitionError {
+                error: Error::invalid("ibv_modify_qp (RC RTR)", "the MTU must be 256, 512, 1024, 2048 or 4096"),
+                object: self,
+            });
         };
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_RTR,
@@ -226,7 +305,12 @@ impl<'a> RcQp<'a, state::Init> {
             | raw::IBV_QP_RQ_PSN
             | raw::IBV_QP_MAX_DEST_RD_ATOMIC
             | raw::IBV_QP_MIN_RNR_TIMER;
-        match self.raw.modify(&mut attr, mask, "ibv_modify_qp (RC RTR)", "check the peer's QP number, path (GID index on RoCE) and MTU") {
+        match self.raw.modify(
+            &mut attr,
+            mask,
+            "ibv_modify_qp (RC RTR)",
+            "check the peer's QP number, path (GID index on RoCE) and MTU",
+        ) {
             Ok(()) => Ok(self.into_state()),
             Err(error) => Err(TransitionError { error, object: self }),
         }
@@ -240,7 +324,12 @@ impl<'a> RcQp<'a, state::Rtr> {
     /// `ibv_modify_qp (RC RTS)`; the QP comes back in RTR.
     pub fn rts(self, rts: RtsAttr) -> std::result::Result<RcQp<'a, state::Rts>, TransitionError<Self>> {
         let (mut attr, mask) = rts_attr(&rts);
-        match self.raw.modify(&mut attr, mask, "ibv_modify_qp (RC RTS)", "check timeout, retry counts and max_rd_atomic") {
+        match self.raw.modify(
+            &mut attr,
+            mask,
+            "ibv_modify_qp (RC RTS)",
+            "check timeout, retry counts and max_rd_atomic",
+        ) {
             Ok(()) => Ok(self.into_state()),
             Err(error) => Err(TransitionError { error, object: self }),
         }
@@ -248,6 +337,29 @@ impl<'a> RcQp<'a, state::Rtr> {
 }
 
 impl<'a> RcQp<'a, state::Rts> {
+    /// Adopts an RC QP created elsewhere, already in RTS; it is destroyed on drop.
+    ///
+    /// # Safety
+    /// `qpx` must be the extended post API of a live RC QP in RTS (its `qp_base` the QP);
+    /// `send_ops` must be exactly the `IBV_QP_EX_WITH_*` flags it was created with; nothing
+    /// else may destroy it or post on it; the objects it reports to must outlive `'a`.
+    pub unsafe fn from_raw_parts(qpx: NonNull<raw::ibv_qp_ex>, send_ops: u64, device: &str) -> RcQp<'a, state::Rts> {
+        let raw_qp = QpRaw {
+            qp: qpx.cast(),
+            qpx,
+            mqp: None,
+            send_ops,
+            dci_streams: false,
+            device: device.into(),
+        };
+        RcQp {
+            raw: raw_qp,
+            port: 1,
+            _res: PhantomData,
+            _state: PhantomData,
+        }
+    }
+
     /// Opens a batch of work requests (`ibv_wr_start`).
     #[inline]
     pub fn batch(&mut self) -> Batch<'_, Rc> {
@@ -257,6 +369,10 @@ impl<'a> RcQp<'a, state::Rts> {
 
 impl<S> std::fmt::Debug for RcQp<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RcQp").field("device", &self.raw.device).field("qp_num", &self.raw.qp_num()).field("state", &std::any::type_name::<S>()).finish()
+        f.debug_struct("RcQp")
+            .field("device", &self.raw.device)
+            .field("qp_num", &self.raw.qp_num())
+            .field("state", &std::any::type_name::<S>())
+            .finish()
     }
 }

@@ -29,22 +29,39 @@ impl<'ctx> Pd<'ctx> {
     pub fn create_srq(&self, max_wr: u32, max_sge: u32) -> Result<Srq<'_>> {
         let ctx = self.context();
         let dev = ctx.query_device()?.0;
-        if max_wr == 0 || max_sge == 0 || i64::from(max_wr) > i64::from(dev.max_srq_wr) || i64::from(max_sge) > i64::from(dev.max_srq_sge) {
+        if max_wr == 0
+            || max_sge == 0
+            || i64::from(max_wr) > i64::from(dev.max_srq_wr)
+            || i64::from(max_sge) > i64::from(dev.max_srq_sge)
+        {
             return Err(Error::invalid(
                 "ibv_create_srq",
-                format!("max_wr {max_wr} / max_sge {max_sge} must be 1..={} / 1..={}", dev.max_srq_wr, dev.max_srq_sge),
+                format!(
+                    "max_wr {max_wr} / max_sge {max_sge} must be 1..={} / 1..={}",
+                    dev.max_srq_wr, dev.max_srq_sge
+                ),
             )
             .on(ctx.name()));
         }
         let mut attr = raw::ibv_srq_init_attr {
             srq_context: std::ptr::null_mut(),
-            attr: raw::ibv_srq_attr { max_wr, max_sge, srq_limit: 0 },
+            attr: raw::ibv_srq_attr {
+                max_wr,
+                max_sge,
+                srq_limit: 0,
+            },
         };
         // SAFETY: the PD is live; attr is initialised.
         let srq = unsafe { raw::ibv_create_srq(self.as_raw(), &mut attr) };
         NonNull::new(srq)
-            .map(|srq| Srq { srq, device: ctx.name(), _pd: PhantomData })
-            .ok_or_else(|| Error::last_os_error("ibv_create_srq", "check the sizes against the device limits").on(ctx.name()))
+            .map(|srq| Srq {
+                srq,
+                device: ctx.name(),
+                _pd: PhantomData,
+            })
+            .ok_or_else(|| {
+                Error::last_os_error("ibv_create_srq", "check the sizes against the device limits").on(ctx.name())
+            })
     }
 }
 
@@ -57,7 +74,10 @@ impl Srq<'_> {
     #[inline]
     pub fn post_recv(&self, wr_id: u64, sges: &[Sge<'_>]) -> Result<()> {
         if sges.is_empty() {
-            return Err(Error::invalid("ibv_post_srq_recv", "a receive needs at least one buffer"));
+            return Err(Error::invalid(
+                "ibv_post_srq_recv",
+                "a receive needs at least one buffer",
+            ));
         }
         let list = Sge::as_raw_slice(sges);
         let mut wr = raw::ibv_recv_wr {
@@ -70,7 +90,10 @@ impl Srq<'_> {
         // SAFETY: the SRQ is live; wr and the SGEs outlive the call (the library copies them).
         let rc = unsafe { raw::ibv_post_srq_recv(self.srq.as_ptr(), &mut wr, &mut bad) };
         if rc != 0 {
-            return Err(Error::from_errno("ibv_post_srq_recv", rc, "the SRQ is full or an SGE list is too long").on(self.device));
+            return Err(
+                Error::from_errno("ibv_post_srq_recv", rc, "the SRQ is full or an SGE list is too long")
+                    .on(self.device),
+            );
         }
         Ok(())
     }
@@ -90,6 +113,8 @@ impl Drop for Srq<'_> {
 
 impl std::fmt::Debug for Srq<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Srq").field("device", &self.device).finish_non_exhaustive()
+        f.debug_struct("Srq")
+            .field("device", &self.device)
+            .finish_non_exhaustive()
     }
 }

@@ -43,7 +43,13 @@ pub struct DcPeer<'ah> {
 impl<'ah> DcPeer<'ah> {
     /// The DC target `addr`, reached through `ah`, presenting `key`.
     pub fn new(ah: &'ah Ah<'_>, addr: &DcTargetAddr, key: DcKey) -> DcPeer<'ah> {
-        DcPeer { ah: ah.as_raw(), dctn: addr.dct_number, key, stream: None, _ah: PhantomData }
+        DcPeer {
+            ah: ah.as_raw(),
+            dctn: addr.dct_number,
+            key,
+            stream: None,
+            _ah: PhantomData,
+        }
     }
 
     /// Sends on DCI stream `stream_id` (the DCI must have been built with streams).
@@ -60,7 +66,11 @@ impl<'ah> DcPeer<'ah> {
 
 impl std::fmt::Debug for DcPeer<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DcPeer").field("dct_number", &self.dctn).field("key", &self.key).field("stream", &self.stream).finish()
+        f.debug_struct("DcPeer")
+            .field("dct_number", &self.dctn)
+            .field("key", &self.key)
+            .field("stream", &self.stream)
+            .finish()
     }
 }
 
@@ -159,11 +169,22 @@ impl<'q, T: Transport> Batch<'q, T> {
         // SAFETY: the QP is live and in RTS (callers are typestate-restricted); the batch holds
         // the QP's exclusive borrow until commit or abort.
         unsafe { raw::ibv_wr_start(qp.qpx.as_ptr()) };
-        Batch { qp, done: false, _t: PhantomData }
+        Batch {
+            qp,
+            done: false,
+            _t: PhantomData,
+        }
     }
 
     fn wr(&mut self, wr_id: u64, op: Op) -> Wr<'_, 'q, T, T::Start> {
-        Wr { batch: self, wr_id, flags: raw::IBV_SEND_SIGNALED, op, dest: None, _s: PhantomData }
+        Wr {
+            batch: self,
+            wr_id,
+            flags: raw::IBV_SEND_SIGNALED,
+            op,
+            dest: None,
+            _s: PhantomData,
+        }
     }
 
     /// A send (into the peer's receive queue or SRQ).
@@ -199,7 +220,13 @@ impl<'q, T: Transport> Batch<'q, T> {
     /// A 64-bit compare-and-swap at the start of `remote`; the old value lands in the 8-byte
     /// local buffer.
     #[inline]
-    pub fn atomic_cmp_swp(&mut self, wr_id: u64, remote: RemoteMemory, compare: u64, swap: u64) -> Wr<'_, 'q, T, T::Start> {
+    pub fn atomic_cmp_swp(
+        &mut self,
+        wr_id: u64,
+        remote: RemoteMemory,
+        compare: u64,
+        swap: u64,
+    ) -> Wr<'_, 'q, T, T::Start> {
         self.wr(wr_id, Op::CmpSwap(remote, compare, swap))
     }
 
@@ -221,7 +248,12 @@ impl<'q, T: Transport> Batch<'q, T> {
         // SAFETY: closes the batch opened in start.
         let rc = unsafe { raw::ibv_wr_complete(self.qp.qpx.as_ptr()) };
         if rc != 0 {
-            return Err(Error::from_errno("ibv_wr_complete", rc, "the send queue is full: poll completions or size max_send_wr larger; nothing in this batch was posted").on(&self.qp.device));
+            return Err(Error::from_errno(
+                "ibv_wr_complete",
+                rc,
+                "the send queue is full: poll completions or size max_send_wr larger; nothing in this batch was posted",
+            )
+            .on(&self.qp.device));
         }
         Ok(())
     }
@@ -288,7 +320,12 @@ impl<'b, 'q> Wr<'b, 'q, Dc, NeedsDest> {
             wr_id: self.wr_id,
             flags: self.flags,
             op: self.op,
-            dest: Some(DestRaw { ah: peer.ah, dctn: peer.dctn, key: peer.key.expose(), stream: peer.stream }),
+            dest: Some(DestRaw {
+                ah: peer.ah,
+                dctn: peer.dctn,
+                key: peer.key.expose(),
+                stream: peer.stream,
+            }),
             _s: PhantomData,
         }
     }
@@ -310,7 +347,14 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     #[inline]
     pub fn sge(self, sge: Sge<'_>) -> Result<()> {
         let total = u64::from(sge.len());
-        self.emit(Data::Sge(raw::ibv_sge { addr: sge.addr(), length: sge.len(), lkey: sge.lkey() }), total)
+        self.emit(
+            Data::Sge(raw::ibv_sge {
+                addr: sge.addr(),
+                length: sge.len(),
+                lkey: sge.lkey(),
+            }),
+            total,
+        )
     }
 
     /// Finishes the request with a gather/scatter list.
@@ -334,7 +378,10 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     #[inline]
     pub fn inline(mut self, data: &[u8]) -> Result<()> {
         if matches!(self.op, Op::Read(_)) || self.op.is_atomic() {
-            return Err(Error::invalid(self.op.name(), "reads and atomics need a registered local buffer, not inline data"));
+            return Err(Error::invalid(
+                self.op.name(),
+                "reads and atomics need a registered local buffer, not inline data",
+            ));
         }
         self.flags |= raw::IBV_SEND_INLINE;
         self.emit(Data::Inline(data), data.len() as u64)
@@ -344,13 +391,25 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     fn emit(self, data: Data<'_>, total: u64) -> Result<()> {
         let qp = self.batch.qp;
         if qp.send_ops & u64::from(self.op.send_op_flag()) == 0 {
-            return Err(Error::invalid(self.op.name(), "this queue pair was not created with this operation enabled (send_ops)").on(&qp.device));
+            return Err(Error::invalid(
+                self.op.name(),
+                "this queue pair was not created with this operation enabled (send_ops)",
+            )
+            .on(&qp.device));
         }
         if self.dest.is_some_and(|d| d.stream.is_some()) && !qp.dci_streams {
-            return Err(Error::invalid(self.op.name(), "a stream id needs a DCI built with DCI streams (DciBuilder::streams)").on(&qp.device));
+            return Err(Error::invalid(
+                self.op.name(),
+                "a stream id needs a DCI built with DCI streams (DciBuilder::streams)",
+            )
+            .on(&qp.device));
         }
         if let Some(remote) = self.op.remote() {
-            let fits = if self.op.is_atomic() { total == 8 && remote.len >= 8 && remote.addr % 8 == 0 } else { total <= remote.len };
+            let fits = if self.op.is_atomic() {
+                total == 8 && remote.len >= 8 && remote.addr % 8 == 0
+            } else {
+                total <= remote.len
+            };
             if !fits {
                 return Err(Error::invalid(
                     self.op.name(),
@@ -382,7 +441,9 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             if let (Some(dest), Some(mqp)) = (self.dest, qp.mqp) {
                 match dest.stream {
                     None => raw::mlx5dv_wr_set_dc_addr(mqp.as_ptr(), dest.ah, dest.dctn, dest.key),
-                    Some(stream) => raw::mlx5dv_wr_set_dc_addr_stream(mqp.as_ptr(), dest.ah, dest.dctn, dest.key, stream),
+                    Some(stream) => {
+                        raw::mlx5dv_wr_set_dc_addr_stream(mqp.as_ptr(), dest.ah, dest.dctn, dest.key, stream)
+                    }
                 }
             }
             match data {

@@ -382,3 +382,58 @@ pub mod recorder {
         }
     }
 }
+
+/// Safe-crate handles around the recorder's fake objects, for the post-path test and bench.
+pub mod fake {
+    use super::raw;
+    use super::recorder::Recorder;
+    use mlx5dv::{state, Ah, DcKey, DcPeer, DcTargetAddr, Dci, Mtu, RcQp, Sge};
+    use std::mem::ManuallyDrop;
+    use std::ptr::NonNull;
+
+    /// A DCI, an RC QP and an AH over the recorder's tables. Never dropped for real: the fake
+    /// objects are static and must not reach `ibv_destroy_*`.
+    pub struct FakeQps {
+        /// DCI in RTS with every DCI operation enabled and streams.
+        pub dci: ManuallyDrop<Dci<'static, state::Rts>>,
+        /// RC QP in RTS with every operation enabled.
+        pub rc: ManuallyDrop<RcQp<'static, state::Rts>>,
+        /// Address handle (a fake pointer, only recorded).
+        pub ah: ManuallyDrop<Ah<'static>>,
+    }
+
+    /// All send operations the batches know.
+    pub const ALL_OPS: u64 = mlx5dv::rc::RC_DEFAULT_SEND_OPS as u64;
+
+    /// Builds the fakes.
+    pub fn fakes(r: &Recorder) -> FakeQps {
+        let qpx = NonNull::new(r.qp_ex()).unwrap();
+        let mqp = NonNull::new(r.mqp()).unwrap();
+        // SAFETY: the recorder's fake tables have every entry set (streams included); the
+        // handles are never dropped, so no destroy call reaches them.
+        unsafe {
+            FakeQps {
+                dci: ManuallyDrop::new(Dci::from_raw_parts(qpx, mqp, ALL_OPS, true, "fake0")),
+                rc: ManuallyDrop::new(RcQp::from_raw_parts(qpx, ALL_OPS, "fake0")),
+                ah: ManuallyDrop::new(Ah::from_raw(NonNull::new(0x1000 as *mut raw::ibv_ah).unwrap())),
+            }
+        }
+    }
+
+    /// A DC peer at DCT `dctn` with `key`, through `ah`.
+    pub fn peer<'a>(ah: &'a Ah<'_>, dctn: u32, key: u64) -> DcPeer<'a> {
+        let addr = DcTargetAddr {
+            lid: 1,
+            gid: [0; 16],
+            dct_number: dctn,
+            port_mtu: Mtu::Mtu1024,
+        };
+        DcPeer::new(ah, &addr, DcKey::new(key))
+    }
+
+    /// A scatter/gather entry with any values (the recorder only records them).
+    pub fn sge(addr: u64, length: u32, lkey: u32) -> Sge<'static> {
+        // SAFETY: only ever passed to the recording table, which reads no memory.
+        unsafe { Sge::from_raw(raw::ibv_sge { addr, length, lkey }) }
+    }
+}
