@@ -75,6 +75,27 @@ impl Context {
         Ok(PortAttr(attr))
     }
 
+    /// GID table entry `index` of `port` (16 bytes, network order).
+    ///
+    /// # Errors
+    /// `ibv_query_gid` with its errno (EINVAL for an index beyond the table).
+    pub fn query_gid(&self, port: u8, index: u8) -> Result<[u8; 16]> {
+        let mut gid = raw::ibv_gid::default();
+        // SAFETY: the context is open; gid is writable.
+        let rc = unsafe { raw::ibv_query_gid(self.ctx.as_ptr(), port, libc::c_int::from(index), &mut gid) };
+        if rc != 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(rc.abs());
+            return Err(Error::from_errno(
+                "ibv_query_gid",
+                errno,
+                "the GID index must be below the port's gid_tbl_len",
+            )
+            .on(&self.name));
+        }
+        // SAFETY: every bit pattern of the union is a valid [u8; 16].
+        Ok(unsafe { gid.raw })
+    }
+
     /// The raw context, for interop.
     pub fn as_raw(&self) -> *mut raw::ibv_context {
         self.ctx.as_ptr()

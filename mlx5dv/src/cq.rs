@@ -233,6 +233,8 @@ const WC_FLAGS: u64 =
 pub struct Cq<'ctx> {
     cq: NonNull<raw::ibv_cq_ex>,
     ctx: &'ctx Context,
+    /// Whether `ibv_next_poll` may be used (see [`Cq::poll`]).
+    batched: bool,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -270,71 +272,82 @@ impl Context {
         };
         // SAFETY: the context is open; attr is initialised.
         let cq = unsafe { raw::ibv_create_cq_ex(self.as_raw(), &mut attr) };
-        NonNull::new(cq)
-            .map(|cq| Cq {
-                cq,
-                ctx: self,
-                _not_sync: PhantomData,
-            })
-            .ok_or_else(|| {
-                Error::last_os_error(
-                    "ibv_create_cq_ex",
-                    "check cqe against max_cqe and the provider's extended-CQ support",
-                )
-                .on(self.name())
-            })
+        let Some(cq) = NonNull::new(cq) else {
+            // errno first: nothing else may run before it is read.
+            return Err(Error::last_os_error(
+                "ibv_create_cq_ex",
+                "check cqe against max_cqe and the provider's extended-CQ support",
+            )
+            .on(self.name()));
+        };
+        // SAFETY: the context is open and its device pointer valid while it is.
+        let batched = unsafe { raw::mlx5dv_is_supported((*self.as_raw()).device) };
+        Ok(Cq {
+            cq,
+            ctx: self,
+            batched,
+            _not_sync: PhantomData,
+        })
     }
 }
 
 impl<'ctx> Cq<'ctx> {
     /// Polls up to `out.len()` completions into `out`; returns how many were written.
     ///
+    /// Providers disagree on what `ibv_next_poll` returning ENOENT leaves behind: mlx5 expects
+    /// `ibv_end_poll` afterwards (as the man page shows), while rxe has already released the CQ
+    /// and a following `ibv_end_poll` corrupts it. So on mlx5 one start/next/end batch reads
+    /// many completions; elsewhere each completion is its own start/end sequence, which is
+    /// correct under both contracts.
+    ///
     /// # Errors
     /// `ibv_start_poll`/`ibv_next_poll` with an errno other than ENOENT (an empty CQ is `Ok(0)`).
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
-        if out.is_empty() {
-            return Ok(0);
-        }
         let cq = self.cq.as_ptr();
-        let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
-        // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
-        let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
-        if rc == libc::ENOENT {
-            return Ok(0);
-        }
-        if rc != 0 {
-            return Err(Error::from_errno(
-                "ibv_start_poll",
-                rc,
-                "the CQ may have overrun: poll more often or make it larger",
-            ));
-        }
         let mut n = 0;
-        loop {
-            // SAFETY: a completion is current between start/next_poll and end_poll.
-            out[n] = unsafe { read_current(cq) };
-            n += 1;
-            if n == out.len() {
-                break;
-            }
-            // SAFETY: as above.
-            let rc = unsafe { raw::ibv_next_poll(cq) };
+        while n < out.len() {
+            let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
+            // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
+            let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
             if rc == libc::ENOENT {
                 break;
             }
             if rc != 0 {
-                // SAFETY: ends the poll sequence started above.
-                unsafe { raw::ibv_end_poll(cq) };
                 return Err(Error::from_errno(
-                    "ibv_next_poll",
+                    "ibv_start_poll",
                     rc,
                     "the CQ may have overrun: poll more often or make it larger",
                 ));
             }
+            loop {
+                // SAFETY: a completion is current between a successful start/next_poll and end_poll.
+                out[n] = unsafe { read_current(cq) };
+                n += 1;
+                if !self.batched || n == out.len() {
+                    break;
+                }
+                // SAFETY: as above (mlx5: ENOENT keeps the batch open until end_poll).
+                let rc = unsafe { raw::ibv_next_poll(cq) };
+                if rc == libc::ENOENT {
+                    break;
+                }
+                if rc != 0 {
+                    // SAFETY: ends the batch started above.
+                    unsafe { raw::ibv_end_poll(cq) };
+                    return Err(Error::from_errno(
+                        "ibv_next_poll",
+                        rc,
+                        "the CQ may have overrun: poll more often or make it larger",
+                    ));
+                }
+            }
+            // SAFETY: ends the batch started above.
+            unsafe { raw::ibv_end_poll(cq) };
+            if self.batched {
+                break;
+            }
         }
-        // SAFETY: ends the poll sequence started above.
-        unsafe { raw::ibv_end_poll(cq) };
         Ok(n)
     }
 
