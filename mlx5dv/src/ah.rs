@@ -100,6 +100,24 @@ impl<'ctx> Pd<'ctx> {
 }
 
 impl Ah<'_> {
+    /// Tells an mlx5 device that this AH leads to QP (or DCT) `qp_num`
+    /// (`mlx5dv_map_ah_to_qp`, rdma-core 36+), enabling its address-mapping fast path.
+    ///
+    /// # Errors
+    /// `mlx5dv_map_ah_to_qp` with its errno (EOPNOTSUPP on devices or firmware without it).
+    pub fn map_to_qp(&self, qp_num: u32) -> Result<()> {
+        // SAFETY: the AH is live.
+        let rc = unsafe { raw::mlx5dv_map_ah_to_qp(self.ah.as_ptr(), qp_num) };
+        if rc != 0 {
+            return Err(Error::from_errno(
+                "mlx5dv_map_ah_to_qp",
+                rc,
+                "the device or firmware does not map AHs to QPs",
+            ));
+        }
+        Ok(())
+    }
+
     /// Adopts an address handle created elsewhere; it is destroyed on drop.
     ///
     /// # Safety

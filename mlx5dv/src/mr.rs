@@ -27,6 +27,9 @@ impl Access {
     pub const REMOTE_READ: Access = Access(raw::IBV_ACCESS_REMOTE_READ);
     /// Peers may run atomics on it (needs LOCAL_WRITE).
     pub const REMOTE_ATOMIC: Access = Access(raw::IBV_ACCESS_REMOTE_ATOMIC);
+    /// On-demand paging: pages are faulted in by the adapter (needs the device's ODP caps;
+    /// for DC, `Mlx5Caps::dc_odp_caps`).
+    pub const ON_DEMAND: Access = Access(raw::IBV_ACCESS_ON_DEMAND);
 
     /// No access beyond local reads by the adapter (sends from it).
     pub const fn none() -> Access {

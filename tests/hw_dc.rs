@@ -1,0 +1,505 @@
+//! Tier 3: DC end to end on a ConnectX-5 or newer, the scenarios of rdma-core's own DC tests
+//! (tests/test_mlx5_dc.py) plus one DCI reaching many DCTs in turn. Loopback on one device:
+//! 2 DCIs and DCTs on an SRQ, MTU 1024, timeout 14, retry 7, RNR retry 7, min RNR timer 12.
+//!
+//! Opt-in: every test is `#[ignore]`d, so `cargo test` lists them as ignored. Run them with
+//! `MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored` (and
+//! `MLX5DV_TEST_GID_INDEX=<n>` on RoCE ports, `MLX5DV_TEST_PORT` if not 1). Asked to run
+//! without the variable they fail saying so; a capability the device lacks (ODP, streams) is
+//! printed as "not run". Nothing here is faked.
+use mlx5dv::{
+    devices, Access, Completion, Context, Cq, DcKey, DcPeer, DcTargetAddr, Dci, DciBuilder, DctBuilder, Mlx5Context,
+    Mtu, PeerPath, QpState, RtsAttr, WcOpcode, WcStatus,
+};
+use std::time::{Duration, Instant};
+
+const KEY: DcKey = DcKey::new(0xFFEE_DDCC);
+const MTU: u32 = 1024;
+
+struct Hw {
+    ctx: Context,
+    port: u8,
+    gid_index: Option<u8>,
+}
+
+fn hw() -> Hw {
+    let Ok(name) = std::env::var("MLX5DV_TEST_DEVICE") else {
+        panic!("the DC hardware tests need MLX5DV_TEST_DEVICE naming a ConnectX-5+ device (e.g. mlx5_0)");
+    };
+    let port = std::env::var("MLX5DV_TEST_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(1);
+    let gid_index = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok());
+    let list = devices().expect("device list");
+    let dev = list
+        .iter()
+        .find(|d| d.name() == name)
+        .unwrap_or_else(|| panic!("MLX5DV_TEST_DEVICE={name} is not listed: {list:?}"));
+    let ctx = dev.open().expect("open device");
+    let eth = ctx.query_port(port).expect("port").link_layer_str() == "Ethernet";
+    assert!(
+        !eth || gid_index.is_some(),
+        "{name} port {port} is RoCE: set MLX5DV_TEST_GID_INDEX"
+    );
+    Hw { ctx, port, gid_index }
+}
+
+impl Hw {
+    fn addr_of(&self, dct_number: u32) -> DcTargetAddr {
+        let port = self.ctx.query_port(self.port).expect("port");
+        let gid = self
+            .gid_index
+            .map(|i| self.ctx.query_gid(self.port, i).expect("gid"))
+            .unwrap_or([0; 16]);
+        DcTargetAddr {
+            lid: port.0.lid,
+            gid,
+            dct_number,
+            port_mtu: Mtu::Mtu1024,
+        }
+    }
+
+    fn dct_builder<'a>(
+        &self,
+        mlx5: &'a Mlx5Context<'a>,
+        pd: &'a mlx5dv::Pd<'a>,
+        cq: &'a Cq<'a>,
+        srq: &'a mlx5dv::Srq<'a>,
+    ) -> DctBuilder<'a, 'a> {
+        let b = DctBuilder::new(mlx5, pd, cq, srq, KEY)
+            .port(self.port)
+            .mtu(MTU)
+            .min_rnr_timer(12);
+        match self.gid_index {
+            Some(i) => b.gid_index(i),
+            None => b,
+        }
+    }
+}
+
+fn rts() -> RtsAttr {
+    RtsAttr {
+        timeout: 14,
+        retry_cnt: 7,
+        rnr_retry: 7,
+        sq_psn: 0,
+        max_rd_atomic: 1,
+    }
+}
+
+fn wait(cq: &Cq<'_>, n: usize) -> Vec<Completion> {
+    let mut got = Vec::new();
+    let mut buf = [Completion::default(); 32];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while got.len() < n {
+        let k = cq.poll(&mut buf).expect("poll");
+        got.extend_from_slice(&buf[..k]);
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {n} completions, got {got:?}"
+        );
+    }
+    got
+}
+
+fn ready_dci<'a>(
+    hw: &Hw,
+    mlx5: &'a Mlx5Context<'a>,
+    pd: &'a mlx5dv::Pd<'a>,
+    cq: &'a Cq<'a>,
+) -> Dci<'a, mlx5dv::state::Rts> {
+    DciBuilder::new(mlx5, pd, cq)
+        .with_atomics()
+        .build_ready(hw.port, MTU, rts())
+        .expect("DCI to RTS")
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn dc_rdma_write_reaches_the_dct_memory() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().expect("DCT to RTR");
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let mut src = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
+    src.write(0, b"dc write").unwrap();
+    let ah = pd
+        .create_ah(
+            hw.port,
+            &PeerPath::to_dc_target(&hw.addr_of(dct.dct_number()), hw.gid_index),
+        )
+        .unwrap();
+    let peer = DcPeer::new(&ah, &hw.addr_of(dct.dct_number()), KEY);
+    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(1, target.remote().unwrap().slice(64, 8).unwrap())
+        .to(&peer)
+        .sge(src.sge(0, 8).unwrap())
+        .unwrap();
+    batch.commit().unwrap();
+    let c = wait(&cq, 1);
+    assert_eq!(
+        (c[0].wr_id, c[0].status, c[0].opcode),
+        (1, WcStatus::Success, Some(WcOpcode::RdmaWrite))
+    );
+    let mut seen = [0u8; 8];
+    target.read(64, &mut seen).unwrap();
+    assert_eq!(&seen, b"dc write");
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn dc_send_lands_in_the_dct_srq() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let rx = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
+    srq.post_recv(77, &[rx.sge(0, 1024).unwrap()]).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
+    let mut batch = dci.batch();
+    batch
+        .send_imm(5, 0x1234_5678)
+        .to(&peer)
+        .inline(b"into the srq")
+        .unwrap();
+    batch.commit().unwrap();
+    let mut c = wait(&cq, 2);
+    c.sort_by_key(|c| c.wr_id);
+    assert_eq!((c[0].wr_id, c[0].status), (5, WcStatus::Success));
+    assert_eq!(
+        (c[1].wr_id, c[1].opcode, c[1].byte_len, c[1].imm),
+        (77, Some(WcOpcode::Recv), 12, Some(0x1234_5678))
+    );
+    let mut seen = [0u8; 12];
+    rx.read(0, &mut seen).unwrap();
+    assert_eq!(&seen, b"into the srq");
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn dc_fetch_and_add_with_max_dc_rd_atom_outstanding_sums_exactly() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let caps = mlx5.caps().unwrap();
+    let outstanding = caps.max_dc_init_rd_atom.unwrap_or(1).clamp(1, 16) as u8;
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let counter = pd.alloc_mr(64, Access::LOCAL_WRITE | Access::REMOTE_ATOMIC).unwrap();
+    let old = pd.alloc_mr(8 * 16, Access::LOCAL_WRITE).unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+        .with_atomics()
+        .build_ready(
+            hw.port,
+            MTU,
+            RtsAttr {
+                max_rd_atomic: outstanding,
+                ..rts()
+            },
+        )
+        .unwrap();
+    let remote = counter.remote().unwrap().slice(0, 8).unwrap();
+    let mut batch = dci.batch();
+    for i in 0..outstanding {
+        batch
+            .atomic_fetch_add(u64::from(i), remote, 3)
+            .to(&peer)
+            .sge(old.sge(8 * usize::from(i), 8).unwrap())
+            .unwrap();
+    }
+    batch.commit().unwrap();
+    let c = wait(&cq, usize::from(outstanding));
+    assert!(
+        c.iter()
+            .all(|c| c.status == WcStatus::Success && c.opcode == Some(WcOpcode::FetchAdd)),
+        "{c:?}"
+    );
+    let mut total = [0u8; 8];
+    counter.read(0, &mut total).unwrap();
+    assert_eq!(u64::from_ne_bytes(total), 3 * u64::from(outstanding));
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn dc_rdma_write_after_mapping_the_ah_to_the_dct() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    ah.map_to_qp(dct.dct_number()).expect("mlx5dv_map_ah_to_qp");
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(9, target.remote().unwrap())
+        .to(&peer)
+        .inline(b"mapped")
+        .unwrap();
+    batch.commit().unwrap();
+    assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+    let mut seen = [0u8; 6];
+    target.read(0, &mut seen).unwrap();
+    assert_eq!(&seen, b"mapped");
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn dc_rdma_write_into_odp_memory_when_the_device_allows_it() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let odp = mlx5.caps().unwrap().dc_odp_caps.unwrap_or(0);
+    if odp & mlx5dv::raw::IBV_ODP_SUPPORT_WRITE == 0 {
+        eprintln!(
+            "not run: {} reports no DC ODP write support (dc_odp_caps {odp:#x})",
+            hw.ctx.name()
+        );
+        return;
+    }
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let target = pd
+        .alloc_mr(1 << 20, Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::ON_DEMAND)
+        .unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(1, target.remote().unwrap().slice(512 * 1024, 3).unwrap())
+        .to(&peer)
+        .inline(b"odp")
+        .unwrap();
+    batch.commit().unwrap();
+    assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+    let mut seen = [0u8; 3];
+    target.read(512 * 1024, &mut seen).unwrap();
+    assert_eq!(&seen, b"odp");
+}
+
+fn streams_caps(hw: &Hw, mlx5: &Mlx5Context<'_>) -> Option<(u8, u8)> {
+    match mlx5.caps().unwrap().dci_streams {
+        Some((c, e)) if c > 0 => Some((c.min(3), e.min(c.min(3)))),
+        _ => {
+            eprintln!("not run: {} reports no DCI streams", hw.ctx.name());
+            None
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn dci_streams_carry_traffic_on_every_stream_id() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let Some((log_c, log_e)) = streams_caps(&hw, &mlx5) else {
+        return;
+    };
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+        .streams(log_c, log_e)
+        .build_ready(hw.port, MTU, rts())
+        .unwrap();
+    let streams = 1u16 << log_c;
+    for round in 0..3u16 {
+        let mut batch = dci.batch();
+        for s in 0..streams {
+            let peer = DcPeer::new(&ah, &addr, KEY).stream(s);
+            let offset = u64::from(s) * 8;
+            batch
+                .rdma_write(
+                    u64::from(round * streams + s),
+                    target.remote().unwrap().slice(offset, 2).unwrap(),
+                )
+                .to(&peer)
+                .inline(&s.to_le_bytes())
+                .unwrap();
+        }
+        batch.commit().unwrap();
+        let c = wait(&cq, usize::from(streams));
+        assert!(c.iter().all(|c| c.status == WcStatus::Success), "{c:?}");
+    }
+    for s in 0..streams {
+        let mut seen = [0u8; 2];
+        target.read(usize::from(s) * 8, &mut seen).unwrap();
+        assert_eq!(u16::from_le_bytes(seen), s);
+    }
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_again() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let Some((log_c, log_e)) = streams_caps(&hw, &mlx5) else {
+        return;
+    };
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let dct = hw
+        .dct_builder(&mlx5, &pd, &cq, &srq)
+        .access(Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+        .build()
+        .unwrap();
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+        .streams(log_c, log_e)
+        .build_ready(hw.port, MTU, rts())
+        .unwrap();
+    let mut bad = target.remote().unwrap();
+    bad.rkey ^= 0x00FF_FF00;
+    let allowed = 1u16 << log_e;
+    // Up to 2^log_num_errored streams may be in error while the DCI stays usable.
+    for s in 0..allowed.min((1 << log_c) - 1) {
+        let mut batch = dci.batch();
+        batch
+            .rdma_write(u64::from(s), bad)
+            .to(&DcPeer::new(&ah, &addr, KEY).stream(s))
+            .inline(b"x")
+            .unwrap();
+        batch.commit().unwrap();
+        assert_eq!(wait(&cq, 1)[0].status, WcStatus::RemAccessErr);
+    }
+    // One error more than allowed takes the DCI to ERR.
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(100, bad)
+        .to(&DcPeer::new(&ah, &addr, KEY).stream(allowed % (1 << log_c)))
+        .inline(b"x")
+        .unwrap();
+    batch.commit().unwrap();
+    let _ = wait(&cq, 1);
+    assert_eq!(dci.query_state().unwrap(), QpState::Err);
+    let mut dci = dci.recover().expect("ERR -> RESET -> RTS");
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(200, target.remote().unwrap())
+        .to(&DcPeer::new(&ah, &addr, KEY).stream(0))
+        .inline(b"ok")
+        .unwrap();
+    batch.commit().unwrap();
+    assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn dci_stream_id_reset_recovers_a_stream_without_the_dci_entering_err() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let Some((log_c, log_e)) = streams_caps(&hw, &mlx5) else {
+        return;
+    };
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+        .streams(log_c, log_e.max(1))
+        .build_ready(hw.port, MTU, rts())
+        .unwrap();
+    let mut bad = target.remote().unwrap();
+    bad.rkey ^= 0x00FF_FF00;
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(1, bad)
+        .to(&DcPeer::new(&ah, &addr, KEY).stream(1))
+        .inline(b"x")
+        .unwrap();
+    batch.commit().unwrap();
+    assert_eq!(wait(&cq, 1)[0].status, WcStatus::RemAccessErr);
+    dci.reset_stream(1).expect("mlx5dv_dci_stream_id_reset");
+    assert_eq!(dci.query_state().unwrap(), QpState::Rts);
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(2, target.remote().unwrap())
+        .to(&DcPeer::new(&ah, &addr, KEY).stream(1))
+        .inline(b"again")
+        .unwrap();
+    batch.commit().unwrap();
+    assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn one_dci_reaches_many_dcts_in_turn() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let dcts: Vec<_> = (0..8)
+        .map(|_| hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap())
+        .collect();
+    let targets: Vec<_> = (0..8)
+        .map(|_| pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap())
+        .collect();
+    let addrs: Vec<_> = dcts.iter().map(|d| hw.addr_of(d.dct_number())).collect();
+    let ahs: Vec<_> = addrs
+        .iter()
+        .map(|a| pd.create_ah(hw.port, &PeerPath::to_dc_target(a, hw.gid_index)).unwrap())
+        .collect();
+    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
+    for (i, ((addr, ah), target)) in addrs.iter().zip(&ahs).zip(&targets).enumerate() {
+        let mut batch = dci.batch();
+        batch
+            .rdma_write(i as u64, target.remote().unwrap())
+            .to(&DcPeer::new(ah, addr, KEY))
+            .inline(&[i as u8; 4])
+            .unwrap();
+        batch.commit().unwrap();
+        assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success, "DCT {i}");
+    }
+    for (i, target) in targets.iter().enumerate() {
+        let mut seen = [0u8; 4];
+        target.read(0, &mut seen).unwrap();
+        assert_eq!(seen, [i as u8; 4], "DCT {i}");
+    }
+}
