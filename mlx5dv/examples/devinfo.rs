@@ -1,9 +1,26 @@
-//! Lists RDMA devices and ports, says whether each is an mlx5 device (a DC candidate).
+//! Lists RDMA devices and ports, says whether each is an mlx5 device, reports its DC
+//! capabilities and probes DC for real (a DCT taken to RTR).
 //!
+//! Usage: `devinfo [-g GID_INDEX]` (the GID index the DC probe uses on RoCE ports; default 0).
 //! With no device it says so in one line and exits 1, as `ibv_devinfo` does.
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let gid_index = match args.as_slice() {
+        [] => 0,
+        [flag, n] if flag == "-g" => match n.parse::<u8>() {
+            Ok(n) => n,
+            Err(_) => {
+                eprintln!("devinfo: -g takes a GID index from 0 to 255, not {n:?}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => {
+            eprintln!("usage: devinfo [-g GID_INDEX]");
+            return ExitCode::FAILURE;
+        }
+    };
     let list = match mlx5dv::devices() {
         Ok(list) => list,
         Err(e) => {
@@ -45,6 +62,30 @@ fn main() -> ExitCode {
                 continue;
             }
         };
+        match ctx.mlx5() {
+            Ok(mlx5) => {
+                match mlx5.caps() {
+                    Ok(caps) => println!(
+                        "  DC caps: dc_odp_caps {}, DCI streams {}, max_dc_rd_atom {}, max_dc_init_rd_atom {}",
+                        caps.dc_odp_caps.map_or("n/a".into(), |c| format!("{c:#x}")),
+                        caps.dci_streams
+                            .map_or("n/a".into(), |(c, e)| format!("log concurrent {c}, log errored {e}")),
+                        caps.max_dc_rd_atom.map_or("n/a".into(), |v| v.to_string()),
+                        caps.max_dc_init_rd_atom.map_or("n/a".into(), |v| v.to_string()),
+                    ),
+                    Err(e) => println!("  DC caps: {e}"),
+                }
+                let eth = ctx
+                    .query_port(1)
+                    .map(|p| p.link_layer_str() == "Ethernet")
+                    .unwrap_or(false);
+                match mlx5.probe_dc(1, eth.then_some(gid_index)) {
+                    Ok(dctn) => println!("  DC probe: a DCT reached RTR on port 1 (DCT number {dctn:#08x}): DC works"),
+                    Err(e) => println!("  DC probe: {e}"),
+                }
+            }
+            Err(e) => println!("  DC: {e}"),
+        }
         for port in 1..=ports {
             match ctx.query_port(port) {
                 Ok(p) => println!(
