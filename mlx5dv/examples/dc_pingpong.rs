@@ -154,7 +154,6 @@ fn run(o: &Opts) -> Result<(), String> {
 
     // Ping-pong: the client sends first; each side answers every receive with a send.
     let start = Instant::now();
-    let mut recv_id = 256;
     for i in 0..o.iters {
         if o.server.is_some() || i > 0 {
             let mut batch = dci.batch();
@@ -162,9 +161,8 @@ fn run(o: &Opts) -> Result<(), String> {
             batch.commit().map_err(|e| e.to_string())?;
         }
         wait(&cq, |c| c.opcode == Some(mlx5dv::WcOpcode::Recv))?;
-        srq.post_recv(recv_id, &[buf.sge(0, o.size).map_err(|e| e.to_string())?])
+        srq.post_recv(256 + i, &[buf.sge(0, o.size).map_err(|e| e.to_string())?])
             .map_err(|e| e.to_string())?;
-        recv_id += 1;
         if o.server.is_none() && i + 1 == o.iters {
             let mut batch = dci.batch();
             batch.send(i).to(&peer).sge(payload).map_err(|e| e.to_string())?;
