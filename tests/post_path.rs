@@ -9,10 +9,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 struct Counting;
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    // Only the measuring thread counts: libtest's other threads allocate at any time.
+    static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn count() {
+    if COUNTING.with(|c| c.get()) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 // SAFETY: forwards to the system allocator, counting calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
@@ -21,7 +32,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -150,6 +161,11 @@ fn posting_allocates_nothing() {
         rkey: 3,
     };
     let local = sge(0xA000, 256, 1);
+    // The counter works: a Vec allocation on this thread is seen.
+    COUNTING.with(|c| c.set(true));
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    drop(std::hint::black_box(Vec::<u8>::with_capacity(16)));
+    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed) - before, 1, "the counting allocator does not count");
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     for i in 0..10_000u64 {
         let mut batch = f.dci.batch();
