@@ -165,7 +165,11 @@ fn posting_allocates_nothing() {
     COUNTING.with(|c| c.set(true));
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     drop(std::hint::black_box(Vec::<u8>::with_capacity(16)));
-    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed) - before, 1, "the counting allocator does not count");
+    assert_eq!(
+        ALLOCATIONS.load(Ordering::Relaxed) - before,
+        1,
+        "the counting allocator does not count"
+    );
     let before = ALLOCATIONS.load(Ordering::Relaxed);
     for i in 0..10_000u64 {
         let mut batch = f.dci.batch();

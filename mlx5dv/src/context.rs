@@ -70,7 +70,8 @@ impl Context {
                 "ibv_query_port",
                 rc,
                 "ports are numbered from 1 to the device's phys_port_cnt",
-            ));
+            )
+            .on(&self.name));
         }
         Ok(PortAttr(attr))
     }
@@ -78,7 +79,8 @@ impl Context {
     /// GID table entry `index` of `port` (16 bytes, network order).
     ///
     /// # Errors
-    /// `ibv_query_gid` with its errno (EINVAL for an index beyond the table).
+    /// `ibv_query_gid` with its errno (EINVAL for an index beyond the table); ENODATA for an
+    /// empty entry (which libibverbs itself reports as an all-zero GID).
     pub fn query_gid(&self, port: u8, index: u8) -> Result<[u8; 16]> {
         let mut gid = raw::ibv_gid::default();
         // SAFETY: the context is open; gid is writable.
@@ -93,7 +95,17 @@ impl Context {
             .on(&self.name));
         }
         // SAFETY: every bit pattern of the union is a valid [u8; 16].
-        Ok(unsafe { gid.raw })
+        let raw_gid = unsafe { gid.raw };
+        if raw_gid == [0; 16] {
+            // libibverbs reports an empty table entry as success with a zero GID.
+            return Err(Error::from_errno(
+                "ibv_query_gid",
+                libc::ENODATA,
+                format!("GID index {index} of port {port} is empty: pick a populated index (ibv_devinfo -v)"),
+            )
+            .on(&self.name));
+        }
+        Ok(raw_gid)
     }
 
     /// The raw context, for interop.
@@ -163,6 +175,16 @@ impl PortAttr {
             raw::IBV_LINK_LAYER_INFINIBAND | raw::IBV_LINK_LAYER_UNSPECIFIED => "InfiniBand",
             _ => "unknown",
         }
+    }
+
+    /// Base LID (InfiniBand; 0 on RoCE).
+    pub fn lid(&self) -> u16 {
+        self.0.lid
+    }
+
+    /// Whether the link layer is Ethernet (RoCE: peers are addressed by GID).
+    pub fn is_ethernet(&self) -> bool {
+        self.0.link_layer == raw::IBV_LINK_LAYER_ETHERNET
     }
 
     /// Active MTU in bytes.
