@@ -359,6 +359,10 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
 
     /// Finishes the request with a gather/scatter list.
     ///
+    /// Provider bug to know: soft-RoCE (rxe) in rdma-core before the fix of PR 1744 (so 44,
+    /// Debian bookworm) computes the total length as `num_sge` times the first entry's length;
+    /// there, use entries of equal length.
+    ///
     /// # Errors
     /// As [`Wr::sge`], and EINVAL for an empty list.
     #[inline]
