@@ -78,16 +78,6 @@ impl Hw {
     }
 }
 
-fn rts() -> RtsAttr {
-    RtsAttr {
-        timeout: 14,
-        retry_cnt: 7,
-        rnr_retry: 7,
-        sq_psn: 0,
-        max_rd_atomic: 1,
-    }
-}
-
 fn wait(cq: &Cq<'_>, n: usize) -> Vec<Completion> {
     let mut got = Vec::new();
     let mut buf = [Completion::default(); 32];
@@ -111,7 +101,7 @@ fn ready_dci<'a>(
 ) -> Dci<'a, mlx5dv::state::Rts> {
     DciBuilder::new(mlx5, pd, cq)
         .with_atomics()
-        .build_ready(hw.port, MTU, rts())
+        .build_ready(hw.port, MTU, RtsAttr::default())
         .expect("DCI to RTS")
 }
 
@@ -213,7 +203,7 @@ fn dc_fetch_and_add_with_max_dc_rd_atom_outstanding_sums_exactly() {
             MTU,
             RtsAttr {
                 max_rd_atomic: outstanding,
-                ..rts()
+                ..RtsAttr::default()
             },
         )
         .unwrap();
@@ -336,7 +326,7 @@ fn dci_streams_carry_traffic_on_every_stream_id() {
         .unwrap();
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .streams(log_c, log_e)
-        .build_ready(hw.port, MTU, rts())
+        .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
     let streams = 1u16 << log_c;
     for round in 0..3u16 {
@@ -387,7 +377,7 @@ fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_agai
         .unwrap();
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .streams(log_c, log_e)
-        .build_ready(hw.port, MTU, rts())
+        .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
     let mut bad = target.remote().unwrap();
     bad.rkey ^= 0x00FF_FF00;
@@ -443,7 +433,7 @@ fn dci_stream_id_reset_recovers_a_stream_without_the_dci_entering_err() {
         .unwrap();
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .streams(log_c, log_e.max(1))
-        .build_ready(hw.port, MTU, rts())
+        .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
     let mut bad = target.remote().unwrap();
     bad.rkey ^= 0x00FF_FF00;

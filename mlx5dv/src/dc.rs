@@ -34,7 +34,7 @@ use crate::cq::Cq;
 use crate::error::{Error, Result};
 use crate::mr::Access;
 use crate::pd::Pd;
-use crate::qp::{rts_attr, state, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::qp::{init_attr_ex, rts_attr, state, QpRaw, QpState, RtsAttr, TransitionError};
 use crate::srq::Srq;
 use crate::wr::{Batch, Dc};
 use mlx5dv_raw as raw;
@@ -173,33 +173,7 @@ fn create_dc_qp(
     op: &'static str,
 ) -> Result<NonNull<raw::ibv_qp>> {
     let ctx = pd.context();
-    let mut attr = raw::ibv_qp_init_attr_ex {
-        qp_context: std::ptr::null_mut(),
-        send_cq: cq.as_raw_cq(),
-        recv_cq: cq.as_raw_cq(),
-        srq: srq.map_or(std::ptr::null_mut(), |s| s.as_raw()),
-        cap,
-        qp_type: raw::IBV_QPT_DRIVER,
-        sq_sig_all: 0,
-        comp_mask: if send_ops != 0 {
-            raw::IBV_QP_INIT_ATTR_PD | raw::IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
-        } else {
-            raw::IBV_QP_INIT_ATTR_PD
-        },
-        pd: pd.as_raw(),
-        xrcd: std::ptr::null_mut(),
-        create_flags: 0,
-        max_tso_header: 0,
-        rwq_ind_tbl: std::ptr::null_mut(),
-        rx_hash_conf: raw::ibv_rx_hash_conf {
-            rx_hash_function: 0,
-            rx_hash_key_len: 0,
-            rx_hash_key: std::ptr::null_mut(),
-            rx_hash_fields_mask: 0,
-        },
-        source_qpn: 0,
-        send_ops_flags: send_ops,
-    };
+    let mut attr = init_attr_ex(pd, cq, srq, cap, raw::IBV_QPT_DRIVER, send_ops);
     // SAFETY: the context, PD, CQ and SRQ are live; both attribute structs are initialised.
     let qp = unsafe { raw::mlx5dv_create_qp(ctx.as_raw(), &mut attr, dv) };
     NonNull::new(qp).ok_or_else(|| {

@@ -183,6 +183,45 @@ impl Drop for QpRaw {
     }
 }
 
+/// The creation attributes both QP kinds share: one CQ for sends and receives, an optional SRQ,
+/// and the extended post API when `send_ops` is non-zero.
+pub(crate) fn init_attr_ex(
+    pd: &crate::pd::Pd<'_>,
+    cq: &crate::cq::Cq<'_>,
+    srq: Option<&crate::srq::Srq<'_>>,
+    cap: raw::ibv_qp_cap,
+    qp_type: raw::ibv_qp_type,
+    send_ops: u64,
+) -> raw::ibv_qp_init_attr_ex {
+    raw::ibv_qp_init_attr_ex {
+        qp_context: std::ptr::null_mut(),
+        send_cq: cq.as_raw_cq(),
+        recv_cq: cq.as_raw_cq(),
+        srq: srq.map_or(std::ptr::null_mut(), |s| s.as_raw()),
+        cap,
+        qp_type,
+        sq_sig_all: 0,
+        comp_mask: if send_ops != 0 {
+            raw::IBV_QP_INIT_ATTR_PD | raw::IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
+        } else {
+            raw::IBV_QP_INIT_ATTR_PD
+        },
+        pd: pd.as_raw(),
+        xrcd: std::ptr::null_mut(),
+        create_flags: 0,
+        max_tso_header: 0,
+        rwq_ind_tbl: std::ptr::null_mut(),
+        rx_hash_conf: raw::ibv_rx_hash_conf {
+            rx_hash_function: 0,
+            rx_hash_key_len: 0,
+            rx_hash_key: std::ptr::null_mut(),
+            rx_hash_fields_mask: 0,
+        },
+        source_qpn: 0,
+        send_ops_flags: send_ops,
+    }
+}
+
 pub(crate) fn rts_attr(rts: &RtsAttr) -> (raw::ibv_qp_attr, u32) {
     let attr = raw::ibv_qp_attr {
         qp_state: raw::IBV_QPS_RTS,

@@ -7,7 +7,7 @@ use crate::cq::Cq;
 use crate::error::{Error, Result};
 use crate::mr::{Access, Sge};
 use crate::pd::Pd;
-use crate::qp::{rts_attr, state, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::qp::{init_attr_ex, rts_attr, state, QpRaw, QpState, RtsAttr, TransitionError};
 use crate::srq::Srq;
 use crate::wr::{Batch, Rc};
 use mlx5dv_raw as raw;
@@ -104,35 +104,14 @@ impl<'ctx> Pd<'ctx> {
             )
             .on(ctx.name()));
         }
-        let mut attr = raw::ibv_qp_init_attr_ex {
-            qp_context: std::ptr::null_mut(),
-            send_cq: cq.as_raw_cq(),
-            recv_cq: cq.as_raw_cq(),
-            srq: srq.map_or(std::ptr::null_mut(), |s| s.as_raw()),
-            cap: raw::ibv_qp_cap {
-                max_send_wr: caps.max_send_wr,
-                max_recv_wr: if srq.is_some() { 0 } else { caps.max_recv_wr },
-                max_send_sge: caps.max_send_sge,
-                max_recv_sge: if srq.is_some() { 0 } else { caps.max_recv_sge },
-                max_inline_data: caps.max_inline_data,
-            },
-            qp_type: raw::IBV_QPT_RC,
-            sq_sig_all: 0,
-            comp_mask: raw::IBV_QP_INIT_ATTR_PD | raw::IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-            pd: self.as_raw(),
-            xrcd: std::ptr::null_mut(),
-            create_flags: 0,
-            max_tso_header: 0,
-            rwq_ind_tbl: std::ptr::null_mut(),
-            rx_hash_conf: raw::ibv_rx_hash_conf {
-                rx_hash_function: 0,
-                rx_hash_key_len: 0,
-                rx_hash_key: std::ptr::null_mut(),
-                rx_hash_fields_mask: 0,
-            },
-            source_qpn: 0,
-            send_ops_flags: u64::from(RC_DEFAULT_SEND_OPS),
+        let cap = raw::ibv_qp_cap {
+            max_send_wr: caps.max_send_wr,
+            max_recv_wr: if srq.is_some() { 0 } else { caps.max_recv_wr },
+            max_send_sge: caps.max_send_sge,
+            max_recv_sge: if srq.is_some() { 0 } else { caps.max_recv_sge },
+            max_inline_data: caps.max_inline_data,
         };
+        let mut attr = init_attr_ex(self, cq, srq, cap, raw::IBV_QPT_RC, u64::from(RC_DEFAULT_SEND_OPS));
         // SAFETY: the context, PD, CQ and SRQ are live; attr is initialised.
         let qp = unsafe { raw::ibv_create_qp_ex(ctx.as_raw(), &mut attr) };
         let qp = NonNull::new(qp).ok_or_else(|| {
