@@ -326,6 +326,24 @@ impl Sge<'_> {
         self.sge.lkey
     }
 
+    /// A one-entry receive work request over `sges` (shared by QP and SRQ receives).
+    ///
+    /// # Errors
+    /// EINVAL for an empty list (`op` names the verb that would have been called).
+    #[inline]
+    pub(crate) fn recv_wr(wr_id: u64, sges: &[Sge<'_>], op: &'static str) -> Result<raw::ibv_recv_wr> {
+        if sges.is_empty() {
+            return Err(Error::invalid(op, "a receive needs at least one buffer"));
+        }
+        let list = Sge::as_raw_slice(sges);
+        Ok(raw::ibv_recv_wr {
+            wr_id,
+            next: std::ptr::null_mut(),
+            sg_list: list.as_ptr().cast_mut(),
+            num_sge: list.len() as libc::c_int,
+        })
+    }
+
     pub(crate) fn as_raw_slice<'a>(sges: &'a [Sge<'_>]) -> &'a [raw::ibv_sge] {
         // SAFETY: Sge is repr(transparent) over ibv_sge.
         unsafe { std::slice::from_raw_parts(sges.as_ptr().cast(), sges.len()) }

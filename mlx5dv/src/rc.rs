@@ -179,16 +179,7 @@ impl<'a, S> RcQp<'a, S> {
     /// EINVAL in RESET).
     #[inline]
     pub fn post_recv(&self, wr_id: u64, sges: &[Sge<'_>]) -> Result<()> {
-        if sges.is_empty() {
-            return Err(Error::invalid("ibv_post_recv", "a receive needs at least one buffer"));
-        }
-        let list = Sge::as_raw_slice(sges);
-        let mut wr = raw::ibv_recv_wr {
-            wr_id,
-            next: std::ptr::null_mut(),
-            sg_list: list.as_ptr().cast_mut(),
-            num_sge: list.len() as libc::c_int,
-        };
+        let mut wr = Sge::recv_wr(wr_id, sges, "ibv_post_recv")?;
         let mut bad = std::ptr::null_mut();
         // SAFETY: the QP is live; wr and SGEs outlive the call.
         let rc = unsafe { raw::ibv_post_recv(self.raw.qp.as_ptr(), &mut wr, &mut bad) };

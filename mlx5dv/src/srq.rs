@@ -73,19 +73,7 @@ impl Srq<'_> {
     /// the SRQ is full).
     #[inline]
     pub fn post_recv(&self, wr_id: u64, sges: &[Sge<'_>]) -> Result<()> {
-        if sges.is_empty() {
-            return Err(Error::invalid(
-                "ibv_post_srq_recv",
-                "a receive needs at least one buffer",
-            ));
-        }
-        let list = Sge::as_raw_slice(sges);
-        let mut wr = raw::ibv_recv_wr {
-            wr_id,
-            next: std::ptr::null_mut(),
-            sg_list: list.as_ptr().cast_mut(),
-            num_sge: list.len() as libc::c_int,
-        };
+        let mut wr = Sge::recv_wr(wr_id, sges, "ibv_post_srq_recv")?;
         let mut bad = std::ptr::null_mut();
         // SAFETY: the SRQ is live; wr and the SGEs outlive the call (the library copies them).
         let rc = unsafe { raw::ibv_post_srq_recv(self.srq.as_ptr(), &mut wr, &mut bad) };
