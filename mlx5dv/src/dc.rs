@@ -34,7 +34,7 @@ use crate::cq::Cq;
 use crate::error::{Error, Result};
 use crate::mr::Access;
 use crate::pd::Pd;
-use crate::qp::{init_attr_ex, rts_attr, state, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::qp::{init_attr_ex, modify_qp, rts_attr, state, QpRaw, QpState, RtsAttr, TransitionError};
 use crate::srq::Srq;
 use crate::wr::{Batch, Dc};
 use mlx5dv_raw as raw;
@@ -386,14 +386,14 @@ pub struct Dct<'a> {
 
 impl Dct<'_> {
     fn modify(&self, attr: &mut raw::ibv_qp_attr, mask: u32, op: &'static str) -> Result<()> {
-        // SAFETY: the QP is live; attr is initialised for mask.
-        let rc = unsafe { raw::ibv_modify_qp(self.qp.as_ptr(), attr, mask as libc::c_int) };
-        if rc != 0 {
-            return Err(
-                Error::from_errno(op, rc, "check the port, GID index (RoCE), MTU and access flags").on(&self.device),
-            );
-        }
-        Ok(())
+        modify_qp(
+            self.qp,
+            &self.device,
+            attr,
+            mask,
+            op,
+            "check the port, GID index (RoCE), MTU and access flags",
+        )
     }
 
     /// The DCT number initiators address (assigned by the device at RTR).

@@ -128,12 +128,7 @@ impl QpRaw {
         op: &'static str,
         hint: &'static str,
     ) -> Result<()> {
-        // SAFETY: the QP is live; attr is initialised for the bits in mask.
-        let rc = unsafe { raw::ibv_modify_qp(self.qp.as_ptr(), attr, mask as libc::c_int) };
-        if rc != 0 {
-            return Err(Error::from_errno(op, rc, hint).on(&self.device));
-        }
-        Ok(())
+        modify_qp(self.qp, &self.device, attr, mask, op, hint)
     }
 
     pub(crate) fn to_reset(&self, op: &'static str) -> Result<()> {
@@ -220,6 +215,23 @@ pub(crate) fn init_attr_ex(
         source_qpn: 0,
         send_ops_flags: send_ops,
     }
+}
+
+/// `ibv_modify_qp` with the crate's error on failure (shared by every QP kind, DCTs included).
+pub(crate) fn modify_qp(
+    qp: NonNull<raw::ibv_qp>,
+    device: &str,
+    attr: &mut raw::ibv_qp_attr,
+    mask: u32,
+    op: &'static str,
+    hint: &'static str,
+) -> Result<()> {
+    // SAFETY: callers own a live QP; attr is initialised for the bits in mask.
+    let rc = unsafe { raw::ibv_modify_qp(qp.as_ptr(), attr, mask as libc::c_int) };
+    if rc != 0 {
+        return Err(Error::from_errno(op, rc, hint).on(device));
+    }
+    Ok(())
 }
 
 pub(crate) fn rts_attr(rts: &RtsAttr) -> (raw::ibv_qp_attr, u32) {
