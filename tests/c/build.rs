@@ -14,26 +14,14 @@
 //!    the oldest tested header, anonymous C types, and renamed anonymous unions.
 //! 2. ABI recorder: `tests/c/abi_recorder.c`, a fake `ibv_qp_ex`/`mlx5dv_qp_ex`/`ibv_cq_ex`/
 //!    context whose entries record their arguments, compiled against mlx5dv-raw's headers.
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-#[derive(Default)]
-struct Decl {
-    is_union: bool,
-    fields: Vec<String>,
-    opaque: bool,
-}
-
-#[derive(Default)]
-struct Exceptions {
-    since: BTreeMap<String, u32>,
-    nested: BTreeMap<String, (String, String)>,
-    skip: BTreeSet<String>,
-    rename: BTreeMap<String, String>,
-}
+// Decl, Exceptions, parse_exceptions, parse_rust: shared with tests/soft-mlx5/build.rs.
+include!("layout_parse.rs");
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -44,6 +32,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", raw_src.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", exceptions_path.display());
+    println!("cargo:rerun-if-changed=tests/c/layout_parse.rs");
     println!("cargo:rerun-if-changed=tests/c/abi_recorder.c");
     println!("cargo:rerun-if-changed=tests/c/c_post_path.c");
     println!("cargo:rerun-if-env-changed=MLX5DV_LAYOUT_INCLUDE_DIR");
@@ -256,92 +245,4 @@ fn version_from_pc(include: &Path) -> Option<u32> {
         }
     }
     None
-}
-
-fn parse_exceptions(text: &str) -> Exceptions {
-    let mut exc = Exceptions::default();
-    for line in text
-        .lines()
-        .map(|l| l.split('#').next().unwrap().trim())
-        .filter(|l| !l.is_empty())
-    {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            ["since", name, version] => {
-                exc.since
-                    .insert(name.to_string(), version.parse().expect("since NAME VERSION"));
-            }
-            ["nested", rust, parent_kw, parent, path] => {
-                exc.nested
-                    .insert(rust.to_string(), (format!("{parent_kw} {parent}"), path.to_string()));
-            }
-            ["skip", name] => {
-                exc.skip.insert(name.to_string());
-            }
-            ["rename", key, cname] => {
-                exc.rename.insert(key.to_string(), cname.to_string());
-            }
-            _ => panic!("layout-exceptions.txt: cannot read line `{line}`"),
-        }
-    }
-    exc
-}
-
-fn ident_after<'a>(line: &'a str, prefix: &str) -> Option<&'a str> {
-    let rest = line.strip_prefix(prefix)?;
-    let end = rest
-        .find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == '#'))
-        .unwrap_or(rest.len());
-    Some(&rest[..end])
-}
-
-fn parse_rust(
-    src: &str,
-    decls: &mut BTreeMap<String, Decl>,
-    order: &mut Vec<String>,
-    consts: &mut Vec<String>,
-    enums: &mut Vec<String>,
-) {
-    let mut current: Option<String> = None;
-    for line in src.lines() {
-        if let Some(name) = &current {
-            if line.starts_with('}') {
-                current = None;
-            } else if let Some(field) = ident_after(line, "    pub ") {
-                decls.get_mut(name).unwrap().fields.push(field.to_string());
-            } else if line.starts_with("    ")
-                && !line.trim_start().starts_with("//")
-                && line.contains(':')
-                && !line.starts_with("     ")
-            {
-                decls.get_mut(name).unwrap().opaque = true;
-            }
-            continue;
-        }
-        let (kind, name) = if let Some(n) = ident_after(line, "pub struct ") {
-            (false, n)
-        } else if let Some(n) = ident_after(line, "pub union ") {
-            (true, n)
-        } else {
-            if let Some(n) = ident_after(line, "pub const ") {
-                consts.push(n.to_string());
-            } else if let Some(n) = ident_after(line, "pub type ") {
-                if line.ends_with("= c_uint;") || line.ends_with("= c_int;") {
-                    enums.push(n.to_string());
-                }
-            }
-            continue;
-        };
-        if line.trim_end().ends_with('{') {
-            decls.insert(
-                name.to_string(),
-                Decl {
-                    is_union: kind,
-                    ..Decl::default()
-                },
-            );
-            order.push(name.to_string());
-            current = Some(name.to_string());
-        }
-    }
 }

@@ -1,0 +1,170 @@
+//! The emulated HCA: its object tables (what mlx5_ib and the firmware keep per device) and the
+//! one lock that serialises the command interface and the data path.
+
+pub mod objects;
+
+use crate::mem::{Dma, LocalDma};
+use crate::profile::Profile;
+use objects::{Ah, Cq, Mr, Pd, Qp, Srq};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// First QP number handed out (mlx5 firmware starts user QPs above the reserved range).
+pub const FIRST_QPN: u32 = 0x100;
+/// First mkey index; keys are index << 8 | variant, as mlx5 mkeys are.
+pub const FIRST_MKEY_INDEX: u32 = 0x10;
+
+/// One async event to deliver (struct ib_uverbs_async_event_desc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AsyncEvent {
+    /// The object's user handle (or the port number for port events).
+    pub element: u64,
+    /// enum ib_event_type.
+    pub event_type: u32,
+}
+
+/// ib_event_type values the device raises.
+pub mod event {
+    /// CQ overrun.
+    pub const CQ_ERR: u32 = 0;
+    /// QP fatal (requester or responder error moved the QP to ERR).
+    pub const QP_FATAL: u32 = 1;
+    /// Invalid request on the responder.
+    pub const QP_REQ_ERR: u32 = 2;
+    /// Access violation on the responder.
+    pub const QP_ACCESS_ERR: u32 = 3;
+    /// Port active.
+    pub const PORT_ACTIVE: u32 = 9;
+    /// Port down.
+    pub const PORT_ERR: u32 = 10;
+    /// SRQ limit reached.
+    pub const SRQ_LIMIT_REACHED: u32 = 15;
+    /// Last WQE reached (QP on an SRQ entered ERR).
+    pub const QP_LAST_WQE_REACHED: u32 = 16;
+}
+
+/// The device's state.
+pub struct Device {
+    /// Which ConnectX this is.
+    pub profile: &'static Profile,
+    /// Node index (distinct LID/GID/GUID per emulated node).
+    pub node: u32,
+    /// How the device reaches application memory.
+    pub dma: Box<dyn Dma + Send>,
+    /// PDs by handle.
+    pub pds: BTreeMap<u32, Pd>,
+    /// MRs by handle.
+    pub mrs: BTreeMap<u32, Mr>,
+    /// CQs by handle.
+    pub cqs: BTreeMap<u32, Cq>,
+    /// SRQs by handle.
+    pub srqs: BTreeMap<u32, Srq>,
+    /// QPs and DCTs by handle.
+    pub qps: BTreeMap<u32, Qp>,
+    /// Kernel-created AHs by handle.
+    pub ahs: BTreeMap<u32, Ah>,
+    /// QP/DCT number -> handle.
+    pub qpn_to_handle: BTreeMap<u32, u32>,
+    /// Async event write ends (one per open context).
+    pub async_fds: Vec<i32>,
+    /// Port 1 state (enum ib_port_state: 4 active, 1 down).
+    pub port_state: u32,
+    /// UAR pages mapped by the application (CQ arm doorbells land there).
+    pub uars: Vec<u64>,
+    next_handle: u32,
+    next_qpn: u32,
+    next_mkey: u32,
+    next_num: u32,
+}
+
+impl Device {
+    /// A device of `profile` at node `node`, reaching memory through `dma`.
+    pub fn new(profile: &'static Profile, node: u32, dma: Box<dyn Dma + Send>) -> Self {
+        Device {
+            profile,
+            node,
+            dma,
+            pds: BTreeMap::new(),
+            mrs: BTreeMap::new(),
+            cqs: BTreeMap::new(),
+            srqs: BTreeMap::new(),
+            qps: BTreeMap::new(),
+            ahs: BTreeMap::new(),
+            qpn_to_handle: BTreeMap::new(),
+            async_fds: Vec::new(),
+            port_state: 4,
+            uars: Vec::new(),
+            next_handle: 1,
+            next_qpn: FIRST_QPN,
+            next_mkey: FIRST_MKEY_INDEX,
+            next_num: 1,
+        }
+    }
+
+    /// A fresh object handle.
+    pub fn handle(&mut self) -> u32 {
+        self.next_handle += 1;
+        self.next_handle - 1
+    }
+
+    /// A fresh QP/DCT number (24 bits).
+    pub fn qpn(&mut self) -> u32 {
+        let n = self.next_qpn;
+        self.next_qpn = (self.next_qpn + 1) & 0xff_ffff;
+        if self.next_qpn < FIRST_QPN {
+            self.next_qpn = FIRST_QPN;
+        }
+        n
+    }
+
+    /// A fresh mkey (lkey = rkey).
+    pub fn mkey(&mut self) -> u32 {
+        self.next_mkey += 1;
+        ((self.next_mkey - 1) << 8) | 0x42
+    }
+
+    /// A fresh PD/CQ/SRQ number.
+    pub fn number(&mut self) -> u32 {
+        self.next_num += 1;
+        self.next_num - 1
+    }
+
+    /// The MR whose lkey (or rkey) is `key`.
+    pub fn mr_by_key(&self, key: u32) -> Option<&Mr> {
+        self.mrs.values().find(|m| m.lkey == key)
+    }
+
+    /// The QP or DCT numbered `qpn`.
+    pub fn qp_by_num(&self, qpn: u32) -> Option<(u32, &Qp)> {
+        let h = *self.qpn_to_handle.get(&qpn)?;
+        self.qps.get(&h).map(|q| (h, q))
+    }
+
+    /// Queues an async event to every open context.
+    pub fn raise(&self, ev: AsyncEvent) {
+        let mut desc = [0u8; 16];
+        desc[0..8].copy_from_slice(&ev.element.to_ne_bytes());
+        desc[8..12].copy_from_slice(&ev.event_type.to_ne_bytes());
+        for &fd in &self.async_fds {
+            // SAFETY: fd is the write end of a pipe this device created; 16 bytes from a
+            // local array. A full pipe drops the event, as the kernel's bounded list would.
+            let _ = unsafe { libc::write(fd, desc.as_ptr().cast(), desc.len()) };
+        }
+        crate::log(format_args!("async event {} on {:#x}", ev.event_type, ev.element));
+    }
+}
+
+static DEVICE: OnceLock<Mutex<Device>> = OnceLock::new();
+
+/// The process's emulated device (created on first use from `SOFT_MLX5_PROFILE` and
+/// `SOFT_MLX5_NODE`).
+pub fn global() -> MutexGuard<'static, Device> {
+    let m = DEVICE.get_or_init(|| {
+        let node = std::env::var("SOFT_MLX5_NODE")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        Mutex::new(Device::new(Profile::from_env(), node, Box::new(LocalDma)))
+    });
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,278 @@
+//! The objects a uverbs context owns, as mlx5_ib and the HCA keep them.
+
+use crate::profile::LinkLayer;
+
+/// Protection domain.
+#[derive(Debug)]
+pub struct Pd {
+    /// The PD number (mlx5dv_pd.pdn).
+    pub pdn: u32,
+}
+
+/// Memory region.
+#[derive(Clone, Copy, Debug)]
+pub struct Mr {
+    /// Owning PD handle.
+    pub pd: u32,
+    /// Start (iova = address here).
+    pub addr: u64,
+    /// Length in bytes.
+    pub length: u64,
+    /// Local key.
+    pub lkey: u32,
+    /// Remote key (equal to lkey on mlx5: one mkey).
+    pub rkey: u32,
+    /// IB_ACCESS_* flags.
+    pub access: u32,
+}
+
+impl Mr {
+    /// Whether `[addr, addr+len)` lies inside the region (mlx5 mkey range check).
+    pub fn covers(&self, addr: u64, len: u64) -> bool {
+        addr >= self.addr && len <= self.length && addr - self.addr <= self.length - len
+    }
+}
+
+/// Completion queue.
+#[derive(Debug)]
+pub struct Cq {
+    /// The user's handle (the ibv_cq pointer), returned in completion events.
+    pub user_handle: u64,
+    /// CQ number.
+    pub cqn: u32,
+    /// CQE ring.
+    pub buf: u64,
+    /// Doorbell record: [0] consumer index, [1] arm.
+    pub db: u64,
+    /// Ring size in CQEs (power of two).
+    pub ncqe: u32,
+    /// CQE size (64 only; 128 is refused at create).
+    pub cqe_size: u32,
+    /// Producer index (the device's).
+    pub pi: u32,
+    /// Completion channel write end, when the CQ was created on one.
+    pub channel: Option<i32>,
+    /// Armed: the sequence number of the arm request waiting for the next CQE.
+    pub armed_sn: Option<u32>,
+    /// The arm doorbell value last acted on.
+    pub last_arm: Option<u32>,
+    /// Set when the ring overflowed (CQ error event raised).
+    pub overrun: bool,
+    /// Completion events raised (for tests).
+    pub events: u64,
+}
+
+/// Shared receive queue.
+#[derive(Debug)]
+pub struct Srq {
+    /// The user's handle, returned in async events.
+    pub user_handle: u64,
+    /// SRQ number.
+    pub srqn: u32,
+    /// Owning PD handle.
+    pub pd: u32,
+    /// WQE ring.
+    pub buf: u64,
+    /// Doorbell record ([0] = counter of posted WQEs).
+    pub db: u64,
+    /// Number of WQEs (power of two).
+    pub wqe_cnt: u32,
+    /// log2 of the WQE stride.
+    pub wqe_shift: u32,
+    /// Index of the next WQE the device takes (follows next_wqe_index).
+    pub head: u32,
+    /// WQEs taken so far (compared with the doorbell counter).
+    pub taken: u32,
+    /// SRQ limit (armed when non-zero).
+    pub limit: u32,
+    /// User index (CQE v1).
+    pub uidx: u32,
+}
+
+/// The kind of a queue pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpKind {
+    /// Reliable connected.
+    Rc,
+    /// Unreliable datagram.
+    Ud,
+    /// DC initiator.
+    Dci,
+    /// DC target.
+    Dct,
+}
+
+/// IB queue-pair states, with the uverbs numbering (enum ib_qp_state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum QpState {
+    /// RESET.
+    Reset = 0,
+    /// INIT.
+    Init = 1,
+    /// Ready to receive.
+    Rtr = 2,
+    /// Ready to send.
+    Rts = 3,
+    /// Send queue drained.
+    Sqd = 4,
+    /// Send queue error.
+    Sqe = 5,
+    /// Error.
+    Err = 6,
+}
+
+impl QpState {
+    /// From the uverbs value.
+    pub fn from_u32(v: u32) -> Option<Self> {
+        Some(match v {
+            0 => Self::Reset,
+            1 => Self::Init,
+            2 => Self::Rtr,
+            3 => Self::Rts,
+            4 => Self::Sqd,
+            5 => Self::Sqe,
+            6 => Self::Err,
+            _ => return None,
+        })
+    }
+}
+
+/// A path (address vector) as modify-QP gives it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Path {
+    /// Destination LID.
+    pub dlid: u16,
+    /// GRH present.
+    pub is_global: bool,
+    /// Destination GID.
+    pub dgid: [u8; 16],
+    /// Source GID index.
+    pub sgid_index: u8,
+    /// Hop limit.
+    pub hop_limit: u8,
+    /// Port.
+    pub port: u8,
+}
+
+/// A work queue ring inside the QP buffer.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ring {
+    /// Address of entry 0.
+    pub base: u64,
+    /// Entries (power of two, 0 when absent).
+    pub cnt: u32,
+    /// log2 of the entry size.
+    pub shift: u32,
+}
+
+impl Ring {
+    /// Address of entry `index` (wrapping).
+    pub fn entry(&self, index: u32) -> u64 {
+        self.base + (u64::from(index & (self.cnt - 1)) << self.shift)
+    }
+    /// First address past the ring.
+    pub fn end(&self) -> u64 {
+        self.base + (u64::from(self.cnt) << self.shift)
+    }
+}
+
+/// Why the head of a send queue is waiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stall {
+    /// Receiver not ready: retry at the deadline, `left` retries remaining (7 = forever).
+    Rnr {
+        /// Retries left.
+        left: u8,
+    },
+    /// No response (dropped packet): retry at the deadline, `left` retries remaining.
+    Timeout {
+        /// Retries left.
+        left: u8,
+    },
+}
+
+/// Queue pair (RC, UD, DCI) or DC target.
+#[derive(Debug)]
+pub struct Qp {
+    /// The user's handle (async events).
+    pub user_handle: u64,
+    /// QP number (for a DCT: the DCT number, assigned at RTR as mlx5_ib does).
+    pub qpn: u32,
+    /// Kind.
+    pub kind: QpKind,
+    /// Current state.
+    pub state: QpState,
+    /// PD handle.
+    pub pd: u32,
+    /// Send CQ handle.
+    pub send_cq: Option<u32>,
+    /// Receive CQ handle.
+    pub recv_cq: Option<u32>,
+    /// SRQ handle.
+    pub srq: Option<u32>,
+    /// User index (CQE v1).
+    pub uidx: u32,
+    /// Doorbell record ([0] RQ counter, [1] SQ counter).
+    pub db: u64,
+    /// Send ring (64-byte WQE basic blocks).
+    pub sq: Ring,
+    /// Receive ring.
+    pub rq: Ring,
+    /// Max inline data asked at create.
+    pub max_inline_data: u32,
+    /// Signal every WQE.
+    pub sq_sig_all: bool,
+    /// Port.
+    pub port: u8,
+    /// P_Key index.
+    pub pkey_index: u16,
+    /// IB_ACCESS_* remote access flags (responder).
+    pub access: u32,
+    /// Path MTU (enum ib_mtu).
+    pub path_mtu: u32,
+    /// Destination QP (RC).
+    pub dest_qpn: u32,
+    /// Primary path (RC; DCT: its responder path).
+    pub path: Path,
+    /// Minimum RNR NAK timer (responder, encoded).
+    pub min_rnr_timer: u8,
+    /// Local ACK timeout (encoded: 4.096 us * 2^timeout; 0 = infinite).
+    pub timeout: u8,
+    /// Transport retries.
+    pub retry_cnt: u8,
+    /// RNR retries (7 = infinite).
+    pub rnr_retry: u8,
+    /// Initiator depth.
+    pub max_rd_atomic: u8,
+    /// Responder resources.
+    pub max_dest_rd_atomic: u8,
+    /// Send PSN.
+    pub sq_psn: u32,
+    /// Receive PSN.
+    pub rq_psn: u32,
+    /// DC access key (DCT).
+    pub dc_key: u64,
+    /// DCI streams: (log_num_concurent, log_num_errored).
+    pub dci_streams: Option<(u8, u8)>,
+    /// Errored stream ids (bit per stream id below 2^16, kept as a small list).
+    pub errored_streams: Vec<u16>,
+    /// SQ WQEBB counter consumed by the device.
+    pub sq_ci: u32,
+    /// RQ WQEs consumed by the device.
+    pub rq_ci: u32,
+    /// Head-of-queue stall and its deadline.
+    pub stall: Option<(Stall, std::time::Instant)>,
+    /// Link layer of the port at create (GRH required on Ethernet).
+    pub link_layer: LinkLayer,
+    /// Reported to the application with an async event once (last WQE reached etc.).
+    pub fatal_reported: bool,
+}
+
+/// Address handle created through the kernel (RoCE: mlx5_ib resolves the MAC).
+#[derive(Clone, Copy, Debug)]
+pub struct Ah {
+    /// PD handle.
+    pub pd: u32,
+    /// The path.
+    pub path: Path,
+}

@@ -1,0 +1,73 @@
+//! Writing CQEs into a CQ ring, as the HCA does: the 64 bytes, the owner bit last, overrun
+//! detection against the consumer index in the doorbell record, and completion events for an
+//! armed CQ (mlx5 arm doorbell: `sn << 28 | cmd | ci` in dbrec[1]).
+
+use super::cqe::Cqe;
+use crate::device::{event, AsyncEvent, Device};
+use std::sync::atomic::{fence, Ordering};
+
+/// Writes `cqe` into the CQ `cq`; false when the CQ is gone or overran (the CQE is lost and
+/// the CQ error event raised, as the HCA does).
+pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
+    let dma = &dev.dma;
+    let Some(c) = dev.cqs.get_mut(&cq) else {
+        return false;
+    };
+    let ci = dma.read_be32(c.db) & 0xff_ffff;
+    if c.pi.wrapping_sub(ci) & 0xff_ffff >= c.ncqe {
+        if !c.overrun {
+            c.overrun = true;
+            let ev = AsyncEvent {
+                element: c.user_handle,
+                event_type: event::CQ_ERR,
+            };
+            dev.raise(ev);
+        }
+        return false;
+    }
+    let addr = c.buf + u64::from(c.pi & (c.ncqe - 1)) * 64;
+    let mut bytes = cqe.encode();
+    let owner = u8::from(c.pi & c.ncqe != 0);
+    bytes[63] |= owner;
+    dma.write(addr, &bytes[..63]);
+    // The owner byte goes last: libmlx5 reads the rest only once it sees the owner flip.
+    fence(Ordering::Release);
+    dma.write(addr + 63, &bytes[63..]);
+    c.pi = c.pi.wrapping_add(1);
+    if let Some(sn) = c.armed_sn.take() {
+        notify(c.channel, c.user_handle, sn);
+        c.events += 1;
+    }
+    true
+}
+
+/// Looks at the CQ's arm doorbell record and remembers an arm request not yet acted on.
+pub fn check_arm(dev: &mut Device, cq: u32) {
+    let dma = &dev.dma;
+    let Some(c) = dev.cqs.get_mut(&cq) else {
+        return;
+    };
+    let arm = dma.read_be32(c.db + 4);
+    let sn = arm >> 28;
+    let ci = arm & 0xff_ffff;
+    if c.channel.is_none() || c.armed_sn.is_some() || c.last_arm == Some(arm) {
+        return;
+    }
+    c.last_arm = Some(arm);
+    // Armed: the next CQE raises an event; one already waiting past ci raises it now.
+    if c.pi.wrapping_sub(ci) & 0xff_ffff != 0 {
+        notify(c.channel, c.user_handle, sn);
+        c.events += 1;
+    } else {
+        c.armed_sn = Some(sn);
+    }
+}
+
+fn notify(channel: Option<i32>, user_handle: u64, _sn: u32) {
+    if let Some(fd) = channel {
+        let desc = user_handle.to_ne_bytes();
+        // SAFETY: fd is the write end of this completion channel's pipe; 8 bytes from a local
+        // array (struct ib_uverbs_comp_event_desc).
+        let _ = unsafe { libc::write(fd, desc.as_ptr().cast(), desc.len()) };
+    }
+}

@@ -1,0 +1,108 @@
+//! The ConnectX data path: a device thread that polls doorbell records as the HCA's doorbell
+//! logic would see them, executes send WQEs (requester), serves requests at their targets
+//! (responder) and writes CQEs (completer).
+
+pub mod completer;
+pub mod cqe;
+pub mod requester;
+pub mod responder;
+pub mod timing;
+pub mod wqe;
+
+use crate::device::objects::{QpKind, QpState};
+use crate::device::{self, Device};
+use cqe::{op, syndrome, Cqe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// One pass over every queue: returns whether anything moved.
+pub fn step(dev: &mut Device) -> bool {
+    let now = Instant::now();
+    let mut moved = false;
+    let cqs: Vec<u32> = dev.cqs.keys().copied().collect();
+    scan_uar_doorbells(dev);
+    for cq in &cqs {
+        completer::check_arm(dev, *cq);
+    }
+    let qps: Vec<u32> = dev.qps.keys().copied().collect();
+    for h in qps {
+        moved |= requester::run(dev, h, now);
+        moved |= flush_receive_queue(dev, h);
+    }
+    moved
+}
+
+/// A QP in ERR completes every posted receive WQE with a flush error (IBA 10.3.1.1).
+fn flush_receive_queue(dev: &mut Device, h: u32) -> bool {
+    let dma = &dev.dma;
+    let Some(qp) = dev.qps.get_mut(&h) else {
+        return false;
+    };
+    if qp.state != QpState::Err || qp.kind == QpKind::Dct || qp.srq.is_some() || qp.rq.cnt == 0 {
+        return false;
+    }
+    let posted = dma.read_be32(qp.db) & 0xffff;
+    let mut cqes = Vec::new();
+    while qp.rq_ci & 0xffff != posted {
+        cqes.push(Cqe {
+            opcode: op::RESP_ERR,
+            uidx: qp.uidx,
+            qpn: qp.qpn,
+            wqe_counter: qp.rq_ci as u16,
+            syndrome: syndrome::WR_FLUSH_ERR,
+            ..Default::default()
+        });
+        qp.rq_ci = qp.rq_ci.wrapping_add(1);
+    }
+    let cq = qp.recv_cq;
+    let moved = !cqes.is_empty();
+    if let Some(cq) = cq {
+        for c in &cqes {
+            completer::post(dev, cq, c);
+        }
+    }
+    moved
+}
+
+/// The CQ arm doorbell libmlx5 writes into the UAR page (offset MLX5_CQ_DOORBELL 0x20:
+/// `sn << 28 | cmd | ci`, then the CQ number): the first arm of a CQ whose consumer index is
+/// still 0 leaves the doorbell record unchanged, so the UAR write is what tells.
+fn scan_uar_doorbells(dev: &mut Device) {
+    for &uar in &dev.uars.clone() {
+        let word = dev.dma.read_be64(uar + 0x20);
+        if word == 0 {
+            continue;
+        }
+        dev.dma.write(uar + 0x20, &[0u8; 8]);
+        let cqn = (word & 0xff_ffff) as u32;
+        if let Some(c) = dev.cqs.values_mut().find(|c| c.cqn == cqn) {
+            c.last_arm = None;
+        }
+    }
+}
+
+static RUNNING: AtomicBool = AtomicBool::new(false);
+
+/// Starts the device thread of this process (once).
+pub fn start() {
+    if RUNNING.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let spawned = std::thread::Builder::new().name("soft-mlx5 device".into()).spawn(|| {
+        let mut idle = 0u32;
+        loop {
+            let moved = step(&mut device::global());
+            // Busy while there is work; back off to 200 us when idle so an idle test costs
+            // little CPU (a real HCA has its own silicon for this).
+            idle = if moved { 0 } else { idle.saturating_add(1) };
+            if idle > 64 {
+                std::thread::sleep(Duration::from_micros(200));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    });
+    if spawned.is_err() {
+        RUNNING.store(false, Ordering::SeqCst);
+    }
+}

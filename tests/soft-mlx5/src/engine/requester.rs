@@ -1,0 +1,328 @@
+//! The requester: one send queue's WQEs, in order, as the HCA's send engine executes them:
+//! routing (RC connection, DC address vector and key), local key checks, the responder's
+//! answer (ACK, RNR NAK, NAK, silence), retries with their timers, completions, and the error
+//! state with its flush (IBA 10.8.3, 11.6.2; mlx5 DCI streams per mlx5dv_create_qp(3)).
+
+use super::completer;
+use super::cqe::{op, syndrome, Cqe};
+use super::responder::{self, Request, Response, ACCESS_LOCAL_WRITE};
+use super::timing::{ack_timeout, rnr_delay};
+use super::wqe::{decode_send, opcode, Data, SendWqe};
+use crate::device::objects::{QpKind, QpState, Stall};
+use crate::device::{event, AsyncEvent, Device};
+use crate::profile::LinkLayer;
+use std::time::Instant;
+
+/// Runs the send queue of QP `h` until it is empty or stalled; true when it moved.
+pub fn run(dev: &mut Device, h: u32, now: Instant) -> bool {
+    let mut moved = false;
+    loop {
+        let Some(qp) = dev.qps.get(&h) else {
+            return moved;
+        };
+        if qp.kind == QpKind::Dct || qp.sq.cnt == 0 {
+            return moved;
+        }
+        let pi = dev.dma.read_be32(qp.db + 4) & 0xffff;
+        if qp.sq_ci & 0xffff == pi {
+            return moved;
+        }
+        let state = qp.state;
+        if matches!(state, QpState::Reset | QpState::Init | QpState::Rtr) {
+            // WQEs posted before RTS wait in the ring, as on the HCA.
+            return moved;
+        }
+        if let Some((_, until)) = qp.stall {
+            if now < until && state != QpState::Err {
+                return moved;
+            }
+        }
+        let datagram = matches!(qp.kind, QpKind::Dci | QpKind::Ud);
+        let wqe = match decode_send(dev.dma.as_ref(), &qp.sq, qp.sq_ci, datagram) {
+            Ok(w) => w,
+            Err(e) => {
+                crate::log(format_args!("qp {:#x}: undecodable WQE at {}: {e:?}", qp.qpn, qp.sq_ci));
+                let bb = qp.sq_ci;
+                error(dev, h, bb as u16, 0, 1, syndrome::LOCAL_QP_OP_ERR, 0);
+                moved = true;
+                continue;
+            }
+        };
+        moved = true;
+        if state == QpState::Err || stream_errored(dev, h, &wqe) {
+            flush(dev, h, &wqe);
+            continue;
+        }
+        match execute(dev, h, &wqe) {
+            Outcome::Done(byte_cnt) => complete(dev, h, &wqe, byte_cnt),
+            Outcome::Wait(stall, until) => {
+                if let Some(qp) = dev.qps.get_mut(&h) {
+                    qp.stall = Some((stall, until));
+                }
+                return moved;
+            }
+            Outcome::Failed(synd) => {
+                error(dev, h, wqe.index, wqe.opcode, wqe.bbs, synd, wqe.stream);
+            }
+        }
+    }
+}
+
+enum Outcome {
+    Done(u32),
+    Wait(Stall, Instant),
+    Failed(u8),
+}
+
+/// Sends the WQE's request and interprets the answer.
+fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
+    let qp = &dev.qps[&h];
+    let (pd, kind, qpn) = (qp.pd, qp.kind, qp.qpn);
+    if wqe.opcode == opcode::NOP {
+        return Outcome::Done(0);
+    }
+    // Local side first: the gather list (send/write) or the scatter list (read/atomic).
+    let local_write = matches!(wqe.opcode, opcode::RDMA_READ | opcode::ATOMIC_CS | opcode::ATOMIC_FA);
+    if let Data::Sges(sges) = &wqe.data {
+        for &(addr, len, lkey) in sges {
+            let need = if local_write { ACCESS_LOCAL_WRITE } else { 0 };
+            let ok = dev
+                .mr_by_key(lkey)
+                .is_some_and(|mr| mr.pd == pd && mr.access & need == need && mr.covers(addr, u64::from(len)));
+            if !ok {
+                return Outcome::Failed(syndrome::LOCAL_PROT_ERR);
+            }
+        }
+    }
+    if matches!(wqe.opcode, opcode::ATOMIC_CS | opcode::ATOMIC_FA) && wqe.data.len() != 8 {
+        return Outcome::Failed(syndrome::LOCAL_LENGTH_ERR);
+    }
+    let payload = if local_write {
+        Vec::new()
+    } else {
+        gather(dev, &wqe.data)
+    };
+    let target = route(dev, h, wqe);
+    let (slid, grh) = (
+        dev.profile.lid_of(dev.node),
+        dev.profile.link_layer == LinkLayer::Ethernet,
+    );
+    let remote = wqe.raddr.map(|(addr, rkey)| {
+        let len = if local_write {
+            wqe.data.len()
+        } else {
+            payload.len() as u64
+        };
+        (addr, rkey, len)
+    });
+    let req = Request {
+        src_qpn: qpn,
+        slid,
+        grh,
+        opcode: wqe.opcode,
+        imm: wqe.imm,
+        payload: &payload,
+        remote,
+        atomic: wqe.atomic,
+    };
+    let answer = match target {
+        Some(t) => responder::respond(dev, t, &req),
+        None => Response::Dropped,
+    };
+    let now = Instant::now();
+    let qp = &dev.qps[&h];
+    match answer {
+        Response::Ack(reply) => {
+            if let Some(bytes) = reply {
+                scatter_local(dev, &wqe.data, &bytes);
+            }
+            let byte_cnt = match wqe.opcode {
+                opcode::RDMA_READ => wqe.data.len() as u32,
+                opcode::ATOMIC_CS | opcode::ATOMIC_FA => 8,
+                _ => payload.len() as u32,
+            };
+            let _ = kind;
+            Outcome::Done(byte_cnt)
+        }
+        Response::RnrNak(timer) => {
+            let left = match qp.stall {
+                Some((Stall::Rnr { left }, _)) => left,
+                _ => qp.rnr_retry,
+            };
+            // rnr_retry 7 means retry forever (IBA 9.7.5.2.8).
+            if left == 0 {
+                return Outcome::Failed(syndrome::RNR_RETRY_EXC_ERR);
+            }
+            let left = if left == 7 { 7 } else { left - 1 };
+            Outcome::Wait(Stall::Rnr { left }, now + rnr_delay(timer))
+        }
+        Response::Nak(synd) => Outcome::Failed(synd),
+        Response::Dropped => {
+            let left = match qp.stall {
+                Some((Stall::Timeout { left }, _)) => left,
+                _ => qp.retry_cnt.saturating_add(1),
+            };
+            if left == 0 {
+                return Outcome::Failed(syndrome::TRANSPORT_RETRY_EXC_ERR);
+            }
+            match ack_timeout(qp.timeout) {
+                Some(t) => Outcome::Wait(Stall::Timeout { left: left - 1 }, now + t),
+                // Timeout 0 waits forever: the QP never completes the WQE.
+                None => Outcome::Wait(Stall::Timeout { left }, now + std::time::Duration::from_secs(3600)),
+            }
+        }
+    }
+}
+
+/// Where the request goes: the RC peer, or the DCT the address vector names if the key and
+/// the path match. None: the packet reaches nothing (the requester will time out).
+fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Option<u32> {
+    let qp = &dev.qps[&h];
+    let my_lid = dev.profile.lid_of(dev.node);
+    match qp.kind {
+        QpKind::Rc => {
+            let (th, t) = dev.qp_by_num(qp.dest_qpn)?;
+            let path_ok = match dev.profile.link_layer {
+                LinkLayer::InfiniBand => qp.path.dlid == my_lid,
+                LinkLayer::Ethernet => own_gid(dev, &qp.path.dgid),
+            };
+            (path_ok && t.kind == QpKind::Rc && t.dest_qpn == qp.qpn).then_some(th)
+        }
+        QpKind::Dci => {
+            let av = wqe.av?;
+            let path_ok = match dev.profile.link_layer {
+                LinkLayer::InfiniBand => av.rlid == my_lid || (av.grh && own_gid(dev, &av.rgid)),
+                // RoCE needs the GRH: without it the packet has nowhere to go.
+                LinkLayer::Ethernet => av.grh && own_gid(dev, &av.rgid),
+            };
+            let (th, t) = dev.qp_by_num(av.dqpn)?;
+            // The DCT drops a request whose key differs, silently (mlx5 DC access key).
+            (path_ok && t.kind == QpKind::Dct && t.dc_key == av.key).then_some(th)
+        }
+        _ => None,
+    }
+}
+
+fn own_gid(dev: &Device, gid: &[u8; 16]) -> bool {
+    (0..dev.profile.gid_count()).any(|i| dev.profile.gid(dev.node, i).as_ref() == Some(gid))
+}
+
+fn gather(dev: &Device, data: &Data) -> Vec<u8> {
+    match data {
+        Data::Inline(b) => b.clone(),
+        Data::Sges(sges) => {
+            let mut out = Vec::with_capacity(data.len() as usize);
+            for &(addr, len, _) in sges {
+                let start = out.len();
+                out.resize(start + len as usize, 0);
+                dev.dma.read(addr, &mut out[start..]);
+            }
+            out
+        }
+    }
+}
+
+fn scatter_local(dev: &Device, data: &Data, bytes: &[u8]) {
+    if let Data::Sges(sges) = data {
+        let mut off = 0usize;
+        for &(addr, len, _) in sges {
+            let n = (len as usize).min(bytes.len() - off);
+            dev.dma.write(addr, &bytes[off..off + n]);
+            off += n;
+        }
+    }
+}
+
+fn advance(dev: &mut Device, h: u32, bbs: u32) {
+    if let Some(qp) = dev.qps.get_mut(&h) {
+        qp.sq_ci = qp.sq_ci.wrapping_add(bbs);
+        qp.stall = None;
+    }
+}
+
+fn complete(dev: &mut Device, h: u32, wqe: &SendWqe, byte_cnt: u32) {
+    let qp = &dev.qps[&h];
+    let (signal, cq) = (wqe.signaled() || qp.sq_sig_all, qp.send_cq);
+    let cqe = Cqe {
+        opcode: op::REQ,
+        uidx: qp.uidx,
+        qpn: qp.qpn,
+        wqe_opcode: wqe.opcode,
+        wqe_counter: wqe.index,
+        byte_cnt,
+        ..Default::default()
+    };
+    advance(dev, h, wqe.bbs);
+    if let (true, Some(cq)) = (signal, cq) {
+        completer::post(dev, cq, &cqe);
+    }
+}
+
+fn stream_errored(dev: &Device, h: u32, wqe: &SendWqe) -> bool {
+    let qp = &dev.qps[&h];
+    qp.dci_streams.is_some() && qp.errored_streams.contains(&wqe.stream)
+}
+
+/// A WQE completed in error: the error CQE, then the QP goes to ERR (the rest is flushed by
+/// `run`). On a DCI with streams only the WQE's stream enters error, until the number of
+/// distinct errored streams reaches 2^log_num_errored (mlx5dv_create_qp(3)).
+fn error(dev: &mut Device, h: u32, index: u16, wqe_opcode: u8, bbs: u32, synd: u8, stream: u16) {
+    let qp = dev.qps.get_mut(&h).expect("caller holds the handle");
+    let cqe = Cqe {
+        opcode: op::REQ_ERR,
+        uidx: qp.uidx,
+        qpn: qp.qpn,
+        wqe_opcode,
+        wqe_counter: index,
+        syndrome: synd,
+        vendor_err: 0x80 | synd,
+        ..Default::default()
+    };
+    let cq = qp.send_cq;
+    let mut to_err = true;
+    if let Some((_, log_errored)) = qp.dci_streams {
+        if !qp.errored_streams.contains(&stream) {
+            qp.errored_streams.push(stream);
+        }
+        to_err = qp.errored_streams.len() >= 1usize << log_errored;
+    }
+    qp.sq_ci = qp.sq_ci.wrapping_add(bbs);
+    qp.stall = None;
+    crate::log(format_args!(
+        "qp {:#x}: WQE {index} failed, syndrome {synd:#x}{}",
+        qp.qpn,
+        if to_err { ", QP to ERR" } else { ", stream error" }
+    ));
+    let user_handle = qp.user_handle;
+    if to_err {
+        qp.state = QpState::Err;
+    }
+    if let Some(cq) = cq {
+        completer::post(dev, cq, &cqe);
+    }
+    if to_err {
+        dev.raise(AsyncEvent {
+            element: user_handle,
+            event_type: event::QP_FATAL,
+        });
+    }
+}
+
+/// Completes a WQE of a QP in ERR (or of an errored stream) with a flush error.
+fn flush(dev: &mut Device, h: u32, wqe: &SendWqe) {
+    let qp = &dev.qps[&h];
+    let cqe = Cqe {
+        opcode: op::REQ_ERR,
+        uidx: qp.uidx,
+        qpn: qp.qpn,
+        wqe_opcode: wqe.opcode,
+        wqe_counter: wqe.index,
+        syndrome: syndrome::WR_FLUSH_ERR,
+        ..Default::default()
+    };
+    let cq = qp.send_cq;
+    advance(dev, h, wqe.bbs);
+    if let Some(cq) = cq {
+        completer::post(dev, cq, &cqe);
+    }
+}

@@ -1,0 +1,255 @@
+//! The responder: what a target QP or DCT does with one request packet (IBA 9.7.5: receive
+//! queue consumption, R_Key validation, the NAKs; the mlx5 DCT's key check).
+//!
+//! Checks in the order rxe_resp.c makes them (check_op_valid, check_resource, check_rkey),
+//! which is the order the IBA responder state machine gives.
+
+use super::completer;
+use super::cqe::{op, syndrome, Cqe};
+use super::wqe::{decode_recv, opcode};
+use crate::device::objects::{QpKind, QpState};
+use crate::device::{event, AsyncEvent, Device};
+use crate::mem::AtomicOp;
+
+/// IB_ACCESS_REMOTE_WRITE.
+pub const ACCESS_REMOTE_WRITE: u32 = 1 << 1;
+/// IB_ACCESS_REMOTE_READ.
+pub const ACCESS_REMOTE_READ: u32 = 1 << 2;
+/// IB_ACCESS_REMOTE_ATOMIC.
+pub const ACCESS_REMOTE_ATOMIC: u32 = 1 << 3;
+/// IB_ACCESS_LOCAL_WRITE.
+pub const ACCESS_LOCAL_WRITE: u32 = 1;
+
+/// One request as it arrives at the responder.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// The requester's QP (DCI) number.
+    pub src_qpn: u32,
+    /// The requester's LID.
+    pub slid: u16,
+    /// Whether the packet carried a GRH (RoCE, or a global IB path).
+    pub grh: bool,
+    /// MLX5_OPCODE_* of the WQE.
+    pub opcode: u8,
+    /// Immediate, as posted.
+    pub imm: u32,
+    /// Payload of a send or write.
+    pub payload: &'a [u8],
+    /// Remote address, rkey and length (RDMA and atomics).
+    pub remote: Option<(u64, u32, u64)>,
+    /// Atomic operands (swap_add, compare).
+    pub atomic: Option<(u64, u64)>,
+}
+
+/// What the requester learns.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Response {
+    /// ACK; for a read the data, for an atomic the original value.
+    Ack(Option<Vec<u8>>),
+    /// RNR NAK with the responder's timer.
+    RnrNak(u8),
+    /// NAK: the requester completes with this syndrome.
+    Nak(u8),
+    /// Nothing comes back (dropped: the requester times out).
+    Dropped,
+}
+
+/// Executes `req` at the QP or DCT `target` (a handle).
+pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
+    let Some(qp) = dev.qps.get(&target) else {
+        return Response::Dropped;
+    };
+    // A QP accepts packets in RTR and later; RESET/INIT/ERR drop them (IBA 10.3.1).
+    if !matches!(qp.state, QpState::Rtr | QpState::Rts | QpState::Sqd) {
+        return Response::Dropped;
+    }
+    let access = qp.access;
+    let pd = qp.pd;
+    let needed = match req.opcode {
+        opcode::RDMA_WRITE | opcode::RDMA_WRITE_IMM => ACCESS_REMOTE_WRITE,
+        opcode::RDMA_READ => ACCESS_REMOTE_READ,
+        opcode::ATOMIC_CS | opcode::ATOMIC_FA => ACCESS_REMOTE_ATOMIC,
+        _ => 0,
+    };
+    // check_op_valid: an operation the QP's access flags do not enable is an invalid request.
+    if access & needed != needed {
+        return fail(dev, target, syndrome::REMOTE_INVAL_REQ_ERR, event::QP_REQ_ERR);
+    }
+    if needed & ACCESS_REMOTE_ATOMIC != 0 && !dev.profile.atomics {
+        // A function without the atomic capability answers atomics with an invalid request.
+        return fail(dev, target, syndrome::REMOTE_INVAL_REQ_ERR, event::QP_REQ_ERR);
+    }
+    // check_rkey: the key names a region of this PD that allows the access and holds the range.
+    if let Some((addr, rkey, len)) = req.remote {
+        let ok = dev
+            .mr_by_key(rkey)
+            .is_some_and(|mr| mr.pd == pd && mr.access & needed == needed && mr.covers(addr, len));
+        let aligned = req.atomic.is_none() || (addr % 8 == 0 && len == 8);
+        if !ok || !aligned {
+            return fail(dev, target, syndrome::REMOTE_ACCESS_ERR, event::QP_ACCESS_ERR);
+        }
+    }
+    let needs_recv = matches!(req.opcode, opcode::SEND | opcode::SEND_IMM | opcode::RDMA_WRITE_IMM);
+    let recv = if needs_recv {
+        match take_recv(dev, target) {
+            Some(r) => Some(r),
+            None => return Response::RnrNak(dev.qps[&target].min_rnr_timer),
+        }
+    } else {
+        None
+    };
+    let dma = &dev.dma;
+    let mut reply = None;
+    match req.opcode {
+        opcode::RDMA_WRITE | opcode::RDMA_WRITE_IMM => {
+            if let Some((addr, _, _)) = req.remote {
+                dma.write(addr, req.payload);
+            }
+        }
+        opcode::RDMA_READ => {
+            if let Some((addr, _, len)) = req.remote {
+                let mut data = vec![0u8; len as usize];
+                dma.read(addr, &mut data);
+                reply = Some(data);
+            }
+        }
+        opcode::ATOMIC_CS | opcode::ATOMIC_FA => {
+            if let (Some((addr, _, _)), Some((swap_add, compare))) = (req.remote, req.atomic) {
+                let op = if req.opcode == opcode::ATOMIC_CS {
+                    AtomicOp::CompareSwap(compare, swap_add)
+                } else {
+                    AtomicOp::FetchAdd(swap_add)
+                };
+                reply = Some(dma.atomic_u64(addr, op).to_be_bytes().to_vec());
+            }
+        }
+        _ => {}
+    }
+    if let Some(recv) = recv {
+        let qp = &dev.qps[&target];
+        let (uidx, qpn, cq) = (qp.uidx, qp.qpn, qp.recv_cq);
+        let data: &[u8] = if req.opcode == opcode::RDMA_WRITE_IMM {
+            &[]
+        } else {
+            req.payload
+        };
+        let mut cqe = Cqe {
+            uidx,
+            qpn,
+            wqe_counter: recv.index,
+            byte_cnt: req.payload.len() as u32,
+            imm: req.imm,
+            src_qp: req.src_qpn,
+            grh: req.grh,
+            slid: req.slid,
+            ..Default::default()
+        };
+        cqe.opcode = match req.opcode {
+            opcode::SEND => op::RESP_SEND,
+            opcode::SEND_IMM => op::RESP_SEND_IMM,
+            _ => op::RESP_WR_IMM,
+        };
+        if let Err(synd) = scatter(dev, pd, &recv.sges, data) {
+            cqe.opcode = op::RESP_ERR;
+            cqe.syndrome = synd;
+            if let Some(cq) = cq {
+                completer::post(dev, cq, &cqe);
+            }
+            let remote = if synd == syndrome::LOCAL_LENGTH_ERR {
+                syndrome::REMOTE_INVAL_REQ_ERR
+            } else {
+                syndrome::REMOTE_OP_ERR
+            };
+            return fail(dev, target, remote, event::QP_FATAL);
+        }
+        if let Some(cq) = cq {
+            completer::post(dev, cq, &cqe);
+        }
+    }
+    Response::Ack(reply)
+}
+
+/// A class C/D responder error (IBA 9.9.3): an RC responder QP goes to ERR and raises its
+/// event; a DCT stays ready for other initiators (it keeps no per-initiator state to break).
+fn fail(dev: &mut Device, target: u32, syndrome: u8, ev: u32) -> Response {
+    if let Some(qp) = dev.qps.get_mut(&target) {
+        if qp.kind == QpKind::Rc {
+            qp.state = QpState::Err;
+            let e = AsyncEvent {
+                element: qp.user_handle,
+                event_type: ev,
+            };
+            dev.raise(e);
+        }
+    }
+    Response::Nak(syndrome)
+}
+
+/// A receive WQE taken from an RQ or SRQ.
+struct Recv {
+    index: u16,
+    sges: Vec<(u64, u32, u32)>,
+}
+
+/// Takes the next receive WQE of the target's SRQ or RQ (doorbell record counter vs taken).
+fn take_recv(dev: &mut Device, target: u32) -> Option<Recv> {
+    let dma = &dev.dma;
+    let qp = dev.qps.get_mut(&target)?;
+    if let Some(srq_h) = qp.srq {
+        let srq = dev.srqs.get_mut(&srq_h)?;
+        let posted = dma.read_be32(srq.db) & 0xffff;
+        if posted == srq.taken & 0xffff {
+            return None;
+        }
+        let index = srq.head;
+        let addr = srq.buf + (u64::from(index & (srq.wqe_cnt - 1)) << srq.wqe_shift);
+        // struct mlx5_wqe_srq_next_seg: next_wqe_index at byte 2 links the free list.
+        let next = dma.read_be32(addr) & 0xffff;
+        let sges = decode_recv(dma.as_ref(), addr, 1 << srq.wqe_shift, 16);
+        srq.head = next;
+        srq.taken = srq.taken.wrapping_add(1);
+        return Some(Recv {
+            index: index as u16,
+            sges,
+        });
+    }
+    if qp.rq.cnt == 0 {
+        return None;
+    }
+    let posted = dma.read_be32(qp.db) & 0xffff;
+    if posted == qp.rq_ci & 0xffff {
+        return None;
+    }
+    let index = qp.rq_ci;
+    let sges = decode_recv(dma.as_ref(), qp.rq.entry(index), 1 << qp.rq.shift, 0);
+    qp.rq_ci = qp.rq_ci.wrapping_add(1);
+    Some(Recv {
+        index: index as u16,
+        sges,
+    })
+}
+
+/// Scatters `data` over receive SGEs: Err(LOCAL_LENGTH_ERR) when they are too short,
+/// Err(LOCAL_PROT_ERR) when an lkey does not name a local-writable region of the PD.
+fn scatter(dev: &Device, pd: u32, sges: &[(u64, u32, u32)], data: &[u8]) -> Result<(), u8> {
+    let room: u64 = sges.iter().map(|&(_, l, _)| u64::from(l)).sum();
+    if (data.len() as u64) > room {
+        return Err(syndrome::LOCAL_LENGTH_ERR);
+    }
+    let mut off = 0usize;
+    for &(addr, len, lkey) in sges {
+        if off == data.len() {
+            break;
+        }
+        let n = (len as usize).min(data.len() - off);
+        let ok = dev
+            .mr_by_key(lkey)
+            .is_some_and(|mr| mr.pd == pd && mr.access & ACCESS_LOCAL_WRITE != 0 && mr.covers(addr, n as u64));
+        if !ok {
+            return Err(syndrome::LOCAL_PROT_ERR);
+        }
+        dev.dma.write(addr, &data[off..off + n]);
+        off += n;
+    }
+    Ok(())
+}

@@ -1,0 +1,860 @@
+//! The uverbs write() commands (drivers/infiniband/core/uverbs_cmd.c) with mlx5_ib's driver
+//! data (drivers/infiniband/hw/mlx5: main.c, cq.c, srq.c, qp.c, mr.c, ah.c).
+//!
+//! A legacy command is `ib_uverbs_cmd_hdr`, the core struct (starting with the response
+//! pointer when the command has one), then driver data; an extended one adds
+//! `ib_uverbs_ex_cmd_hdr` with the response pointer and the driver sizes in 8-byte words.
+
+use super::{contexts, event_pipe, modify};
+use crate::device::objects::{Cq, Mr, Path, Pd, Qp, QpKind, QpState, Ring, Srq};
+use crate::device::{self, Device};
+use crate::profile::{self, LinkLayer};
+use crate::uapi::ib_user_verbs::*;
+use crate::uapi::mlx5_abi::*;
+use crate::uapi::{read_struct, write_struct, Pod};
+
+/// A decoded command: core and driver input, where the core and driver output go.
+pub struct Cmd<'a> {
+    /// Core input (after the headers).
+    pub core: &'a [u8],
+    /// Driver (udata) input.
+    pub driver: &'a [u8],
+    /// User address of the core response (0: none).
+    pub resp: u64,
+    /// Bytes of core response the caller has room for.
+    pub resp_len: usize,
+    /// User address of the driver response.
+    pub driver_resp: u64,
+    /// Bytes of driver response room.
+    pub driver_resp_len: usize,
+}
+
+impl Cmd<'_> {
+    fn req<T: Pod>(&self) -> T {
+        read_struct(self.core)
+    }
+    fn udata<T: Pod>(&self) -> T {
+        read_struct(self.driver)
+    }
+    fn respond<T: Pod>(&self, dev: &Device, v: &T) -> Result<(), i32> {
+        put(dev, self.resp, self.resp_len, v)
+    }
+    fn respond_driver<T: Pod>(&self, dev: &Device, v: &T) -> Result<(), i32> {
+        put(dev, self.driver_resp, self.driver_resp_len, v)
+    }
+}
+
+/// Copies a response to user memory, truncated to the room given (ib_copy_to_udata).
+fn put<T: Pod>(dev: &Device, addr: u64, room: usize, v: &T) -> Result<(), i32> {
+    if room == 0 {
+        return Ok(());
+    }
+    if addr == 0 {
+        return Err(libc::EFAULT);
+    }
+    let mut buf = vec![0u8; room.min(std::mem::size_of::<T>())];
+    write_struct(&mut buf, v);
+    dev.dma.write(addr, &buf);
+    Ok(())
+}
+
+/// Handles one write() of `buf` on device fd `fd`: Ok(bytes consumed) or Err(errno).
+pub fn handle(fd: i32, buf: &[u8]) -> Result<usize, i32> {
+    let hdr: ib_uverbs_cmd_hdr = read_struct(buf);
+    if buf.len() < std::mem::size_of::<ib_uverbs_cmd_hdr>() {
+        return Err(libc::EINVAL);
+    }
+    let extended = hdr.command & IB_USER_VERBS_CMD_FLAG_EXTENDED != 0;
+    let command = hdr.command & IB_USER_VERBS_CMD_COMMAND_MASK;
+    let (core_req, core_resp) = core_sizes(command, extended).ok_or(libc::EOPNOTSUPP)?;
+    let cmd = if extended {
+        let ex: ib_uverbs_ex_cmd_hdr = read_struct(&buf[8..]);
+        let start = 8 + std::mem::size_of::<ib_uverbs_ex_cmd_hdr>();
+        let core_len = usize::from(hdr.in_words) * 8;
+        let drv_len = usize::from(ex.provider_in_words) * 8;
+        if buf.len() != start + core_len + drv_len {
+            return Err(libc::EINVAL);
+        }
+        let out = usize::from(hdr.out_words) * 8;
+        Cmd {
+            core: &buf[start..start + core_len],
+            driver: &buf[start + core_len..],
+            resp: ex.response,
+            resp_len: out,
+            driver_resp: ex.response + out as u64,
+            driver_resp_len: usize::from(ex.provider_out_words) * 8,
+        }
+    } else {
+        if usize::from(hdr.in_words) * 4 != buf.len() {
+            return Err(libc::EINVAL);
+        }
+        let body = &buf[8..];
+        let core_len = core_req.min(body.len());
+        let out = usize::from(hdr.out_words) * 4;
+        let resp = if core_resp > 0 && core_len >= 8 {
+            u64::from_ne_bytes(body[..8].try_into().unwrap())
+        } else {
+            0
+        };
+        Cmd {
+            core: &body[..core_len],
+            driver: &body[core_len..],
+            resp,
+            resp_len: out.min(core_resp),
+            driver_resp: resp + core_resp as u64,
+            driver_resp_len: out.saturating_sub(core_resp),
+        }
+    };
+    let mut dev = device::global();
+    let r = dispatch(&mut dev, fd, command, extended, &cmd);
+    drop(dev);
+    if let Err(e) = r {
+        crate::log(format_args!(
+            "write command {command} (ex {extended}) failed: errno {e}"
+        ));
+    }
+    r.map(|()| buf.len())
+}
+
+/// Core request and response sizes of each command this device implements.
+fn core_sizes(command: u32, extended: bool) -> Option<(usize, usize)> {
+    use std::mem::size_of as s;
+    Some(match (command, extended) {
+        (IB_USER_VERBS_CMD_GET_CONTEXT, false) => (s::<ib_uverbs_get_context>(), s::<ib_uverbs_get_context_resp>()),
+        (IB_USER_VERBS_CMD_QUERY_DEVICE, false) => (s::<ib_uverbs_query_device>(), s::<ib_uverbs_query_device_resp>()),
+        (IB_USER_VERBS_EX_CMD_QUERY_DEVICE, true) => {
+            (s::<ib_uverbs_ex_query_device>(), s::<ib_uverbs_ex_query_device_resp>())
+        }
+        (IB_USER_VERBS_CMD_QUERY_PORT, false) => (s::<ib_uverbs_query_port>(), s::<ib_uverbs_query_port_resp>()),
+        (IB_USER_VERBS_CMD_ALLOC_PD, false) => (s::<ib_uverbs_alloc_pd>(), s::<ib_uverbs_alloc_pd_resp>()),
+        (IB_USER_VERBS_CMD_DEALLOC_PD, false) => (s::<ib_uverbs_dealloc_pd>(), 0),
+        (IB_USER_VERBS_CMD_REG_MR, false) => (s::<ib_uverbs_reg_mr>(), s::<ib_uverbs_reg_mr_resp>()),
+        (IB_USER_VERBS_CMD_REREG_MR, false) => (s::<ib_uverbs_rereg_mr>(), s::<ib_uverbs_rereg_mr_resp>()),
+        (IB_USER_VERBS_CMD_DEREG_MR, false) => (s::<ib_uverbs_dereg_mr>(), 0),
+        (IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, false) => (
+            s::<ib_uverbs_create_comp_channel>(),
+            s::<ib_uverbs_create_comp_channel_resp>(),
+        ),
+        (IB_USER_VERBS_CMD_CREATE_CQ, false) => (s::<ib_uverbs_create_cq>(), s::<ib_uverbs_create_cq_resp>()),
+        (IB_USER_VERBS_EX_CMD_CREATE_CQ, true) => (s::<ib_uverbs_ex_create_cq>(), s::<ib_uverbs_ex_create_cq_resp>()),
+        (IB_USER_VERBS_CMD_DESTROY_CQ, false) => (s::<ib_uverbs_destroy_cq>(), s::<ib_uverbs_destroy_cq_resp>()),
+        (IB_USER_VERBS_CMD_CREATE_QP, false) => (s::<ib_uverbs_create_qp>(), s::<ib_uverbs_create_qp_resp>()),
+        (IB_USER_VERBS_EX_CMD_CREATE_QP, true) => (s::<ib_uverbs_ex_create_qp>(), s::<ib_uverbs_ex_create_qp_resp>()),
+        (IB_USER_VERBS_CMD_MODIFY_QP, false) => (s::<ib_uverbs_modify_qp>(), 0),
+        (IB_USER_VERBS_EX_CMD_MODIFY_QP, true) => (s::<ib_uverbs_ex_modify_qp>(), s::<ib_uverbs_ex_modify_qp_resp>()),
+        (IB_USER_VERBS_CMD_QUERY_QP, false) => (s::<ib_uverbs_query_qp>(), s::<ib_uverbs_query_qp_resp>()),
+        (IB_USER_VERBS_CMD_DESTROY_QP, false) => (s::<ib_uverbs_destroy_qp>(), s::<ib_uverbs_destroy_qp_resp>()),
+        (IB_USER_VERBS_CMD_CREATE_SRQ, false) => (s::<ib_uverbs_create_srq>(), s::<ib_uverbs_create_srq_resp>()),
+        (IB_USER_VERBS_CMD_MODIFY_SRQ, false) => (s::<ib_uverbs_modify_srq>(), 0),
+        (IB_USER_VERBS_CMD_QUERY_SRQ, false) => (s::<ib_uverbs_query_srq>(), s::<ib_uverbs_query_srq_resp>()),
+        (IB_USER_VERBS_CMD_DESTROY_SRQ, false) => (s::<ib_uverbs_destroy_srq>(), s::<ib_uverbs_destroy_srq_resp>()),
+        (IB_USER_VERBS_CMD_CREATE_AH, false) => (s::<ib_uverbs_create_ah>(), s::<ib_uverbs_create_ah_resp>()),
+        (IB_USER_VERBS_CMD_DESTROY_AH, false) => (s::<ib_uverbs_destroy_ah>(), 0),
+        _ => return None,
+    })
+}
+
+fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'_>) -> Result<(), i32> {
+    match (command, extended) {
+        (IB_USER_VERBS_CMD_GET_CONTEXT, false) => get_context(dev, fd, cmd),
+        (IB_USER_VERBS_CMD_QUERY_DEVICE, false) => cmd.respond(dev, &query_device_base(dev)),
+        (IB_USER_VERBS_EX_CMD_QUERY_DEVICE, true) => query_device_ex(dev, cmd),
+        (IB_USER_VERBS_CMD_QUERY_PORT, false) => query_port(dev, cmd),
+        (IB_USER_VERBS_CMD_ALLOC_PD, false) => {
+            let h = dev.handle();
+            let pdn = dev.number();
+            dev.pds.insert(h, Pd { pdn });
+            cmd.respond(dev, &ib_uverbs_alloc_pd_resp { pd_handle: h })?;
+            cmd.respond_driver(dev, &mlx5_ib_alloc_pd_resp { pdn })
+        }
+        (IB_USER_VERBS_CMD_DEALLOC_PD, false) => {
+            let r: ib_uverbs_dealloc_pd = cmd.req();
+            // ib_dealloc_pd_user: a PD still in use is busy (uobject usecnt).
+            let busy = dev.mrs.values().any(|m| m.pd == r.pd_handle)
+                || dev.qps.values().any(|q| q.pd == r.pd_handle)
+                || dev.srqs.values().any(|s| s.pd == r.pd_handle);
+            if busy {
+                return Err(libc::EBUSY);
+            }
+            dev.pds.remove(&r.pd_handle).map(|_| ()).ok_or(libc::EINVAL)
+        }
+        (IB_USER_VERBS_CMD_REG_MR, false) => reg_mr(dev, cmd),
+        (IB_USER_VERBS_CMD_REREG_MR, false) => rereg_mr(dev, cmd),
+        (IB_USER_VERBS_CMD_DEREG_MR, false) => {
+            let r: ib_uverbs_dereg_mr = cmd.req();
+            dev.mrs.remove(&r.mr_handle).map(|_| ()).ok_or(libc::EINVAL)
+        }
+        (IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, false) => {
+            let (rd, wr) = event_pipe()?;
+            contexts().entry(fd).or_default().channels.insert(rd, wr);
+            cmd.respond(dev, &ib_uverbs_create_comp_channel_resp { fd: rd as u32 })
+        }
+        (IB_USER_VERBS_CMD_CREATE_CQ, false) => {
+            let r: ib_uverbs_create_cq = cmd.req();
+            create_cq(dev, fd, cmd, r.user_handle, r.cqe, r.comp_channel, false)
+        }
+        (IB_USER_VERBS_EX_CMD_CREATE_CQ, true) => {
+            let r: ib_uverbs_ex_create_cq = cmd.req();
+            create_cq(dev, fd, cmd, r.user_handle, r.cqe, r.comp_channel, true)
+        }
+        (IB_USER_VERBS_CMD_DESTROY_CQ, false) => {
+            let r: ib_uverbs_destroy_cq = cmd.req();
+            // A CQ a QP still uses is busy (ib_destroy_cq_user: usecnt).
+            if dev
+                .qps
+                .values()
+                .any(|q| q.send_cq == Some(r.cq_handle) || q.recv_cq == Some(r.cq_handle))
+            {
+                return Err(libc::EBUSY);
+            }
+            let cq = dev.cqs.remove(&r.cq_handle).ok_or(libc::EINVAL)?;
+            cmd.respond(
+                dev,
+                &ib_uverbs_destroy_cq_resp {
+                    comp_events_reported: cq.events as u32,
+                    async_events_reported: 0,
+                },
+            )
+        }
+        (IB_USER_VERBS_CMD_CREATE_QP, false) => {
+            let r: ib_uverbs_create_qp = cmd.req();
+            let ex = ib_uverbs_ex_create_qp {
+                user_handle: r.user_handle,
+                pd_handle: r.pd_handle,
+                send_cq_handle: r.send_cq_handle,
+                recv_cq_handle: r.recv_cq_handle,
+                srq_handle: r.srq_handle,
+                max_send_wr: r.max_send_wr,
+                max_recv_wr: r.max_recv_wr,
+                max_send_sge: r.max_send_sge,
+                max_recv_sge: r.max_recv_sge,
+                max_inline_data: r.max_inline_data,
+                sq_sig_all: r.sq_sig_all,
+                qp_type: r.qp_type,
+                is_srq: r.is_srq,
+                ..Default::default()
+            };
+            create_qp(dev, cmd, &ex, false)
+        }
+        (IB_USER_VERBS_EX_CMD_CREATE_QP, true) => {
+            let r: ib_uverbs_ex_create_qp = cmd.req();
+            create_qp(dev, cmd, &r, true)
+        }
+        (IB_USER_VERBS_CMD_MODIFY_QP, false) => {
+            let r: ib_uverbs_modify_qp = cmd.req();
+            modify::modify_qp(dev, &r, None)
+        }
+        (IB_USER_VERBS_EX_CMD_MODIFY_QP, true) => {
+            let r: ib_uverbs_ex_modify_qp = cmd.req();
+            let mut dctn = None;
+            modify::modify_qp(dev, &r.base, Some(&mut dctn))?;
+            cmd.respond(
+                dev,
+                &ib_uverbs_ex_modify_qp_resp {
+                    comp_mask: 0,
+                    response_length: cmd.resp_len.min(8) as u32,
+                },
+            )?;
+            if let Some(dctn) = dctn {
+                let resp = mlx5_ib_modify_qp_resp {
+                    response_length: std::mem::size_of::<mlx5_ib_modify_qp_resp>() as u32,
+                    dctn,
+                    ..Default::default()
+                };
+                cmd.respond_driver(dev, &resp)?;
+            }
+            Ok(())
+        }
+        (IB_USER_VERBS_CMD_QUERY_QP, false) => {
+            let r: ib_uverbs_query_qp = cmd.req();
+            let resp = modify::query_qp(dev, r.qp_handle)?;
+            cmd.respond(dev, &resp)
+        }
+        (IB_USER_VERBS_CMD_DESTROY_QP, false) => {
+            let r: ib_uverbs_destroy_qp = cmd.req();
+            let qp = dev.qps.remove(&r.qp_handle).ok_or(libc::EINVAL)?;
+            dev.qpn_to_handle.remove(&qp.qpn);
+            cmd.respond(dev, &ib_uverbs_destroy_qp_resp { events_reported: 0 })
+        }
+        (IB_USER_VERBS_CMD_CREATE_SRQ, false) => create_srq(dev, cmd),
+        (IB_USER_VERBS_CMD_MODIFY_SRQ, false) => {
+            let r: ib_uverbs_modify_srq = cmd.req();
+            let srq = dev.srqs.get_mut(&r.srq_handle).ok_or(libc::EINVAL)?;
+            // mlx5_ib_modify_srq: resizing is not supported, the limit is.
+            if r.attr_mask & 1 != 0 {
+                return Err(libc::EINVAL);
+            }
+            if r.attr_mask & 2 != 0 {
+                srq.limit = r.srq_limit;
+            }
+            Ok(())
+        }
+        (IB_USER_VERBS_CMD_QUERY_SRQ, false) => {
+            let r: ib_uverbs_query_srq = cmd.req();
+            let srq = dev.srqs.get(&r.srq_handle).ok_or(libc::EINVAL)?;
+            let resp = ib_uverbs_query_srq_resp {
+                max_wr: srq.wqe_cnt - 1,
+                max_sge: ((1u32 << srq.wqe_shift) - 16) / 16,
+                srq_limit: srq.limit,
+                ..Default::default()
+            };
+            cmd.respond(dev, &resp)
+        }
+        (IB_USER_VERBS_CMD_DESTROY_SRQ, false) => {
+            let r: ib_uverbs_destroy_srq = cmd.req();
+            if dev.qps.values().any(|q| q.srq == Some(r.srq_handle)) {
+                return Err(libc::EBUSY);
+            }
+            dev.srqs.remove(&r.srq_handle).ok_or(libc::EINVAL)?;
+            cmd.respond(dev, &ib_uverbs_destroy_srq_resp { events_reported: 0 })
+        }
+        (IB_USER_VERBS_CMD_CREATE_AH, false) => create_ah(dev, cmd),
+        (IB_USER_VERBS_CMD_DESTROY_AH, false) => {
+            let r: ib_uverbs_destroy_ah = cmd.req();
+            dev.ahs.remove(&r.ah_handle).map(|_| ()).ok_or(libc::EINVAL)
+        }
+        _ => Err(libc::EOPNOTSUPP),
+    }
+}
+
+/// mlx5_ib_alloc_ucontext: the bfreg layout, CQE version 1, the limits libmlx5 sizes its
+/// queues by, and the async event file.
+fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
+    let req: mlx5_ib_alloc_ucontext_req_v2 = cmd.udata();
+    // mlx5_ib_alloc_ucontext: bfregs are asked in multiples of 4 per UAR, at most 512.
+    if req.total_num_bfregs == 0 || req.total_num_bfregs > 512 || req.num_low_latency_bfregs > req.total_num_bfregs - 1
+    {
+        return Err(libc::EINVAL);
+    }
+    let mut ctxs = contexts();
+    let ctx = ctxs.entry(fd).or_default();
+    if ctx.ready {
+        return Err(libc::EINVAL);
+    }
+    let (rd, wr) = event_pipe()?;
+    ctx.async_pipe = Some((rd, wr));
+    ctx.ready = true;
+    drop(ctxs);
+    dev.async_fds.push(wr);
+    let total = req.total_num_bfregs.next_multiple_of(4);
+    cmd.respond(
+        dev,
+        &ib_uverbs_get_context_resp {
+            async_fd: rd as u32,
+            num_comp_vectors: 1,
+        },
+    )?;
+    let resp = mlx5_ib_alloc_ucontext_resp {
+        qp_tab_size: profile::MAX_QP,
+        bf_reg_size: 512,
+        tot_bfregs: total,
+        cache_line_size: 64,
+        max_sq_desc_sz: profile::MAX_SQ_DESC_SZ as u16,
+        max_rq_desc_sz: profile::MAX_RQ_DESC_SZ as u16,
+        max_send_wqebb: profile::MAX_QP_WR,
+        max_recv_wr: profile::MAX_QP_WR,
+        max_srq_recv_wr: profile::MAX_SRQ_WR,
+        num_ports: 1,
+        comp_mask: 0,
+        response_length: std::mem::size_of::<mlx5_ib_alloc_ucontext_resp>() as u32,
+        cqe_version: req.max_cqe_version.min(1),
+        cmds_supp_uhw: (MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE | MLX5_USER_CMDS_SUPP_UHW_CREATE_AH) as u8,
+        eth_min_inline: if dev.profile.link_layer == LinkLayer::Ethernet {
+            (MLX5_USER_INLINE_MODE_NONE + 1) as u8
+        } else {
+            0
+        },
+        log_uar_size: 12,
+        num_uars_per_page: 1,
+        num_dyn_bfregs: 0,
+        ..Default::default()
+    };
+    cmd.respond_driver(dev, &resp)?;
+    crate::engine::start();
+    Ok(())
+}
+
+fn query_device_base(dev: &Device) -> ib_uverbs_query_device_resp {
+    let p = dev.profile;
+    ib_uverbs_query_device_resp {
+        fw_ver: p.fw_ver(),
+        node_guid: (profile::NODE_GUID_BASE + u64::from(dev.node)).to_be(),
+        sys_image_guid: (profile::NODE_GUID_BASE + u64::from(dev.node)).to_be(),
+        max_mr_size: profile::MAX_MR_SIZE,
+        page_size_cap: 0xffff_f000,
+        vendor_id: 0x02c9,
+        vendor_part_id: p.vendor_part_id,
+        hw_ver: 0,
+        max_qp: profile::MAX_QP,
+        max_qp_wr: profile::MAX_QP_WR,
+        // IB_DEVICE_RC_RNR_NAK_GEN | PORT_ACTIVE_EVENT | SYS_IMAGE_GUID | RESIZE_MAX_WR ...
+        device_cap_flags: 0x0003_1c36,
+        max_sge: profile::MAX_SGE,
+        max_sge_rd: profile::MAX_SGE,
+        max_cq: 1 << 24,
+        max_cqe: profile::MAX_CQE,
+        max_mr: 1 << 24,
+        max_pd: 1 << 24,
+        max_qp_rd_atom: profile::MAX_QP_RD_ATOM,
+        max_ee_rd_atom: 0,
+        max_res_rd_atom: profile::MAX_QP_RD_ATOM * profile::MAX_QP,
+        max_qp_init_rd_atom: profile::MAX_QP_INIT_RD_ATOM,
+        max_ee_init_rd_atom: 0,
+        // IB_ATOMIC_HCA (1) when the function has atomics, IB_ATOMIC_NONE otherwise.
+        atomic_cap: u32::from(p.atomics),
+        max_ee: 0,
+        max_rdd: 0,
+        max_mw: 1 << 24,
+        max_raw_ipv6_qp: 0,
+        max_raw_ethy_qp: 0,
+        max_mcast_grp: 1 << 21,
+        max_mcast_qp_attach: 240,
+        max_total_mcast_qp_attach: 240 << 21,
+        max_ah: i32::MAX as u32,
+        max_fmr: 0,
+        max_map_per_fmr: 0,
+        max_srq: 1 << 23,
+        max_srq_wr: profile::MAX_SRQ_WR,
+        max_srq_sge: 31,
+        max_pkeys: 128,
+        local_ca_ack_delay: 16,
+        phys_port_cnt: 1,
+        ..Default::default()
+    }
+}
+
+/// mlx5_ib_query_device with the mlx5 udata response (DCI streams caps among them).
+fn query_device_ex(dev: &Device, cmd: &Cmd<'_>) -> Result<(), i32> {
+    let p = dev.profile;
+    let mut resp = ib_uverbs_ex_query_device_resp {
+        base: query_device_base(dev),
+        ..Default::default()
+    };
+    resp.response_length = cmd.resp_len.min(std::mem::size_of::<ib_uverbs_ex_query_device_resp>()) as u32;
+    if p.odp {
+        // IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT; RC send/recv/write/read/atomic/srq.
+        resp.odp_caps.general_caps = 1 | 2;
+        resp.odp_caps.per_transport_caps.rc_odp_caps = 0x3f;
+        resp.odp_caps.per_transport_caps.ud_odp_caps = 0x3;
+    }
+    resp.timestamp_mask = (1 << 63) - 1;
+    resp.hca_core_clock = 156_250;
+    resp.max_dm_size = 0;
+    cmd.respond(dev, &resp)?;
+    let mut m = mlx5_ib_query_device_resp {
+        response_length: std::mem::size_of::<mlx5_ib_query_device_resp>() as u32,
+        ..Default::default()
+    };
+    if let Some((c, e)) = p.dci_streams {
+        // libmlx5 takes the caps when the response is long enough to hold them.
+        m.dci_streams_caps = mlx5_ib_dci_streams_caps {
+            max_log_num_concurent: c,
+            max_log_num_errored: e,
+        };
+    }
+    cmd.respond_driver(dev, &m)
+}
+
+/// mlx5_query_port via ib_query_port: active, MTU 4096, LID on InfiniBand.
+fn query_port(dev: &Device, cmd: &Cmd<'_>) -> Result<(), i32> {
+    let r: ib_uverbs_query_port = cmd.req();
+    // ib_query_port: rdma_is_port_valid.
+    if r.port_num != 1 {
+        return Err(libc::EINVAL);
+    }
+    let p = dev.profile;
+    let eth = p.link_layer == LinkLayer::Ethernet;
+    let resp = ib_uverbs_query_port_resp {
+        // IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP ... ; on RoCE IB_PORT_IP_BASED_GIDS.
+        port_cap_flags: if eth { 0x0401_0000 | (1 << 26) } else { 0x2651_e848 },
+        max_msg_sz: 1 << 30,
+        gid_tbl_len: if eth { 256 } else { 1 },
+        pkey_tbl_len: 1,
+        lid: p.lid_of(dev.node),
+        sm_lid: p.lid_of(0),
+        state: dev.port_state as u8,
+        max_mtu: 5,
+        active_mtu: if eth { 3 } else { 5 },
+        lmc: 0,
+        max_vl_num: 4,
+        sm_sl: 0,
+        subnet_timeout: 18,
+        active_width: 2,
+        active_speed: if eth { 0x40 } else { 0x20 },
+        phys_state: 5,
+        link_layer: if eth { 2 } else { 1 },
+        ..Default::default()
+    };
+    cmd.respond(dev, &resp)
+}
+
+/// IB_ACCESS_* bits the kernel accepts (ib_check_mr_access).
+const ACCESS_MASK: u32 = 0x1f | (1 << 5) | (1 << 20);
+
+/// mlx5_ib_reg_user_mr after ib_check_mr_access.
+fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
+    let r: ib_uverbs_reg_mr = cmd.req();
+    check_mr_access(dev, r.access_flags)?;
+    if !dev.pds.contains_key(&r.pd_handle) {
+        return Err(libc::EINVAL);
+    }
+    if r.length == 0 || r.start.checked_add(r.length).is_none() {
+        return Err(libc::EINVAL);
+    }
+    let key = dev.mkey();
+    let h = dev.handle();
+    dev.mrs.insert(
+        h,
+        Mr {
+            pd: r.pd_handle,
+            addr: r.hca_va,
+            length: r.length,
+            lkey: key,
+            rkey: key,
+            access: r.access_flags,
+        },
+    );
+    cmd.respond(
+        dev,
+        &ib_uverbs_reg_mr_resp {
+            mr_handle: h,
+            lkey: key,
+            rkey: key,
+            ..Default::default()
+        },
+    )
+}
+
+/// ib_check_mr_access: remote write or atomic needs local write; ODP needs the device cap.
+fn check_mr_access(dev: &Device, access: u32) -> Result<(), i32> {
+    if access & !ACCESS_MASK != 0 {
+        return Err(libc::EINVAL);
+    }
+    if access & (2 | 8) != 0 && access & 1 == 0 {
+        return Err(libc::EINVAL);
+    }
+    if access & (1 << 5) != 0 && !dev.profile.odp {
+        return Err(libc::EOPNOTSUPP);
+    }
+    Ok(())
+}
+
+/// ib_uverbs_rereg_mr: IB_MR_REREG_TRANS 1, _PD 2, _ACCESS 4.
+fn rereg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
+    let r: ib_uverbs_rereg_mr = cmd.req();
+    if r.flags == 0 || r.flags & !7 != 0 {
+        return Err(libc::EINVAL);
+    }
+    if r.flags & 4 != 0 {
+        check_mr_access(dev, r.access_flags)?;
+    }
+    if r.flags & 2 != 0 && !dev.pds.contains_key(&r.pd_handle) {
+        return Err(libc::EINVAL);
+    }
+    let mr = dev.mrs.get_mut(&r.mr_handle).ok_or(libc::EINVAL)?;
+    if r.flags & 1 != 0 {
+        mr.addr = r.hca_va;
+        mr.length = r.length;
+    }
+    if r.flags & 2 != 0 {
+        mr.pd = r.pd_handle;
+    }
+    if r.flags & 4 != 0 {
+        mr.access = r.access_flags;
+    }
+    let (lkey, rkey) = (mr.lkey, mr.rkey);
+    cmd.respond(dev, &ib_uverbs_rereg_mr_resp { lkey, rkey })
+}
+
+/// mlx5_ib_create_cq (create_cq_user): a power-of-two ring of `cqe + 1` 64-byte entries.
+#[allow(clippy::too_many_arguments)]
+fn create_cq(
+    dev: &mut Device,
+    fd: i32,
+    cmd: &Cmd<'_>,
+    user_handle: u64,
+    cqe: u32,
+    channel: i32,
+    _ex: bool,
+) -> Result<(), i32> {
+    let u: mlx5_ib_create_cq = cmd.udata();
+    if cqe == 0 || cqe > profile::MAX_CQE {
+        return Err(libc::EINVAL);
+    }
+    // mlx5_ib_create_cq: entries = roundup_pow_of_two(cqe + 1).
+    let ncqe = (cqe + 1).next_power_of_two();
+    if u.cqe_size != 64 {
+        // 128-byte CQEs are a real mlx5 option the emulation does not model.
+        return Err(libc::EINVAL);
+    }
+    let channel = if channel >= 0 {
+        let ctxs = contexts();
+        Some(
+            *ctxs
+                .get(&fd)
+                .and_then(|c| c.channels.get(&channel))
+                .ok_or(libc::EINVAL)?,
+        )
+    } else {
+        None
+    };
+    let h = dev.handle();
+    let cqn = dev.number();
+    dev.cqs.insert(
+        h,
+        Cq {
+            user_handle,
+            cqn,
+            buf: u.buf_addr,
+            db: u.db_addr,
+            ncqe,
+            cqe_size: 64,
+            pi: 0,
+            channel,
+            armed_sn: None,
+            last_arm: Some(0),
+            overrun: false,
+            events: 0,
+        },
+    );
+    cmd.respond(
+        dev,
+        &ib_uverbs_create_cq_resp {
+            cq_handle: h,
+            cqe: ncqe - 1,
+        },
+    )?;
+    cmd.respond_driver(dev, &mlx5_ib_create_cq_resp { cqn, reserved: 0 })
+}
+
+/// mlx5_ib_create_srq: stride = next power of two of (next segment + max_sge data segments),
+/// ring = next power of two of max_wr + 1.
+fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
+    let r: ib_uverbs_create_srq = cmd.req();
+    let u: mlx5_ib_create_srq = cmd.udata();
+    if !dev.pds.contains_key(&r.pd_handle) {
+        return Err(libc::EINVAL);
+    }
+    if r.max_wr == 0 || r.max_wr >= profile::MAX_SRQ_WR || r.max_sge > 31 {
+        return Err(libc::EINVAL);
+    }
+    let wqe_cnt = (r.max_wr + 1).next_power_of_two();
+    let desc = (16 + 16 * r.max_sge.max(1)).next_power_of_two();
+    let wqe_shift = desc.trailing_zeros();
+    let max_sge = (desc - 16) / 16;
+    let h = dev.handle();
+    let srqn = dev.number();
+    dev.srqs.insert(
+        h,
+        Srq {
+            user_handle: r.user_handle,
+            srqn,
+            pd: r.pd_handle,
+            buf: u.buf_addr,
+            db: u.db_addr,
+            wqe_cnt,
+            wqe_shift,
+            head: 0,
+            taken: 0,
+            limit: r.srq_limit,
+            uidx: u.uidx & 0xff_ffff,
+        },
+    );
+    cmd.respond(
+        dev,
+        &ib_uverbs_create_srq_resp {
+            srq_handle: h,
+            max_wr: wqe_cnt - 1,
+            max_sge,
+            srqn,
+            ..Default::default()
+        },
+    )?;
+    cmd.respond_driver(dev, &mlx5_ib_create_srq_resp { srqn, reserved: 0 })
+}
+
+/// mlx5_ib_create_ah: on RoCE the GRH is mandatory and the MAC is resolved.
+fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
+    let r: ib_uverbs_create_ah = cmd.req();
+    if !dev.pds.contains_key(&r.pd_handle) || r.attr.port_num != 1 {
+        return Err(libc::EINVAL);
+    }
+    if dev.profile.link_layer == LinkLayer::Ethernet && r.attr.is_global == 0 {
+        return Err(libc::EINVAL);
+    }
+    let h = dev.handle();
+    let path = Path {
+        dlid: r.attr.dlid,
+        is_global: r.attr.is_global != 0,
+        dgid: r.attr.grh.dgid,
+        sgid_index: r.attr.grh.sgid_index,
+        hop_limit: r.attr.grh.hop_limit,
+        port: r.attr.port_num,
+    };
+    dev.ahs.insert(h, crate::device::objects::Ah { pd: r.pd_handle, path });
+    cmd.respond(dev, &ib_uverbs_create_ah_resp { ah_handle: h })?;
+    let mut dmac = [0u8; 6];
+    dmac.copy_from_slice(&[0x02, 0xc9, 0, 0, r.attr.grh.dgid[14], r.attr.grh.dgid[15]]);
+    cmd.respond_driver(
+        dev,
+        &mlx5_ib_create_ah_resp {
+            response_length: 16,
+            dmac,
+            reserved: [0; 6],
+        },
+    )
+}
+
+/// mlx5_ib_create_qp: RC/UD through the core types, DCI/DCT through IB_QPT_DRIVER with the
+/// mlx5 flags (create_dci / create_dct), each with the checks that decide the outcome.
+fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bool) -> Result<(), i32> {
+    let u: mlx5_ib_create_qp = cmd.udata();
+    if !dev.pds.contains_key(&r.pd_handle) {
+        return Err(libc::EINVAL);
+    }
+    const IB_QPT_RC: u8 = 2;
+    const IB_QPT_UD: u8 = 4;
+    const IB_QPT_DRIVER: u8 = 0xff;
+    let kind = match r.qp_type {
+        IB_QPT_RC => QpKind::Rc,
+        IB_QPT_UD => QpKind::Ud,
+        IB_QPT_DRIVER => {
+            // process_vendor_flags: exactly one of TYPE_DCI / TYPE_DCT.
+            let dci = u.flags & MLX5_QP_FLAG_TYPE_DCI != 0;
+            let dct = u.flags & MLX5_QP_FLAG_TYPE_DCT != 0;
+            match (dci, dct) {
+                (true, false) => QpKind::Dci,
+                (false, true) => QpKind::Dct,
+                _ => return Err(libc::EINVAL),
+            }
+        }
+        _ => return Err(libc::EOPNOTSUPP),
+    };
+    let cq_ok = |h: u32| dev.cqs.contains_key(&h);
+    let srq = (r.is_srq != 0).then_some(r.srq_handle);
+    if let Some(s) = srq {
+        if !dev.srqs.contains_key(&s) {
+            return Err(libc::EINVAL);
+        }
+    }
+    if kind == QpKind::Dct {
+        // create_dct: needs an SRQ and a receive CQ.
+        if srq.is_none() || !cq_ok(r.recv_cq_handle) {
+            return Err(libc::EINVAL);
+        }
+    } else if !cq_ok(r.send_cq_handle) || (srq.is_none() && kind != QpKind::Dci && !cq_ok(r.recv_cq_handle)) {
+        return Err(libc::EINVAL);
+    }
+    // Capacity: mlx5_ib's calc_sq_size / set_rq_size against the device maxima.
+    if r.max_send_wr > profile::MAX_QP_WR
+        || r.max_recv_wr > profile::MAX_QP_WR
+        || r.max_send_sge > profile::MAX_SGE
+        || r.max_recv_sge > profile::MAX_SGE
+    {
+        return Err(libc::EINVAL);
+    }
+    if kind != QpKind::Dct
+        && (u.sq_wqe_count > profile::MAX_QP_WR || u.sq_wqe_count.count_ones() > 1 || u.rq_wqe_count.count_ones() > 1)
+    {
+        return Err(libc::EINVAL);
+    }
+    let mut dci_streams = None;
+    if kind == QpKind::Dci && u.flags & MLX5_QP_FLAG_DCI_STREAM != 0 {
+        let (c, e) = (u.dci_streams.log_num_concurent, u.dci_streams.log_num_errored);
+        // create_dci: bounded by log_max_dci_stream_channels / log_max_dci_errored_streams.
+        match dev.profile.dci_streams {
+            Some((mc, me)) if c <= mc && e <= me && e <= c => dci_streams = Some((c, e)),
+            _ => return Err(libc::EINVAL),
+        }
+    }
+    let rq = Ring {
+        base: u.buf_addr,
+        cnt: u.rq_wqe_count,
+        shift: u.rq_wqe_shift,
+    };
+    let sq_base = u.buf_addr + (u64::from(u.rq_wqe_count) << u.rq_wqe_shift);
+    let sq = Ring {
+        base: sq_base,
+        cnt: if kind == QpKind::Dct { 0 } else { u.sq_wqe_count },
+        shift: 6,
+    };
+    let has_recv_cq = cq_ok(r.recv_cq_handle);
+    let h = dev.handle();
+    // A DCT gets its number at RTR (mlx5_ib_modify_dct creates the firmware object there).
+    let qpn = if kind == QpKind::Dct { 0 } else { dev.qpn() };
+    let qp = Qp {
+        user_handle: r.user_handle,
+        qpn,
+        kind,
+        state: QpState::Reset,
+        pd: r.pd_handle,
+        send_cq: (kind != QpKind::Dct).then_some(r.send_cq_handle),
+        recv_cq: has_recv_cq.then_some(r.recv_cq_handle),
+        srq,
+        uidx: u.uidx & 0xff_ffff,
+        db: u.db_addr,
+        sq,
+        rq,
+        max_inline_data: r.max_inline_data,
+        sq_sig_all: r.sq_sig_all != 0,
+        port: 1,
+        pkey_index: 0,
+        access: 0,
+        path_mtu: 0,
+        dest_qpn: 0,
+        path: Path::default(),
+        min_rnr_timer: 0,
+        timeout: 0,
+        retry_cnt: 0,
+        rnr_retry: 0,
+        max_rd_atomic: 0,
+        max_dest_rd_atomic: 0,
+        sq_psn: 0,
+        rq_psn: 0,
+        dc_key: if kind == QpKind::Dct { u.access_key() } else { 0 },
+        dci_streams,
+        errored_streams: Vec::new(),
+        sq_ci: 0,
+        rq_ci: 0,
+        stall: None,
+        link_layer: dev.profile.link_layer,
+        fatal_reported: false,
+    };
+    crate::log(format_args!(
+        "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",
+        qp.uidx, qp.sq.cnt, qp.rq.cnt
+    ));
+    dev.qps.insert(h, qp);
+    if kind != QpKind::Dct {
+        dev.qpn_to_handle.insert(qpn, h);
+    }
+    let base = ib_uverbs_create_qp_resp {
+        qp_handle: h,
+        qpn,
+        max_send_wr: r.max_send_wr,
+        max_recv_wr: r.max_recv_wr,
+        max_send_sge: r.max_send_sge,
+        max_recv_sge: r.max_recv_sge,
+        max_inline_data: r.max_inline_data,
+        ..Default::default()
+    };
+    if ex {
+        cmd.respond(
+            dev,
+            &ib_uverbs_ex_create_qp_resp {
+                base,
+                comp_mask: 0,
+                response_length: cmd.resp_len as u32,
+            },
+        )?;
+    } else {
+        cmd.respond(dev, &base)?;
+    }
+    cmd.respond_driver(
+        dev,
+        &mlx5_ib_create_qp_resp {
+            bfreg_index: u.bfreg_index,
+            ..Default::default()
+        },
+    )
+}

@@ -1,0 +1,210 @@
+//! Device profiles: which ConnectX the emulation presents, chosen by `SOFT_MLX5_PROFILE`.
+//!
+//! Every capability a profile sets is reported through each path libmlx5 reads it from (sysfs,
+//! QUERY_DEVICE, the mlx5 query-device response, the DEVX HCA capability pages), so the library
+//! never sees two answers to one question.
+
+/// The link layer of port 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkLayer {
+    /// InfiniBand: LID routing, no GRH needed.
+    InfiniBand,
+    /// RoCE v2: GID routing, GRH required on every address handle.
+    Ethernet,
+}
+
+/// One emulated device model.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// Short name used by `SOFT_MLX5_PROFILE`.
+    pub name: &'static str,
+    /// What the node description and board id say (always marked emulated).
+    pub model: &'static str,
+    /// PCI device id (ConnectX-5 0x1017, ConnectX-6 Dx 0x101d, ConnectX-5 VF 0x1018).
+    pub pci_device: u16,
+    /// `vendor_part_id` in QUERY_DEVICE (mlx5_ib reports the PCI device id).
+    pub vendor_part_id: u32,
+    /// Firmware version reported as `fw_ver` (major, minor, sub-minor).
+    pub fw: (u16, u16, u16),
+    /// Port 1 link layer.
+    pub link_layer: LinkLayer,
+    /// Port 1 LID (InfiniBand; 0 on Ethernet).
+    pub lid: u16,
+    /// Masked 64-bit atomics (IB_ATOMIC_HCA); false for a VF without atomics.
+    pub atomics: bool,
+    /// DCI streams caps (max_log_num_concurent, max_log_num_errored); None: no streams.
+    pub dci_streams: Option<(u8, u8)>,
+    /// The `qpc_extension` HCA cap (stream id reset needs it).
+    pub qpc_extension: bool,
+    /// `odp_caps` / `dc_odp_caps` advertised.
+    pub odp: bool,
+    /// AV-to-QP mapping general object supported (mlx5dv_map_ah_to_qp).
+    pub av_qp_mapping: bool,
+}
+
+/// Node GUID of device index 0; a device's GUID adds its index (distinct nodes).
+pub const NODE_GUID_BASE: u64 = 0x0002_c903_00f5_0000;
+/// Largest send/receive queue (WRs); mlx5 reports 1 << log_max_qp_sz = 32768.
+pub const MAX_QP_WR: u32 = 32768;
+/// Largest CQ (CQEs); 1 << log_max_cq_sz minus one (mlx5_ib_query_device).
+pub const MAX_CQE: u32 = (1 << 22) - 1;
+/// Scatter/gather entries per WQE (mlx5_ib: max_sq_desc_sz / sizeof(data seg) rounded).
+pub const MAX_SGE: u32 = 30;
+/// Largest SRQ.
+pub const MAX_SRQ_WR: u32 = 32767;
+/// Largest send WQE in bytes (`max_sq_desc_sz`, MLX5_CAP_GEN max_wqe_sz_sq).
+pub const MAX_SQ_DESC_SZ: u32 = 1024;
+/// Largest receive WQE in bytes (`max_rq_desc_sz`).
+pub const MAX_RQ_DESC_SZ: u32 = 512;
+/// Outstanding RDMA reads/atomics per QP (1 << log_max_ra_req_qp).
+pub const MAX_QP_RD_ATOM: u32 = 16;
+/// Responder resources per QP (1 << log_max_ra_res_qp).
+pub const MAX_QP_INIT_RD_ATOM: u32 = 16;
+/// Largest MR.
+pub const MAX_MR_SIZE: u64 = u64::MAX;
+/// Largest number of QPs (1 << log_max_qp).
+pub const MAX_QP: u32 = 1 << 18;
+
+const PROFILES: &[Profile] = &[
+    Profile {
+        name: "cx5-ib",
+        model: "ConnectX-5 InfiniBand",
+        pci_device: 0x1017,
+        vendor_part_id: 4119,
+        fw: (16, 35, 2000),
+        link_layer: LinkLayer::InfiniBand,
+        lid: 1,
+        atomics: true,
+        dci_streams: Some((4, 4)),
+        qpc_extension: true,
+        odp: true,
+        av_qp_mapping: true,
+    },
+    Profile {
+        name: "cx6dx-roce",
+        model: "ConnectX-6 Dx RoCE v2",
+        pci_device: 0x101d,
+        vendor_part_id: 4125,
+        fw: (22, 35, 2000),
+        link_layer: LinkLayer::Ethernet,
+        lid: 0,
+        atomics: true,
+        dci_streams: Some((4, 4)),
+        qpc_extension: true,
+        odp: true,
+        av_qp_mapping: true,
+    },
+    Profile {
+        name: "vf-no-atomics",
+        model: "ConnectX-5 Virtual Function without atomics",
+        pci_device: 0x1018,
+        vendor_part_id: 4120,
+        fw: (16, 35, 2000),
+        link_layer: LinkLayer::InfiniBand,
+        lid: 1,
+        atomics: false,
+        dci_streams: Some((4, 4)),
+        qpc_extension: true,
+        odp: false,
+        av_qp_mapping: false,
+    },
+    Profile {
+        name: "cx5-no-streams",
+        model: "ConnectX-5 InfiniBand without DCI streams",
+        pci_device: 0x1017,
+        vendor_part_id: 4119,
+        fw: (16, 28, 4000),
+        link_layer: LinkLayer::InfiniBand,
+        lid: 1,
+        atomics: true,
+        dci_streams: None,
+        qpc_extension: false,
+        odp: true,
+        av_qp_mapping: false,
+    },
+];
+
+impl Profile {
+    /// Every profile, default first.
+    pub fn all() -> &'static [Profile] {
+        PROFILES
+    }
+
+    /// The profile called `name`.
+    pub fn by_name(name: &str) -> Option<&'static Profile> {
+        PROFILES.iter().find(|p| p.name == name)
+    }
+
+    /// The profile `SOFT_MLX5_PROFILE` names, or the default (ConnectX-5 on InfiniBand).
+    pub fn from_env() -> &'static Profile {
+        std::env::var("SOFT_MLX5_PROFILE")
+            .ok()
+            .and_then(|n| Self::by_name(&n))
+            .unwrap_or(&PROFILES[0])
+    }
+
+    /// The GID at `index` of port 1: index 0 is the link-local GID from the port GUID; on
+    /// Ethernet index 1 is the IPv4-mapped RoCE v2 GID of 10.78.0.<node+1>.
+    pub fn gid(&self, node: u32, index: u32) -> Option<[u8; 16]> {
+        let guid = NODE_GUID_BASE + u64::from(node);
+        let mut gid = [0u8; 16];
+        match (index, self.link_layer) {
+            (0, _) => {
+                gid[0] = 0xfe;
+                gid[1] = 0x80;
+                gid[8..].copy_from_slice(&guid.to_be_bytes());
+                Some(gid)
+            }
+            (1, LinkLayer::Ethernet) => {
+                gid[10] = 0xff;
+                gid[11] = 0xff;
+                gid[12..].copy_from_slice(&[10, 78, 0, node as u8 + 1]);
+                Some(gid)
+            }
+            _ => None,
+        }
+    }
+
+    /// Number of GID entries port 1 has.
+    pub fn gid_count(&self) -> u32 {
+        match self.link_layer {
+            LinkLayer::InfiniBand => 1,
+            LinkLayer::Ethernet => 2,
+        }
+    }
+
+    /// `fw_ver` as mlx5_ib packs it in QUERY_DEVICE.
+    pub fn fw_ver(&self) -> u64 {
+        (u64::from(self.fw.0) << 32) | (u64::from(self.fw.1) << 16) | u64::from(self.fw.2)
+    }
+
+    /// The LID of node `node` (InfiniBand), 0 on Ethernet.
+    pub fn lid_of(&self, node: u32) -> u16 {
+        match self.link_layer {
+            LinkLayer::InfiniBand => self.lid + node as u16,
+            LinkLayer::Ethernet => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_profile_is_connectx5_on_infiniband() {
+        let p = &Profile::all()[0];
+        assert_eq!(
+            (p.name, p.link_layer, p.pci_device),
+            ("cx5-ib", LinkLayer::InfiniBand, 0x1017)
+        );
+    }
+
+    #[test]
+    fn roce_profile_has_an_ipv4_mapped_gid_at_index_1() {
+        let p = Profile::by_name("cx6dx-roce").unwrap();
+        let g = p.gid(2, 1).unwrap();
+        assert_eq!(&g[10..], &[0xff, 0xff, 10, 78, 0, 3]);
+        assert!(Profile::by_name("cx5-ib").unwrap().gid(0, 1).is_none());
+    }
+}

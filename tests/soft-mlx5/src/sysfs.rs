@@ -1,0 +1,125 @@
+//! The sysfs tree libibverbs discovers devices through when RDMA netlink is unavailable
+//! (libibverbs/init.c `find_sysfs_devs`, `setup_sysfs_uverbs`; sysfs.c honours `SYSFS_PATH`).
+//!
+//! Layout mirrors what ib_uverbs and ib_core create: `class/infiniband_verbs/uverbs0` (dev,
+//! ibdev, abi_version), `class/infiniband/mlx5_0` (node type and GUIDs, firmware, board id, the
+//! PCI modalias the mlx5 provider matches on) and its port 1 (state, LID, GIDs, P_Keys).
+
+use crate::profile::{LinkLayer, Profile, NODE_GUID_BASE};
+use std::fs;
+use std::io;
+use std::path::Path;
+
+/// Character device numbers of uverbs0 (major 231, minor 192), as ib_uverbs registers them.
+pub const UVERBS_DEV: (u32, u32) = (231, 192);
+/// The device name libibverbs lists.
+pub const IBDEV: &str = "mlx5_0";
+/// The command device path the library opens.
+pub const CDEV_PATH: &str = "/dev/infiniband/uverbs0";
+
+fn guid_text(guid: u64) -> String {
+    let b = guid.to_be_bytes();
+    format!(
+        "{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}",
+        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]
+    )
+}
+
+fn gid_text(gid: &[u8; 16]) -> String {
+    gid.chunks(2)
+        .map(|c| format!("{:02x}{:02x}", c[0], c[1]))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// Writes the tree for `profile` at node `node` under `root` (replacing what is there).
+///
+/// # Errors
+/// Any I/O error creating the folders or files.
+pub fn write_tree(root: &Path, profile: &Profile, node: u32) -> io::Result<()> {
+    let put = |rel: &str, text: &str| -> io::Result<()> {
+        let p = root.join(rel);
+        if let Some(dir) = p.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        fs::write(p, format!("{text}\n"))
+    };
+    let guid = NODE_GUID_BASE + u64::from(node);
+    put("class/infiniband_verbs/abi_version", "6")?;
+    let uv = "class/infiniband_verbs/uverbs0";
+    put(&format!("{uv}/ibdev"), IBDEV)?;
+    put(&format!("{uv}/dev"), &format!("{}:{}", UVERBS_DEV.0, UVERBS_DEV.1))?;
+    put(&format!("{uv}/abi_version"), "1")?;
+    let ib = format!("class/infiniband/{IBDEV}");
+    put(&format!("{ib}/node_type"), "1: CA")?;
+    put(&format!("{ib}/node_guid"), &guid_text(guid))?;
+    put(&format!("{ib}/sys_image_guid"), &guid_text(guid))?;
+    put(
+        &format!("{ib}/fw_ver"),
+        &format!("{}.{}.{}", profile.fw.0, profile.fw.1, profile.fw.2),
+    )?;
+    put(&format!("{ib}/hca_type"), &format!("MT{}", profile.vendor_part_id))?;
+    put(&format!("{ib}/board_id"), "SOFT_MLX5_EMULATED")?;
+    put(
+        &format!("{ib}/node_desc"),
+        &format!("soft-mlx5 (emulated) {} node {node}", profile.model),
+    )?;
+    put(
+        &format!("{ib}/device/modalias"),
+        &format!(
+            "pci:v000015B3d0000{:04X}sv000015B3sd00000008bc02sc07i00",
+            profile.pci_device
+        ),
+    )?;
+    put(&format!("{ib}/device/vendor"), "0x15b3")?;
+    put(&format!("{ib}/device/device"), &format!("0x{:04x}", profile.pci_device))?;
+    let port = format!("{ib}/ports/1");
+    put(&format!("{port}/state"), "4: ACTIVE")?;
+    put(&format!("{port}/phys_state"), "5: LinkUp")?;
+    let (ll, rate) = match profile.link_layer {
+        LinkLayer::InfiniBand => ("InfiniBand", "100 Gb/sec (4X EDR)"),
+        LinkLayer::Ethernet => ("Ethernet", "100 Gb/sec (2X HDR)"),
+    };
+    put(&format!("{port}/link_layer"), ll)?;
+    put(&format!("{port}/rate"), rate)?;
+    put(&format!("{port}/lid"), &format!("0x{:x}", profile.lid_of(node)))?;
+    put(&format!("{port}/sm_lid"), &format!("0x{:x}", profile.lid_of(0)))?;
+    put(&format!("{port}/lid_mask_count"), "0")?;
+    put(&format!("{port}/sm_sl"), "0")?;
+    put(&format!("{port}/cap_mask"), "0x2651e848")?;
+    put(&format!("{port}/pkeys/0"), "0xffff")?;
+    for i in 0..profile.gid_count() {
+        let gid = profile.gid(node, i).unwrap_or([0; 16]);
+        put(&format!("{port}/gids/{i}"), &gid_text(&gid))?;
+        let ty = match (profile.link_layer, i) {
+            (LinkLayer::InfiniBand, _) => "IB/RoCE v1",
+            (LinkLayer::Ethernet, 0) => "IB/RoCE v1",
+            _ => "RoCE v2",
+        };
+        put(&format!("{port}/gid_attrs/types/{i}"), ty)?;
+        if profile.link_layer == LinkLayer::Ethernet {
+            put(&format!("{port}/gid_attrs/ndevs/{i}"), &format!("smlx{node}"))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_names_the_device_as_emulated_and_carries_the_connectx5_modalias() {
+        let dir = std::env::temp_dir().join(format!("soft-mlx5-sysfs-test-{}", std::process::id()));
+        write_tree(&dir, Profile::by_name("cx5-ib").unwrap(), 0).unwrap();
+        let read = |p: &str| fs::read_to_string(dir.join(p)).unwrap();
+        assert!(read("class/infiniband/mlx5_0/node_desc").contains("soft-mlx5 (emulated)"));
+        assert!(read("class/infiniband/mlx5_0/device/modalias").starts_with("pci:v000015B3d00001017"));
+        assert_eq!(read("class/infiniband_verbs/uverbs0/dev"), "231:192\n");
+        assert_eq!(
+            read("class/infiniband/mlx5_0/ports/1/gids/0"),
+            "fe80:0000:0000:0000:0002:c903:00f5:0000\n"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
