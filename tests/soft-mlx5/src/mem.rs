@@ -24,8 +24,10 @@ pub trait Dma {
         self.read(addr, &mut b);
         u64::from_be_bytes(b)
     }
-    /// 64-bit compare-and-swap / fetch-and-add on 8 aligned bytes, in big-endian (network)
-    /// order as the HCA executes them; returns the old value.
+    /// 64-bit compare-and-swap / fetch-and-add on 8 aligned bytes in host byte order; returns
+    /// the old value. mlx5_core configures the HCA's requestor endianness mode to host order
+    /// when the device supports it (main.c handle_hca_cap_atomic), and mlx5_ib advertises
+    /// IB_ATOMIC_HCA only in that mode (get_atomic_caps): the mode the profiles report.
     fn atomic_u64(&self, addr: u64, op: AtomicOp) -> u64;
 }
 
@@ -64,11 +66,11 @@ impl Dma for LocalDma {
             AtomicOp::CompareSwap(compare, swap) => {
                 let mut cur = cell.load(Ordering::SeqCst);
                 loop {
-                    if u64::from_be(cur) != compare {
-                        return u64::from_be(cur);
+                    if cur != compare {
+                        return cur;
                     }
-                    match cell.compare_exchange(cur, swap.to_be(), Ordering::SeqCst, Ordering::SeqCst) {
-                        Ok(old) => return u64::from_be(old),
+                    match cell.compare_exchange(cur, swap, Ordering::SeqCst, Ordering::SeqCst) {
+                        Ok(old) => return old,
                         Err(now) => cur = now,
                     }
                 }
@@ -76,9 +78,9 @@ impl Dma for LocalDma {
             AtomicOp::FetchAdd(add) => {
                 let mut cur = cell.load(Ordering::SeqCst);
                 loop {
-                    let new = u64::from_be(cur).wrapping_add(add).to_be();
+                    let new = cur.wrapping_add(add);
                     match cell.compare_exchange(cur, new, Ordering::SeqCst, Ordering::SeqCst) {
-                        Ok(old) => return u64::from_be(old),
+                        Ok(old) => return old,
                         Err(now) => cur = now,
                     }
                 }
@@ -92,13 +94,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn atomics_work_on_big_endian_memory() {
-        let mut word = 5u64.to_be();
+    fn atomics_work_on_host_endian_memory() {
+        let mut word = 5u64;
         let addr = &mut word as *mut u64 as u64;
         let dma = LocalDma;
         assert_eq!(dma.atomic_u64(addr, AtomicOp::FetchAdd(3)), 5);
         assert_eq!(dma.atomic_u64(addr, AtomicOp::CompareSwap(7, 1)), 8);
         assert_eq!(dma.atomic_u64(addr, AtomicOp::CompareSwap(8, 1)), 8);
-        assert_eq!(dma.read_be64(addr), 1);
+        assert_eq!(word, 1);
     }
 }

@@ -252,6 +252,14 @@ pub unsafe extern "C" fn mmap64(
     unsafe { mmap(addr, len, prot, flags, fd, off) }
 }
 
+/// munmap(2): a UAR page stops being watched before it goes.
+#[no_mangle]
+pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
+    kernel::munmap(addr as u64, len);
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_munmap, addr, len) as c_int }
+}
+
 /// close(2).
 #[no_mangle]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {

@@ -26,6 +26,7 @@ pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
         return false;
     }
     let addr = c.buf + u64::from(c.pi & (c.ncqe - 1)) * 64;
+    crate::log(format_args!("cq {:#x} pi {}: {cqe:?}", c.cqn, c.pi));
     let mut bytes = cqe.encode();
     let owner = u8::from(c.pi & c.ncqe != 0);
     bytes[63] |= owner;

@@ -74,22 +74,21 @@ impl Cqe {
         let mut b = [0u8; 64];
         match self.opcode {
             op::REQ_ERR | op::RESP_ERR => {
-                // struct mlx5_err_cqe: vendor_err_synd 54, syndrome 55, s_wqe_opcode_qpn 56,
-                // wqe_counter 60; libmlx5 reads the user index from mlx5_cqe64.srqn_uidx (48),
-                // which lies inside the error CQE's reserved bytes.
-                b[48..52].copy_from_slice(&self.uidx.to_be_bytes());
+                // struct mlx5_err_cqe: srqn 32 (mlx5_cqe64.srqn_uidx: the user index),
+                // vendor_err_synd 54, syndrome 55, s_wqe_opcode_qpn 56, wqe_counter 60.
+                b[32..36].copy_from_slice(&self.uidx.to_be_bytes());
                 b[54] = self.vendor_err;
                 b[55] = self.syndrome;
                 let s = (u32::from(self.wqe_opcode) << 24) | (self.qpn & 0xff_ffff);
                 b[56..60].copy_from_slice(&s.to_be_bytes());
             }
             _ => {
-                b[28..30].copy_from_slice(&self.slid.to_be_bytes());
+                b[22..24].copy_from_slice(&self.slid.to_be_bytes());
                 let g: u32 = if self.grh { 2 } else { 0 };
                 let flags_rqpn = (g << 28) | (self.src_qp & 0xff_ffff);
-                b[32..36].copy_from_slice(&flags_rqpn.to_be_bytes());
-                b[48..52].copy_from_slice(&self.uidx.to_be_bytes());
-                b[52..56].copy_from_slice(&self.imm.to_be_bytes());
+                b[24..28].copy_from_slice(&flags_rqpn.to_be_bytes());
+                b[32..36].copy_from_slice(&self.uidx.to_be_bytes());
+                b[36..40].copy_from_slice(&self.imm.to_be_bytes());
                 b[44..48].copy_from_slice(&self.byte_cnt.to_be_bytes());
                 let s = (u32::from(self.wqe_opcode) << 24) | (self.qpn & 0xff_ffff);
                 b[56..60].copy_from_slice(&s.to_be_bytes());
@@ -103,11 +102,11 @@ impl Cqe {
 
 /// Field offsets of struct mlx5_cqe64, for the layout test.
 pub const CQE64_OFFSETS: &[(&str, usize)] = &[
-    ("slid", 28),
-    ("flags_rqpn", 32),
+    ("slid", 22),
+    ("flags_rqpn", 24),
+    ("srqn_uidx", 32),
+    ("imm_inval_pkey", 36),
     ("byte_cnt", 44),
-    ("srqn_uidx", 48),
-    ("imm_inval_pkey", 52),
     ("sop_drop_qpn", 56),
     ("wqe_counter", 60),
     ("signature", 62),
@@ -133,7 +132,7 @@ mod tests {
         assert_eq!(b[63] >> 4, op::REQ);
         assert_eq!(u32::from_be_bytes(b[56..60].try_into().unwrap()), 0x1000_0123);
         assert_eq!(u16::from_be_bytes([b[60], b[61]]), 0x1234);
-        assert_eq!(u32::from_be_bytes(b[48..52].try_into().unwrap()), 7);
+        assert_eq!(u32::from_be_bytes(b[32..36].try_into().unwrap()), 7);
         assert_eq!(u32::from_be_bytes(b[44..48].try_into().unwrap()), 99);
     }
 
@@ -150,6 +149,6 @@ mod tests {
         };
         let b = c.encode();
         assert_eq!((b[55], b[54], b[63] >> 4), (0x13, 0x88, op::REQ_ERR));
-        assert_eq!(u32::from_be_bytes(b[48..52].try_into().unwrap()), 5);
+        assert_eq!(u32::from_be_bytes(b[32..36].try_into().unwrap()), 5);
     }
 }

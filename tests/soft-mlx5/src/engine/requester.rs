@@ -192,8 +192,9 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Option<u32> {
             let av = wqe.av?;
             let path_ok = match dev.profile.link_layer {
                 LinkLayer::InfiniBand => av.rlid == my_lid || (av.grh && own_gid(dev, &av.rgid)),
-                // RoCE needs the GRH: without it the packet has nowhere to go.
-                LinkLayer::Ethernet => av.grh && own_gid(dev, &av.rgid),
+                // RoCE always routes by the GID: libmlx5 leaves the AV's GRH bit clear on
+                // Ethernet (mlx5_create_ah sets grh = 0 when is_eth), the GRH is implied.
+                LinkLayer::Ethernet => own_gid(dev, &av.rgid),
             };
             let (th, t) = dev.qp_by_num(av.dqpn)?;
             // The DCT drops a request whose key differs, silently (mlx5 DC access key).

@@ -120,7 +120,8 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
                 } else {
                     AtomicOp::FetchAdd(swap_add)
                 };
-                reply = Some(dma.atomic_u64(addr, op).to_be_bytes().to_vec());
+                // The original value returns in host order too (requestor endianness mode).
+                reply = Some(dma.atomic_u64(addr, op).to_ne_bytes().to_vec());
             }
         }
         _ => {}

@@ -98,6 +98,12 @@ pub fn mmap(len: usize, offset: i64) -> Result<*mut libc::c_void, i32> {
     Ok(p)
 }
 
+/// munmap of anything: a UAR page leaves the device's watch list first (under the device
+/// lock, so the device thread never reads an unmapped page).
+pub fn munmap(addr: u64, len: usize) {
+    device::global().uars.retain(|&u| u < addr || u >= addr + len as u64);
+}
+
 /// Creates a pipe whose read end the library gets (async events, completion channels): the
 /// library reads and polls it as it would the kernel's event files, with no interposition.
 pub fn event_pipe() -> Result<(i32, i32), i32> {
