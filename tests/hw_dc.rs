@@ -230,7 +230,9 @@ fn dc_fetch_and_add_with_max_dc_rd_atom_outstanding_sums_exactly() {
 
 #[test]
 #[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
-fn dc_rdma_write_after_mapping_the_ah_to_the_dct() {
+fn dc_rdma_write_after_mapping_the_ah_to_the_dci() {
+    // As rdma-core's test_dc_ah_to_qp_mapping: the AH is mapped to an initiator (a DCI), and
+    // EOPNOTSUPP (no AV-to-QP mapping object, or a non-global InfiniBand AH) means not run.
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
@@ -241,10 +243,14 @@ fn dc_rdma_write_after_mapping_the_ah_to_the_dct() {
     let ah = pd
         .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
         .unwrap();
-    ah.map_to_qp(dct.dct_number()).expect("mlx5dv_map_ah_to_qp");
+    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
+    if let Err(e) = ah.map_to_qp(dci.qp_num()) {
+        assert_eq!(e.errno(), Some(libc::EOPNOTSUPP), "mlx5dv_map_ah_to_qp: {e}");
+        eprintln!("not run: {} does not map AHs to QPs here ({e})", hw.ctx.name());
+        return;
+    }
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let peer = DcPeer::new(&ah, &addr, KEY);
-    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
     let mut batch = dci.batch();
     batch
         .rdma_write(9, target.remote().unwrap())
@@ -381,9 +387,11 @@ fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_agai
         .unwrap();
     let mut bad = target.remote().unwrap();
     bad.rkey ^= 0x00FF_FF00;
+    // As rdma-core's test_dc_stream_qp_recovery: the DCI enters ERR once the number of
+    // distinct errored streams reaches 2^log_num_errored (mlx5dv_create_qp(3)); the state
+    // is then polled for up to a second, as the transition follows the last error CQE.
     let allowed = 1u16 << log_e;
-    // Up to 2^log_num_errored streams may be in error while the DCI stays usable.
-    for s in 0..allowed.min((1 << log_c) - 1) {
+    for s in 0..allowed {
         let mut batch = dci.batch();
         batch
             .rdma_write(u64::from(s), bad)
@@ -392,16 +400,14 @@ fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_agai
             .unwrap();
         batch.commit().unwrap();
         assert_eq!(wait(&cq, 1)[0].status, WcStatus::RemAccessErr);
+        if s + 1 < allowed {
+            assert_eq!(dci.query_state().unwrap(), QpState::Rts, "{} errored streams", s + 1);
+        }
     }
-    // One error more than allowed takes the DCI to ERR.
-    let mut batch = dci.batch();
-    batch
-        .rdma_write(100, bad)
-        .to(&DcPeer::new(&ah, &addr, KEY).stream(allowed % (1 << log_c)))
-        .inline(b"x")
-        .unwrap();
-    batch.commit().unwrap();
-    let _ = wait(&cq, 1);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while dci.query_state().unwrap() != QpState::Err && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert_eq!(dci.query_state().unwrap(), QpState::Err);
     let mut dci = dci.recover().expect("ERR -> RESET -> RTS");
     let mut batch = dci.batch();
@@ -422,6 +428,15 @@ fn dci_stream_id_reset_recovers_a_stream_without_the_dci_entering_err() {
     let Some((log_c, log_e)) = streams_caps(&hw, &mlx5) else {
         return;
     };
+    // mlx5dv_dci_stream_id_reset needs errored streams (max_log_num_errored > 0) and the
+    // qpc_extension cap; with log_num_errored 0 the first error takes the DCI to ERR.
+    if log_e == 0 {
+        eprintln!(
+            "not run: {} allows no errored DCI streams (max_log_num_errored 0)",
+            hw.ctx.name()
+        );
+        return;
+    }
     let pd = hw.ctx.alloc_pd().unwrap();
     let cq = hw.ctx.create_cq(256).unwrap();
     let srq = pd.create_srq(64, 1).unwrap();
@@ -432,7 +447,7 @@ fn dci_stream_id_reset_recovers_a_stream_without_the_dci_entering_err() {
         .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
         .unwrap();
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
-        .streams(log_c, log_e.max(1))
+        .streams(log_c, log_e)
         .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
     let mut bad = target.remote().unwrap();

@@ -100,11 +100,14 @@ impl<'ctx> Pd<'ctx> {
 }
 
 impl Ah<'_> {
-    /// Tells an mlx5 device that this AH leads to QP (or DCT) `qp_num`
-    /// (`mlx5dv_map_ah_to_qp`, rdma-core 36+), enabling its address-mapping fast path.
+    /// Maps this AH to the initiator QP `qp_num` (a DCI or RC QP of this context) whose ECE
+    /// congestion-control information the device applies to traffic on this address
+    /// (`mlx5dv_map_ah_to_qp(3)`, rdma-core 36+). It is not the remote DCT number.
     ///
     /// # Errors
-    /// `mlx5dv_map_ah_to_qp` with its errno (EOPNOTSUPP on devices or firmware without it).
+    /// `mlx5dv_map_ah_to_qp` with its errno: EOPNOTSUPP when the device lacks the AV-to-QP
+    /// mapping object or the AH is not global (an InfiniBand LID path), as libmlx5 refuses
+    /// those; rdma-core's own test treats that as "not supported".
     pub fn map_to_qp(&self, qp_num: u32) -> Result<()> {
         // SAFETY: the AH is live.
         let rc = unsafe { raw::mlx5dv_map_ah_to_qp(self.ah.as_ptr(), qp_num) };
@@ -112,7 +115,7 @@ impl Ah<'_> {
             return Err(Error::from_errno(
                 "mlx5dv_map_ah_to_qp",
                 rc,
-                "the device or firmware does not map AHs to QPs",
+                "needs a global (GID) AH and a device with the AV-to-QP mapping object; pass an initiator QP number",
             ));
         }
         Ok(())

@@ -43,6 +43,18 @@ pub mod event {
     pub const QP_LAST_WQE_REACHED: u32 = 16;
 }
 
+/// A DEVX general object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevxObj {
+    /// An address vector mapped to an initiator QP (MLX5_OBJ_TYPE_AV_QP_MAPPING).
+    AvQpMapping {
+        /// The QP number the mapping names.
+        qpn: u32,
+        /// The firmware object id.
+        obj_id: u32,
+    },
+}
+
 /// The device's state.
 pub struct Device {
     /// Which ConnectX this is.
@@ -69,6 +81,8 @@ pub struct Device {
     pub async_fds: Vec<i32>,
     /// Port 1 state (enum ib_port_state: 4 active, 1 down).
     pub port_state: u32,
+    /// DEVX general objects by handle.
+    pub devx_objs: BTreeMap<u32, DevxObj>,
     /// UAR pages mapped by the application (CQ arm doorbells land there).
     pub uars: Vec<u64>,
     next_handle: u32,
@@ -94,6 +108,7 @@ impl Device {
             async_fds: Vec::new(),
             port_state: 4,
             uars: Vec::new(),
+            devx_objs: BTreeMap::new(),
             next_handle: 1,
             next_qpn: FIRST_QPN,
             next_mkey: FIRST_MKEY_INDEX,

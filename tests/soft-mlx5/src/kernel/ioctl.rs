@@ -1,21 +1,293 @@
-//! RDMA_VERBS_IOCTL: the ioctl framework's method dispatch (uverbs_ioctl.c).
+//! RDMA_VERBS_IOCTL: the ioctl framework's method dispatch (uverbs_ioctl.c) and the DEVX
+//! methods libmlx5 uses (drivers/infiniband/hw/mlx5/devx.c): general commands (QUERY_HCA_CAP),
+//! general objects (the AV-to-QP mapping behind `mlx5dv_map_ah_to_qp`) and the QP modify behind
+//! `mlx5dv_dci_stream_id_reset`.
 //!
 //! A method the device does not implement answers EPROTONOSUPPORT, which libibverbs takes as
 //! "framework present, this method absent" and falls back to the write() command where one
 //! exists (libibverbs/cmd_fallback.c `_execute_ioctl_fallback`).
 
-use crate::uapi::ioctl::ib_uverbs_ioctl_hdr;
+use super::prm::{self, cap, get, get64, set, set64};
+use crate::device::objects::{QpKind, QpState};
+use crate::device::Device;
+use crate::profile::LinkLayer;
+use crate::uapi::ioctl::*;
 use crate::uapi::read_struct;
 
-/// Handles one RDMA_VERBS_IOCTL on a device fd; Err(errno).
+/// One attribute of the call, as the library passed it.
+#[derive(Clone, Copy, Debug)]
+struct Attr {
+    /// Index in the user's attribute array (to write outputs back).
+    index: usize,
+    id: u16,
+    len: u16,
+    data: u64,
+}
+
+/// A parsed call.
+struct Call {
+    hdr_addr: u64,
+    object: u16,
+    method: u16,
+    attrs: Vec<Attr>,
+}
+
+impl Call {
+    fn attr(&self, id: u16) -> Option<Attr> {
+        self.attrs.iter().copied().find(|a| a.id == id)
+    }
+
+    /// An input attribute's bytes: inline in `data` up to 8 bytes, else behind the pointer.
+    fn input(&self, dev: &Device, id: u16) -> Result<Vec<u8>, i32> {
+        let a = self.attr(id).ok_or(libc::EINVAL)?;
+        let mut buf = vec![0u8; usize::from(a.len)];
+        if a.len <= 8 {
+            buf.copy_from_slice(&a.data.to_ne_bytes()[..usize::from(a.len)]);
+        } else {
+            dev.dma.read(a.data, &mut buf);
+        }
+        Ok(buf)
+    }
+
+    /// Room of an output attribute.
+    fn out_len(&self, id: u16) -> Result<usize, i32> {
+        Ok(usize::from(self.attr(id).ok_or(libc::EINVAL)?.len))
+    }
+
+    /// Writes an output attribute (uverbs_copy_to) and marks it valid (UVERBS_ATTR_F_VALID_OUTPUT).
+    fn output(&self, dev: &Device, id: u16, bytes: &[u8]) -> Result<(), i32> {
+        let a = self.attr(id).ok_or(libc::EINVAL)?;
+        let n = bytes.len().min(usize::from(a.len));
+        dev.dma.write(a.data, &bytes[..n]);
+        self.mark_valid(dev, a);
+        Ok(())
+    }
+
+    /// Writes a new object's handle into an IDR output attribute (its `data`).
+    fn output_handle(&self, dev: &Device, id: u16, handle: u32) -> Result<(), i32> {
+        let a = self.attr(id).ok_or(libc::EINVAL)?;
+        dev.dma.write(self.attr_addr(a) + 8, &u64::from(handle).to_ne_bytes());
+        self.mark_valid(dev, a);
+        Ok(())
+    }
+
+    fn attr_addr(&self, a: Attr) -> u64 {
+        self.hdr_addr + 24 + 16 * a.index as u64
+    }
+
+    fn mark_valid(&self, dev: &Device, a: Attr) {
+        let flags_addr = self.attr_addr(a) + 4;
+        let mut f = [0u8; 2];
+        dev.dma.read(flags_addr, &mut f);
+        let flags = u16::from_ne_bytes(f) | UVERBS_ATTR_F_VALID_OUTPUT as u16;
+        dev.dma.write(flags_addr, &flags.to_ne_bytes());
+    }
+}
+
+/// Handles one RDMA_VERBS_IOCTL whose header is at `hdr_addr`; Err(errno).
 pub fn handle(_fd: i32, hdr_addr: u64) -> Result<(), i32> {
+    let mut dev = crate::device::global();
     let mut head = [0u8; 24];
-    // SAFETY: the library passes a pointer to a struct ib_uverbs_ioctl_hdr (24 bytes fixed).
-    unsafe { std::ptr::copy_nonoverlapping(hdr_addr as usize as *const u8, head.as_mut_ptr(), head.len()) };
+    dev.dma.read(hdr_addr, &mut head);
     let hdr: ib_uverbs_ioctl_hdr = read_struct(&head);
-    crate::log(format_args!(
-        "ioctl object {:#x} method {:#x}: not implemented here",
-        hdr.object_id, hdr.method_id
-    ));
-    Err(libc::EPROTONOSUPPORT)
+    // ib_uverbs_ioctl: the length must cover the header and the attribute array.
+    if usize::from(hdr.length) != 24 + 16 * usize::from(hdr.num_attrs) || hdr.reserved1 != 0 {
+        return Err(libc::EINVAL);
+    }
+    let mut attrs = Vec::with_capacity(usize::from(hdr.num_attrs));
+    for index in 0..usize::from(hdr.num_attrs) {
+        let mut raw = [0u8; 16];
+        dev.dma.read(hdr_addr + 24 + 16 * index as u64, &mut raw);
+        let a: ib_uverbs_attr = read_struct(&raw);
+        attrs.push(Attr {
+            index,
+            id: a.attr_id,
+            len: a.len,
+            data: a.data(),
+        });
+    }
+    let call = Call {
+        hdr_addr,
+        object: hdr.object_id,
+        method: hdr.method_id,
+        attrs,
+    };
+    let r = match (call.object, call.method) {
+        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER) => devx_other(&dev, &call),
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE) => devx_obj_create(&mut dev, &call),
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY) => {
+            let a = call.attr(MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE).ok_or(libc::EINVAL)?;
+            dev.devx_objs.remove(&(a.data as u32)).map(|_| ()).ok_or(libc::EINVAL)
+        }
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY) => devx_qp_modify(&mut dev, &call),
+        _ => {
+            crate::log(format_args!(
+                "ioctl object {:#x} method {:#x}: not implemented, write() fallback",
+                hdr.object_id, hdr.method_id
+            ));
+            Err(libc::EPROTONOSUPPORT)
+        }
+    };
+    if let Err(e) = r {
+        crate::log(format_args!(
+            "ioctl object {:#x} method {:#x}: errno {e}",
+            hdr.object_id, hdr.method_id
+        ));
+    }
+    r
+}
+
+/// A firmware command failed: the status goes into the output mailbox and the call fails with
+/// EREMOTEIO (mlx5_cmd_check), which libmlx5 turns into an errno by the status.
+fn fw_error(dev: &Device, call: &Call, out_attr: u16, status: u8) -> Result<(), i32> {
+    let mut out = vec![0u8; call.out_len(out_attr)?.max(16)];
+    set(&mut out, prm::MBOX_OUT_STATUS, u32::from(status));
+    call.output(dev, out_attr, &out)?;
+    Err(libc::EREMOTEIO)
+}
+
+/// MLX5_IB_METHOD_DEVX_OTHER: the general commands devx_is_general_cmd allows; libmlx5 sends
+/// QUERY_HCA_CAP for the general, ODP and atomic capability pages.
+fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
+    let input = call.input(dev, MLX5_IB_ATTR_DEVX_OTHER_CMD_IN)?;
+    let opcode = get(&input, prm::QUERY_HCA_CAP_IN_OPCODE) as u16;
+    if opcode != prm::MLX5_CMD_OP_QUERY_HCA_CAP {
+        // devx_is_general_cmd: anything else is not a general command.
+        return Err(libc::EINVAL);
+    }
+    let op_mod = get(&input, prm::QUERY_HCA_CAP_IN_OP_MOD) as u16;
+    let mut out = vec![0u8; call.out_len(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT)?];
+    if out.len() < prm::QUERY_HCA_CAP_OUT_CAPABILITY_BYTE_OFF {
+        return fw_error(
+            dev,
+            call,
+            MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT,
+            prm::MLX5_CMD_STAT_BAD_OUTP_LEN_ERR,
+        );
+    }
+    let p = dev.profile;
+    match op_mod & !1 {
+        prm::MLX5_SET_HCA_CAP_OP_MOD_GENERAL_DEVICE => {
+            set(
+                &mut out,
+                cap(prm::CMD_HCA_CAP_QPC_EXTENSION),
+                u32::from(p.qpc_extension),
+            );
+            let objs = if p.av_qp_mapping {
+                1u64 << prm::MLX5_OBJ_TYPE_AV_QP_MAPPING
+            } else {
+                0
+            };
+            set64(&mut out, cap(prm::CMD_HCA_CAP_GENERAL_OBJ_TYPES), objs);
+            // 16 outstanding reads/atomics per DC initiator and target (log 4).
+            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RA_REQ_DC), 4);
+            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RA_RES_DC), 4);
+            set(
+                &mut out,
+                cap(prm::CMD_HCA_CAP_ROCE),
+                u32::from(p.link_layer == LinkLayer::Ethernet),
+            );
+        }
+        prm::MLX5_SET_HCA_CAP_OP_MOD_ODP => {
+            let on = u32::from(p.odp);
+            for f in [
+                prm::ODP_CAP_DC_ODP_CAPS_SEND,
+                prm::ODP_CAP_DC_ODP_CAPS_RECEIVE,
+                prm::ODP_CAP_DC_ODP_CAPS_WRITE,
+                prm::ODP_CAP_DC_ODP_CAPS_READ,
+                prm::ODP_CAP_DC_ODP_CAPS_ATOMIC,
+                prm::ODP_CAP_DC_ODP_CAPS_SRQ_RECEIVE,
+            ] {
+                set(&mut out, cap(f), on);
+            }
+        }
+        prm::MLX5_SET_HCA_CAP_OP_MOD_ATOMIC => {
+            if p.atomics {
+                // Compare-swap and fetch-add (bits 0, 1) on 8 bytes (bit 3), host endianness.
+                set(&mut out, cap(prm::ATOMIC_CAPS_ATOMIC_OPERATIONS), 0x3);
+                set(&mut out, cap(prm::ATOMIC_CAPS_ATOMIC_SIZE_QP), 0x8);
+                set(&mut out, cap(prm::ATOMIC_CAPS_ATOMIC_SIZE_DC), 0x8);
+                set(&mut out, cap(prm::ATOMIC_CAPS_ATOMIC_REQ_8B_ENDIANNESS_MODE), 1);
+                set(
+                    &mut out,
+                    cap(prm::ATOMIC_CAPS_SUPPORTED_ATOMIC_REQ_8B_ENDIANNESS_MODE_1),
+                    1,
+                );
+            }
+        }
+        _ => {
+            return fw_error(
+                dev,
+                call,
+                MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT,
+                prm::MLX5_CMD_STAT_BAD_PARAM_ERR,
+            )
+        }
+    }
+    call.output(dev, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, &out)
+}
+
+/// MLX5_IB_METHOD_DEVX_OBJ_CREATE: general objects; the device knows the AV-to-QP mapping.
+fn devx_obj_create(dev: &mut Device, call: &Call) -> Result<(), i32> {
+    let input = call.input(dev, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN)?;
+    let out_attr = MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT;
+    let opcode = get(&input, prm::GENERAL_OBJ_IN_CMD_HDR_OPCODE) as u16;
+    let obj_type = get(&input, prm::GENERAL_OBJ_IN_CMD_HDR_OBJ_TYPE) as u16;
+    if opcode != prm::MLX5_CMD_OP_CREATE_GENERAL_OBJECT {
+        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_OP_ERR);
+    }
+    if obj_type != prm::MLX5_OBJ_TYPE_AV_QP_MAPPING || !dev.profile.av_qp_mapping {
+        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_PARAM_ERR);
+    }
+    let qpn = get(&input, prm::CREATE_AV_QP_MAPPING_IN_MAPPING_QPN) & 0xff_ffff;
+    // The firmware resolves the QP the mapping names (an initiator: its ECE is what counts).
+    match dev.qp_by_num(qpn) {
+        Some((_, q)) if q.kind != QpKind::Dct => {}
+        _ => return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_PARAM_ERR),
+    }
+    let handle = dev.handle();
+    let obj_id = dev.number();
+    dev.devx_objs
+        .insert(handle, crate::device::DevxObj::AvQpMapping { qpn, obj_id });
+    let mut out = vec![0u8; call.out_len(out_attr)?];
+    set(&mut out, prm::GENERAL_OBJ_OUT_CMD_HDR_OBJ_ID, obj_id);
+    call.output(dev, out_attr, &out)?;
+    call.output_handle(dev, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, handle)
+}
+
+/// MLX5_IB_METHOD_DEVX_OBJ_MODIFY on a QP: RTS2RTS with the DCI stream channel id resets that
+/// stream's error state (mlx5dv_dci_stream_id_reset).
+fn devx_qp_modify(dev: &mut Device, call: &Call) -> Result<(), i32> {
+    let input = call.input(dev, MLX5_IB_ATTR_DEVX_OBJ_MODIFY_CMD_IN)?;
+    let out_attr = MLX5_IB_ATTR_DEVX_OBJ_MODIFY_CMD_OUT;
+    let handle = call.attr(MLX5_IB_ATTR_DEVX_OBJ_MODIFY_HANDLE).ok_or(libc::EINVAL)?.data as u32;
+    let opcode = get(&input, prm::RTS2RTS_QP_IN_OPCODE) as u16;
+    let qpn = get(&input, prm::RTS2RTS_QP_IN_QPN);
+    let qp = dev.qps.get_mut(&handle).ok_or(libc::EINVAL)?;
+    // devx_is_valid_obj_id: the command must name the object the handle refers to.
+    if qp.qpn != qpn {
+        return Err(libc::EINVAL);
+    }
+    if opcode != prm::MLX5_CMD_OP_RTS2RTS_QP {
+        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_OP_ERR);
+    }
+    if qp.state != QpState::Rts {
+        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_QP_STATE_ERR);
+    }
+    let mask = get64(&input, prm::RTS2RTS_QP_IN_OPT_PARAM_MASK_95_32);
+    if get(&input, prm::RTS2RTS_QP_IN_QPC_EXT) == 1 && mask & prm::MLX5_QPC_OPT_MASK_32_DCI_STREAM_CHANNEL_ID != 0 {
+        let stream = get(
+            &input,
+            prm::QPC_EXT_DCI_STREAM_CHANNEL_ID.within(prm::RTS2RTS_QP_IN_QPC_DATA_EXT),
+        ) as u16;
+        match qp.dci_streams {
+            Some((log_c, _)) if u32::from(stream) < 1u32 << log_c => {
+                qp.errored_streams.retain(|&s| s != stream);
+                crate::log(format_args!("qp {qpn:#x}: stream {stream} reset"));
+            }
+            _ => return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_PARAM_ERR),
+        }
+    }
+    let out = vec![0u8; call.out_len(out_attr)?];
+    call.output(dev, out_attr, &out)
 }

@@ -7,6 +7,7 @@
 
 pub mod ioctl;
 pub mod modify;
+pub mod prm;
 pub mod write;
 
 use crate::device;

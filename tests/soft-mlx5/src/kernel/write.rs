@@ -488,8 +488,9 @@ fn query_port(dev: &Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     cmd.respond(dev, &resp)
 }
 
-/// IB_ACCESS_* bits the kernel accepts (ib_check_mr_access).
-const ACCESS_MASK: u32 = 0x1f | (1 << 5) | (1 << 20);
+/// IB_ACCESS_* bits the kernel knows: the mandatory ones up to FLUSH_PERSISTENT and the
+/// optional range, which a kernel ignores when it does not support a bit (ib_check_mr_access).
+const ACCESS_MANDATORY: u32 = (1 << 10) - 1;
 
 /// mlx5_ib_reg_user_mr after ib_check_mr_access.
 fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
@@ -527,13 +528,21 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
 
 /// ib_check_mr_access: remote write or atomic needs local write; ODP needs the device cap.
 fn check_mr_access(dev: &Device, access: u32) -> Result<(), i32> {
-    if access & !ACCESS_MASK != 0 {
+    use crate::uapi::ioctl::{
+        IB_UVERBS_ACCESS_LOCAL_WRITE as LOCAL_WRITE, IB_UVERBS_ACCESS_ON_DEMAND as ON_DEMAND,
+        IB_UVERBS_ACCESS_OPTIONAL_FIRST, IB_UVERBS_ACCESS_OPTIONAL_LAST,
+        IB_UVERBS_ACCESS_REMOTE_ATOMIC as REMOTE_ATOMIC, IB_UVERBS_ACCESS_REMOTE_WRITE as REMOTE_WRITE,
+    };
+    let optional = (IB_UVERBS_ACCESS_OPTIONAL_LAST << 1) - IB_UVERBS_ACCESS_OPTIONAL_FIRST;
+    if access & !(ACCESS_MANDATORY | optional) != 0 {
         return Err(libc::EINVAL);
     }
-    if access & (2 | 8) != 0 && access & 1 == 0 {
+    // Remote write or atomic access needs local write.
+    if access & (REMOTE_WRITE | REMOTE_ATOMIC) != 0 && access & LOCAL_WRITE == 0 {
         return Err(libc::EINVAL);
     }
-    if access & (1 << 5) != 0 && !dev.profile.odp {
+    // mlx5_ib_reg_user_mr: ODP needs the device's ODP support.
+    if access & ON_DEMAND != 0 && !dev.profile.odp {
         return Err(libc::EOPNOTSUPP);
     }
     Ok(())
