@@ -39,6 +39,106 @@ pub const EXTENDED_UD_AV: u32 = 0x8000_0000;
 /// lkey that ends a receive scatter list early (MLX5_INVALID_LKEY).
 pub const INVALID_LKEY: u32 = 0x100;
 
+/// Byte offsets and sizes of the segment fields the decoders read, as mlx5dv.h lays them out
+/// (struct mlx5_wqe_ctrl_seg, mlx5_wqe_av, mlx5_wqe_raddr_seg, mlx5_wqe_atomic_seg,
+/// mlx5_wqe_data_seg, mlx5_wqe_inl_data_seg, mlx5_wqe_srq_next_seg); `SEGMENT_LAYOUT` lists them
+/// for the test that compares them with the C compiler's answer on the real header.
+pub mod layout {
+    /// mlx5_wqe_ctrl_seg.opmod_idx_opcode.
+    pub const CTRL_OPMOD_IDX_OPCODE: usize = 0;
+    /// mlx5_wqe_ctrl_seg.qpn_ds.
+    pub const CTRL_QPN_DS: usize = 4;
+    /// mlx5_wqe_ctrl_seg.signature.
+    pub const CTRL_SIGNATURE: usize = 8;
+    /// mlx5_wqe_ctrl_seg.dci_stream_channel_id (the struct is packed: byte 9).
+    pub const CTRL_DCI_STREAM_CHANNEL_ID: usize = 9;
+    /// mlx5_wqe_ctrl_seg.fm_ce_se.
+    pub const CTRL_FM_CE_SE: usize = 11;
+    /// mlx5_wqe_ctrl_seg.imm.
+    pub const CTRL_IMM: usize = 12;
+    /// sizeof(struct mlx5_wqe_ctrl_seg).
+    pub const CTRL_SIZE: usize = 16;
+    /// mlx5_wqe_av.key (dc_key, or qkey in the high word).
+    pub const AV_KEY: usize = 0;
+    /// mlx5_wqe_av.dqp_dct.
+    pub const AV_DQP_DCT: usize = 8;
+    /// mlx5_wqe_av.rlid.
+    pub const AV_RLID: usize = 14;
+    /// mlx5_wqe_av.hop_limit.
+    pub const AV_HOP_LIMIT: usize = 27;
+    /// mlx5_wqe_av.grh_gid_fl.
+    pub const AV_GRH_GID_FL: usize = 28;
+    /// mlx5_wqe_av.rgid.
+    pub const AV_RGID: usize = 32;
+    /// sizeof(struct mlx5_wqe_av) (the extended address vector).
+    pub const AV_SIZE: usize = 48;
+    /// The compact address vector without the GRH part (dqp_dct without MLX5_EXTENDED_UD_AV).
+    pub const AV_COMPACT_SIZE: usize = 16;
+    /// mlx5_wqe_raddr_seg.raddr.
+    pub const RADDR_RADDR: usize = 0;
+    /// mlx5_wqe_raddr_seg.rkey.
+    pub const RADDR_RKEY: usize = 8;
+    /// sizeof(struct mlx5_wqe_raddr_seg).
+    pub const RADDR_SIZE: usize = 16;
+    /// mlx5_wqe_atomic_seg.swap_add.
+    pub const ATOMIC_SWAP_ADD: usize = 0;
+    /// mlx5_wqe_atomic_seg.compare.
+    pub const ATOMIC_COMPARE: usize = 8;
+    /// sizeof(struct mlx5_wqe_atomic_seg).
+    pub const ATOMIC_SIZE: usize = 16;
+    /// mlx5_wqe_data_seg.byte_count.
+    pub const DATA_BYTE_COUNT: usize = 0;
+    /// mlx5_wqe_data_seg.lkey.
+    pub const DATA_LKEY: usize = 4;
+    /// mlx5_wqe_data_seg.addr.
+    pub const DATA_ADDR: usize = 8;
+    /// sizeof(struct mlx5_wqe_data_seg).
+    pub const DATA_SIZE: usize = 16;
+    /// mlx5_wqe_inl_data_seg.byte_count.
+    pub const INL_BYTE_COUNT: usize = 0;
+    /// sizeof(struct mlx5_wqe_inl_data_seg): the inline bytes follow it.
+    pub const INL_SIZE: usize = 4;
+    /// mlx5_wqe_srq_next_seg.next_wqe_index.
+    pub const SRQ_NEXT_WQE_INDEX: usize = 2;
+    /// sizeof(struct mlx5_wqe_srq_next_seg): the scatter list of an SRQ WQE follows it.
+    pub const SRQ_NEXT_SIZE: usize = 16;
+
+    /// (C struct, member or "sizeof", value) for every constant above that C can state.
+    pub const SEGMENT_LAYOUT: &[(&str, &str, usize)] = &[
+        ("mlx5_wqe_ctrl_seg", "opmod_idx_opcode", CTRL_OPMOD_IDX_OPCODE),
+        ("mlx5_wqe_ctrl_seg", "qpn_ds", CTRL_QPN_DS),
+        ("mlx5_wqe_ctrl_seg", "signature", CTRL_SIGNATURE),
+        ("mlx5_wqe_ctrl_seg", "dci_stream_channel_id", CTRL_DCI_STREAM_CHANNEL_ID),
+        ("mlx5_wqe_ctrl_seg", "fm_ce_se", CTRL_FM_CE_SE),
+        ("mlx5_wqe_ctrl_seg", "imm", CTRL_IMM),
+        ("mlx5_wqe_ctrl_seg", "sizeof", CTRL_SIZE),
+        ("mlx5_wqe_av", "key", AV_KEY),
+        ("mlx5_wqe_av", "key.dc_key", AV_KEY),
+        ("mlx5_wqe_av", "dqp_dct", AV_DQP_DCT),
+        ("mlx5_wqe_av", "rlid", AV_RLID),
+        ("mlx5_wqe_av", "hop_limit", AV_HOP_LIMIT),
+        ("mlx5_wqe_av", "grh_gid_fl", AV_GRH_GID_FL),
+        ("mlx5_wqe_av", "rgid", AV_RGID),
+        ("mlx5_wqe_av", "sizeof", AV_SIZE),
+        ("mlx5_wqe_datagram_seg", "sizeof", AV_SIZE),
+        ("mlx5_wqe_raddr_seg", "raddr", RADDR_RADDR),
+        ("mlx5_wqe_raddr_seg", "rkey", RADDR_RKEY),
+        ("mlx5_wqe_raddr_seg", "sizeof", RADDR_SIZE),
+        ("mlx5_wqe_atomic_seg", "swap_add", ATOMIC_SWAP_ADD),
+        ("mlx5_wqe_atomic_seg", "compare", ATOMIC_COMPARE),
+        ("mlx5_wqe_atomic_seg", "sizeof", ATOMIC_SIZE),
+        ("mlx5_wqe_data_seg", "byte_count", DATA_BYTE_COUNT),
+        ("mlx5_wqe_data_seg", "lkey", DATA_LKEY),
+        ("mlx5_wqe_data_seg", "addr", DATA_ADDR),
+        ("mlx5_wqe_data_seg", "sizeof", DATA_SIZE),
+        ("mlx5_wqe_inl_data_seg", "byte_count", INL_BYTE_COUNT),
+        ("mlx5_wqe_inl_data_seg", "sizeof", INL_SIZE),
+        ("mlx5_wqe_srq_next_seg", "next_wqe_index", SRQ_NEXT_WQE_INDEX),
+        ("mlx5_wqe_srq_next_seg", "sizeof", SRQ_NEXT_SIZE),
+    ];
+}
+use layout::*;
+
 /// An address vector (struct mlx5_wqe_av) from a datagram segment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Av {
@@ -141,10 +241,12 @@ fn read_wrapped(dma: &dyn Dma, ring: &Ring, start: u64, off: u64, buf: &mut [u8]
 /// transport carries an address vector (DCI, UD).
 pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Result<SendWqe, DecodeError> {
     let start = ring.entry(bb);
-    let mut ctrl = [0u8; 16];
+    let mut ctrl = [0u8; CTRL_SIZE];
     read_wrapped(dma, ring, start, 0, &mut ctrl);
-    let opmod_idx_opcode = u32::from_be_bytes(ctrl[0..4].try_into().unwrap());
-    let qpn_ds = u32::from_be_bytes(ctrl[4..8].try_into().unwrap());
+    let be32 = |b: &[u8], o: usize| u32::from_be_bytes(b[o..o + 4].try_into().unwrap());
+    let be64 = |b: &[u8], o: usize| u64::from_be_bytes(b[o..o + 8].try_into().unwrap());
+    let opmod_idx_opcode = be32(&ctrl, CTRL_OPMOD_IDX_OPCODE);
+    let qpn_ds = be32(&ctrl, CTRL_QPN_DS);
     let ds = (qpn_ds & 0x3f) as u8;
     let bbs = (u32::from(ds) * 16).div_ceil(64);
     if ds == 0 || bbs > ring.cnt {
@@ -152,6 +254,7 @@ pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Resul
     }
     let mut body = vec![0u8; usize::from(ds) * 16];
     read_wrapped(dma, ring, start, 0, &mut body);
+    crate::log(format_args!("WQE at bb {bb}: {}", hex(&body)));
     let opcode = (opmod_idx_opcode & 0xff) as u8;
     let mut wqe = SendWqe {
         index: ((opmod_idx_opcode >> 8) & 0xffff) as u16,
@@ -159,15 +262,15 @@ pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Resul
         qpn: qpn_ds >> 8,
         ds,
         bbs,
-        fm_ce_se: ctrl[11],
-        imm: u32::from_be_bytes(ctrl[12..16].try_into().unwrap()),
-        stream: u16::from_be_bytes([ctrl[9], ctrl[10]]),
+        fm_ce_se: ctrl[CTRL_FM_CE_SE],
+        imm: be32(&ctrl, CTRL_IMM),
+        stream: u16::from_be_bytes([ctrl[CTRL_DCI_STREAM_CHANNEL_ID], ctrl[CTRL_DCI_STREAM_CHANNEL_ID + 1]]),
         av: None,
         raddr: None,
         atomic: None,
         data: Data::Sges(Vec::new()),
     };
-    let mut off = 16usize;
+    let mut off = CTRL_SIZE;
     let need = |off: usize, n: usize| {
         if off + n <= body.len() {
             Ok(())
@@ -175,61 +278,77 @@ pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Resul
             Err(DecodeError::Truncated)
         }
     };
-    let be32 = |b: &[u8], o: usize| u32::from_be_bytes(b[o..o + 4].try_into().unwrap());
-    let be64 = |b: &[u8], o: usize| u64::from_be_bytes(b[o..o + 8].try_into().unwrap());
     if datagram {
-        need(off, 48)?;
-        let a = &body[off..off + 48];
-        let dqp_dct = be32(a, 8);
-        let grh_gid_fl = be32(a, 28);
+        // The compact AV is read first; the GRH part only when the extended bit says it is there.
+        need(off, AV_COMPACT_SIZE)?;
+        let dqp_dct = be32(&body, off + AV_DQP_DCT);
+        let extended = dqp_dct & EXTENDED_UD_AV != 0;
+        let size = if extended { AV_SIZE } else { AV_COMPACT_SIZE };
+        need(off, size)?;
+        let mut a = [0u8; AV_SIZE];
+        a[..size].copy_from_slice(&body[off..off + size]);
+        let grh_gid_fl = be32(&a, AV_GRH_GID_FL);
         let mut rgid = [0u8; 16];
-        rgid.copy_from_slice(&a[32..48]);
+        rgid.copy_from_slice(&a[AV_RGID..AV_RGID + 16]);
         wqe.av = Some(Av {
-            key: be64(a, 0),
+            key: be64(&a, AV_KEY),
             dqpn: dqp_dct & 0x00ff_ffff,
-            rlid: u16::from_be_bytes([a[14], a[15]]),
+            rlid: u16::from_be_bytes([a[AV_RLID], a[AV_RLID + 1]]),
             grh: grh_gid_fl & (1 << 30) != 0,
             rgid,
-            hop_limit: a[27],
+            hop_limit: a[AV_HOP_LIMIT],
         });
         // A compact (non-extended) AV is 16 bytes; libmlx5 always sets the extended bit for DC.
-        off += if dqp_dct & EXTENDED_UD_AV != 0 { 48 } else { 16 };
+        off += size;
     }
     match opcode {
         opcode::RDMA_WRITE | opcode::RDMA_WRITE_IMM | opcode::RDMA_READ => {
-            need(off, 16)?;
-            wqe.raddr = Some((be64(&body, off), be32(&body, off + 8)));
-            off += 16;
+            need(off, RADDR_SIZE)?;
+            wqe.raddr = Some((be64(&body, off + RADDR_RADDR), be32(&body, off + RADDR_RKEY)));
+            off += RADDR_SIZE;
         }
         opcode::ATOMIC_CS | opcode::ATOMIC_FA => {
-            need(off, 32)?;
-            wqe.raddr = Some((be64(&body, off), be32(&body, off + 8)));
-            wqe.atomic = Some((be64(&body, off + 16), be64(&body, off + 24)));
-            off += 32;
+            need(off, RADDR_SIZE + ATOMIC_SIZE)?;
+            wqe.raddr = Some((be64(&body, off + RADDR_RADDR), be32(&body, off + RADDR_RKEY)));
+            off += RADDR_SIZE;
+            wqe.atomic = Some((be64(&body, off + ATOMIC_SWAP_ADD), be64(&body, off + ATOMIC_COMPARE)));
+            off += ATOMIC_SIZE;
         }
         opcode::SEND | opcode::SEND_IMM | opcode::NOP => {}
         other => return Err(DecodeError::BadOpcode(other)),
     }
-    if off < body.len() && be32(&body, off) & INLINE_SEG != 0 {
-        let len = (be32(&body, off) & !INLINE_SEG) as usize;
-        need(off + 4, len)?;
-        wqe.data = Data::Inline(body[off + 4..off + 4 + len].to_vec());
+    if off < body.len() && be32(&body, off + INL_BYTE_COUNT) & INLINE_SEG != 0 {
+        let len = (be32(&body, off + INL_BYTE_COUNT) & !INLINE_SEG) as usize;
+        need(off + INL_SIZE, len)?;
+        wqe.data = Data::Inline(body[off + INL_SIZE..off + INL_SIZE + len].to_vec());
     } else {
         let mut sges = Vec::new();
-        while off + 16 <= body.len() {
-            let byte_count = be32(&body, off);
-            let lkey = be32(&body, off + 4);
-            let addr = be64(&body, off + 8);
+        while off + DATA_SIZE <= body.len() {
+            let byte_count = be32(&body, off + DATA_BYTE_COUNT);
+            let lkey = be32(&body, off + DATA_LKEY);
+            let addr = be64(&body, off + DATA_ADDR);
             // libmlx5 skips zero-length SGEs when it builds the WQE; a zero byte_count here
             // would mean 2 GiB to the HCA, so only real entries are taken.
             if byte_count != 0 {
                 sges.push((addr, byte_count, lkey));
             }
-            off += 16;
+            off += DATA_SIZE;
         }
         wqe.data = Data::Sges(sges);
     }
     Ok(wqe)
+}
+
+/// Lower-case hex of `bytes`, 16-byte units separated by spaces (log lines, golden dumps).
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2 + bytes.len() / 16);
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 && i % 16 == 0 {
+            s.push(' ');
+        }
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
 }
 
 /// Reads the scatter list of a receive WQE: `first` bytes into the WQE are skipped (the SRQ
@@ -237,14 +356,16 @@ pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Resul
 pub fn decode_recv(dma: &dyn Dma, addr: u64, stride: u32, first: u32) -> Vec<(u64, u32, u32)> {
     let mut out = Vec::new();
     let mut off = first;
-    while off + 16 <= stride {
-        let byte_count = dma.read_be32(addr + u64::from(off));
-        let lkey = dma.read_be32(addr + u64::from(off) + 4);
+    let seg = DATA_SIZE as u32;
+    while off + seg <= stride {
+        let at = addr + u64::from(off);
+        let byte_count = dma.read_be32(at + DATA_BYTE_COUNT as u64);
+        let lkey = dma.read_be32(at + DATA_LKEY as u64);
         if lkey == INVALID_LKEY {
             break;
         }
-        out.push((dma.read_be64(addr + u64::from(off) + 8), byte_count, lkey));
-        off += 16;
+        out.push((dma.read_be64(at + DATA_ADDR as u64), byte_count, lkey));
+        off += seg;
     }
     out
 }

@@ -79,7 +79,7 @@ impl Call {
         let flags_addr = self.attr_addr(a) + 4;
         let mut f = [0u8; 2];
         dev.dma.read(flags_addr, &mut f);
-        let flags = u16::from_ne_bytes(f) | UVERBS_ATTR_F_VALID_OUTPUT as u16;
+        let flags = u16::from_ne_bytes(f) | UVERBS_ATTR_F_VALID_OUTPUT;
         dev.dma.write(flags_addr, &flags.to_ne_bytes());
     }
 }

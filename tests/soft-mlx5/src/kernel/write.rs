@@ -358,9 +358,9 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
         comp_mask: 0,
         response_length: std::mem::size_of::<mlx5_ib_alloc_ucontext_resp>() as u32,
         cqe_version: req.max_cqe_version.min(1),
-        cmds_supp_uhw: (MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE | MLX5_USER_CMDS_SUPP_UHW_CREATE_AH) as u8,
+        cmds_supp_uhw: MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE | MLX5_USER_CMDS_SUPP_UHW_CREATE_AH,
         eth_min_inline: if dev.profile.link_layer == LinkLayer::Ethernet {
-            (MLX5_USER_INLINE_MODE_NONE + 1) as u8
+            MLX5_USER_INLINE_MODE_NONE + 1
         } else {
             0
         },
@@ -521,7 +521,6 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
             mr_handle: h,
             lkey: key,
             rkey: key,
-            ..Default::default()
         },
     )
 }
@@ -676,7 +675,6 @@ fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
             max_wr: wqe_cnt - 1,
             max_sge,
             srqn,
-            ..Default::default()
         },
     )?;
     cmd.respond_driver(dev, &mlx5_ib_create_srq_resp { srqn, reserved: 0 })
