@@ -8,6 +8,8 @@
 //!   completer) over WQE and CQE formats.
 //! - [`sysfs`]: the sysfs tree libibverbs discovers the device through; [`profile`]: which
 //!   ConnectX is emulated.
+//! - [`netlink`]: the RDMA netlink (nldev) answers for the device, as `rdma` and libibverbs'
+//!   netlink discovery ask them.
 //!
 //! It never poses as hardware: its node description, board id and every log line say
 //! "soft-mlx5 (emulated)".
@@ -18,6 +20,7 @@ pub mod device;
 pub mod engine;
 pub mod kernel;
 pub mod mem;
+pub mod netlink;
 pub mod profile;
 pub mod sysfs;
 pub mod uapi;

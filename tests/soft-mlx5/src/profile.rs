@@ -165,7 +165,16 @@ impl Profile {
         }
     }
 
-    /// Number of GID entries port 1 has.
+    /// Size of port 1's GID table as mlx5 reports it (gid_tbl_len): 128 on InfiniBand, 256
+    /// on RoCE; entries past [`Profile::gid_count`] are empty.
+    pub fn gid_tbl_len(&self) -> u32 {
+        match self.link_layer {
+            LinkLayer::InfiniBand => 128,
+            LinkLayer::Ethernet => 256,
+        }
+    }
+
+    /// Number of GID entries port 1 has in use.
     pub fn gid_count(&self) -> u32 {
         match self.link_layer {
             LinkLayer::InfiniBand => 1,

@@ -88,6 +88,11 @@ pub fn write_tree(root: &Path, profile: &Profile, node: u32) -> io::Result<()> {
     put(&format!("{port}/sm_sl"), "0")?;
     put(&format!("{port}/cap_mask"), "0x2651e848")?;
     put(&format!("{port}/pkeys/0"), "0xffff")?;
+    // ib_core shows every entry of the table; an empty one reads as the zero GID
+    // (show_port_gid) and has no type (its gid_attrs read fails, here: no file).
+    for i in profile.gid_count()..profile.gid_tbl_len() {
+        put(&format!("{port}/gids/{i}"), &gid_text(&[0; 16]))?;
+    }
     for i in 0..profile.gid_count() {
         let gid = profile.gid(node, i).unwrap_or([0; 16]);
         put(&format!("{port}/gids/{i}"), &gid_text(&gid))?;

@@ -1,6 +1,7 @@
 //! soft-mlx5 (emulated) interposer, loaded with LD_PRELOAD: the file operations libibverbs and
-//! libmlx5 make on `/dev/infiniband/uverbs0` go to the device model; everything else goes to
-//! the kernel unchanged (by system call, so nothing here recurses into itself).
+//! libmlx5 make on `/dev/infiniband/uverbs0` go to the device model, and RDMA netlink sockets
+//! are answered by its nldev model (`netlink_fd`); everything else goes to the kernel unchanged
+//! (by system call, so nothing here recurses into itself).
 //!
 //! `open`, `openat` and `ioctl` are C-variadic. Stable Rust cannot define a variadic function,
 //! so they are defined with their widest fixed signature: on x86_64 (System V) and aarch64
@@ -9,32 +10,51 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![allow(clippy::missing_safety_doc)]
 
+mod netlink_fd;
+
 use libc::{c_char, c_int, c_long, c_uint, c_ulong, c_void, off_t, size_t, ssize_t};
 use soft_mlx5::kernel;
 use soft_mlx5::sysfs::{CDEV_PATH, UVERBS_DEV};
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Device fds, one bit per descriptor: checked lock-free on every write/close/mmap, so a log
-/// line written while the device lock is held cannot deadlock on it.
-static DEVICE_FDS: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
+/// A set of descriptors below 65536, one bit each: checked lock-free on every write/close/mmap,
+/// so a log line written while the device lock is held cannot deadlock on it.
+pub(crate) struct FdSet([AtomicU64; 1024]);
 
-fn mark(fd: c_int, on: bool) {
-    if let Some(w) = usize::try_from(fd).ok().and_then(|f| DEVICE_FDS.get(f / 64)) {
-        let bit = 1u64 << (fd % 64);
-        if on {
-            w.fetch_or(bit, Ordering::SeqCst);
-        } else {
-            w.fetch_and(!bit, Ordering::SeqCst);
+impl FdSet {
+    pub(crate) const fn new() -> Self {
+        FdSet([const { AtomicU64::new(0) }; 1024])
+    }
+
+    pub(crate) fn mark(&self, fd: c_int, on: bool) {
+        if let Some(w) = usize::try_from(fd).ok().and_then(|f| self.0.get(f / 64)) {
+            let bit = 1u64 << (fd % 64);
+            if on {
+                w.fetch_or(bit, Ordering::SeqCst);
+            } else {
+                w.fetch_and(!bit, Ordering::SeqCst);
+            }
         }
+    }
+
+    pub(crate) fn contains(&self, fd: c_int) -> bool {
+        usize::try_from(fd)
+            .ok()
+            .and_then(|f| self.0.get(f / 64))
+            .is_some_and(|w| w.load(Ordering::SeqCst) & (1u64 << (fd % 64)) != 0)
     }
 }
 
+/// Device fds.
+static DEVICE_FDS: FdSet = FdSet::new();
+
+fn mark(fd: c_int, on: bool) {
+    DEVICE_FDS.mark(fd, on);
+}
+
 fn is_device(fd: c_int) -> bool {
-    usize::try_from(fd)
-        .ok()
-        .and_then(|f| DEVICE_FDS.get(f / 64))
-        .is_some_and(|w| w.load(Ordering::SeqCst) & (1u64 << (fd % 64)) != 0)
+    DEVICE_FDS.contains(fd)
 }
 
 fn set_errno(e: c_int) {
@@ -183,6 +203,10 @@ pub unsafe extern "C" fn fstat64(fd: c_int, st: *mut libc::stat) -> c_int {
 /// write(2): a uverbs command on the device fd.
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, count: size_t) -> ssize_t {
+    if netlink_fd::owns(fd) {
+        // SAFETY: the caller's buffer of `count` bytes.
+        return unsafe { netlink_fd::send(fd, buf, count) };
+    }
     if is_device(fd) {
         if buf.is_null() {
             return fail(libc::EFAULT);
@@ -263,6 +287,9 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
 /// close(2).
 #[no_mangle]
 pub unsafe extern "C" fn close(fd: c_int) -> c_int {
+    if netlink_fd::owns(fd) {
+        netlink_fd::close(fd);
+    }
     if is_device(fd) {
         mark(fd, false);
         kernel::close(fd);
@@ -326,15 +353,134 @@ pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
     r as c_int
 }
 
-/// socket(2): RDMA netlink is answered "not supported", as by a kernel without ib_core, so
-/// libibverbs discovers the emulated device through sysfs (SYSFS_PATH) even on a host whose
+/// socket(2): an RDMA netlink socket is answered by the emulated device's nldev model (see
+/// `netlink_fd`), so `rdma` and libibverbs see only the emulated device, even on a host whose
 /// kernel has RDMA devices of its own.
 #[no_mangle]
 pub extern "C" fn socket(domain: c_int, ty: c_int, protocol: c_int) -> c_int {
-    const NETLINK_RDMA: c_int = 20;
-    if domain == libc::AF_NETLINK && protocol == NETLINK_RDMA {
-        return fail(libc::EPROTONOSUPPORT);
+    if domain == libc::AF_NETLINK && protocol == soft_mlx5::netlink::NETLINK_RDMA {
+        return netlink_fd::socket(ty);
     }
     // SAFETY: plain system call.
     unsafe { libc::syscall(libc::SYS_socket, domain, ty, protocol) as c_int }
+}
+
+/// bind(2): an RDMA netlink socket takes any port.
+#[no_mangle]
+pub unsafe extern "C" fn bind(fd: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> c_int {
+    if netlink_fd::owns(fd) {
+        // SAFETY: the caller's address of `len` bytes.
+        return unsafe { netlink_fd::bind(fd, addr, len) };
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_bind, fd, addr, len) as c_int }
+}
+
+/// getsockname(2): an RDMA netlink socket names its `sockaddr_nl`.
+#[no_mangle]
+pub unsafe extern "C" fn getsockname(fd: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t) -> c_int {
+    if netlink_fd::owns(fd) {
+        // SAFETY: the caller's buffer and length.
+        return unsafe { netlink_fd::getsockname(fd, addr, len) };
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_getsockname, fd, addr, len) as c_int }
+}
+
+/// setsockopt(2): every option of an RDMA netlink socket is accepted (and has no effect).
+#[no_mangle]
+pub unsafe extern "C" fn setsockopt(
+    fd: c_int,
+    level: c_int,
+    name: c_int,
+    val: *const c_void,
+    len: libc::socklen_t,
+) -> c_int {
+    if netlink_fd::owns(fd) {
+        return 0;
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_setsockopt, fd, level, name, val, len) as c_int }
+}
+
+/// getsockopt(2).
+#[no_mangle]
+pub unsafe extern "C" fn getsockopt(
+    fd: c_int,
+    level: c_int,
+    name: c_int,
+    val: *mut c_void,
+    len: *mut libc::socklen_t,
+) -> c_int {
+    if netlink_fd::owns(fd) {
+        // SAFETY: the caller's buffer and length.
+        return unsafe { netlink_fd::getsockopt(fd, level, name, val, len) };
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_getsockopt, fd, level, name, val, len) as c_int }
+}
+
+/// sendto(2): a request on an RDMA netlink socket is answered by the model.
+#[no_mangle]
+pub unsafe extern "C" fn sendto(
+    fd: c_int,
+    buf: *const c_void,
+    len: size_t,
+    flags: c_int,
+    addr: *const libc::sockaddr,
+    addrlen: libc::socklen_t,
+) -> ssize_t {
+    if netlink_fd::owns(fd) {
+        // SAFETY: the caller's buffer of `len` bytes.
+        return unsafe { netlink_fd::send(fd, buf, len) };
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_sendto, fd, buf, len, flags, addr, addrlen) as ssize_t }
+}
+
+/// send(2).
+#[no_mangle]
+pub unsafe extern "C" fn send(fd: c_int, buf: *const c_void, len: size_t, flags: c_int) -> ssize_t {
+    // SAFETY: same contract as sendto, without an address.
+    unsafe { sendto(fd, buf, len, flags, std::ptr::null(), 0) }
+}
+
+/// sendmsg(2).
+#[no_mangle]
+pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t {
+    if netlink_fd::owns(fd) {
+        // SAFETY: the caller's msghdr.
+        return unsafe { netlink_fd::sendmsg(fd, msg) };
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_sendmsg, fd, msg, flags) as ssize_t }
+}
+
+/// recvfrom(2): replies on an RDMA netlink socket come from the kernel's address.
+#[no_mangle]
+pub unsafe extern "C" fn recvfrom(
+    fd: c_int,
+    buf: *mut c_void,
+    len: size_t,
+    flags: c_int,
+    addr: *mut libc::sockaddr,
+    addrlen: *mut libc::socklen_t,
+) -> ssize_t {
+    if netlink_fd::owns(fd) {
+        // SAFETY: the caller's buffers.
+        return unsafe { netlink_fd::recvfrom(fd, buf, len, flags, addr, addrlen) };
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_recvfrom, fd, buf, len, flags, addr, addrlen) as ssize_t }
+}
+
+/// recvmsg(2).
+#[no_mangle]
+pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t {
+    if netlink_fd::owns(fd) {
+        // SAFETY: the caller's msghdr.
+        return unsafe { netlink_fd::recvmsg(fd, msg, flags) };
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_recvmsg, fd, msg, flags) as ssize_t }
 }

@@ -254,7 +254,7 @@ pub struct Qp {
     pub dc_key: u64,
     /// DCI streams: (log_num_concurent, log_num_errored).
     pub dci_streams: Option<(u8, u8)>,
-    /// Errored stream ids (bit per stream id below 2^16, kept as a small list).
+    /// Errored DCI stream channels (see [`Qp::stream_channel`]).
     pub errored_streams: Vec<u16>,
     /// SQ WQEBB counter consumed by the device.
     pub sq_ci: u32,
@@ -275,4 +275,14 @@ pub struct Ah {
     pub pd: u32,
     /// The path.
     pub path: Path,
+}
+
+impl Qp {
+    /// The stream channel a DCI stream id selects: one of the 2^log_num_concurent channels the
+    /// DCI was created with, the id taken modulo their number. rdma-core's own stream tests
+    /// (tests/mlx5_base.py `generate_stream_id`) post on ids up to 2^log_num_concurent + 2 and
+    /// reset errors on them, which hardware accepts; None for a DCI without streams.
+    pub fn stream_channel(&self, stream: u16) -> Option<u16> {
+        self.dci_streams.map(|(log_c, _)| stream & ((1u16 << log_c) - 1))
+    }
 }

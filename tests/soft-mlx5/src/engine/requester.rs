@@ -261,7 +261,8 @@ fn complete(dev: &mut Device, h: u32, wqe: &SendWqe, byte_cnt: u32) {
 
 fn stream_errored(dev: &Device, h: u32, wqe: &SendWqe) -> bool {
     let qp = &dev.qps[&h];
-    qp.dci_streams.is_some() && qp.errored_streams.contains(&wqe.stream)
+    qp.stream_channel(wqe.stream)
+        .is_some_and(|c| qp.errored_streams.contains(&c))
 }
 
 /// A WQE completed in error: the error CQE, then the QP goes to ERR (the rest is flushed by
@@ -282,8 +283,9 @@ fn error(dev: &mut Device, h: u32, index: u16, wqe_opcode: u8, bbs: u32, synd: u
     let cq = qp.send_cq;
     let mut to_err = true;
     if let Some((_, log_errored)) = qp.dci_streams {
-        if !qp.errored_streams.contains(&stream) {
-            qp.errored_streams.push(stream);
+        let channel = qp.stream_channel(stream).unwrap_or(stream);
+        if !qp.errored_streams.contains(&channel) {
+            qp.errored_streams.push(channel);
         }
         to_err = qp.errored_streams.len() >= 1usize << log_errored;
     }

@@ -6,7 +6,7 @@
 
 use super::completer;
 use super::cqe::{op, syndrome, Cqe};
-use super::wqe::{decode_recv, opcode};
+use super::wqe::{decode_recv, layout, opcode};
 use crate::device::objects::{QpKind, QpState};
 use crate::device::{event, AsyncEvent, Device};
 use crate::mem::AtomicOp;
@@ -205,8 +205,10 @@ fn take_recv(dev: &mut Device, target: u32) -> Option<Recv> {
         let index = srq.head;
         let addr = srq.buf + (u64::from(index & (srq.wqe_cnt - 1)) << srq.wqe_shift);
         // struct mlx5_wqe_srq_next_seg: next_wqe_index at byte 2 links the free list.
-        let next = dma.read_be32(addr) & 0xffff;
-        let sges = decode_recv(dma.as_ref(), addr, 1 << srq.wqe_shift, 16);
+        let mut next = [0u8; 2];
+        dma.read(addr + layout::SRQ_NEXT_WQE_INDEX as u64, &mut next);
+        let next = u32::from(u16::from_be_bytes(next));
+        let sges = decode_recv(dma.as_ref(), addr, 1 << srq.wqe_shift, layout::SRQ_NEXT_SIZE as u32);
         srq.head = next;
         srq.taken = srq.taken.wrapping_add(1);
         return Some(Recv {

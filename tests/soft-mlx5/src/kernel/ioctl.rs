@@ -280,10 +280,12 @@ fn devx_qp_modify(dev: &mut Device, call: &Call) -> Result<(), i32> {
             &input,
             prm::QPC_EXT_DCI_STREAM_CHANNEL_ID.within(prm::RTS2RTS_QP_IN_QPC_DATA_EXT),
         ) as u16;
-        match qp.dci_streams {
-            Some((log_c, _)) if u32::from(stream) < 1u32 << log_c => {
-                qp.errored_streams.retain(|&s| s != stream);
-                crate::log(format_args!("qp {qpn:#x}: stream {stream} reset"));
+        // The firmware resets a stream that is in error; a healthy one is a bad parameter
+        // (rdma-core's test_dc_send_stream_bad_flow expects that reset to fail).
+        match qp.stream_channel(stream) {
+            Some(c) if qp.errored_streams.contains(&c) => {
+                qp.errored_streams.retain(|&s| s != c);
+                crate::log(format_args!("qp {qpn:#x}: stream {stream} (channel {c}) reset"));
             }
             _ => return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_PARAM_ERR),
         }

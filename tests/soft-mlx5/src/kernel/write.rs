@@ -468,7 +468,7 @@ fn query_port(dev: &Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         // IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP ... ; on RoCE IB_PORT_IP_BASED_GIDS.
         port_cap_flags: if eth { 0x0401_0000 | (1 << 26) } else { 0x2651_e848 },
         max_msg_sz: 1 << 30,
-        gid_tbl_len: if eth { 256 } else { 1 },
+        gid_tbl_len: p.gid_tbl_len(),
         pkey_tbl_len: 1,
         lid: p.lid_of(dev.node),
         sm_lid: p.lid_of(0),
@@ -770,7 +770,7 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         let (c, e) = (u.dci_streams.log_num_concurent, u.dci_streams.log_num_errored);
         // create_dci: bounded by log_max_dci_stream_channels / log_max_dci_errored_streams.
         match dev.profile.dci_streams {
-            Some((mc, me)) if c <= mc && e <= me && e <= c => dci_streams = Some((c, e)),
+            Some((mc, me)) if c <= mc && e <= me => dci_streams = Some((c, e)),
             _ => return Err(libc::EINVAL),
         }
     }
