@@ -252,6 +252,8 @@ pub struct Qp {
     pub rq_psn: u32,
     /// DC access key (DCT).
     pub dc_key: u64,
+    /// Q_Key (UD).
+    pub qkey: u32,
     /// DCI streams: (log_num_concurent, log_num_errored).
     pub dci_streams: Option<(u8, u8)>,
     /// Errored DCI stream channels (see [`Qp::stream_channel`]).

@@ -124,6 +124,7 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
         payload: &payload,
         remote,
         atomic: wqe.atomic,
+        qkey: udp_qkey(dev, h, wqe),
     };
     let answer = match target {
         Some(t) => responder::respond(dev, t, &req),
@@ -131,6 +132,11 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
     };
     let now = Instant::now();
     let qp = &dev.qps[&h];
+    if kind == QpKind::Ud {
+        // Unreliable datagram: no ACK, no retry; the send completes once on the wire, whatever
+        // became of it (IBA 9.8).
+        return Outcome::Done(payload.len() as u32);
+    }
     match answer {
         Response::Ack(reply) => {
             if let Some(bytes) = reply {
@@ -141,7 +147,6 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
                 opcode::ATOMIC_CS | opcode::ATOMIC_FA => 8,
                 _ => payload.len() as u32,
             };
-            let _ = kind;
             Outcome::Done(byte_cnt)
         }
         Response::RnrNak(timer) => {
@@ -200,8 +205,28 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Option<u32> {
             // The DCT drops a request whose key differs, silently (mlx5 DC access key).
             (path_ok && t.kind == QpKind::Dct && t.dc_key == av.key).then_some(th)
         }
-        _ => None,
+        QpKind::Ud => {
+            let av = wqe.av?;
+            let path_ok = match dev.profile.link_layer {
+                LinkLayer::InfiniBand => av.rlid == my_lid || (av.grh && own_gid(dev, &av.rgid)),
+                LinkLayer::Ethernet => own_gid(dev, &av.rgid),
+            };
+            let (th, t) = dev.qp_by_num(av.dqpn)?;
+            (path_ok && t.kind == QpKind::Ud).then_some(th)
+        }
+        QpKind::Dct => None,
     }
+}
+
+/// The Q_Key a UD send carries: the WQE's, or the QP's own when the WQE's has the high bit
+/// set (IBA 10.2.5, controlled Q_Keys). None for other transports.
+fn udp_qkey(dev: &Device, h: u32, wqe: &SendWqe) -> Option<u32> {
+    let qp = &dev.qps[&h];
+    if qp.kind != QpKind::Ud {
+        return None;
+    }
+    let wqe_qkey = (wqe.av?.key >> 32) as u32;
+    Some(if wqe_qkey & 0x8000_0000 != 0 { qp.qkey } else { wqe_qkey })
 }
 
 fn own_gid(dev: &Device, gid: &[u8; 16]) -> bool {

@@ -39,7 +39,12 @@ pub struct Request<'a> {
     pub remote: Option<(u64, u32, u64)>,
     /// Atomic operands (swap_add, compare).
     pub atomic: Option<(u64, u64)>,
+    /// Q_Key of a UD send.
+    pub qkey: Option<u32>,
 }
+
+/// Bytes a UD receive buffer reserves for the GRH before the payload (IBA 11.4.1.2).
+pub const GRH_BYTES: usize = 40;
 
 /// What the requester learns.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,6 +70,9 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     }
     let access = qp.access;
     let pd = qp.pd;
+    if qp.kind == QpKind::Ud {
+        return receive_datagram(dev, target, req);
+    }
     let needed = match req.opcode {
         opcode::RDMA_WRITE | opcode::RDMA_WRITE_IMM => ACCESS_REMOTE_WRITE,
         opcode::RDMA_READ => ACCESS_REMOTE_READ,
@@ -168,6 +176,45 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
         }
     }
     Response::Ack(reply)
+}
+
+/// A UD receive: a Q_Key mismatch or no posted receive drops the datagram silently (UD has
+/// no RNR); the payload lands after the 40-byte GRH area, byte_cnt counts both.
+fn receive_datagram(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
+    let qp = &dev.qps[&target];
+    if req.qkey != Some(qp.qkey) || !matches!(req.opcode, opcode::SEND | opcode::SEND_IMM) {
+        return Response::Dropped;
+    }
+    let (pd, uidx, qpn, cq) = (qp.pd, qp.uidx, qp.qpn, qp.recv_cq);
+    let Some(recv) = take_recv(dev, target) else {
+        return Response::Dropped;
+    };
+    let mut data = vec![0u8; GRH_BYTES + req.payload.len()];
+    data[GRH_BYTES..].copy_from_slice(req.payload);
+    let mut cqe = Cqe {
+        opcode: if req.opcode == opcode::SEND {
+            op::RESP_SEND
+        } else {
+            op::RESP_SEND_IMM
+        },
+        uidx,
+        qpn,
+        wqe_counter: recv.index,
+        byte_cnt: data.len() as u32,
+        imm: req.imm,
+        src_qp: req.src_qpn,
+        grh: req.grh,
+        slid: req.slid,
+        ..Default::default()
+    };
+    if let Err(synd) = scatter(dev, pd, &recv.sges, &data) {
+        cqe.opcode = op::RESP_ERR;
+        cqe.syndrome = synd;
+    }
+    if let Some(cq) = cq {
+        completer::post(dev, cq, &cqe);
+    }
+    Response::Ack(None)
 }
 
 /// A class C/D responder error (IBA 9.9.3): an RC responder QP goes to ERR and raises its

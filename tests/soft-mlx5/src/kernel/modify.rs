@@ -218,6 +218,9 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
     if m & RQ_PSN != 0 {
         qp.rq_psn = r.rq_psn;
     }
+    if m & QKEY != 0 {
+        qp.qkey = r.qkey;
+    }
     if new == QpState::Reset {
         // To RESET the HCA forgets the rings' progress: counters restart at 0, as libmlx5
         // resets its own (mlx5_modify_qp -> mlx5_init_qp_indices).
@@ -268,6 +271,7 @@ pub fn query_qp(dev: &Device, h: u32) -> Result<ib_uverbs_query_qp_resp, i32> {
     r.timeout = qp.timeout;
     r.retry_cnt = qp.retry_cnt;
     r.rnr_retry = qp.rnr_retry;
+    r.qkey = qp.qkey;
     r.sq_sig_all = u8::from(qp.sq_sig_all);
     r.max_send_wr = qp.sq.cnt;
     r.max_recv_wr = qp.rq.cnt;

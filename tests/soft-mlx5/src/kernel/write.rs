@@ -819,6 +819,7 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         sq_psn: 0,
         rq_psn: 0,
         dc_key: if kind == QpKind::Dct { u.access_key() } else { 0 },
+        qkey: 0,
         dci_streams,
         errored_streams: Vec::new(),
         sq_ci: 0,
