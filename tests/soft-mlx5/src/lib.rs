@@ -18,6 +18,7 @@
 
 pub mod device;
 pub mod engine;
+pub mod fdset;
 pub mod kernel;
 pub mod mem;
 pub mod netlink;

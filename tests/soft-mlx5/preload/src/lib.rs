@@ -13,38 +13,10 @@
 mod netlink_fd;
 
 use libc::{c_char, c_int, c_long, c_uint, c_ulong, c_void, off_t, size_t, ssize_t};
+use soft_mlx5::fdset::FdSet;
 use soft_mlx5::kernel;
 use soft_mlx5::sysfs::{CDEV_PATH, UVERBS_DEV};
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-/// A set of descriptors below 65536, one bit each: checked lock-free on every write/close/mmap,
-/// so a log line written while the device lock is held cannot deadlock on it.
-pub(crate) struct FdSet([AtomicU64; 1024]);
-
-impl FdSet {
-    pub(crate) const fn new() -> Self {
-        FdSet([const { AtomicU64::new(0) }; 1024])
-    }
-
-    pub(crate) fn mark(&self, fd: c_int, on: bool) {
-        if let Some(w) = usize::try_from(fd).ok().and_then(|f| self.0.get(f / 64)) {
-            let bit = 1u64 << (fd % 64);
-            if on {
-                w.fetch_or(bit, Ordering::SeqCst);
-            } else {
-                w.fetch_and(!bit, Ordering::SeqCst);
-            }
-        }
-    }
-
-    pub(crate) fn contains(&self, fd: c_int) -> bool {
-        usize::try_from(fd)
-            .ok()
-            .and_then(|f| self.0.get(f / 64))
-            .is_some_and(|w| w.load(Ordering::SeqCst) & (1u64 << (fd % 64)) != 0)
-    }
-}
 
 /// Device fds.
 static DEVICE_FDS: FdSet = FdSet::new();
@@ -222,6 +194,24 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, count: size_t) -> 
     unsafe { libc::syscall(libc::SYS_write, fd, buf, count) as ssize_t }
 }
 
+/// read(2): an event file (async events, completion channel) hands out one queued event.
+#[no_mangle]
+pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t {
+    if kernel::is_event_fd(fd) {
+        if buf.is_null() {
+            return fail(libc::EFAULT);
+        }
+        // SAFETY: the caller's buffer of `count` bytes.
+        let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), count) };
+        return match kernel::event_read(fd, out) {
+            Ok(n) => n as ssize_t,
+            Err(e) => fail(e),
+        };
+    }
+    // SAFETY: forwarding.
+    unsafe { libc::syscall(libc::SYS_read, fd, buf, count) as ssize_t }
+}
+
 /// ioctl(2): RDMA_VERBS_IOCTL on the device fd.
 #[no_mangle]
 pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) -> c_int {
@@ -293,6 +283,9 @@ pub unsafe extern "C" fn close(fd: c_int) -> c_int {
     if is_device(fd) {
         mark(fd, false);
         kernel::close(fd);
+    }
+    if kernel::is_event_fd(fd) {
+        kernel::event_close(fd);
     }
     // SAFETY: forwarding.
     unsafe { libc::syscall(libc::SYS_close, fd) as c_int }

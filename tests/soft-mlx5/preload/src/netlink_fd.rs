@@ -10,8 +10,9 @@
 //! (port 0). close also closes the other end. Every other call on the descriptor goes to the
 //! Unix socket unchanged.
 
-use crate::{fail, FdSet};
+use crate::fail;
 use libc::{c_int, c_void, sa_family_t, size_t, sockaddr, socklen_t, ssize_t};
+use soft_mlx5::fdset::FdSet;
 use soft_mlx5::netlink::{self, Node, NETLINK_RDMA};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};

@@ -1,6 +1,7 @@
 //! The emulated HCA: its object tables (what mlx5_ib and the firmware keep per device) and the
 //! one lock that serialises the command interface and the data path.
 
+pub mod events;
 pub mod objects;
 
 use crate::mem::{Dma, LocalDma};
@@ -77,8 +78,10 @@ pub struct Device {
     pub ahs: BTreeMap<u32, Ah>,
     /// QP/DCT number -> handle.
     pub qpn_to_handle: BTreeMap<u32, u32>,
-    /// Async event write ends (one per open context).
+    /// Async event files (one per open context), by the application's fd.
     pub async_fds: Vec<i32>,
+    /// Async event files and completion channels.
+    pub events: events::EventFiles,
     /// Port 1 state (enum ib_port_state: 4 active, 1 down).
     pub port_state: u32,
     /// DEVX general objects by handle.
@@ -106,6 +109,7 @@ impl Device {
             ahs: BTreeMap::new(),
             qpn_to_handle: BTreeMap::new(),
             async_fds: Vec::new(),
+            events: events::EventFiles::default(),
             port_state: 4,
             uars: Vec::new(),
             devx_objs: BTreeMap::new(),
@@ -155,15 +159,14 @@ impl Device {
         self.qps.get(&h).map(|q| (h, q))
     }
 
-    /// Queues an async event to every open context.
-    pub fn raise(&self, ev: AsyncEvent) {
-        let mut desc = [0u8; 16];
+    /// Queues an async event (struct ib_uverbs_async_event_desc) for `owner` on every open
+    /// context's async event file.
+    pub fn raise(&mut self, ev: AsyncEvent, owner: events::Owner) {
+        let mut desc = vec![0u8; 16];
         desc[0..8].copy_from_slice(&ev.element.to_ne_bytes());
         desc[8..12].copy_from_slice(&ev.event_type.to_ne_bytes());
-        for &fd in &self.async_fds {
-            // SAFETY: fd is the write end of a pipe this device created; 16 bytes from a
-            // local array. A full pipe drops the event, as the kernel's bounded list would.
-            let _ = unsafe { libc::write(fd, desc.as_ptr().cast(), desc.len()) };
+        for fd in self.async_fds.clone() {
+            self.events.push(fd, desc.clone(), owner);
         }
         crate::log(format_args!("async event {} on {:#x}", ev.event_type, ev.element));
     }

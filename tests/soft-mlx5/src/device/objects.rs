@@ -50,7 +50,7 @@ pub struct Cq {
     pub cqe_size: u32,
     /// Producer index (the device's).
     pub pi: u32,
-    /// Completion channel write end, when the CQ was created on one.
+    /// Completion channel (the application's fd of the event file), when created on one.
     pub channel: Option<i32>,
     /// Armed: the sequence number of the arm request waiting for the next CQE.
     pub armed_sn: Option<u32>,
@@ -58,8 +58,6 @@ pub struct Cq {
     pub last_arm: Option<u32>,
     /// Set when the ring overflowed (CQ error event raised).
     pub overrun: bool,
-    /// Completion events raised (for tests).
-    pub events: u64,
 }
 
 /// Shared receive queue.

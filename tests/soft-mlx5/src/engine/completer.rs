@@ -3,6 +3,7 @@
 //! armed CQ (mlx5 arm doorbell: `sn << 28 | cmd | ci` in dbrec[1]).
 
 use super::cqe::Cqe;
+use crate::device::events::Owner;
 use crate::device::{event, AsyncEvent, Device};
 use std::sync::atomic::{fence, Ordering};
 
@@ -21,7 +22,7 @@ pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
                 element: c.user_handle,
                 event_type: event::CQ_ERR,
             };
-            dev.raise(ev);
+            dev.raise(ev, Owner::CqAsync(cq));
         }
         return false;
     }
@@ -35,9 +36,9 @@ pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
     fence(Ordering::Release);
     dma.write(addr + 63, &bytes[63..]);
     c.pi = c.pi.wrapping_add(1);
-    if let Some(sn) = c.armed_sn.take() {
-        notify(c.channel, c.user_handle, sn);
-        c.events += 1;
+    if c.armed_sn.take().is_some() {
+        let (channel, user_handle) = (c.channel, c.user_handle);
+        notify(dev, cq, channel, user_handle);
     }
     true
 }
@@ -57,18 +58,17 @@ pub fn check_arm(dev: &mut Device, cq: u32) {
     c.last_arm = Some(arm);
     // Armed: the next CQE raises an event; one already waiting past ci raises it now.
     if c.pi.wrapping_sub(ci) & 0xff_ffff != 0 {
-        notify(c.channel, c.user_handle, sn);
-        c.events += 1;
+        let (channel, user_handle) = (c.channel, c.user_handle);
+        notify(dev, cq, channel, user_handle);
     } else {
         c.armed_sn = Some(sn);
     }
 }
 
-fn notify(channel: Option<i32>, user_handle: u64, _sn: u32) {
+/// A completion event (struct ib_uverbs_comp_event_desc: the CQ's user handle) on the CQ's
+/// completion channel.
+fn notify(dev: &mut Device, cq: u32, channel: Option<i32>, user_handle: u64) {
     if let Some(fd) = channel {
-        let desc = user_handle.to_ne_bytes();
-        // SAFETY: fd is the write end of this completion channel's pipe; 8 bytes from a local
-        // array (struct ib_uverbs_comp_event_desc).
-        let _ = unsafe { libc::write(fd, desc.as_ptr().cast(), desc.len()) };
+        dev.events.push(fd, user_handle.to_ne_bytes().to_vec(), Owner::Cq(cq));
     }
 }

@@ -8,6 +8,7 @@ use super::cqe::{op, syndrome, Cqe};
 use super::responder::{self, Request, Response, ACCESS_LOCAL_WRITE};
 use super::timing::{ack_timeout, rnr_delay};
 use super::wqe::{decode_send, opcode, Data, SendWqe};
+use crate::device::events::Owner;
 use crate::device::objects::{QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
 use crate::profile::LinkLayer;
@@ -329,10 +330,13 @@ fn error(dev: &mut Device, h: u32, index: u16, wqe_opcode: u8, bbs: u32, synd: u
         completer::post(dev, cq, &cqe);
     }
     if to_err {
-        dev.raise(AsyncEvent {
-            element: user_handle,
-            event_type: event::QP_FATAL,
-        });
+        dev.raise(
+            AsyncEvent {
+                element: user_handle,
+                event_type: event::QP_FATAL,
+            },
+            Owner::Qp(h),
+        );
     }
 }
 

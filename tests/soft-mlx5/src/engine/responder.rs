@@ -7,6 +7,7 @@
 use super::completer;
 use super::cqe::{op, syndrome, Cqe};
 use super::wqe::{decode_recv, layout, opcode};
+use crate::device::events::Owner;
 use crate::device::objects::{QpKind, QpState};
 use crate::device::{event, AsyncEvent, Device};
 use crate::mem::AtomicOp;
@@ -227,7 +228,7 @@ fn fail(dev: &mut Device, target: u32, syndrome: u8, ev: u32) -> Response {
                 element: qp.user_handle,
                 event_type: ev,
             };
-            dev.raise(e);
+            dev.raise(e, Owner::Qp(target));
         }
     }
     Response::Nak(syndrome)

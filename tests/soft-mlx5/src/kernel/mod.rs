@@ -19,10 +19,10 @@ use std::sync::Mutex;
 pub struct Ucontext {
     /// GET_CONTEXT done.
     pub ready: bool,
-    /// Async event pipe (read end handed to the library, write end kept).
-    pub async_pipe: Option<(i32, i32)>,
-    /// Completion channel pipes created on this context (read end -> write end).
-    pub channels: BTreeMap<i32, i32>,
+    /// The async event file (the fd handed to the library).
+    pub async_fd: Option<i32>,
+    /// Completion channels created on this context (their fds).
+    pub channels: Vec<i32>,
 }
 
 /// Open command-device fds and their contexts.
@@ -59,17 +59,17 @@ pub fn dup(old: i32, new: i32) {
 
 /// The device fd is closed: a last close tears the context down (its pipes are closed).
 pub fn close(fd: i32) {
-    if let Some(ctx) = contexts().remove(&fd) {
-        if let Some((_, w)) = ctx.async_pipe {
-            device::global().async_fds.retain(|&f| f != w);
-            // SAFETY: closing the write end this module created for the context.
-            unsafe { libc::close(w) };
-        }
-        for (_, w) in ctx.channels {
-            // SAFETY: as above, a completion channel's write end we own.
-            unsafe { libc::close(w) };
-        }
+    let Some(ctx) = contexts().remove(&fd) else {
+        return;
+    };
+    let mut dev = device::global();
+    if let Some(a) = ctx.async_fd {
+        dev.async_fds.retain(|&f| f != a);
+        dev.events.close(a);
     }
+    // Channels outlive their context's fd only as long as the library keeps their fds open;
+    // their token ends go when the library closes them (event_close).
+    let _ = ctx.channels;
 }
 
 /// mmap of the command device: UAR pages (MLX5_IB_MMAP_REGULAR_PAGE and friends) become
@@ -105,13 +105,39 @@ pub fn munmap(addr: u64, len: usize) {
     device::global().uars.retain(|&u| u < addr || u >= addr + len as u64);
 }
 
-/// Creates a pipe whose read end the library gets (async events, completion channels): the
-/// library reads and polls it as it would the kernel's event files, with no interposition.
-pub fn event_pipe() -> Result<(i32, i32), i32> {
-    let mut fds = [0i32; 2];
-    // SAFETY: fds has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EMFILE));
+/// Whether `fd` is an event file (async events or a completion channel); lock-free.
+pub fn is_event_fd(fd: i32) -> bool {
+    device::events::EVENT_FDS.contains(fd)
+}
+
+/// read() of an event file: blocks (or not, per the fd's O_NONBLOCK) for one token, then
+/// returns the event at the head of the queue (ib_uverbs_event_read: one event per read, a
+/// buffer smaller than an event is EINVAL).
+pub fn event_read(fd: i32, buf: &mut [u8]) -> Result<usize, i32> {
+    let size = device::global().events.event_size(fd).ok_or(libc::EBADF)?;
+    if buf.len() < size {
+        return Err(libc::EINVAL);
     }
-    Ok((fds[0], fds[1]))
+    loop {
+        let mut token = [0u8; 1];
+        // SAFETY: reads one byte into a local from the application's own event fd, outside the
+        // device lock so a blocking read does not stall the device.
+        let n = unsafe { libc::syscall(libc::SYS_read, fd, token.as_mut_ptr(), 1) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+        }
+        if n == 0 {
+            return Ok(0);
+        }
+        if let Some(ev) = device::global().events.take(fd) {
+            buf[..ev.len()].copy_from_slice(&ev);
+            return Ok(ev.len());
+        }
+        // The token's event went with a destroyed object: wait for the next one.
+    }
+}
+
+/// The library closed an event file.
+pub fn event_close(fd: i32) {
+    device::global().events.close(fd);
 }

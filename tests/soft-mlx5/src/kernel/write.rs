@@ -5,7 +5,8 @@
 //! pointer when the command has one), then driver data; an extended one adds
 //! `ib_uverbs_ex_cmd_hdr` with the response pointer and the driver sizes in 8-byte words.
 
-use super::{contexts, event_pipe, modify};
+use super::{contexts, modify};
+use crate::device::events::Owner;
 use crate::device::objects::{Cq, Mr, Path, Pd, Qp, QpKind, QpState, Ring, Srq};
 use crate::device::{self, Device};
 use crate::profile::{self, LinkLayer};
@@ -185,8 +186,8 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
             dev.mrs.remove(&r.mr_handle).map(|_| ()).ok_or(libc::EINVAL)
         }
         (IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, false) => {
-            let (rd, wr) = event_pipe()?;
-            contexts().entry(fd).or_default().channels.insert(rd, wr);
+            let rd = dev.events.create(std::mem::size_of::<ib_uverbs_comp_event_desc>())?;
+            contexts().entry(fd).or_default().channels.push(rd);
             cmd.respond(dev, &ib_uverbs_create_comp_channel_resp { fd: rd as u32 })
         }
         (IB_USER_VERBS_CMD_CREATE_CQ, false) => {
@@ -207,12 +208,14 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
             {
                 return Err(libc::EBUSY);
             }
-            let cq = dev.cqs.remove(&r.cq_handle).ok_or(libc::EINVAL)?;
+            dev.cqs.remove(&r.cq_handle).ok_or(libc::EINVAL)?;
+            let comp = dev.events.release(Owner::Cq(r.cq_handle));
+            let asynchronous = dev.events.release(Owner::CqAsync(r.cq_handle));
             cmd.respond(
                 dev,
                 &ib_uverbs_destroy_cq_resp {
-                    comp_events_reported: cq.events as u32,
-                    async_events_reported: 0,
+                    comp_events_reported: comp,
+                    async_events_reported: asynchronous,
                 },
             )
         }
@@ -274,7 +277,8 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
             let r: ib_uverbs_destroy_qp = cmd.req();
             let qp = dev.qps.remove(&r.qp_handle).ok_or(libc::EINVAL)?;
             dev.qpn_to_handle.remove(&qp.qpn);
-            cmd.respond(dev, &ib_uverbs_destroy_qp_resp { events_reported: 0 })
+            let events_reported = dev.events.release(Owner::Qp(r.qp_handle));
+            cmd.respond(dev, &ib_uverbs_destroy_qp_resp { events_reported })
         }
         (IB_USER_VERBS_CMD_CREATE_SRQ, false) => create_srq(dev, cmd),
         (IB_USER_VERBS_CMD_MODIFY_SRQ, false) => {
@@ -306,7 +310,8 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
                 return Err(libc::EBUSY);
             }
             dev.srqs.remove(&r.srq_handle).ok_or(libc::EINVAL)?;
-            cmd.respond(dev, &ib_uverbs_destroy_srq_resp { events_reported: 0 })
+            let events_reported = dev.events.release(Owner::Srq(r.srq_handle));
+            cmd.respond(dev, &ib_uverbs_destroy_srq_resp { events_reported })
         }
         (IB_USER_VERBS_CMD_CREATE_AH, false) => create_ah(dev, cmd),
         (IB_USER_VERBS_CMD_DESTROY_AH, false) => {
@@ -331,11 +336,11 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     if ctx.ready {
         return Err(libc::EINVAL);
     }
-    let (rd, wr) = event_pipe()?;
-    ctx.async_pipe = Some((rd, wr));
+    let rd = dev.events.create(std::mem::size_of::<ib_uverbs_async_event_desc>())?;
+    ctx.async_fd = Some(rd);
     ctx.ready = true;
     drop(ctxs);
-    dev.async_fds.push(wr);
+    dev.async_fds.push(rd);
     let total = req.total_num_bfregs.next_multiple_of(4);
     cmd.respond(
         dev,
@@ -600,7 +605,7 @@ fn create_cq(
         Some(
             *ctxs
                 .get(&fd)
-                .and_then(|c| c.channels.get(&channel))
+                .and_then(|c| c.channels.iter().find(|&&ch| ch == channel))
                 .ok_or(libc::EINVAL)?,
         )
     } else {
@@ -622,7 +627,6 @@ fn create_cq(
             armed_sn: None,
             last_arm: Some(0),
             overrun: false,
-            events: 0,
         },
     );
     cmd.respond(
