@@ -18,6 +18,15 @@ use soft_mlx5::kernel;
 use soft_mlx5::sysfs::{CDEV_PATH, UVERBS_DEV};
 use std::ffi::CStr;
 
+/// Runs when the interposer is loaded: fork handlers for the device's locks.
+extern "C" fn on_load() {
+    kernel::install_fork_handlers();
+}
+
+#[used]
+#[link_section = ".init_array"]
+static ON_LOAD: extern "C" fn() = on_load;
+
 /// Device fds.
 static DEVICE_FDS: FdSet = FdSet::new();
 

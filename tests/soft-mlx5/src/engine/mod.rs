@@ -83,6 +83,11 @@ fn scan_uar_doorbells(dev: &mut Device) {
 
 static RUNNING: AtomicBool = AtomicBool::new(false);
 
+/// After fork() in the child: no device thread runs there, so the next [`start`] makes one.
+pub fn forget_thread() {
+    RUNNING.store(false, Ordering::SeqCst);
+}
+
 /// Starts the device thread of this process (once).
 pub fn start() {
     if RUNNING.swap(true, Ordering::SeqCst) {

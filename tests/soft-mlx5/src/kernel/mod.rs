@@ -105,6 +105,37 @@ pub fn munmap(addr: u64, len: usize) {
     device::global().uars.retain(|&u| u < addr || u >= addr + len as u64);
 }
 
+thread_local! {
+    /// The locks the forking thread holds across fork() (see [`install_fork_handlers`]).
+    static HELD_ACROSS_FORK: std::cell::RefCell<Vec<Box<dyn std::any::Any>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+extern "C" fn fork_prepare() {
+    // The device lock, then the contexts lock: the order the command paths take them.
+    let dev: Box<dyn std::any::Any> = Box::new(device::global());
+    let ctxs: Box<dyn std::any::Any> = Box::new(contexts());
+    HELD_ACROSS_FORK.with(|h| h.borrow_mut().extend([dev, ctxs]));
+}
+
+extern "C" fn fork_parent() {
+    HELD_ACROSS_FORK.with(|h| h.borrow_mut().clear());
+}
+
+extern "C" fn fork_child() {
+    HELD_ACROSS_FORK.with(|h| h.borrow_mut().clear());
+    // The device thread did not survive the fork: the child starts its own on first use.
+    crate::engine::forget_thread();
+}
+
+/// Registers fork handlers so that fork() never copies the device or context lock held by
+/// another thread into the child (which would then deadlock on its first verb), and so that
+/// a child using the device gets a device thread of its own. Called once by the interposer.
+pub fn install_fork_handlers() {
+    // SAFETY: registers three extern "C" functions that only take and release this crate's
+    // locks; pthread_atfork has no other preconditions.
+    unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
+}
+
 /// Whether `fd` is an event file (async events or a completion channel); lock-free.
 pub fn is_event_fd(fd: i32) -> bool {
     device::events::EVENT_FDS.contains(fd)
