@@ -159,6 +159,26 @@ impl Device {
         self.qps.get(&h).map(|q| (h, q))
     }
 
+    /// Moves QP `h` to ERR. One attached to an SRQ then raises "last WQE reached": it will
+    /// take no more receives from the SRQ (IBA 10.2.9.5, 11.6.3.2; mlx5
+    /// MLX5_EVENT_TYPE_SRQ_LAST_WQE). Flushing its queues is the data path's part.
+    pub fn enter_error(&mut self, h: u32) {
+        let Some(qp) = self.qps.get_mut(&h) else {
+            return;
+        };
+        if qp.state == objects::QpState::Err {
+            return;
+        }
+        qp.state = objects::QpState::Err;
+        if qp.srq.is_some() {
+            let ev = AsyncEvent {
+                element: qp.user_handle,
+                event_type: event::QP_LAST_WQE_REACHED,
+            };
+            self.raise(ev, events::Owner::Qp(h));
+        }
+    }
+
     /// Queues an async event (struct ib_uverbs_async_event_desc) for `owner` on every open
     /// context's async event file.
     pub fn raise(&mut self, ev: AsyncEvent, owner: events::Owner) {

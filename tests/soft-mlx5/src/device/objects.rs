@@ -264,8 +264,6 @@ pub struct Qp {
     pub stall: Option<(Stall, std::time::Instant)>,
     /// Link layer of the port at create (GRH required on Ethernet).
     pub link_layer: LinkLayer,
-    /// Reported to the application with an async event once (last WQE reached etc.).
-    pub fatal_reported: bool,
 }
 
 /// Address handle created through the kernel (RoCE: mlx5_ib resolves the MAC).

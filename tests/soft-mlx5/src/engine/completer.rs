@@ -14,15 +14,39 @@ pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
     let Some(c) = dev.cqs.get_mut(&cq) else {
         return false;
     };
+    if c.overrun {
+        // An overrun CQ stays in error: nothing more is written to it.
+        return false;
+    }
     let ci = dma.read_be32(c.db) & 0xff_ffff;
     if c.pi.wrapping_sub(ci) & 0xff_ffff >= c.ncqe {
-        if !c.overrun {
-            c.overrun = true;
-            let ev = AsyncEvent {
-                element: c.user_handle,
-                event_type: event::CQ_ERR,
-            };
-            dev.raise(ev, Owner::CqAsync(cq));
+        // CQ overrun (IBA 11.6.3.3, an affiliated CQ error): the CQ error event, and the QPs
+        // completing into this CQ go to ERR with their own fatal event, since the completion
+        // that would have reported their work is lost.
+        c.overrun = true;
+        let ev = AsyncEvent {
+            element: c.user_handle,
+            event_type: event::CQ_ERR,
+        };
+        dev.raise(ev, Owner::CqAsync(cq));
+        let victims: Vec<(u32, u64)> = dev
+            .qps
+            .iter()
+            .filter(|(_, q)| q.send_cq == Some(cq) || q.recv_cq == Some(cq))
+            .filter(|(_, q)| {
+                q.kind != crate::device::objects::QpKind::Dct && q.state != crate::device::objects::QpState::Err
+            })
+            .map(|(&h, q)| (h, q.user_handle))
+            .collect();
+        for (h, user_handle) in victims {
+            dev.enter_error(h);
+            dev.raise(
+                AsyncEvent {
+                    element: user_handle,
+                    event_type: event::QP_FATAL,
+                },
+                Owner::Qp(h),
+            );
         }
         return false;
     }

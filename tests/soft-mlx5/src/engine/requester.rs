@@ -44,8 +44,29 @@ pub fn run(dev: &mut Device, h: u32, now: Instant) -> bool {
             Err(e) => {
                 crate::log(format_args!("qp {:#x}: undecodable WQE at {}: {e:?}", qp.qpn, qp.sq_ci));
                 let bb = qp.sq_ci;
-                error(dev, h, bb as u16, 0, 1, syndrome::LOCAL_QP_OP_ERR, 0);
                 moved = true;
+                if state == QpState::Err {
+                    // A QP in ERR executes nothing: every WQE completes with a flush error
+                    // (IBA 10.3.1.1, 11.6.2), none is checked again; an unreadable WQE there is
+                    // one more flushed basic block, not a second local QP operation error.
+                    let placeholder = SendWqe {
+                        index: bb as u16,
+                        opcode: 0,
+                        qpn: qp.qpn,
+                        ds: 0,
+                        bbs: 1,
+                        fm_ce_se: 0,
+                        imm: 0,
+                        stream: 0,
+                        av: None,
+                        raddr: None,
+                        atomic: None,
+                        data: Data::Sges(Vec::new()),
+                    };
+                    flush(dev, h, &placeholder);
+                    continue;
+                }
+                error(dev, h, bb as u16, 0, 1, syndrome::LOCAL_QP_OP_ERR, 0);
                 continue;
             }
         };
@@ -324,12 +345,13 @@ fn error(dev: &mut Device, h: u32, index: u16, wqe_opcode: u8, bbs: u32, synd: u
     ));
     let user_handle = qp.user_handle;
     if to_err {
-        qp.state = QpState::Err;
+        dev.enter_error(h);
     }
-    if let Some(cq) = cq {
-        completer::post(dev, cq, &cqe);
-    }
-    if to_err {
+    let reported = cq.is_some_and(|cq| completer::post(dev, cq, &cqe));
+    // The error CQE reports it: the affiliated "local work queue catastrophic error"
+    // (IB_EVENT_QP_FATAL) is for errors that cannot be reported in a completion (IBA 11.6.3.1;
+    // mlx5 raises MLX5_EVENT_TYPE_WQ_CATAS_ERROR only then), e.g. when the CQ overran.
+    if to_err && !reported {
         dev.raise(
             AsyncEvent {
                 element: user_handle,

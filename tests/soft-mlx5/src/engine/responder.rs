@@ -170,7 +170,12 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
             } else {
                 syndrome::REMOTE_OP_ERR
             };
-            return fail(dev, target, remote, event::QP_FATAL);
+            // The responder's error CQE reports it, so no affiliated async event (IBA 11.6.3.1:
+            // those are for errors a completion cannot report); the RC QP still goes to ERR.
+            if dev.qps.get(&target).is_some_and(|q| q.kind == QpKind::Rc) {
+                dev.enter_error(target);
+            }
+            return Response::Nak(remote);
         }
         if let Some(cq) = cq {
             completer::post(dev, cq, &cqe);
@@ -221,13 +226,13 @@ fn receive_datagram(dev: &mut Device, target: u32, req: &Request<'_>) -> Respons
 /// A class C/D responder error (IBA 9.9.3): an RC responder QP goes to ERR and raises its
 /// event; a DCT stays ready for other initiators (it keeps no per-initiator state to break).
 fn fail(dev: &mut Device, target: u32, syndrome: u8, ev: u32) -> Response {
-    if let Some(qp) = dev.qps.get_mut(&target) {
+    if let Some(qp) = dev.qps.get(&target) {
         if qp.kind == QpKind::Rc {
-            qp.state = QpState::Err;
             let e = AsyncEvent {
                 element: qp.user_handle,
                 event_type: ev,
             };
+            dev.enter_error(target);
             dev.raise(e, Owner::Qp(target));
         }
     }

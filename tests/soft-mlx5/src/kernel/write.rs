@@ -830,7 +830,6 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         rq_ci: 0,
         stall: None,
         link_layer: dev.profile.link_layer,
-        fatal_reported: false,
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",
