@@ -99,8 +99,14 @@ fn ready_dci<'a>(
     pd: &'a mlx5dv::Pd<'a>,
     cq: &'a Cq<'a>,
 ) -> Dci<'a, mlx5dv::state::Rts> {
-    DciBuilder::new(mlx5, pd, cq)
-        .with_atomics()
+    let builder = DciBuilder::new(mlx5, pd, cq);
+    // Atomics only where the device has them (a VF may not): asking otherwise fails.
+    let builder = if mlx5.has_atomics().unwrap() {
+        builder.with_atomics()
+    } else {
+        builder
+    };
+    builder
         .build_ready(hw.port, MTU, RtsAttr::default())
         .expect("DCI to RTS")
 }
@@ -183,12 +189,20 @@ fn dc_send_lands_in_the_dct_srq() {
 fn dc_fetch_and_add_with_max_dc_rd_atom_outstanding_sums_exactly() {
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    if !mlx5.has_atomics().unwrap() {
+        eprintln!("not run: {} has no atomics (atomic_cap NONE)", hw.ctx.name());
+        return;
+    }
     let caps = mlx5.caps().unwrap();
     let outstanding = caps.max_dc_init_rd_atom.unwrap_or(1).clamp(1, 16) as u8;
     let pd = hw.ctx.alloc_pd().unwrap();
     let cq = hw.ctx.create_cq(256).unwrap();
     let srq = pd.create_srq(64, 1).unwrap();
-    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let dct = hw
+        .dct_builder(&mlx5, &pd, &cq, &srq)
+        .access(Access::LOCAL_WRITE | Access::REMOTE_ATOMIC)
+        .build()
+        .unwrap();
     let counter = pd.alloc_mr(64, Access::LOCAL_WRITE | Access::REMOTE_ATOMIC).unwrap();
     let old = pd.alloc_mr(8 * 16, Access::LOCAL_WRITE).unwrap();
     let addr = hw.addr_of(dct.dct_number());
@@ -507,4 +521,45 @@ fn one_dci_reaches_many_dcts_in_turn() {
         target.read(0, &mut seen).unwrap();
         assert_eq!(seen, [i as u8; 4], "DCT {i}");
     }
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn probe_dc_finds_dc_whether_or_not_the_device_has_atomics() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let dctn = mlx5.probe_dc(hw.port, hw.gid_index).expect("probe_dc");
+    assert_ne!(dctn, 0);
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn asking_for_atomics_without_the_capability_fails_and_says_atomics() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    if mlx5.has_atomics().unwrap() {
+        eprintln!("not run: {} has atomics", hw.ctx.name());
+        return;
+    }
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(16).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let err = hw
+        .dct_builder(&mlx5, &pd, &cq, &srq)
+        .access(Access::LOCAL_WRITE | Access::REMOTE_ATOMIC)
+        .build()
+        .expect_err("a DCT with remote atomic access on a device without atomics");
+    assert_eq!(err.errno(), Some(libc::EOPNOTSUPP));
+    assert!(err.to_string().contains("atomics"), "{err}");
+    let err = DciBuilder::new(&mlx5, &pd, &cq)
+        .with_atomics()
+        .build()
+        .expect_err("a DCI with atomic send ops on a device without atomics");
+    assert_eq!(err.errno(), Some(libc::EOPNOTSUPP));
+    assert!(err.to_string().contains("atomics"), "{err}");
+    // Without atomics both work: DC itself is there.
+    hw.dct_builder(&mlx5, &pd, &cq, &srq)
+        .build()
+        .expect("DCT without atomics");
+    DciBuilder::new(&mlx5, &pd, &cq).build().expect("DCI without atomics");
 }

@@ -108,6 +108,16 @@ impl Context {
 }
 
 impl<'ctx> Mlx5Context<'ctx> {
+    /// Whether the device executes remote atomics for this function (`ibv_query_device`
+    /// `atomic_cap` other than `IBV_ATOMIC_NONE`; mlx5_ib reports NONE for a function whose
+    /// atomic endianness mode is not host order, e.g. many VFs).
+    ///
+    /// # Errors
+    /// `ibv_query_device` with its errno.
+    pub fn has_atomics(&self) -> Result<bool> {
+        Ok(self.ctx.query_device()?.0.atomic_cap != raw::IBV_ATOMIC_NONE)
+    }
+
     /// The underlying context.
     pub fn context(&self) -> &'ctx Context {
         self.ctx
@@ -172,13 +182,21 @@ fn create_dc_qp(
     dv: &mut raw::mlx5dv_qp_init_attr,
     op: &'static str,
 ) -> Result<NonNull<raw::ibv_qp>> {
+    let atomic_ops = u64::from(raw::IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | raw::IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
     let ctx = pd.context();
     let mut attr = init_attr_ex(pd, cq, srq, cap, raw::IBV_QPT_DRIVER, send_ops);
     // SAFETY: the context, PD, CQ and SRQ are live; both attribute structs are initialised.
     let qp = unsafe { raw::mlx5dv_create_qp(ctx.as_raw(), &mut attr, dv) };
     NonNull::new(qp).ok_or_else(|| {
         let err = Error::last_os_error(op, "");
-        let hint = if err.is_not_supported() {
+        let hint = if err.is_not_supported() && send_ops & atomic_ops != 0 {
+            // libmlx5 refuses atomic send ops without the device's atomic capability
+            // (mlx5_qp_fill_wr_pfns): that, not DC, is what failed.
+            format!(
+                "{} does not support atomics here (atomic_cap is NONE): build the DCI without with_atomics()",
+                ctx.name()
+            )
+        } else if err.is_not_supported() {
             format!(
                 "{} is not an mlx5 device with DC support; DC needs ConnectX-5 or newer",
                 ctx.name()
@@ -211,8 +229,10 @@ pub struct DctBuilder<'a, 'ctx> {
 
 impl<'a, 'ctx> DctBuilder<'a, 'ctx> {
     /// A DCT taking receives from `srq`, reporting to `cq`, accepting initiators that present
-    /// `key`. Defaults: port 1, remote write/read/atomic access, the port's active MTU, min RNR
-    /// timer 12, no GRH (set [`DctBuilder::gid_index`] on RoCE), P_Key index 0.
+    /// `key`. Defaults: port 1, remote write and read access (atomic access only when asked
+    /// with [`DctBuilder::access`]: mlx5_ib refuses it with EOPNOTSUPP on a device without
+    /// atomics), the port's active MTU, min RNR timer 12, no GRH (set
+    /// [`DctBuilder::gid_index`] on RoCE), P_Key index 0.
     pub fn new(mlx5: &'a Mlx5Context<'ctx>, pd: &'a Pd<'ctx>, cq: &'a Cq<'ctx>, srq: &'a Srq<'a>, key: DcKey) -> Self {
         DctBuilder {
             mlx5,
@@ -221,7 +241,7 @@ impl<'a, 'ctx> DctBuilder<'a, 'ctx> {
             srq,
             key,
             port: 1,
-            access: Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ | Access::REMOTE_ATOMIC,
+            access: Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
             mtu: None,
             min_rnr_timer: 12,
             gid_index: None,
@@ -350,7 +370,20 @@ impl<'a, 'ctx> DctBuilder<'a, 'ctx> {
             &mut attr,
             raw::IBV_QP_STATE | raw::IBV_QP_PKEY_INDEX | raw::IBV_QP_PORT | raw::IBV_QP_ACCESS_FLAGS,
             "ibv_modify_qp (DCT INIT)",
-        )?;
+        )
+        .map_err(|e| {
+            if e.is_not_supported() && self.access.contains(Access::REMOTE_ATOMIC) {
+                // mlx5_ib_modify_dct: get_atomic_mode < 0 -> EOPNOTSUPP.
+                Error::from_errno(
+                    "ibv_modify_qp (DCT INIT)",
+                    libc::EOPNOTSUPP,
+                    "the device does not support remote atomics: build the DCT without Access::REMOTE_ATOMIC",
+                )
+                .on(&dct.device)
+            } else {
+                e
+            }
+        })?;
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_RTR,
             path_mtu: mtu,
@@ -480,7 +513,9 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
         self
     }
 
-    /// Enables compare-and-swap and fetch-and-add (needs the device's atomic capability).
+    /// Enables compare-and-swap and fetch-and-add. The device must have atomics
+    /// ([`Mlx5Context::has_atomics`]): without them [`DciBuilder::build`] fails with
+    /// EOPNOTSUPP and says so.
     pub fn with_atomics(mut self) -> Self {
         self.send_ops |= u64::from(raw::IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | raw::IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
         self
