@@ -563,3 +563,52 @@ fn asking_for_atomics_without_the_capability_fails_and_says_atomics() {
         .expect("DCT without atomics");
     DciBuilder::new(&mlx5, &pd, &cq).build().expect("DCI without atomics");
 }
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn inline_and_sge_lists_beyond_the_created_caps_are_refused_at_the_data_step_and_the_batch_stays_usable() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(64).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let src = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
+    let caps = dci.caps();
+    let too_long = vec![7u8; caps.max_inline_data as usize + 1];
+    let sges: Vec<_> = (0..=caps.max_send_sge as usize)
+        .map(|i| src.sge(i * 8, 8).unwrap())
+        .collect();
+    let mut batch = dci.batch();
+    let err = batch
+        .rdma_write(1, target.remote().unwrap())
+        .to(&peer)
+        .inline(&too_long)
+        .expect_err("inline data beyond max_inline_data");
+    assert!(err.to_string().contains("max_inline_data"), "{err}");
+    let err = batch
+        .rdma_write(2, target.remote().unwrap())
+        .to(&peer)
+        .sge_list(&sges)
+        .expect_err("more SGEs than max_send_sge");
+    assert!(err.to_string().contains("max_send_sge"), "{err}");
+    // Nothing of the refused requests reached the library: the batch still posts cleanly.
+    batch
+        .rdma_write(3, target.remote().unwrap())
+        .to(&peer)
+        .inline(b"fits")
+        .unwrap();
+    batch.commit().expect("the batch after two refusals");
+    let c = wait(&cq, 1);
+    assert_eq!((c[0].wr_id, c[0].status), (3, WcStatus::Success));
+    let mut seen = [0u8; 4];
+    target.read(0, &mut seen).unwrap();
+    assert_eq!(&seen, b"fits");
+}

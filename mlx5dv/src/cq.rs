@@ -235,6 +235,8 @@ pub struct Cq<'ctx> {
     ctx: &'ctx Context,
     /// Whether `ibv_next_poll` may be used (see [`Cq::poll`]).
     batched: bool,
+    /// An error met after completions were already read: reported by the next poll.
+    deferred_error: Cell<Option<(&'static str, i32)>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -286,6 +288,7 @@ impl Context {
             cq,
             ctx: self,
             batched,
+            deferred_error: Cell::new(None),
             _not_sync: PhantomData,
         })
     }
@@ -300,10 +303,19 @@ impl<'ctx> Cq<'ctx> {
     /// many completions; elsewhere each completion is its own start/end sequence, which is
     /// correct under both contracts.
     ///
+    /// Completions already read are always returned: when `ibv_next_poll` fails after some,
+    /// the call returns those, and the next call reports the failure (mlx5 has already
+    /// consumed the entry that failed, so it would not be seen again).
+    ///
     /// # Errors
-    /// `ibv_start_poll`/`ibv_next_poll` with an errno other than ENOENT (an empty CQ is `Ok(0)`).
+    /// `ibv_start_poll`/`ibv_next_poll` with a code other than ENOENT (an empty CQ is
+    /// `Ok(0)`). mlx5 returns -2 (CQ_POLL_ERR) for a completion naming a QP or SRQ the context
+    /// does not know.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
+        if let Some((op, rc)) = self.deferred_error.take() {
+            return Err(poll_error(op, rc).on(self.ctx.name()));
+        }
         let cq = self.cq.as_ptr();
         let mut n = 0;
         while n < out.len() {
@@ -314,11 +326,11 @@ impl<'ctx> Cq<'ctx> {
                 break;
             }
             if rc != 0 {
-                return Err(Error::from_errno(
-                    "ibv_start_poll",
-                    rc,
-                    "the CQ may have overrun: poll more often or make it larger",
-                ));
+                if n > 0 {
+                    self.deferred_error.set(Some(("ibv_start_poll", rc)));
+                    break;
+                }
+                return Err(poll_error("ibv_start_poll", rc).on(self.ctx.name()));
             }
             loop {
                 // SAFETY: a completion is current between a successful start/next_poll and end_poll.
@@ -333,13 +345,10 @@ impl<'ctx> Cq<'ctx> {
                     break;
                 }
                 if rc != 0 {
-                    // SAFETY: ends the batch started above.
-                    unsafe { raw::ibv_end_poll(cq) };
-                    return Err(Error::from_errno(
-                        "ibv_next_poll",
-                        rc,
-                        "the CQ may have overrun: poll more often or make it larger",
-                    ));
+                    // The n completions read so far are the caller's: keep the error for the
+                    // next call (the end_poll below consumes them).
+                    self.deferred_error.set(Some(("ibv_next_poll", rc)));
+                    break;
                 }
             }
             // SAFETY: ends the batch started above.
@@ -365,6 +374,16 @@ impl<'ctx> Cq<'ctx> {
     pub fn as_raw_cq(&self) -> *mut raw::ibv_cq {
         raw::ibv_cq_ex_to_cq(self.cq.as_ptr())
     }
+}
+
+/// The error of a failed start/next_poll, with what the code means.
+fn poll_error(op: &'static str, rc: i32) -> Error {
+    let hint = if rc == -2 {
+        "mlx5 CQ_POLL_ERR: a completion for a QP or SRQ this context does not know (destroyed with completions pending?)"
+    } else {
+        "the CQ may have overrun: poll more often or make it larger"
+    };
+    Error::from_errno(op, rc, hint)
 }
 
 /// # Safety

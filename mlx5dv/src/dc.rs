@@ -181,13 +181,15 @@ fn create_dc_qp(
     send_ops: u64,
     dv: &mut raw::mlx5dv_qp_init_attr,
     op: &'static str,
-) -> Result<NonNull<raw::ibv_qp>> {
+) -> Result<(NonNull<raw::ibv_qp>, raw::ibv_qp_cap)> {
     let atomic_ops = u64::from(raw::IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | raw::IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
     let ctx = pd.context();
     let mut attr = init_attr_ex(pd, cq, srq, cap, raw::IBV_QPT_DRIVER, send_ops);
     // SAFETY: the context, PD, CQ and SRQ are live; both attribute structs are initialised.
     let qp = unsafe { raw::mlx5dv_create_qp(ctx.as_raw(), &mut attr, dv) };
-    NonNull::new(qp).ok_or_else(|| {
+    // The library writes back the capacities it actually created (mlx5: rounded up).
+    let cap = attr.cap;
+    NonNull::new(qp).map(|qp| (qp, cap)).ok_or_else(|| {
         let err = Error::last_os_error(op, "");
         let hint = if err.is_not_supported() && send_ops & atomic_ops != 0 {
             // libmlx5 refuses atomic send ops without the device's atomic capability
@@ -344,7 +346,7 @@ impl<'a, 'ctx> DctBuilder<'a, 'ctx> {
             },
             send_ops_flags: 0,
         };
-        let qp = create_dc_qp(
+        let (qp, _) = create_dc_qp(
             self.pd,
             self.cq,
             Some(self.srq),
@@ -562,7 +564,7 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
             },
             send_ops_flags: 0,
         };
-        let qp = create_dc_qp(
+        let (qp, caps) = create_dc_qp(
             self.pd,
             self.cq,
             None,
@@ -589,6 +591,7 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
             mqp,
             send_ops: self.send_ops,
             dci_streams: self.streams.is_some(),
+            caps,
             device: ctx.name().into(),
         };
         if mqp.is_none() {
@@ -602,6 +605,7 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
         Ok(Dci {
             raw: raw_qp,
             port: 0,
+            pkey_index: 0,
             mtu: 0,
             rts: RtsAttr::default(),
             _res: PhantomData,
@@ -621,10 +625,32 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
     }
 }
 
+/// How a DCI adopted with [`Dci::from_raw_parts`] was created and brought up.
+#[derive(Copy, Clone, Debug)]
+pub struct DciParts<'d> {
+    /// `IBV_QP_EX_WITH_*` flags it was created with.
+    pub send_ops: u64,
+    /// Whether it was created with DCI streams.
+    pub dci_streams: bool,
+    /// Its capacities as the library reported them at creation.
+    pub caps: raw::ibv_qp_cap,
+    /// Port it was initialised on.
+    pub port: u8,
+    /// P_Key index it was initialised with.
+    pub pkey_index: u16,
+    /// Path MTU of its RTR transition.
+    pub mtu: raw::ibv_mtu,
+    /// Its RTS attributes.
+    pub rts: RtsAttr,
+    /// Device name, for error messages.
+    pub device: &'d str,
+}
+
 /// A DC initiator in state `S` ([`state::Reset`] … [`state::Rts`]). Only `Dci<Rts>` posts.
 pub struct Dci<'a, S> {
     raw: QpRaw,
     port: u8,
+    pkey_index: u16,
     mtu: raw::ibv_mtu,
     rts: RtsAttr,
     _res: PhantomData<&'a Cq<'a>>,
@@ -636,6 +662,7 @@ impl<'a, S> Dci<'a, S> {
         Dci {
             raw: self.raw,
             port: self.port,
+            pkey_index: self.pkey_index,
             mtu: self.mtu,
             rts: self.rts,
             _res: PhantomData,
@@ -646,6 +673,12 @@ impl<'a, S> Dci<'a, S> {
     /// The DCI's QP number.
     pub fn qp_num(&self) -> u32 {
         self.raw.qp_num()
+    }
+
+    /// The capacities the library created the DCI with (requests may have been rounded up):
+    /// the limits the post path enforces for inline data and SGE lists.
+    pub fn caps(&self) -> raw::ibv_qp_cap {
+        self.raw.caps
     }
 
     /// The state the device reports (e.g. to see that it went to ERR after a failure).
@@ -690,6 +723,7 @@ impl<'a> Dci<'a, state::Reset> {
         ) {
             Ok(()) => {
                 self.port = port;
+                self.pkey_index = pkey_index;
                 Ok(self.into_state())
             }
             Err(error) => Err(TransitionError { error, object: self }),
@@ -756,33 +790,38 @@ impl<'a> Dci<'a, state::Rtr> {
 }
 
 impl<'a> Dci<'a, state::Rts> {
-    /// Adopts a DCI created elsewhere, already in RTS; it is destroyed on drop.
+    /// Adopts a DCI created elsewhere, already in RTS; it is destroyed on drop. `parts` says
+    /// how it was created and brought up, so that the post path checks against its real
+    /// capacities and [`Dci::recover`] brings it back exactly as it was.
     ///
     /// # Safety
     /// `qpx` must be the extended post API of a live mlx5 DCI in RTS (its `qp_base` the QP) and
-    /// `mqp` its `mlx5dv_qp_ex`; `send_ops` must be exactly the `IBV_QP_EX_WITH_*` flags it
-    /// was created with and `dci_streams` whether it has DCI streams; nothing else may destroy
-    /// it or post on it; the objects it reports to must outlive `'a`.
+    /// `mqp` its `mlx5dv_qp_ex`; `parts` must describe it truthfully (`send_ops` exactly the
+    /// `IBV_QP_EX_WITH_*` flags it was created with, `dci_streams` only if it was created with
+    /// `MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS`: in libmlx5 before 37 the
+    /// `wr_set_dc_addr_stream` slot overlaps other data, so nothing at run time can check it;
+    /// `caps` as the library reported them at creation); nothing else may destroy it or post
+    /// on it; the objects it reports to must outlive `'a`.
     pub unsafe fn from_raw_parts(
         qpx: NonNull<raw::ibv_qp_ex>,
         mqp: NonNull<raw::mlx5dv_qp_ex>,
-        send_ops: u64,
-        dci_streams: bool,
-        device: &str,
+        parts: DciParts<'_>,
     ) -> Dci<'a, state::Rts> {
         let raw_qp = QpRaw {
             qp: qpx.cast(),
             qpx,
             mqp: Some(mqp),
-            send_ops,
-            dci_streams,
-            device: device.into(),
+            send_ops: parts.send_ops,
+            dci_streams: parts.dci_streams,
+            caps: parts.caps,
+            device: parts.device.into(),
         };
         Dci {
             raw: raw_qp,
-            port: 1,
-            mtu: raw::IBV_MTU_1024,
-            rts: RtsAttr::default(),
+            port: parts.port,
+            pkey_index: parts.pkey_index,
+            mtu: parts.mtu,
+            rts: parts.rts,
             _res: PhantomData,
             _state: PhantomData,
         }
@@ -794,18 +833,22 @@ impl<'a> Dci<'a, state::Rts> {
         Batch::start(&self.raw)
     }
 
-    /// Brings a DCI that went to ERR (after a failed request) back to RTS with the same port,
-    /// MTU and timing: RESET, INIT, RTR, RTS.
+    /// Brings a DCI that went to ERR (after a failed request) back to RTS with every setting
+    /// it was brought up with (port, P_Key index, MTU, RTS timing): RESET, INIT, RTR, RTS.
+    ///
+    /// Poll the CQ first: the RESET step makes libmlx5 discard this DCI's completions still in
+    /// the CQ (`mlx5_modify_qp` -> `mlx5_cq_clean`), so whatever was not polled before the call
+    /// is gone after it. The caller owns the CQ and must drain it.
     ///
     /// # Errors
     /// The failing transition; the DCI comes back (in an unknown state: call again or drop it).
     pub fn recover(self) -> std::result::Result<Dci<'a, state::Rts>, TransitionError<Self>> {
-        let (port, mtu_b, rts) = (self.port, mtu_bytes(self.mtu), self.rts);
+        let (port, pkey_index, mtu_b, rts) = (self.port, self.pkey_index, mtu_bytes(self.mtu), self.rts);
         if let Err(error) = self.raw.to_reset("ibv_modify_qp (DCI RESET)") {
             return Err(TransitionError { error, object: self });
         }
         let reset: Dci<'a, state::Reset> = self.into_state();
-        let init = match reset.init(port, 0) {
+        let init = match reset.init(port, pkey_index) {
             Ok(dci) => dci,
             Err(e) => {
                 return Err(TransitionError {

@@ -42,7 +42,7 @@ pub use addr::{AddrError, DcTargetAddr, Mtu, RemoteMemory};
 pub use ah::{Ah, PeerPath};
 pub use context::{Context, DeviceAttr, PortAttr};
 pub use cq::{Completion, Cq, WcOpcode, WcStatus};
-pub use dc::{DcKey, Dci, DciBuilder, Dct, DctBuilder, Mlx5Caps, Mlx5Context};
+pub use dc::{DcKey, Dci, DciBuilder, DciParts, Dct, DctBuilder, Mlx5Caps, Mlx5Context};
 pub use device::{devices, Device, DeviceList};
 pub use error::{Error, Result};
 pub use mlx5dv_raw as raw;

@@ -117,6 +117,9 @@ pub(crate) struct QpRaw {
     pub(crate) send_ops: u64,
     /// Whether the DCI was created with streams (`wr_set_dc_addr_stream` usable).
     pub(crate) dci_streams: bool,
+    /// The capacities the library created the QP with (it may round requests up): the post
+    /// path checks inline length and SGE count against them before any library call.
+    pub(crate) caps: raw::ibv_qp_cap,
     pub(crate) device: Box<str>,
 }
 

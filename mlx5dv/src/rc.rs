@@ -138,6 +138,8 @@ impl<'ctx> Pd<'ctx> {
             mqp: None,
             send_ops: u64::from(RC_DEFAULT_SEND_OPS),
             dci_streams: false,
+            // The library writes back the capacities it actually created.
+            caps: attr.cap,
             device: ctx.name().into(),
         };
         Ok(RcQp {
@@ -311,15 +313,23 @@ impl<'a> RcQp<'a, state::Rts> {
     ///
     /// # Safety
     /// `qpx` must be the extended post API of a live RC QP in RTS (its `qp_base` the QP);
-    /// `send_ops` must be exactly the `IBV_QP_EX_WITH_*` flags it was created with; nothing
-    /// else may destroy it or post on it; the objects it reports to must outlive `'a`.
-    pub unsafe fn from_raw_parts(qpx: NonNull<raw::ibv_qp_ex>, send_ops: u64, device: &str) -> RcQp<'a, state::Rts> {
+    /// `send_ops` must be exactly the `IBV_QP_EX_WITH_*` flags it was created with and `caps`
+    /// its capacities as the library reported them at creation (the post path checks inline
+    /// length and SGE count against them); nothing else may destroy it or post on it; the
+    /// objects it reports to must outlive `'a`.
+    pub unsafe fn from_raw_parts(
+        qpx: NonNull<raw::ibv_qp_ex>,
+        send_ops: u64,
+        caps: raw::ibv_qp_cap,
+        device: &str,
+    ) -> RcQp<'a, state::Rts> {
         let raw_qp = QpRaw {
             qp: qpx.cast(),
             qpx,
             mqp: None,
             send_ops,
             dci_streams: false,
+            caps,
             device: device.into(),
         };
         RcQp {

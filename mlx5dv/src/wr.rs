@@ -364,7 +364,8 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     /// there, use entries of equal length.
     ///
     /// # Errors
-    /// As [`Wr::sge`], and EINVAL for an empty list.
+    /// As [`Wr::sge`], and EINVAL for an empty list or more entries than the QP's created
+    /// `max_send_sge`.
     #[inline]
     pub fn sge_list(self, sges: &[Sge<'_>]) -> Result<()> {
         if sges.is_empty() {
@@ -378,16 +379,18 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     /// needed; at most the QP's `max_inline_data`).
     ///
     /// # Errors
-    /// As [`Wr::sge`]; EINVAL for reads and atomics (they need a local buffer to land in).
+    /// As [`Wr::sge`]; EINVAL for reads and atomics (they need a local buffer to land in) and
+    /// for data longer than the QP's created `max_inline_data`.
     #[inline]
-    pub fn inline(mut self, data: &[u8]) -> Result<()> {
+    pub fn inline(self, data: &[u8]) -> Result<()> {
         if matches!(self.op, Op::Read(_)) || self.op.is_atomic() {
             return Err(Error::invalid(
                 self.op.name(),
                 "reads and atomics need a registered local buffer, not inline data",
             ));
         }
-        self.flags |= raw::IBV_SEND_INLINE;
+        // No IBV_SEND_INLINE: the wr API takes inline data by ibv_wr_set_inline_data, and
+        // ibv_wr_post(3) lists only FENCE, IP_CSUM, SIGNALED and SOLICITED as flags.
         self.emit(Data::Inline(data), data.len() as u64)
     }
 
@@ -407,6 +410,33 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 "a stream id needs a DCI built with DCI streams (DciBuilder::streams)",
             )
             .on(&qp.device));
+        }
+        // Checked here, before any call: libmlx5 would only flag the overflow in the QP
+        // (mqp->err = ENOMEM) and fail the whole batch at commit as if the queue were full.
+        match data {
+            Data::Inline(bytes) if bytes.len() > qp.caps.max_inline_data as usize => {
+                return Err(Error::invalid(
+                    self.op.name(),
+                    format!(
+                        "{} bytes of inline data exceed this QP's max_inline_data of {}: use an SGE or create the QP with more",
+                        bytes.len(),
+                        qp.caps.max_inline_data
+                    ),
+                )
+                .on(&qp.device));
+            }
+            Data::List(list) if list.len() > qp.caps.max_send_sge as usize => {
+                return Err(Error::invalid(
+                    self.op.name(),
+                    format!(
+                        "{} SGEs exceed this QP's max_send_sge of {}: merge buffers or create the QP with more",
+                        list.len(),
+                        qp.caps.max_send_sge
+                    ),
+                )
+                .on(&qp.device));
+            }
+            _ => {}
         }
         if let Some(remote) = self.op.remote() {
             let fits = if self.op.is_atomic() {

@@ -387,7 +387,7 @@ pub mod recorder {
 pub mod fake {
     use super::raw;
     use super::recorder::Recorder;
-    use mlx5dv::{state, Ah, DcKey, DcPeer, DcTargetAddr, Dci, Mtu, RcQp, Sge};
+    use mlx5dv::{state, Ah, DcKey, DcPeer, DcTargetAddr, Dci, DciParts, Mtu, RcQp, RtsAttr, Sge};
     use std::mem::ManuallyDrop;
     use std::ptr::NonNull;
 
@@ -405,6 +405,15 @@ pub mod fake {
     /// All send operations the batches know.
     pub const ALL_OPS: u64 = mlx5dv::rc::RC_DEFAULT_SEND_OPS as u64;
 
+    /// Capacities of the fake QPs: room for every request the tests build.
+    pub const FAKE_CAPS: raw::ibv_qp_cap = raw::ibv_qp_cap {
+        max_send_wr: 1 << 15,
+        max_recv_wr: 0,
+        max_send_sge: 16,
+        max_recv_sge: 0,
+        max_inline_data: 256,
+    };
+
     /// Builds the fakes.
     pub fn fakes(r: &Recorder) -> FakeQps {
         let qpx = NonNull::new(r.qp_ex()).unwrap();
@@ -413,8 +422,21 @@ pub mod fake {
         // handles are never dropped, so no destroy call reaches them.
         unsafe {
             FakeQps {
-                dci: ManuallyDrop::new(Dci::from_raw_parts(qpx, mqp, ALL_OPS, true, "fake0")),
-                rc: ManuallyDrop::new(RcQp::from_raw_parts(qpx, ALL_OPS, "fake0")),
+                dci: ManuallyDrop::new(Dci::from_raw_parts(
+                    qpx,
+                    mqp,
+                    DciParts {
+                        send_ops: ALL_OPS,
+                        dci_streams: true,
+                        caps: FAKE_CAPS,
+                        port: 1,
+                        pkey_index: 0,
+                        mtu: raw::IBV_MTU_1024,
+                        rts: RtsAttr::default(),
+                        device: "fake0",
+                    },
+                )),
+                rc: ManuallyDrop::new(RcQp::from_raw_parts(qpx, ALL_OPS, FAKE_CAPS, "fake0")),
                 ah: ManuallyDrop::new(Ah::from_raw(NonNull::new(0x1000 as *mut raw::ibv_ah).unwrap())),
             }
         }
