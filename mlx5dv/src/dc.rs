@@ -887,12 +887,13 @@ impl<'a> Dci<'a, state::Rts> {
         // SAFETY: the QP is a live mlx5 DCI with streams.
         let rc = unsafe { raw::mlx5dv_dci_stream_id_reset(self.raw.qp.as_ptr(), stream_id) };
         if rc != 0 {
-            return Err(Error::from_errno(
-                "mlx5dv_dci_stream_id_reset",
-                rc,
-                "the stream id must be below 2^log_num_concurrent",
-            )
-            .on(&self.raw.device));
+            let hint = if rc == libc::EOPNOTSUPP {
+                // mlx5.c: not RTS, no qpc_extension cap, or max_log_num_errored == 0.
+                "the DCI must be in RTS on a device with the qpc_extension cap and errored streams (max_log_num_errored > 0)"
+            } else {
+                "the firmware refused the reset: reset only a stream that is in error"
+            };
+            return Err(Error::from_errno("mlx5dv_dci_stream_id_reset", rc, hint).on(&self.raw.device));
         }
         Ok(())
     }
