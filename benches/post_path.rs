@@ -9,7 +9,7 @@
 //!   bounds and operation checks. Target: within 1.10x of `c_inline`.
 use ::mlx5dv::RemoteMemory;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use mlx5dv_suite::fake::{fakes, peer, sge};
+use mlx5dv_suite::fake::{completed, fakes, peer, sge};
 use mlx5dv_suite::raw::*;
 use mlx5dv_suite::recorder::{m5dv_c_dc_send, m5dv_c_rc_write, recorder};
 
@@ -76,7 +76,10 @@ fn post_path(c: &mut Criterion) {
             wr_id += 1;
             let mut batch = f.dci.batch();
             let sent = batch.send(wr_id).to(black_box(&p)).sge(local);
-            (sent, batch.commit())
+            let posted = batch.commit();
+            // The credit its completion gives back (what Cq::poll does per completion).
+            f.dci.report_completion(&completed(wr_id));
+            (sent, posted)
         })
     });
     g.bench_function("rc_write/safe_rc_write", |b| {
@@ -91,7 +94,9 @@ fn post_path(c: &mut Criterion) {
             wr_id += 1;
             let mut batch = f.rc.batch();
             let written = batch.rdma_write(wr_id, black_box(remote)).sge(local);
-            (written, batch.commit())
+            let posted = batch.commit();
+            f.rc.report_completion(&completed(wr_id));
+            (written, posted)
         })
     });
     g.bench_function("rc_write/c_inline", |b| {

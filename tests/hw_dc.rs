@@ -622,3 +622,133 @@ fn inline_and_sge_lists_beyond_the_created_caps_are_refused_at_the_data_step_and
     target.read(0, &mut seen).unwrap();
     assert_eq!(&seen, b"fits");
 }
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn raw_wr_api_rewrites_a_posted_wqe_when_the_send_queue_overflows() {
+    // The hazard the safe crate's accounting exists for (dc-review.md finding 1), shown once
+    // through the raw crate: libmlx5's wr API, asked for one request more than the queue
+    // holds, writes that request's remote address, DC address and data segment into the last
+    // WQE already posted, and reports ENOMEM as if nothing had happened.
+    use mlx5dv::raw;
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let inbox = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let dci = DciBuilder::new(&mlx5, &pd, &cq)
+        .max_send_wr(8)
+        .build_ready(hw.port, MTU, RtsAttr::default())
+        .unwrap();
+    let depth = dci.caps().max_send_wr as usize;
+    let rkey = target.remote().unwrap().rkey;
+    let base = target.remote().unwrap().addr;
+    // SAFETY: the DCI is a live mlx5 DCI in RTS created with send ops; nothing else posts on
+    // it while this test does; every buffer outlives the posts.
+    unsafe {
+        let qpx = raw::ibv_qp_to_qp_ex(dci.as_raw());
+        let mqp = raw::mlx5dv_qp_ex_from_ibv_qp_ex(qpx);
+        let post = |i: usize, payload: &[u8], offset: u64, wr_id: u64| -> i32 {
+            raw::ibv_wr_start(qpx);
+            (*qpx).wr_id = wr_id;
+            (*qpx).wr_flags = raw::IBV_SEND_SIGNALED;
+            if i == 0 {
+                raw::ibv_wr_send(qpx);
+            } else {
+                raw::ibv_wr_rdma_write(qpx, rkey, base + offset);
+            }
+            raw::mlx5dv_wr_set_dc_addr(mqp, ah.as_raw(), addr.dct_number, KEY.expose());
+            raw::ibv_wr_set_inline_data(qpx, payload.as_ptr().cast_mut().cast(), payload.len());
+            raw::ibv_wr_complete(qpx)
+        };
+        // Request 0 is a send to an empty SRQ: RNR, so everything behind it waits.
+        assert_eq!(post(0, b"head", 0, 0), 0);
+        for i in 1..depth {
+            assert_eq!(post(i, &[i as u8], 8 * i as u64, i as u64), 0, "request {i}");
+        }
+        // One more than the queue holds: refused...
+        assert_eq!(post(depth, &[0xEE], 1024, 999), libc::ENOMEM);
+    }
+    // ...and yet, once the head is served, the last posted request writes 0xEE at 1024 and
+    // its own byte never arrives.
+    srq.post_recv(1, &[inbox.sge(0, 64).unwrap()]).unwrap();
+    let c = wait(&cq, depth + 1);
+    assert!(c.iter().all(|c| c.status == WcStatus::Success), "{c:?}");
+    let mut seen = [0u8; 1025];
+    target.read(0, &mut seen).unwrap();
+    assert_eq!(seen[1024], 0xEE, "the overflowing request executed");
+    assert_eq!(seen[8 * (depth - 1)], 0, "the last posted request was rewritten");
+    assert_eq!(seen[8], 1, "earlier requests are intact");
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn the_safe_crate_refuses_a_request_the_send_queue_cannot_hold_and_completions_give_credit_back() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+        .max_send_wr(8)
+        .build_ready(hw.port, MTU, RtsAttr::default())
+        .unwrap();
+    let depth = dci.caps().max_send_wr as u64;
+    let remote = target.remote().unwrap();
+    let mut batch = dci.batch();
+    for i in 0..depth {
+        // Unsignaled but the last: one completion retires them all.
+        let wr = batch.rdma_write(i, remote.slice(8 * i, 1).unwrap()).to(&peer);
+        let wr = if i + 1 < depth { wr.unsignaled() } else { wr };
+        wr.inline(&[i as u8 + 1]).unwrap();
+    }
+    let err = batch
+        .rdma_write(depth, remote.slice(2048, 1).unwrap())
+        .to(&peer)
+        .inline(&[0xEE])
+        .expect_err("a request beyond max_send_wr");
+    assert_eq!(err.errno(), Some(libc::ENOMEM));
+    batch.commit().expect("the requests that fit");
+    let mut batch = dci.batch();
+    assert!(batch
+        .rdma_write(depth, remote.slice(2048, 1).unwrap())
+        .to(&peer)
+        .inline(&[0xEE])
+        .is_err());
+    drop(batch);
+    let c = wait(&cq, 1);
+    assert_eq!((c[0].wr_id, c[0].status), (depth - 1, WcStatus::Success));
+    assert_eq!(
+        dci.outstanding(),
+        0,
+        "the signaled completion retired every earlier request"
+    );
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(depth, remote.slice(2048, 1).unwrap())
+        .to(&peer)
+        .inline(&[0xEE])
+        .unwrap();
+    batch.commit().unwrap();
+    wait(&cq, 1);
+    let mut seen = [0u8; 2049];
+    target.read(0, &mut seen).unwrap();
+    for i in 0..depth as usize {
+        assert_eq!(seen[8 * i], i as u8 + 1, "request {i}");
+    }
+    assert_eq!(seen[2048], 0xEE);
+}

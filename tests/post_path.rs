@@ -1,9 +1,10 @@
 //! The safe post path against the C recording table: every argument arrives, bad input is
 //! refused before anything reaches the library, and posting allocates nothing.
-use mlx5dv::{RemoteMemory, WcStatus};
-use mlx5dv_suite::fake::{fakes, peer, sge};
+use mlx5dv::{Dci, DciParts, RemoteMemory, WcStatus};
+use mlx5dv_suite::fake::{completed, fake_dci_parts, fakes, peer, sge, FAKE_CAPS};
 use mlx5dv_suite::recorder::recorder;
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Counting;
@@ -121,16 +122,57 @@ fn refused_requests_reach_nothing_and_leave_the_batch_usable() {
 }
 
 #[test]
-fn a_full_send_queue_is_reported_by_commit() {
+fn a_provider_refusal_at_commit_is_reported_and_gives_the_batch_room_back() {
     let r = recorder();
     let mut f = fakes(&r);
     let p = peer(&f.ah, DCTN, KEY);
-    r.set_return(libc::ENOMEM as i64);
+    r.set_return(libc::EINVAL as i64);
     let mut batch = f.dci.batch();
     batch.send(1).to(&p).sge(sge(0xA000, 8, 1)).unwrap();
     let err = batch.commit().unwrap_err();
+    r.set_return(0);
+    assert_eq!(err.errno(), Some(libc::EINVAL));
+    assert!(err.to_string().contains("none of its requests was posted"), "{err}");
+    assert_eq!(f.dci.outstanding(), 0);
+}
+
+#[test]
+fn a_full_send_queue_is_refused_before_any_library_call_and_the_batch_stays_usable() {
+    let r = recorder();
+    let f = fakes(&r);
+    let p = peer(&f.ah, DCTN, KEY);
+    // SAFETY: the recorder's fake DCI (never destroyed: ManuallyDrop), with 4 send slots.
+    let mut dci = std::mem::ManuallyDrop::new(unsafe {
+        Dci::from_raw_parts(
+            NonNull::new(r.qp_ex()).unwrap(),
+            NonNull::new(r.mqp()).unwrap(),
+            DciParts {
+                caps: mlx5dv::raw::ibv_qp_cap {
+                    max_send_wr: 4,
+                    ..FAKE_CAPS
+                },
+                ..fake_dci_parts()
+            },
+        )
+    });
+    let mut batch = dci.batch();
+    for i in 0..4 {
+        batch.send(i).to(&p).sge(sge(0xA000, 8, 1)).unwrap();
+    }
+    batch.commit().unwrap();
+    let mut batch = dci.batch();
+    let calls = r.last().calls;
+    let err = batch.send(4).to(&p).sge(sge(0xA000, 8, 1)).unwrap_err();
     assert_eq!(err.errno(), Some(libc::ENOMEM));
-    assert!(err.to_string().contains("nothing in this batch was posted"), "{err}");
+    assert!(err.to_string().contains("max_send_wr (4)"), "{err}");
+    assert_eq!(r.last().calls, calls, "the refused request reached the library");
+    batch.commit().expect("the batch is still usable");
+    // A signaled completion frees it and every request before it.
+    dci.report_completion(&completed(0));
+    let mut batch = dci.batch();
+    batch.send(4).to(&p).sge(sge(0xA000, 8, 1)).unwrap();
+    batch.commit().unwrap();
+    assert_eq!(dci.outstanding(), 4);
 }
 
 #[test]
@@ -173,14 +215,17 @@ fn posting_allocates_nothing() {
         "the counting allocator does not count"
     );
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    for i in 0..10_000u64 {
+    // 40,000 DC requests: more than the fake's 32,768 slots, so credit comes back too.
+    for i in 0..20_000u64 {
         let mut batch = f.dci.batch();
         batch.send(i).to(&p).sge(local).unwrap();
         batch.rdma_write(i, remote).to(&p).sge(local).unwrap();
         batch.commit().unwrap();
+        f.dci.report_completion(&completed(i));
         let mut batch = f.rc.batch();
         batch.rdma_write(i, remote).sge(local).unwrap();
         batch.commit().unwrap();
+        f.rc.report_completion(&completed(i));
     }
     assert_eq!(
         ALLOCATIONS.load(Ordering::Relaxed) - before,

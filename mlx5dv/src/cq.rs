@@ -165,6 +165,11 @@ pub enum WcOpcode {
 }
 
 impl WcOpcode {
+    /// Whether this completes a receive (an arriving send or write with immediate).
+    pub fn is_receive(self) -> bool {
+        matches!(self, WcOpcode::Recv | WcOpcode::RecvRdmaWithImm)
+    }
+
     /// From the library's value.
     pub fn from_raw(v: raw::ibv_wc_opcode) -> WcOpcode {
         match v {
@@ -235,6 +240,8 @@ pub struct Cq<'ctx> {
     ctx: &'ctx Context,
     /// Whether `ibv_next_poll` may be used (see [`Cq::poll`]).
     batched: bool,
+    /// The send queues of the QPs reporting here: each completion gives credit back.
+    pub(crate) registry: std::rc::Rc<crate::sq::Registry>,
     /// An error met after completions were already read: reported by the next poll.
     deferred_error: Cell<Option<(&'static str, i32)>>,
     _not_sync: PhantomData<Cell<()>>,
@@ -288,6 +295,7 @@ impl Context {
             cq,
             ctx: self,
             batched,
+            registry: Default::default(),
             deferred_error: Cell::new(None),
             _not_sync: PhantomData,
         })
@@ -335,6 +343,13 @@ impl<'ctx> Cq<'ctx> {
             loop {
                 // SAFETY: a completion is current between a successful start/next_poll and end_poll.
                 out[n] = unsafe { read_current(cq) };
+                let c = &out[n];
+                self.registry.complete(
+                    c.qp_num,
+                    c.wr_id,
+                    c.status.is_success(),
+                    c.opcode.is_some_and(WcOpcode::is_receive),
+                );
                 n += 1;
                 if !self.batched || n == out.len() {
                     break;

@@ -585,7 +585,7 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
         };
         // SAFETY: the QP was created by mlx5dv_create_qp, so it is an mlx5 QP.
         let mqp = NonNull::new(unsafe { raw::mlx5dv_qp_ex_from_ibv_qp_ex(qpx.as_ptr()) });
-        let raw_qp = QpRaw {
+        let mut raw_qp = QpRaw {
             qp,
             qpx,
             mqp,
@@ -593,7 +593,11 @@ impl<'a, 'ctx> DciBuilder<'a, 'ctx> {
             dci_streams: self.streams.is_some(),
             caps,
             device: ctx.name().into(),
+            // A DCI has no receive queue: every completion of its number is a send's.
+            sq: std::rc::Rc::new(crate::sq::SendQueue::new(caps.max_send_wr, false)),
+            registry: None,
         };
+        raw_qp.register(&self.cq.registry);
         if mqp.is_none() {
             return Err(Error::from_errno(
                 "mlx5dv_qp_ex_from_ibv_qp_ex",
@@ -644,6 +648,10 @@ pub struct DciParts<'d> {
     pub rts: RtsAttr,
     /// Device name, for error messages.
     pub device: &'d str,
+    /// The CQ its send completions go to, polled with [`Cq::poll`]: completions then give
+    /// send-queue credit back by themselves. Without it, report each completion of this DCI
+    /// with [`Dci::report_completion`].
+    pub cq: Option<&'d Cq<'d>>,
 }
 
 /// A DC initiator in state `S` ([`state::Reset`] … [`state::Rts`]). Only `Dci<Rts>` posts.
@@ -800,14 +808,14 @@ impl<'a> Dci<'a, state::Rts> {
     /// `IBV_QP_EX_WITH_*` flags it was created with, `dci_streams` only if it was created with
     /// `MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS`: in libmlx5 before 37 the
     /// `wr_set_dc_addr_stream` slot overlaps other data, so nothing at run time can check it;
-    /// `caps` as the library reported them at creation); nothing else may destroy it or post
-    /// on it; the objects it reports to must outlive `'a`.
+    /// `caps` as the library reported them at creation; created with `sq_sig_all` 0); nothing
+    /// else may destroy it or post on it; the objects it reports to must outlive `'a`.
     pub unsafe fn from_raw_parts(
         qpx: NonNull<raw::ibv_qp_ex>,
         mqp: NonNull<raw::mlx5dv_qp_ex>,
         parts: DciParts<'_>,
     ) -> Dci<'a, state::Rts> {
-        let raw_qp = QpRaw {
+        let mut raw_qp = QpRaw {
             qp: qpx.cast(),
             qpx,
             mqp: Some(mqp),
@@ -815,7 +823,12 @@ impl<'a> Dci<'a, state::Rts> {
             dci_streams: parts.dci_streams,
             caps: parts.caps,
             device: parts.device.into(),
+            sq: std::rc::Rc::new(crate::sq::SendQueue::new(parts.caps.max_send_wr, false)),
+            registry: None,
         };
+        if let Some(cq) = parts.cq {
+            raw_qp.register(&cq.registry);
+        }
         Dci {
             raw: raw_qp,
             port: parts.port,
@@ -825,6 +838,18 @@ impl<'a> Dci<'a, state::Rts> {
             _res: PhantomData,
             _state: PhantomData,
         }
+    }
+
+    /// Gives back the send-queue credit of one completion of this DCI polled elsewhere than
+    /// through [`Cq::poll`] on the CQ given to [`DciParts::cq`] (which does it by itself).
+    pub fn report_completion(&self, c: &crate::cq::Completion) {
+        self.raw.sq.complete(c.wr_id, c.status.is_success(), false);
+    }
+
+    /// Requests posted and not yet completed, as the crate counts them (at most
+    /// `caps().max_send_wr`).
+    pub fn outstanding(&self) -> u64 {
+        self.raw.sq.outstanding()
     }
 
     /// Opens a batch of work requests (`ibv_wr_start`); every request names its destination.

@@ -35,6 +35,7 @@ pub mod mr;
 pub mod pd;
 pub mod qp;
 pub mod rc;
+mod sq;
 pub mod srq;
 pub mod wr;
 

@@ -121,6 +121,10 @@ pub(crate) struct QpRaw {
     /// path checks inline length and SGE count against them before any library call.
     pub(crate) caps: raw::ibv_qp_cap,
     pub(crate) device: Box<str>,
+    /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
+    pub(crate) sq: std::rc::Rc<crate::sq::SendQueue>,
+    /// The CQ's registry the queue is in (fed by `Cq::poll`), if the CQ is known.
+    pub(crate) registry: Option<std::rc::Rc<crate::sq::Registry>>,
 }
 
 impl QpRaw {
@@ -144,7 +148,16 @@ impl QpRaw {
             raw::IBV_QP_STATE,
             op,
             "the QP could not be reset; destroy it and create a new one",
-        )
+        )?;
+        // RESET empties the send queue (libmlx5 resets its indices and cleans the CQ).
+        self.sq.reset();
+        Ok(())
+    }
+
+    /// Puts the queue in the CQ's registry so completions give credit back.
+    pub(crate) fn register(&mut self, registry: &std::rc::Rc<crate::sq::Registry>) {
+        registry.add(self.qp_num(), self.sq.clone());
+        self.registry = Some(registry.clone());
     }
 
     pub(crate) fn query_state(&self) -> Result<QpState> {
@@ -176,6 +189,9 @@ impl QpRaw {
 
 impl Drop for QpRaw {
     fn drop(&mut self) {
+        if let Some(registry) = &self.registry {
+            registry.remove(self.qp_num());
+        }
         // SAFETY: created once, destroyed once; batches borrow the QP mutably, so none is open.
         unsafe { raw::ibv_destroy_qp(self.qp.as_ptr()) };
     }

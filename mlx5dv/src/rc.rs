@@ -132,7 +132,7 @@ impl<'ctx> Pd<'ctx> {
             )
             .on(ctx.name()));
         };
-        let raw_qp = QpRaw {
+        let mut raw_qp = QpRaw {
             qp,
             qpx,
             mqp: None,
@@ -141,7 +141,10 @@ impl<'ctx> Pd<'ctx> {
             // The library writes back the capacities it actually created.
             caps: attr.cap,
             device: ctx.name().into(),
+            sq: std::rc::Rc::new(crate::sq::SendQueue::new(attr.cap.max_send_wr, true)),
+            registry: None,
         };
+        raw_qp.register(&cq.registry);
         Ok(RcQp {
             raw: raw_qp,
             port: 0,
@@ -315,8 +318,10 @@ impl<'a> RcQp<'a, state::Rts> {
     /// `qpx` must be the extended post API of a live RC QP in RTS (its `qp_base` the QP);
     /// `send_ops` must be exactly the `IBV_QP_EX_WITH_*` flags it was created with and `caps`
     /// its capacities as the library reported them at creation (the post path checks inline
-    /// length and SGE count against them); nothing else may destroy it or post on it; the
-    /// objects it reports to must outlive `'a`.
+    /// length and SGE count against them, and counts outstanding requests against
+    /// `max_send_wr`: report each of its send completions with
+    /// [`RcQp::report_completion`]); created with `sq_sig_all` 0; nothing else may destroy it
+    /// or post on it; the objects it reports to must outlive `'a`.
     pub unsafe fn from_raw_parts(
         qpx: NonNull<raw::ibv_qp_ex>,
         send_ops: u64,
@@ -331,6 +336,8 @@ impl<'a> RcQp<'a, state::Rts> {
             dci_streams: false,
             caps,
             device: device.into(),
+            sq: std::rc::Rc::new(crate::sq::SendQueue::new(caps.max_send_wr, true)),
+            registry: None,
         };
         RcQp {
             raw: raw_qp,
@@ -338,6 +345,13 @@ impl<'a> RcQp<'a, state::Rts> {
             _res: PhantomData,
             _state: PhantomData,
         }
+    }
+
+    /// Gives back the send-queue credit of one completion of this QP polled elsewhere than
+    /// through [`crate::Cq::poll`] on the CQ it was created with (which does it by itself).
+    pub fn report_completion(&self, c: &crate::cq::Completion) {
+        let receive = c.opcode.is_some_and(crate::cq::WcOpcode::is_receive);
+        self.raw.sq.complete(c.wr_id, c.status.is_success(), receive);
     }
 
     /// Opens a batch of work requests (`ibv_wr_start`).

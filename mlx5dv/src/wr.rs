@@ -240,21 +240,23 @@ impl<'q, T: Transport> Batch<'q, T> {
     /// Posts every request of the batch.
     ///
     /// # Errors
-    /// `ibv_wr_complete` with the provider's errno (ENOMEM: the send queue is full; the whole
-    /// batch is then discarded, nothing was posted).
+    /// `ibv_wr_complete` with the provider's errno; the batch is then discarded. (A full send
+    /// queue never gets this far: each request is refused at its data step instead.)
     #[inline]
     pub fn commit(mut self) -> Result<()> {
         self.done = true;
         // SAFETY: closes the batch opened in start.
         let rc = unsafe { raw::ibv_wr_complete(self.qp.qpx.as_ptr()) };
         if rc != 0 {
+            self.qp.sq.abort();
             return Err(Error::from_errno(
                 "ibv_wr_complete",
                 rc,
-                "the send queue is full: poll completions or size max_send_wr larger; nothing in this batch was posted",
+                "the provider refused the batch; none of its requests was posted",
             )
             .on(&self.qp.device));
         }
+        self.qp.sq.commit();
         Ok(())
     }
 }
@@ -264,6 +266,7 @@ impl<T: Transport> Drop for Batch<'_, T> {
         if !self.done {
             // SAFETY: discards the batch opened in start.
             unsafe { raw::ibv_wr_abort(self.qp.qpx.as_ptr()) };
+            self.qp.sq.abort();
         }
     }
 }
@@ -456,6 +459,10 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 .on(&qp.device));
             }
         }
+        // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).
+        if let Err(refusal) = qp.sq.admit(self.wr_id, self.flags & raw::IBV_SEND_SIGNALED != 0) {
+            return Err(refused(self.op.name(), refusal, qp));
+        }
         let q = qp.qpx.as_ptr();
         // SAFETY: the batch is open on a live QP in RTS; the operation's entry is enabled
         // (checked above); the DC entries exist because DC requests carry a destination only on
@@ -488,4 +495,27 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         }
         Ok(())
     }
+}
+
+/// The error of a request the send-queue accounting did not admit (cold path).
+#[cold]
+fn refused(op: &'static str, refusal: crate::sq::Refusal, qp: &QpRaw) -> Error {
+    match refusal {
+        crate::sq::Refusal::Full => Error::from_errno(
+            op,
+            libc::ENOMEM,
+            format!(
+                "the send queue holds max_send_wr ({}) requests not yet completed: poll the CQ (a signaled \
+                 completion frees every earlier request) or create the QP with a larger max_send_wr; \
+                 nothing was posted and the batch stays usable",
+                qp.sq.capacity()
+            ),
+        ),
+        crate::sq::Refusal::Halted => Error::from_errno(
+            op,
+            libc::EIO,
+            "the QP reported a failed completion and is in ERR: reset and reconnect it before posting",
+        ),
+    }
+    .on(&qp.device)
 }

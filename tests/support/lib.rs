@@ -414,6 +414,30 @@ pub mod fake {
         max_inline_data: 256,
     };
 
+    /// How the fake DCI is described: every operation, streams, [`FAKE_CAPS`], no CQ.
+    pub fn fake_dci_parts() -> DciParts<'static> {
+        DciParts {
+            send_ops: ALL_OPS,
+            dci_streams: true,
+            caps: FAKE_CAPS,
+            port: 1,
+            pkey_index: 0,
+            mtu: raw::IBV_MTU_1024,
+            rts: RtsAttr::default(),
+            device: "fake0",
+            cq: None,
+        }
+    }
+
+    /// A successful completion of request `wr_id`, to give send-queue credit back on the fakes
+    /// (no CQ feeds them).
+    pub fn completed(wr_id: u64) -> mlx5dv::Completion {
+        mlx5dv::Completion {
+            wr_id,
+            ..Default::default()
+        }
+    }
+
     /// Builds the fakes.
     pub fn fakes(r: &Recorder) -> FakeQps {
         let qpx = NonNull::new(r.qp_ex()).unwrap();
@@ -422,20 +446,7 @@ pub mod fake {
         // handles are never dropped, so no destroy call reaches them.
         unsafe {
             FakeQps {
-                dci: ManuallyDrop::new(Dci::from_raw_parts(
-                    qpx,
-                    mqp,
-                    DciParts {
-                        send_ops: ALL_OPS,
-                        dci_streams: true,
-                        caps: FAKE_CAPS,
-                        port: 1,
-                        pkey_index: 0,
-                        mtu: raw::IBV_MTU_1024,
-                        rts: RtsAttr::default(),
-                        device: "fake0",
-                    },
-                )),
+                dci: ManuallyDrop::new(Dci::from_raw_parts(qpx, mqp, fake_dci_parts())),
                 rc: ManuallyDrop::new(RcQp::from_raw_parts(qpx, ALL_OPS, FAKE_CAPS, "fake0")),
                 ah: ManuallyDrop::new(Ah::from_raw(NonNull::new(0x1000 as *mut raw::ibv_ah).unwrap())),
             }
