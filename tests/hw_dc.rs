@@ -752,3 +752,61 @@ fn the_safe_crate_refuses_a_request_the_send_queue_cannot_hold_and_completions_g
     }
     assert_eq!(seen[2048], 0xEE);
 }
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test hw_dc -- --ignored"]
+fn recover_after_draining_the_cq_loses_no_completion_and_carries_traffic_again() {
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cq = hw.ctx.create_cq(64).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let addr = hw.addr_of(dct.dct_number());
+    let ah = pd
+        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
+        .unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
+    let mut bad = target.remote().unwrap();
+    bad.rkey ^= 0x00FF_FF00;
+    let mut batch = dci.batch();
+    batch.rdma_write(1, bad).to(&peer).inline(b"x").unwrap();
+    for id in 2..5 {
+        batch
+            .rdma_write(id, target.remote().unwrap())
+            .to(&peer)
+            .unsignaled()
+            .inline(b"y")
+            .unwrap();
+    }
+    batch.commit().unwrap();
+    // The caller drains the CQ before recover(): RESET discards what is left in it.
+    let c = wait(&cq, 4);
+    let mut ids: Vec<u64> = c.iter().map(|c| c.wr_id).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [1, 2, 3, 4], "every request completes exactly once: {c:?}");
+    assert_eq!(c[0].status, WcStatus::RemAccessErr);
+    assert!(c[1..].iter().all(|c| c.status == WcStatus::WrFlushErr), "{c:?}");
+    assert_eq!(dci.outstanding(), 0, "flushed completions give their credit back");
+    assert_eq!(dci.query_state().unwrap(), QpState::Err);
+    let mut dci = dci.recover().expect("ERR -> RESET -> RTS with the same settings");
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(5, target.remote().unwrap())
+        .to(&peer)
+        .inline(b"ok")
+        .unwrap();
+    batch.commit().unwrap();
+    let c = wait(&cq, 1);
+    assert_eq!((c[0].wr_id, c[0].status), (5, WcStatus::Success));
+    let mut buf = [0u8; 64];
+    assert_eq!(
+        cq.poll(&mut [Completion::default(); 4]).unwrap(),
+        0,
+        "nothing else arrives"
+    );
+    target.read(0, &mut buf[..2]).unwrap();
+    assert_eq!(&buf[..2], b"ok");
+}
