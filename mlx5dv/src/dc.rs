@@ -842,6 +842,7 @@ impl<'a> Dci<'a, state::Rts> {
 
     /// Gives back the send-queue credit of one completion of this DCI polled elsewhere than
     /// through [`Cq::poll`] on the CQ given to [`DciParts::cq`] (which does it by itself).
+    #[inline]
     pub fn report_completion(&self, c: &crate::cq::Completion) {
         self.raw.sq.complete(c.wr_id, c.status.is_success(), false);
     }

@@ -349,6 +349,7 @@ impl<'a> RcQp<'a, state::Rts> {
 
     /// Gives back the send-queue credit of one completion of this QP polled elsewhere than
     /// through [`crate::Cq::poll`] on the CQ it was created with (which does it by itself).
+    #[inline]
     pub fn report_completion(&self, c: &crate::cq::Completion) {
         let receive = c.opcode.is_some_and(crate::cq::WcOpcode::is_receive);
         self.raw.sq.complete(c.wr_id, c.status.is_success(), receive);

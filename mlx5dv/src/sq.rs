@@ -30,7 +30,11 @@ pub(crate) enum Refusal {
 
 /// One QP's send queue as the crate counts it.
 pub(crate) struct SendQueue {
+    /// A power-of-two ring (indexing by mask, no division on the post path), at least
+    /// `capacity` long.
     slots: Box<[Cell<Slot>]>,
+    /// `max_send_wr`: how many requests may be outstanding.
+    capacity: u64,
     /// Requests posted (committed batches).
     head: Cell<u64>,
     /// Requests in the open batch.
@@ -45,9 +49,11 @@ pub(crate) struct SendQueue {
 impl SendQueue {
     /// Room for `max_send_wr` requests (at least one).
     pub(crate) fn new(max_send_wr: u32, has_receives: bool) -> SendQueue {
-        let n = max_send_wr.max(1) as usize;
+        let capacity = u64::from(max_send_wr.max(1));
+        let n = (capacity as usize).next_power_of_two();
         SendQueue {
             slots: (0..n).map(|_| Cell::new(Slot::default())).collect(),
+            capacity,
             head: Cell::new(0),
             pending: Cell::new(0),
             tail: Cell::new(0),
@@ -58,16 +64,18 @@ impl SendQueue {
 
     /// The capacity (`max_send_wr`).
     pub(crate) fn capacity(&self) -> u32 {
-        self.slots.len() as u32
+        self.capacity as u32
     }
 
     /// Requests posted or in the open batch and not yet retired.
+    #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
         self.head.get() - self.tail.get() + u64::from(self.pending.get())
     }
 
+    #[inline]
     fn slot(&self, seq: u64) -> &Cell<Slot> {
-        &self.slots[(seq % self.slots.len() as u64) as usize]
+        &self.slots[seq as usize & (self.slots.len() - 1)]
     }
 
     /// Admits one request into the open batch.
@@ -76,7 +84,7 @@ impl SendQueue {
         if self.halted.get() {
             return Err(Refusal::Halted);
         }
-        if self.outstanding() >= self.slots.len() as u64 {
+        if self.outstanding() >= self.capacity {
             return Err(Refusal::Full);
         }
         let seq = self.head.get() + u64::from(self.pending.get());
