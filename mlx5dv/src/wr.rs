@@ -385,15 +385,18 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     /// As [`Wr::sge`]; EINVAL for reads and atomics (they need a local buffer to land in) and
     /// for data longer than the QP's created `max_inline_data`.
     #[inline]
-    pub fn inline(self, data: &[u8]) -> Result<()> {
+    pub fn inline(mut self, data: &[u8]) -> Result<()> {
         if matches!(self.op, Op::Read(_)) || self.op.is_atomic() {
             return Err(Error::invalid(
                 self.op.name(),
                 "reads and atomics need a registered local buffer, not inline data",
             ));
         }
-        // No IBV_SEND_INLINE: the wr API takes inline data by ibv_wr_set_inline_data, and
-        // ibv_wr_post(3) lists only FENCE, IP_CSUM, SIGNALED and SOLICITED as flags.
+        // IBV_SEND_INLINE stays although ibv_wr_post(3) does not list it: soft-RoCE (rdma-core
+        // 44's rxe, kernel 6.1) takes the data as inline only when the WQE's send_flags say so
+        // (without it the request fails with a local QP operation error); libmlx5 ignores the
+        // bit for data and itself requires it for mkey configuration.
+        self.flags |= raw::IBV_SEND_INLINE;
         self.emit(Data::Inline(data), data.len() as u64)
     }
 
