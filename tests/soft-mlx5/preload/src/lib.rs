@@ -323,16 +323,10 @@ pub extern "C" fn dup2(fd: c_int, new: c_int) -> c_int {
     if fd == new {
         return new;
     }
-    if is_device(new) {
-        mark(new, false);
-        kernel::close(new);
-    }
-    // SAFETY: plain system call.
-    let r = unsafe { libc::syscall(libc::SYS_dup3, fd, new, 0) };
-    dup_result(fd, r)
+    dup3(fd, new, 0)
 }
 
-/// dup3(2).
+/// dup3(2): a device fd that `new` replaces is closed first, as the kernel would close it.
 #[no_mangle]
 pub extern "C" fn dup3(fd: c_int, new: c_int, flags: c_int) -> c_int {
     if is_device(new) {

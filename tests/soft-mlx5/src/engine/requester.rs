@@ -217,26 +217,26 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Option<u32> {
         }
         QpKind::Dci => {
             let av = wqe.av?;
-            let path_ok = match dev.profile.link_layer {
-                LinkLayer::InfiniBand => av.rlid == my_lid || (av.grh && own_gid(dev, &av.rgid)),
-                // RoCE always routes by the GID: libmlx5 leaves the AV's GRH bit clear on
-                // Ethernet (mlx5_create_ah sets grh = 0 when is_eth), the GRH is implied.
-                LinkLayer::Ethernet => own_gid(dev, &av.rgid),
-            };
             let (th, t) = dev.qp_by_num(av.dqpn)?;
             // The DCT drops a request whose key differs, silently (mlx5 DC access key).
-            (path_ok && t.kind == QpKind::Dct && t.dc_key == av.key).then_some(th)
+            (av_reaches_us(dev, &av) && t.kind == QpKind::Dct && t.dc_key == av.key).then_some(th)
         }
         QpKind::Ud => {
             let av = wqe.av?;
-            let path_ok = match dev.profile.link_layer {
-                LinkLayer::InfiniBand => av.rlid == my_lid || (av.grh && own_gid(dev, &av.rgid)),
-                LinkLayer::Ethernet => own_gid(dev, &av.rgid),
-            };
             let (th, t) = dev.qp_by_num(av.dqpn)?;
-            (path_ok && t.kind == QpKind::Ud).then_some(th)
+            (av_reaches_us(dev, &av) && t.kind == QpKind::Ud).then_some(th)
         }
         QpKind::Dct => None,
+    }
+}
+
+/// Whether an address vector leads to this node: by LID (or a GRH to one of our GIDs) on
+/// InfiniBand; always by GID on RoCE, where libmlx5 leaves the AV's GRH bit clear
+/// (mlx5_create_ah sets grh = 0 when is_eth) because the GRH is implied.
+fn av_reaches_us(dev: &Device, av: &super::wqe::Av) -> bool {
+    match dev.profile.link_layer {
+        LinkLayer::InfiniBand => av.rlid == dev.profile.lid_of(dev.node) || (av.grh && own_gid(dev, &av.rgid)),
+        LinkLayer::Ethernet => own_gid(dev, &av.rgid),
     }
 }
 
