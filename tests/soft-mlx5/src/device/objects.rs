@@ -218,6 +218,8 @@ pub struct Qp {
     pub rq: Ring,
     /// Max inline data asked at create.
     pub max_inline_data: u32,
+    /// Max send SGEs asked at create (mlx5_ib keeps it as sq.max_gs).
+    pub max_send_sge: u32,
     /// Signal every WQE.
     pub sq_sig_all: bool,
     /// Port.

@@ -264,6 +264,20 @@ fn take_recv(dev: &mut Device, target: u32) -> Option<Recv> {
         let sges = decode_recv(dma.as_ref(), addr, 1 << srq.wqe_shift, layout::SRQ_NEXT_SIZE as u32);
         srq.head = next;
         srq.taken = srq.taken.wrapping_add(1);
+        // An armed SRQ limit fires once the posted receives drop below it, then disarms
+        // (IBA 10.2.9.2, 11.6.3.2; ib_uverbs IB_EVENT_SRQ_LIMIT_REACHED).
+        let left = posted.wrapping_sub(srq.taken) & 0xffff;
+        let fired = (srq.limit > 0 && left < srq.limit).then_some(srq.user_handle);
+        if fired.is_some() {
+            srq.limit = 0;
+        }
+        if let Some(element) = fired {
+            let ev = AsyncEvent {
+                element,
+                event_type: event::SRQ_LIMIT_REACHED,
+            };
+            dev.raise(ev, Owner::Srq(srq_h));
+        }
         return Some(Recv {
             index: index as u16,
             sges,

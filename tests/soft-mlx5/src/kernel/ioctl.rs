@@ -120,6 +120,7 @@ pub fn handle(_fd: i32, hdr_addr: u64) -> Result<(), i32> {
             dev.devx_objs.remove(&(a.data as u32)).map(|_| ()).ok_or(libc::EINVAL)
         }
         (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY) => devx_qp_modify(&mut dev, &call),
+        (UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR) => advise_mr(&dev, &call),
         _ => {
             crate::log(format_args!(
                 "ioctl object {:#x} method {:#x}: not implemented, write() fallback",
@@ -292,4 +293,43 @@ fn devx_qp_modify(dev: &mut Device, call: &Call) -> Result<(), i32> {
     }
     let out = vec![0u8; call.out_len(out_attr)?];
     call.output(dev, out_attr, &out)
+}
+
+/// UVERBS_METHOD_ADVISE_MR (mlx5_ib_advise_mr): prefetch advice on ODP regions of the PD. The
+/// device reaches application memory directly, so a valid prefetch has nothing left to do;
+/// what decides the outcome is the kernel's checks.
+fn advise_mr(dev: &Device, call: &Call) -> Result<(), i32> {
+    let pd = call.attr(UVERBS_ATTR_ADVISE_MR_PD_HANDLE).ok_or(libc::EINVAL)?.data as u32;
+    let advice = call.attr(UVERBS_ATTR_ADVISE_MR_ADVICE).ok_or(libc::EINVAL)?.data as u32;
+    let flags = call.attr(UVERBS_ATTR_ADVISE_MR_FLAGS).map_or(0, |a| a.data as u32);
+    let known = matches!(
+        advice,
+        IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH
+            | IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE
+            | IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT
+    );
+    // The only flag is IB_UVERBS_ADVISE_MR_FLAG_FLUSH (bit 0).
+    if !known || flags & !1 != 0 {
+        return Err(libc::EOPNOTSUPP);
+    }
+    if !dev.pds.contains_key(&pd) {
+        return Err(libc::EINVAL);
+    }
+    let list = call.input(dev, UVERBS_ATTR_ADVISE_MR_SGE_LIST)?;
+    if list.is_empty() || list.len() % 16 != 0 {
+        return Err(libc::EINVAL);
+    }
+    for sge in list.chunks_exact(16) {
+        let addr = u64::from_ne_bytes(sge[0..8].try_into().unwrap_or_default());
+        let length = u32::from_ne_bytes(sge[8..12].try_into().unwrap_or_default());
+        let lkey = u32::from_ne_bytes(sge[12..16].try_into().unwrap_or_default());
+        // mlx5_ib_prefetch_sg_list: each key names an ODP region of this PD holding the range.
+        let ok = dev.mr_by_key(lkey).is_some_and(|mr| {
+            mr.pd == pd && mr.access & IB_UVERBS_ACCESS_ON_DEMAND != 0 && mr.covers(addr, u64::from(length))
+        });
+        if !ok {
+            return Err(libc::ENOENT);
+        }
+    }
+    Ok(())
 }

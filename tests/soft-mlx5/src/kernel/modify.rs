@@ -276,5 +276,9 @@ pub fn query_qp(dev: &Device, h: u32) -> Result<ib_uverbs_query_qp_resp, i32> {
     r.max_send_wr = qp.sq.cnt;
     r.max_recv_wr = qp.rq.cnt;
     r.max_inline_data = qp.max_inline_data;
+    // mlx5_ib_query_qp: cap.max_recv_sge is rq.max_gs, what one receive WQE stride holds;
+    // cap.max_send_sge is sq.max_gs, as created.
+    r.max_send_sge = qp.max_send_sge;
+    r.max_recv_sge = if qp.rq.cnt > 0 { (1u32 << qp.rq.shift) / 16 } else { 0 };
     Ok(r)
 }

@@ -192,11 +192,11 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
         }
         (IB_USER_VERBS_CMD_CREATE_CQ, false) => {
             let r: ib_uverbs_create_cq = cmd.req();
-            create_cq(dev, fd, cmd, r.user_handle, r.cqe, r.comp_channel, false)
+            create_cq(dev, fd, cmd, r.user_handle, r.cqe, r.comp_vector, r.comp_channel)
         }
         (IB_USER_VERBS_EX_CMD_CREATE_CQ, true) => {
             let r: ib_uverbs_ex_create_cq = cmd.req();
-            create_cq(dev, fd, cmd, r.user_handle, r.cqe, r.comp_channel, true)
+            create_cq(dev, fd, cmd, r.user_handle, r.cqe, r.comp_vector, r.comp_channel)
         }
         (IB_USER_VERBS_CMD_DESTROY_CQ, false) => {
             let r: ib_uverbs_destroy_cq = cmd.req();
@@ -587,11 +587,15 @@ fn create_cq(
     cmd: &Cmd<'_>,
     user_handle: u64,
     cqe: u32,
+    comp_vector: u32,
     channel: i32,
-    _ex: bool,
 ) -> Result<(), i32> {
     let u: mlx5_ib_create_cq = cmd.udata();
     if cqe == 0 || cqe > profile::MAX_CQE {
+        return Err(libc::EINVAL);
+    }
+    // create_cq (uverbs_cmd.c): the completion vector must exist (num_comp_vectors is 1).
+    if comp_vector >= 1 {
         return Err(libc::EINVAL);
     }
     // mlx5_ib_create_cq: entries = roundup_pow_of_two(cqe + 1).
@@ -807,6 +811,7 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         sq,
         rq,
         max_inline_data: r.max_inline_data,
+        max_send_sge: r.max_send_sge,
         sq_sig_all: r.sq_sig_all != 0,
         port: 1,
         pkey_index: 0,
