@@ -121,6 +121,8 @@ pub fn handle(_fd: i32, hdr_addr: u64) -> Result<(), i32> {
         }
         (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY) => devx_qp_modify(&mut dev, &call),
         (UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR) => advise_mr(&dev, &call),
+        (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE) => query_gid_table(&dev, &call),
+        (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY) => query_gid_entry(&dev, &call),
         _ => {
             crate::log(format_args!(
                 "ioctl object {:#x} method {:#x}: not implemented, write() fallback",
@@ -332,4 +334,73 @@ fn advise_mr(dev: &Device, call: &Call) -> Result<(), i32> {
         }
     }
     Ok(())
+}
+
+/// GID table entry `index` of port 1 as ib_core reports it (None: empty): InfiniBand GIDs are
+/// IB type; on RoCE index 0 is v1, index 1 v2 (as the sysfs tree says).
+fn gid_entry(dev: &Device, index: u32) -> Option<ib_uverbs_gid_entry> {
+    let gid = dev.profile.gid(dev.node, index)?;
+    let gid_type = match (dev.profile.link_layer, index) {
+        (LinkLayer::InfiniBand, _) => IB_UVERBS_GID_TYPE_IB,
+        (LinkLayer::Ethernet, 0) => IB_UVERBS_GID_TYPE_ROCE_V1,
+        _ => IB_UVERBS_GID_TYPE_ROCE_V2,
+    };
+    let word = |i: usize| u64::from_ne_bytes(gid[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+    Some(ib_uverbs_gid_entry {
+        gid: [word(0), word(1)],
+        gid_index: index,
+        port_num: 1,
+        gid_type,
+        netdev_ifindex: 0,
+    })
+}
+
+fn entry_bytes(e: &ib_uverbs_gid_entry, size: usize) -> Vec<u8> {
+    let mut out = vec![0u8; size];
+    crate::uapi::write_struct(&mut out, e);
+    out
+}
+
+/// UVERBS_METHOD_QUERY_GID_TABLE (ib_uverbs_query_gid_table, rdma_query_gid_table): every
+/// valid entry of every port, in the caller's entry size; a buffer too small is EINVAL.
+fn query_gid_table(dev: &Device, call: &Call) -> Result<(), i32> {
+    let entry_size = call
+        .attr(UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE)
+        .ok_or(libc::EINVAL)?
+        .data as usize;
+    let flags = call.attr(UVERBS_ATTR_QUERY_GID_TABLE_FLAGS).map_or(0, |a| a.data);
+    if flags != 0 || entry_size == 0 {
+        return Err(libc::EINVAL);
+    }
+    let room = call.out_len(UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES)? / entry_size;
+    let entries: Vec<_> = (0..dev.profile.gid_tbl_len())
+        .filter_map(|i| gid_entry(dev, i))
+        .collect();
+    if entries.len() > room {
+        return Err(libc::EINVAL);
+    }
+    let bytes: Vec<u8> = entries.iter().flat_map(|e| entry_bytes(e, entry_size)).collect();
+    call.output(dev, UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES, &bytes)?;
+    call.output(
+        dev,
+        UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES,
+        &(entries.len() as u64).to_ne_bytes(),
+    )
+}
+
+/// UVERBS_METHOD_QUERY_GID_ENTRY (ib_uverbs_query_gid_entry): one entry; an invalid port is
+/// EINVAL, an empty index ENODATA (rdma_get_gid_attr).
+fn query_gid_entry(dev: &Device, call: &Call) -> Result<(), i32> {
+    let port = call.attr(UVERBS_ATTR_QUERY_GID_ENTRY_PORT).ok_or(libc::EINVAL)?.data as u32;
+    let index = call
+        .attr(UVERBS_ATTR_QUERY_GID_ENTRY_GID_INDEX)
+        .ok_or(libc::EINVAL)?
+        .data as u32;
+    let flags = call.attr(UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS).map_or(0, |a| a.data);
+    if flags != 0 || port != 1 || index >= dev.profile.gid_tbl_len() {
+        return Err(libc::EINVAL);
+    }
+    let e = gid_entry(dev, index).ok_or(libc::ENODATA)?;
+    let size = call.out_len(UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY)?;
+    call.output(dev, UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, &entry_bytes(&e, size))
 }
