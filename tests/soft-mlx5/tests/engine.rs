@@ -1418,3 +1418,54 @@ fn cqes_of_the_second_pass_around_the_ring_carry_the_owner_bit_set() {
     }
     assert_eq!(got, [0, 1, 2, 3, 4, 5]);
 }
+
+#[test]
+fn a_cq_resize_ends_the_old_ring_with_a_resize_cqe_and_goes_on_in_the_new_one() {
+    // MODIFY_CQ (resize) on the HCA, with libmlx5's mlx5_cq_resize_copy_cqes on the other side:
+    // what was waiting in the old ring and what comes after arrive in order, once each.
+    let mut bed = Bed::new();
+    let pd = bed.pd();
+    let mut cq = bed.cq(3); // 4 entries
+    let other = bed.cq(15);
+    let remote = bed.mr(pd, 64, ALL_ACCESS);
+    let (mut a, _b) = bed.rc_pair(pd, &cq, &other, &QpCfg::default());
+    for n in 0..3u8 {
+        a.post(&Wr::write_inline(&[n], remote.at(n as usize), remote.key));
+    }
+    bed.run();
+    assert_eq!(cq.poll().map(|c| c.wqe_counter), Some(0));
+    // Two CQEs wait (indices 1 and 2): the resize CQE takes index 3 of the old ring.
+    cq.resize(&mut bed.dev, 8).expect("two outstanding CQEs fit in 8");
+    // Five more: with the two copied ones and the resize CQE the doorbell record still counts
+    // (the library updates it at its next poll), the new ring is then full, not overrun.
+    for n in 3..8u8 {
+        a.post(&Wr::write_inline(&[n], remote.at(n as usize), remote.key));
+    }
+    bed.run();
+    let got: Vec<u16> = cq.drain().iter().map(|c| c.wqe_counter).collect();
+    assert_eq!(got, [1, 2, 3, 4, 5, 6, 7]);
+    assert!(!bed.dev.cqs[&cq.h].overrun);
+    assert_eq!(bed.dev.cqs[&cq.h].ncqe, 8);
+}
+
+#[test]
+fn a_cq_resize_smaller_than_its_outstanding_cqes_fails_and_changes_nothing() {
+    // MLX5_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR (mlx5_ib_resize_cq returns it as EINVAL).
+    let mut bed = Bed::new();
+    let pd = bed.pd();
+    let mut cq = bed.cq(7); // 8 entries
+    let other = bed.cq(15);
+    let remote = bed.mr(pd, 64, ALL_ACCESS);
+    let (mut a, _b) = bed.rc_pair(pd, &cq, &other, &QpCfg::default());
+    for n in 0..6u8 {
+        a.post(&Wr::write_inline(&[n], remote.at(n as usize), remote.key));
+    }
+    bed.run();
+    assert_eq!(
+        cq.resize(&mut bed.dev, 2),
+        Err(soft_mlx5::kernel::prm::MLX5_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR)
+    );
+    assert_eq!((bed.dev.cqs[&cq.h].ncqe, bed.dev.cqs[&cq.h].pi), (8, 6));
+    let got: Vec<u16> = cq.drain().iter().map(|c| c.wqe_counter).collect();
+    assert_eq!(got, [0, 1, 2, 3, 4, 5]);
+}

@@ -1,7 +1,8 @@
 //! soft-mlx5 (emulated) interposer, loaded with LD_PRELOAD: the file operations libibverbs and
 //! libmlx5 make on `/dev/infiniband/uverbs0` go to the device model, and RDMA netlink sockets
-//! are answered by its nldev model (`netlink_fd`); everything else goes to the kernel unchanged
-//! (by system call, so nothing here recurses into itself).
+//! are answered by its nldev model (`netlink_fd`), and paths under /sys/class/infiniband and
+//! /sys/class/infiniband_verbs lead into the private sysfs tree (`SYSFS_PATH`); everything else
+//! goes to the kernel unchanged (by system call, so nothing here recurses into itself).
 //!
 //! `open`, `openat` and `ioctl` are C-variadic. Stable Rust cannot define a variadic function,
 //! so they are defined with their widest fixed signature: on x86_64 (System V) and aarch64
@@ -16,7 +17,8 @@ use libc::{c_char, c_int, c_long, c_uint, c_ulong, c_void, off_t, size_t, ssize_
 use soft_mlx5::fdset::FdSet;
 use soft_mlx5::kernel;
 use soft_mlx5::sysfs::{CDEV_PATH, UVERBS_DEV};
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
+use std::sync::OnceLock;
 
 /// Runs when the interposer is loaded: fork handlers for the device's locks.
 extern "C" fn on_load() {
@@ -53,6 +55,45 @@ unsafe fn is_cdev_path(path: *const c_char) -> bool {
     !path.is_null() && unsafe { CStr::from_ptr(path) }.to_bytes() == CDEV_PATH.as_bytes()
 }
 
+/// The class folders ib_core and ib_uverbs give the device under /sys.
+const SYS_CLASSES: [&[u8]; 2] = [b"/sys/class/infiniband", b"/sys/class/infiniband_verbs"];
+
+/// The private sysfs tree (`SYSFS_PATH`) the device is described in, if any.
+fn sysfs_root() -> Option<&'static [u8]> {
+    static ROOT: OnceLock<Option<Vec<u8>>> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        use std::os::unix::ffi::OsStringExt;
+        std::env::var_os("SYSFS_PATH").map(|p| p.into_vec())
+    })
+    .as_deref()
+}
+
+/// `path` inside /sys/class/infiniband or /sys/class/infiniband_verbs, as the same path under
+/// `root`; anything else: None.
+fn in_private_tree(root: &[u8], path: &[u8]) -> Option<Vec<u8>> {
+    let inside = SYS_CLASSES.iter().any(|c| {
+        path.strip_prefix(*c)
+            .is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+    });
+    inside.then(|| [root, &path[b"/sys".len()..]].concat())
+}
+
+/// A path inside /sys/class/infiniband or /sys/class/infiniband_verbs, as the same path in
+/// the private tree: a tool that reads the device's sysfs files directly (rdma-core's tests
+/// `cat` a P_Key) sees the files libibverbs reads through `SYSFS_PATH`, which are the ones
+/// ib_core would show there. Anything else, or no private tree: None.
+unsafe fn sysfs_redirect(path: *const c_char) -> Option<CString> {
+    if path.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's NUL-terminated path.
+    let p = unsafe { CStr::from_ptr(path) }.to_bytes();
+    if !p.starts_with(b"/sys/class/infiniband") {
+        return None;
+    }
+    CString::new(in_private_tree(sysfs_root()?, p)?).ok()
+}
+
 fn open_device() -> c_int {
     // The command device is backed by /dev/null: a real character-device fd the library can
     // hold, close and dup; its operations are served here.
@@ -83,6 +124,11 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mode: c_uint) -
     // SAFETY: the caller's path.
     if unsafe { is_cdev_path(path) } {
         return open_device();
+    }
+    // SAFETY: the caller's path.
+    if let Some(p) = unsafe { sysfs_redirect(path) } {
+        // SAFETY: a NUL-terminated path owned here, the caller's flags and mode.
+        return unsafe { sys_openat(libc::AT_FDCWD, p.as_ptr(), flags, mode) };
     }
     // SAFETY: forwarding.
     unsafe { sys_openat(libc::AT_FDCWD, path, flags, mode) }
@@ -115,6 +161,11 @@ pub unsafe extern "C" fn openat(dirfd: c_int, path: *const c_char, flags: c_int,
     // SAFETY: the caller's path.
     if unsafe { is_cdev_path(path) } {
         return open_device();
+    }
+    // SAFETY: the caller's path (absolute when redirected, so dirfd does not matter).
+    if let Some(p) = unsafe { sysfs_redirect(path) } {
+        // SAFETY: a NUL-terminated path owned here, the caller's flags and mode.
+        return unsafe { sys_openat(libc::AT_FDCWD, p.as_ptr(), flags, mode) };
     }
     // SAFETY: forwarding.
     unsafe { sys_openat(dirfd, path, flags, mode) }
@@ -151,6 +202,11 @@ pub unsafe extern "C" fn stat(path: *const c_char, st: *mut libc::stat) -> c_int
     if unsafe { is_cdev_path(path) } {
         fill_cdev_stat(st);
         return 0;
+    }
+    // SAFETY: the caller's path.
+    if let Some(p) = unsafe { sysfs_redirect(path) } {
+        // SAFETY: a NUL-terminated path owned here and the caller's buffer.
+        return unsafe { libc::syscall(libc::SYS_newfstatat, libc::AT_FDCWD, p.as_ptr(), st, 0) as c_int };
     }
     // SAFETY: forwarding to newfstatat with the caller's buffer.
     unsafe { libc::syscall(libc::SYS_newfstatat, libc::AT_FDCWD, path, st, 0) as c_int }
@@ -479,4 +535,30 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
     }
     // SAFETY: forwarding.
     unsafe { libc::syscall(libc::SYS_recvmsg, fd, msg, flags) as ssize_t }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_private_tree;
+
+    #[test]
+    fn the_device_classes_under_sys_lead_into_the_private_tree_and_nothing_else_does() {
+        let root = b"/tmp/soft-mlx5.x";
+        let map = |p: &str| in_private_tree(root, p.as_bytes()).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(
+            map("/sys/class/infiniband/mlx5_0/ports/1/pkeys/0").as_deref(),
+            Some("/tmp/soft-mlx5.x/class/infiniband/mlx5_0/ports/1/pkeys/0")
+        );
+        assert_eq!(
+            map("/sys/class/infiniband_verbs/uverbs0/ibdev").as_deref(),
+            Some("/tmp/soft-mlx5.x/class/infiniband_verbs/uverbs0/ibdev")
+        );
+        assert_eq!(
+            map("/sys/class/infiniband").as_deref(),
+            Some("/tmp/soft-mlx5.x/class/infiniband")
+        );
+        assert_eq!(map("/sys/class/infiniband_mad/umad0"), None);
+        assert_eq!(map("/sys/class/net/eth0"), None);
+        assert_eq!(map("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"), None);
+    }
 }

@@ -96,3 +96,38 @@ fn notify(dev: &mut Device, cq: u32, channel: Option<i32>, user_handle: u64) {
         dev.events.push(fd, user_handle.to_ne_bytes().to_vec(), Owner::Cq(cq));
     }
 }
+
+/// MODIFY_CQ with op_mod RESIZE, as the HCA carries it out for a user CQ: the CQ must hold
+/// the completions still outstanding (producer index minus the consumer index of the doorbell
+/// record), or the command fails with BAD_SIZE_OUTS_CQES; otherwise the HCA writes one
+/// MLX5_CQE_RESIZE_CQ CQE into the old ring at the producer index and goes on in the new ring
+/// from the next index. The library copies what lies between its consumer index and that CQE
+/// into the new ring, one index on (libmlx5 `mlx5_cq_resize_copy_cqes`, mlx5_ib
+/// `copy_resize_cqes`). Err(command status).
+pub fn resize(dev: &mut Device, cq: u32, buf: u64, ncqe: u32) -> Result<(), u8> {
+    use crate::kernel::prm::MLX5_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR;
+    let dma = &dev.dma;
+    let c = dev
+        .cqs
+        .get_mut(&cq)
+        .ok_or(crate::kernel::prm::MLX5_CMD_STAT_BAD_RES_ERR)?;
+    let ci = dma.read_be32(c.db) & 0xff_ffff;
+    let outstanding = c.pi.wrapping_sub(ci) & 0xff_ffff;
+    if outstanding > ncqe {
+        return Err(MLX5_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR);
+    }
+    let addr = c.buf + u64::from(c.pi & (c.ncqe - 1)) * 64;
+    let mut bytes = [0u8; 64];
+    bytes[63] = (super::cqe::op::RESIZE_CQ << 4) | u8::from(c.pi & c.ncqe != 0);
+    dma.write(addr, &bytes[..63]);
+    fence(Ordering::Release);
+    dma.write(addr + 63, &bytes[63..]);
+    crate::log(format_args!(
+        "cq {:#x} pi {}: resize CQE, {} -> {ncqe} entries ({outstanding} outstanding)",
+        c.cqn, c.pi, c.ncqe
+    ));
+    c.pi = c.pi.wrapping_add(1);
+    c.buf = buf;
+    c.ncqe = ncqe;
+    Ok(())
+}

@@ -11,6 +11,8 @@ pub mod op {
     pub const RESP_SEND: u8 = 2;
     /// Responder: send with immediate.
     pub const RESP_SEND_IMM: u8 = 3;
+    /// MLX5_CQE_RESIZE_CQ: the last CQE of the old ring after a resize.
+    pub const RESIZE_CQ: u8 = 5;
     /// Requester error.
     pub const REQ_ERR: u8 = 13;
     /// Responder error.

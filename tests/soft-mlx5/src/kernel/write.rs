@@ -138,6 +138,7 @@ fn core_sizes(command: u32, extended: bool) -> Option<(usize, usize)> {
         ),
         (IB_USER_VERBS_CMD_CREATE_CQ, false) => (s::<ib_uverbs_create_cq>(), s::<ib_uverbs_create_cq_resp>()),
         (IB_USER_VERBS_EX_CMD_CREATE_CQ, true) => (s::<ib_uverbs_ex_create_cq>(), s::<ib_uverbs_ex_create_cq_resp>()),
+        (IB_USER_VERBS_CMD_RESIZE_CQ, false) => (s::<ib_uverbs_resize_cq>(), s::<ib_uverbs_resize_cq_resp>()),
         (IB_USER_VERBS_CMD_DESTROY_CQ, false) => (s::<ib_uverbs_destroy_cq>(), s::<ib_uverbs_destroy_cq_resp>()),
         (IB_USER_VERBS_CMD_CREATE_QP, false) => (s::<ib_uverbs_create_qp>(), s::<ib_uverbs_create_qp_resp>()),
         (IB_USER_VERBS_EX_CMD_CREATE_QP, true) => (s::<ib_uverbs_ex_create_qp>(), s::<ib_uverbs_ex_create_qp_resp>()),
@@ -198,6 +199,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
             let r: ib_uverbs_ex_create_cq = cmd.req();
             create_cq(dev, fd, cmd, r.user_handle, r.cqe, r.comp_vector, r.comp_channel)
         }
+        (IB_USER_VERBS_CMD_RESIZE_CQ, false) => resize_cq(dev, cmd),
         (IB_USER_VERBS_CMD_DESTROY_CQ, false) => {
             let r: ib_uverbs_destroy_cq = cmd.req();
             // A CQ a QP still uses is busy (ib_destroy_cq_user: usecnt).
@@ -641,6 +643,42 @@ fn create_cq(
         },
     )?;
     cmd.respond_driver(dev, &mlx5_ib_create_cq_resp { cqn, reserved: 0 })
+}
+
+/// ib_uverbs_resize_cq -> mlx5_ib_resize_cq (resize_user) -> MODIFY_CQ with op_mod RESIZE: the
+/// same checks on `entries` as create, a no-op when the rounded size is the current one, the
+/// new ring from the udata (64-byte CQEs, as at create), then the firmware's switch
+/// ([`crate::engine::completer::resize`]). The response carries the new `cqe`.
+fn resize_cq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
+    let r: ib_uverbs_resize_cq = cmd.req();
+    let u: mlx5_ib_resize_cq = cmd.udata();
+    let cur = dev.cqs.get(&r.cq_handle).ok_or(libc::EINVAL)?.ncqe;
+    // mlx5_ib_resize_cq: entries against 1 << log_max_cq_sz (MAX_CQE + 1), then rounded up to a
+    // power of two with room for one more, against the same bound plus one.
+    let max = profile::MAX_CQE + 1;
+    if r.cqe > max {
+        return Err(libc::EINVAL);
+    }
+    let entries = (r.cqe + 1).next_power_of_two();
+    if entries > max + 1 {
+        return Err(libc::EINVAL);
+    }
+    if entries != cur {
+        // resize_user: reserved fields must be zero; the CQE size stays 64 (create refuses
+        // 128-byte CQEs; copy_resize_cqes refuses a change of size).
+        if u.reserved0 != 0 || u.reserved1 != 0 || u.cqe_size != 64 || u.buf_addr == 0 {
+            return Err(libc::EINVAL);
+        }
+        crate::engine::completer::resize(dev, r.cq_handle, u.buf_addr, entries)
+            .map_err(crate::kernel::prm::cmd_status_to_errno)?;
+    }
+    cmd.respond(
+        dev,
+        &ib_uverbs_resize_cq_resp {
+            cqe: entries - 1,
+            reserved: 0,
+        },
+    )
 }
 
 /// mlx5_ib_create_srq: stride = next power of two of (next segment + max_sge data segments),

@@ -223,6 +223,35 @@ impl TCq {
     pub fn raw(&self, i: u32) -> Vec<u8> {
         self.ring.read((i * 64) as usize, 64)
     }
+    /// ibv_resize_cq as libmlx5 does it (mlx5_resize_cq): a fresh ring of `ncqe` invalid CQEs,
+    /// the device's switch (the RESIZE_CQ command), then `mlx5_cq_resize_copy_cqes`: every CQE
+    /// from the consumer index up to the resize CQE copied one index on into the new ring with
+    /// the new ring's ownership, and the consumer index moved past the resize CQE (the doorbell
+    /// record is left for the next poll, as the library leaves it). Err: the command status.
+    pub fn resize(&mut self, dev: &mut Device, ncqe: u32) -> Result<(), u8> {
+        let ring = Buf::new(ncqe as usize * 64);
+        for i in 0..ncqe as usize {
+            ring.write(i * 64 + 63, &[CQE_INVALID << 4]);
+        }
+        engine::completer::resize(dev, self.h, ring.addr(), ncqe)?;
+        let mut i = self.ci;
+        loop {
+            let mut b = self
+                .slot(i)
+                .expect("CQEs up to the resize CQE are in software ownership");
+            if b[63] >> 4 == engine::cqe::op::RESIZE_CQ {
+                break;
+            }
+            let next = i.wrapping_add(1);
+            b[63] = (b[63] & !1) | u8::from(next & ncqe != 0);
+            ring.write(((next & (ncqe - 1)) * 64) as usize, &b);
+            i = next;
+        }
+        self.ci = self.ci.wrapping_add(1);
+        self.ring = ring;
+        self.ncqe = ncqe;
+        Ok(())
+    }
 }
 
 /// An SRQ with the library's free-list head and counter.
