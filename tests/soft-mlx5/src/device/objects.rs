@@ -1,7 +1,5 @@
 //! The objects a uverbs context owns, as mlx5_ib and the HCA keep them.
 
-use crate::profile::LinkLayer;
-
 /// Protection domain.
 #[derive(Debug)]
 pub struct Pd {
@@ -46,8 +44,6 @@ pub struct Cq {
     pub db: u64,
     /// Ring size in CQEs (power of two).
     pub ncqe: u32,
-    /// CQE size (64 only; 128 is refused at create).
-    pub cqe_size: u32,
     /// Producer index (the device's).
     pub pi: u32,
     /// Completion channel (the application's fd of the event file), when created on one.
@@ -264,8 +260,6 @@ pub struct Qp {
     pub rq_ci: u32,
     /// Head-of-queue stall and its deadline.
     pub stall: Option<(Stall, std::time::Instant)>,
-    /// Link layer of the port at create (GRH required on Ethernet).
-    pub link_layer: LinkLayer,
 }
 
 /// Address handle created through the kernel (RoCE: mlx5_ib resolves the MAC).

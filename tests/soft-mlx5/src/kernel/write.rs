@@ -627,7 +627,6 @@ fn create_cq(
             buf: u.buf_addr,
             db: u.db_addr,
             ncqe,
-            cqe_size: 64,
             pi: 0,
             channel,
             armed_sn: None,
@@ -872,7 +871,6 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         sq_ci: 0,
         rq_ci: 0,
         stall: None,
-        link_layer: dev.profile.link_layer,
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",

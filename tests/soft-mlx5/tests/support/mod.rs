@@ -627,7 +627,6 @@ impl Bed {
                 buf: ring.addr(),
                 db: db.addr(),
                 ncqe,
-                cqe_size: 64,
                 pi: 0,
                 channel: None,
                 armed_sn: None,
@@ -754,7 +753,6 @@ impl Bed {
             sq_ci: 0,
             rq_ci: 0,
             stall: None,
-            link_layer: self.dev.profile.link_layer,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(qpn, h);
@@ -834,7 +832,6 @@ impl Bed {
             sq_ci: 0,
             rq_ci: 0,
             stall: None,
-            link_layer: self.dev.profile.link_layer,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(dctn, h);
