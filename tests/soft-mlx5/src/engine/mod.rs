@@ -32,6 +32,16 @@ pub fn step(dev: &mut Device) -> bool {
     moved
 }
 
+/// Runs the data path until nothing moves (bounded): what a firmware command that observes
+/// data-path state sees on hardware, where rung work is executed long before the command is.
+pub fn settle(dev: &mut Device) {
+    for _ in 0..1024 {
+        if !step(dev) {
+            return;
+        }
+    }
+}
+
 /// A QP in ERR completes every posted receive WQE with a flush error (IBA 10.3.1.1).
 fn flush_receive_queue(dev: &mut Device, h: u32) -> bool {
     let dma = &dev.dma;

@@ -668,6 +668,12 @@ fn resize_cq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         if u.reserved0 != 0 || u.reserved1 != 0 || u.cqe_size != 64 || u.buf_addr == 0 {
             return Err(libc::EINVAL);
         }
+        // The HCA executes WQEs rung before this command in microseconds, long before the
+        // command mailbox reaches the firmware; the device thread here may lag by a scheduler
+        // slice. Run the data path until it rests, so the firmware's outstanding-CQE check
+        // sees what hardware would (rdma-core's test_resize_cq posts six sends and resizes at
+        // once).
+        crate::engine::settle(dev);
         crate::engine::completer::resize(dev, r.cq_handle, u.buf_addr, entries)
             .map_err(crate::kernel::prm::cmd_status_to_errno)?;
     }
