@@ -8,6 +8,8 @@
 //!   completer) over WQE and CQE formats.
 //! - [`sysfs`]: the sysfs tree libibverbs discovers the device through; [`profile`]: which
 //!   ConnectX is emulated.
+//! - [`fabric`]: the wire between devices of different processes (several processes on one
+//!   emulated node, several nodes on one machine).
 //! - [`netlink`]: the RDMA netlink (nldev) answers for the device, as `rdma` and libibverbs'
 //!   netlink discovery ask them.
 //!
@@ -18,6 +20,7 @@
 
 pub mod device;
 pub mod engine;
+pub mod fabric;
 pub mod fdset;
 pub mod kernel;
 pub mod mem;

@@ -88,6 +88,11 @@ pub struct Device {
     pub devx_objs: BTreeMap<u32, DevxObj>,
     /// UAR pages mapped by the application (CQ arm doorbells land there).
     pub uars: Vec<u64>,
+    /// This device's slot in its node: the high bits of its QP numbers and mkey indexes (0
+    /// when it is alone, off the fabric).
+    pub slot: u32,
+    /// The wire to devices of other processes (`SOFT_MLX5_FABRIC`).
+    pub fabric: Option<crate::fabric::Fabric>,
     next_handle: u32,
     next_qpn: u32,
     next_mkey: u32,
@@ -113,6 +118,8 @@ impl Device {
             port_state: 4,
             uars: Vec::new(),
             devx_objs: BTreeMap::new(),
+            slot: 0,
+            fabric: None,
             next_handle: 1,
             next_qpn: FIRST_QPN,
             next_mkey: FIRST_MKEY_INDEX,
@@ -126,20 +133,43 @@ impl Device {
         self.next_handle - 1
     }
 
-    /// A fresh QP/DCT number (24 bits).
-    pub fn qpn(&mut self) -> u32 {
-        let n = self.next_qpn;
-        self.next_qpn = (self.next_qpn + 1) & 0xff_ffff;
-        if self.next_qpn < FIRST_QPN {
-            self.next_qpn = FIRST_QPN;
-        }
-        n
+    /// Puts the device on the fabric: its numbers carry the slot it claimed from now on.
+    pub fn attach(&mut self, fabric: crate::fabric::Fabric) {
+        self.slot = fabric.slot;
+        self.fabric = Some(fabric);
     }
 
-    /// A fresh mkey (lkey = rkey).
+    /// Takes the device off the fabric (a forked child: the socket is its parent's).
+    pub fn detach(&mut self) {
+        self.fabric = None;
+    }
+
+    /// A fresh QP/DCT number (24 bits): `slot << SLOT_SHIFT | n`, n from [`FIRST_QPN`],
+    /// skipping numbers still in use after a wrap.
+    pub fn qpn(&mut self) -> u32 {
+        let span = 1u32 << crate::fabric::SLOT_SHIFT;
+        loop {
+            let n = self.next_qpn;
+            self.next_qpn = if n + 1 >= span { FIRST_QPN } else { n + 1 };
+            let qpn = (self.slot << crate::fabric::SLOT_SHIFT) | n;
+            if !self.qpn_to_handle.contains_key(&qpn) {
+                return qpn;
+            }
+        }
+    }
+
+    /// A fresh mkey (lkey = rkey): index `slot << SLOT_SHIFT | n`, variant 0x42, skipping keys
+    /// still in use after a wrap.
     pub fn mkey(&mut self) -> u32 {
-        self.next_mkey += 1;
-        ((self.next_mkey - 1) << 8) | 0x42
+        let span = 1u32 << crate::fabric::SLOT_SHIFT;
+        loop {
+            let n = self.next_mkey;
+            self.next_mkey = if n + 1 >= span { FIRST_MKEY_INDEX } else { n + 1 };
+            let key = (((self.slot << crate::fabric::SLOT_SHIFT) | n) << 8) | 0x42;
+            if self.mr_by_key(key).is_none() {
+                return key;
+            }
+        }
     }
 
     /// A fresh PD/CQ/SRQ number.
@@ -194,15 +224,25 @@ impl Device {
 
 static DEVICE: OnceLock<Mutex<Device>> = OnceLock::new();
 
-/// The process's emulated device (created on first use from `SOFT_MLX5_PROFILE` and
-/// `SOFT_MLX5_NODE`).
+/// The process's emulated device (created on first use from `SOFT_MLX5_PROFILE`,
+/// `SOFT_MLX5_NODE` and, to reach devices of other processes, `SOFT_MLX5_FABRIC`).
 pub fn global() -> MutexGuard<'static, Device> {
     let m = DEVICE.get_or_init(|| {
         let node = std::env::var("SOFT_MLX5_NODE")
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
-        Mutex::new(Device::new(Profile::from_env(), node, Box::new(LocalDma)))
+        let mut dev = Device::new(Profile::from_env(), node, Box::new(LocalDma));
+        if let Some(root) = std::env::var_os("SOFT_MLX5_FABRIC") {
+            match crate::fabric::Fabric::join(std::path::Path::new(&root), node) {
+                Ok(f) => dev.attach(f),
+                Err(e) => eprintln!(
+                    "soft-mlx5 (emulated): cannot join the fabric at {} ({e}); this process's device reaches only itself",
+                    std::path::Path::new(&root).display()
+                ),
+            }
+        }
+        Mutex::new(dev)
     });
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -260,6 +260,8 @@ pub struct Qp {
     pub rq_ci: u32,
     /// Head-of-queue stall and its deadline.
     pub stall: Option<(Stall, std::time::Instant)>,
+    /// The head request went to another process: its answer, awaited.
+    pub remote: Option<crate::engine::remote::Awaiting>,
 }
 
 /// Address handle created through the kernel (RoCE: mlx5_ib resolves the MAC).

@@ -4,6 +4,7 @@
 
 pub mod completer;
 pub mod cqe;
+pub mod remote;
 pub mod requester;
 pub mod responder;
 pub mod timing;
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 /// One pass over every queue: returns whether anything moved.
 pub fn step(dev: &mut Device) -> bool {
     let now = Instant::now();
-    let mut moved = false;
+    let mut moved = remote::poll(dev);
     let cqs: Vec<u32> = dev.cqs.keys().copied().collect();
     scan_uar_doorbells(dev);
     for cq in &cqs {
@@ -106,12 +107,16 @@ pub fn start() {
     let spawned = std::thread::Builder::new().name("soft-mlx5 device".into()).spawn(|| {
         let mut idle = 0u32;
         loop {
-            let moved = step(&mut device::global());
-            // Busy while there is work; back off to 200 us when idle so an idle test costs
-            // little CPU (a real HCA has its own silicon for this).
+            let (moved, wire) = {
+                let mut dev = device::global();
+                (step(&mut dev), dev.fabric.as_ref().map(|f| f.raw_fd()))
+            };
+            // Busy while there is work; when idle, wait up to 200 us (or until a message
+            // arrives on the fabric) so an idle test costs little CPU (a real HCA has its own
+            // silicon for this).
             idle = if moved { 0 } else { idle.saturating_add(1) };
             if idle > 64 {
-                std::thread::sleep(Duration::from_micros(200));
+                wait(wire, Duration::from_micros(200));
             } else {
                 std::thread::yield_now();
             }
@@ -120,4 +125,23 @@ pub fn start() {
     if spawned.is_err() {
         RUNNING.store(false, Ordering::SeqCst);
     }
+}
+
+/// Sleeps for `limit`, or less when the fabric socket `wire` becomes readable.
+fn wait(wire: Option<i32>, limit: Duration) {
+    let Some(fd) = wire else {
+        std::thread::sleep(limit);
+        return;
+    };
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: limit.as_nanos() as libc::c_long,
+    };
+    // SAFETY: one live pollfd and a valid timespec; no signal mask is changed.
+    unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
 }

@@ -5,12 +5,15 @@
 
 use super::completer;
 use super::cqe::{op, syndrome, Cqe};
+use super::remote;
 use super::responder::{self, Request, Response, ACCESS_LOCAL_WRITE};
 use super::timing::{ack_timeout, rnr_delay};
 use super::wqe::{decode_send, opcode, Data, SendWqe};
 use crate::device::events::Owner;
-use crate::device::objects::{QpKind, QpState, Stall};
+use crate::device::objects::{Path, QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
+use crate::fabric::message::Target;
+use crate::fabric::{MAX_NODES, SLOT_SHIFT};
 use crate::profile::LinkLayer;
 use std::time::Instant;
 
@@ -37,6 +40,9 @@ pub fn run(dev: &mut Device, h: u32, now: Instant) -> bool {
             if now < until && state != QpState::Err {
                 return moved;
             }
+        }
+        if state != QpState::Err && remote::awaiting(qp) {
+            return moved;
         }
         let datagram = matches!(qp.kind, QpKind::Dci | QpKind::Ud);
         let wqe = match decode_send(dev.dma.as_ref(), &qp.sq, qp.sq_ci, datagram) {
@@ -86,6 +92,7 @@ pub fn run(dev: &mut Device, h: u32, now: Instant) -> bool {
             Outcome::Failed(synd) => {
                 error(dev, h, wqe.index, wqe.opcode, wqe.bbs, synd, wqe.stream);
             }
+            Outcome::Pending => return moved,
         }
     }
 }
@@ -94,10 +101,25 @@ enum Outcome {
     Done(u32),
     Wait(Stall, Instant),
     Failed(u8),
+    /// The request went to another process's device; its answer is awaited.
+    Pending,
+}
+
+/// Where a request goes.
+enum Dest {
+    /// A QP or DCT of this device (its handle).
+    Local(u32),
+    /// A QP or DCT of another process: its node and slot, and what the headers name.
+    Remote(u32, u32, Target),
+    /// Nowhere: the packet is lost (the requester will time out).
+    Nowhere,
 }
 
 /// Sends the WQE's request and interprets the answer.
 fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
+    if let Some(answer) = remote::take_answer(dev, h) {
+        return conclude(dev, h, wqe, answer);
+    }
     let qp = &dev.qps[&h];
     let (pd, kind, qpn) = (qp.pd, qp.kind, qp.qpn);
     if wqe.opcode == opcode::NOP {
@@ -124,19 +146,11 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
     } else {
         gather(dev, &wqe.data)
     };
-    let target = route(dev, h, wqe);
     let (slid, grh) = (
         dev.profile.lid_of(dev.node),
         dev.profile.link_layer == LinkLayer::Ethernet,
     );
-    let remote = wqe.raddr.map(|(addr, rkey)| {
-        let len = if local_write {
-            wqe.data.len()
-        } else {
-            payload.len() as u64
-        };
-        (addr, rkey, len)
-    });
+    let raddr = wqe.raddr.map(|(addr, rkey)| (addr, rkey, wqe.data.len()));
     let req = Request {
         src_qpn: qpn,
         slid,
@@ -144,20 +158,34 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
         opcode: wqe.opcode,
         imm: wqe.imm,
         payload: &payload,
-        remote,
+        remote: raddr,
         atomic: wqe.atomic,
         qkey: udp_qkey(dev, h, wqe),
     };
-    let answer = match target {
-        Some(t) => responder::respond(dev, t, &req),
-        None => Response::Dropped,
+    let answer = match route(dev, h, wqe) {
+        Dest::Local(t) => responder::respond(dev, t, &req),
+        Dest::Nowhere => Response::Dropped,
+        Dest::Remote(node, slot, target) => {
+            // Unreliable datagram: nothing comes back, so nothing is awaited.
+            let await_answer = kind != QpKind::Ud;
+            remote::send(dev, h, node, slot, target, &req, await_answer);
+            if await_answer {
+                return Outcome::Pending;
+            }
+            Response::Dropped
+        }
     };
+    conclude(dev, h, wqe, answer)
+}
+
+/// What the requester makes of the responder's answer (or of its silence).
+fn conclude(dev: &mut Device, h: u32, wqe: &SendWqe, answer: Response) -> Outcome {
     let now = Instant::now();
     let qp = &dev.qps[&h];
-    if kind == QpKind::Ud {
+    if qp.kind == QpKind::Ud {
         // Unreliable datagram: no ACK, no retry; the send completes once on the wire, whatever
         // became of it (IBA 9.8).
-        return Outcome::Done(payload.len() as u32);
+        return Outcome::Done(wqe.data.len() as u32);
     }
     match answer {
         Response::Ack(reply) => {
@@ -165,9 +193,8 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
                 scatter_local(dev, &wqe.data, &bytes);
             }
             let byte_cnt = match wqe.opcode {
-                opcode::RDMA_READ => wqe.data.len() as u32,
                 opcode::ATOMIC_CS | opcode::ATOMIC_FA => 8,
-                _ => payload.len() as u32,
+                _ => wqe.data.len() as u32,
             };
             Outcome::Done(byte_cnt)
         }
@@ -201,43 +228,66 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
     }
 }
 
-/// Where the request goes: the RC peer, or the DCT the address vector names if the key and
-/// the path match. None: the packet reaches nothing (the requester will time out).
-fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Option<u32> {
+/// Where the request goes: the RC peer, or the QP/DCT the address vector names. A request
+/// for this device is checked here (the RC peer's connection, the DCT's key); one for another
+/// process's device is checked there.
+fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
     let qp = &dev.qps[&h];
-    let my_lid = dev.profile.lid_of(dev.node);
-    match qp.kind {
-        QpKind::Rc => {
-            let (th, t) = dev.qp_by_num(qp.dest_qpn)?;
-            let path_ok = match dev.profile.link_layer {
-                LinkLayer::InfiniBand => qp.path.dlid == my_lid,
-                LinkLayer::Ethernet => own_gid(dev, &qp.path.dgid),
-            };
-            (path_ok && t.kind == QpKind::Rc && t.dest_qpn == qp.qpn).then_some(th)
-        }
-        QpKind::Dci => {
-            let av = wqe.av?;
-            let (th, t) = dev.qp_by_num(av.dqpn)?;
-            // The DCT drops a request whose key differs, silently (mlx5 DC access key).
-            (av_reaches_us(dev, &av) && t.kind == QpKind::Dct && t.dc_key == av.key).then_some(th)
-        }
-        QpKind::Ud => {
-            let av = wqe.av?;
-            let (th, t) = dev.qp_by_num(av.dqpn)?;
-            (av_reaches_us(dev, &av) && t.kind == QpKind::Ud).then_some(th)
-        }
-        QpKind::Dct => None,
+    let (node, dqpn, key) = match (qp.kind, wqe.av) {
+        (QpKind::Rc, _) => (path_node(dev, &qp.path), qp.dest_qpn, 0),
+        (QpKind::Dci | QpKind::Ud, Some(av)) => (av_node(dev, &av), av.dqpn, av.key),
+        _ => return Dest::Nowhere,
+    };
+    let Some(node) = node else {
+        return Dest::Nowhere;
+    };
+    let slot = dqpn >> SLOT_SHIFT;
+    if node == dev.node && slot == dev.slot {
+        return responder::accept(dev, qp.kind, dqpn, key, qp.qpn).map_or(Dest::Nowhere, Dest::Local);
+    }
+    if dev.fabric.is_none() {
+        return Dest::Nowhere;
+    }
+    Dest::Remote(
+        node,
+        slot,
+        Target {
+            dqpn,
+            kind: qp.kind,
+            key,
+        },
+    )
+}
+
+/// The node an RC path leads to: by DLID on InfiniBand, by GID on RoCE.
+fn path_node(dev: &Device, path: &Path) -> Option<u32> {
+    match dev.profile.link_layer {
+        LinkLayer::InfiniBand => node_of_lid(dev, path.dlid),
+        LinkLayer::Ethernet => node_of_gid(dev, &path.dgid),
     }
 }
 
-/// Whether an address vector leads to this node: by LID (or a GRH to one of our GIDs) on
-/// InfiniBand; always by GID on RoCE, where libmlx5 leaves the AV's GRH bit clear
-/// (mlx5_create_ah sets grh = 0 when is_eth) because the GRH is implied.
-fn av_reaches_us(dev: &Device, av: &super::wqe::Av) -> bool {
+/// The node an address vector leads to: by LID (or a GRH's GID) on InfiniBand; always by GID
+/// on RoCE, where libmlx5 leaves the AV's GRH bit clear (mlx5_create_ah sets grh = 0 when
+/// is_eth) because the GRH is implied.
+fn av_node(dev: &Device, av: &super::wqe::Av) -> Option<u32> {
     match dev.profile.link_layer {
-        LinkLayer::InfiniBand => av.rlid == dev.profile.lid_of(dev.node) || (av.grh && own_gid(dev, &av.rgid)),
-        LinkLayer::Ethernet => own_gid(dev, &av.rgid),
+        LinkLayer::InfiniBand => {
+            node_of_lid(dev, av.rlid).or_else(|| av.grh.then(|| node_of_gid(dev, &av.rgid)).flatten())
+        }
+        LinkLayer::Ethernet => node_of_gid(dev, &av.rgid),
     }
+}
+
+fn node_of_lid(dev: &Device, lid: u16) -> Option<u32> {
+    (0..MAX_NODES).find(|&n| dev.profile.lid_of(n) == lid && lid != 0)
+}
+
+fn node_of_gid(dev: &Device, gid: &[u8; 16]) -> Option<u32> {
+    let nodes = std::iter::once(dev.node).chain((0..MAX_NODES).filter(|&n| n != dev.node));
+    nodes
+        .into_iter()
+        .find(|&n| (0..dev.profile.gid_count()).any(|i| dev.profile.gid(n, i).as_ref() == Some(gid)))
 }
 
 /// The Q_Key a UD send carries: the WQE's, or the QP's own when the WQE's has the high bit
@@ -249,10 +299,6 @@ fn udp_qkey(dev: &Device, h: u32, wqe: &SendWqe) -> Option<u32> {
     }
     let wqe_qkey = (wqe.av?.key >> 32) as u32;
     Some(if wqe_qkey & 0x8000_0000 != 0 { qp.qkey } else { wqe_qkey })
-}
-
-fn own_gid(dev: &Device, gid: &[u8; 16]) -> bool {
-    (0..dev.profile.gid_count()).any(|i| dev.profile.gid(dev.node, i).as_ref() == Some(gid))
 }
 
 fn gather(dev: &Device, data: &Data) -> Vec<u8> {
@@ -285,6 +331,7 @@ fn advance(dev: &mut Device, h: u32, bbs: u32) {
     if let Some(qp) = dev.qps.get_mut(&h) {
         qp.sq_ci = qp.sq_ci.wrapping_add(bbs);
         qp.stall = None;
+        qp.remote = None;
     }
 }
 
@@ -338,6 +385,7 @@ fn error(dev: &mut Device, h: u32, index: u16, wqe_opcode: u8, bbs: u32, synd: u
     }
     qp.sq_ci = qp.sq_ci.wrapping_add(bbs);
     qp.stall = None;
+    qp.remote = None;
     crate::log(format_args!(
         "qp {:#x}: WQE {index} failed, syndrome {synd:#x}{}",
         qp.qpn,

@@ -60,6 +60,21 @@ pub enum Response {
     Dropped,
 }
 
+/// The QP or DCT numbered `dqpn` that a request of a `kind` requester (QP `src_qpn`) reaches,
+/// or None, when it is dropped: an RC request only reaches the RC QP connected to the
+/// requester, a DC request only a DCT whose access key it carries (a wrong key is dropped
+/// silently: the mlx5 DC access key check), a UD one only a UD QP.
+pub fn accept(dev: &Device, kind: QpKind, dqpn: u32, key: u64, src_qpn: u32) -> Option<u32> {
+    let (h, t) = dev.qp_by_num(dqpn)?;
+    let ok = match kind {
+        QpKind::Rc => t.kind == QpKind::Rc && t.dest_qpn == src_qpn,
+        QpKind::Dci => t.kind == QpKind::Dct && t.dc_key == key,
+        QpKind::Ud => t.kind == QpKind::Ud,
+        QpKind::Dct => false,
+    };
+    ok.then_some(h)
+}
+
 /// Executes `req` at the QP or DCT `target` (a handle).
 pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     let Some(qp) = dev.qps.get(&target) else {

@@ -123,8 +123,11 @@ extern "C" fn fork_parent() {
 
 extern "C" fn fork_child() {
     HELD_ACROSS_FORK.with(|h| h.borrow_mut().clear());
-    // The device thread did not survive the fork: the child starts its own on first use.
+    // The device thread did not survive the fork: the child starts its own on first use. The
+    // fabric socket is the parent's: answers to the parent's requests arrive there, so the
+    // child's device leaves the fabric (it reaches only itself).
     crate::engine::forget_thread();
+    device::global().detach();
 }
 
 /// Registers fork handlers so that fork() never copies the device or context lock held by

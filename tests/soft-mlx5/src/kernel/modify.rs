@@ -227,6 +227,7 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
         qp.sq_ci = 0;
         qp.rq_ci = 0;
         qp.stall = None;
+        qp.remote = None;
         qp.errored_streams.clear();
     }
     qp.state = new;

@@ -877,6 +877,7 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         sq_ci: 0,
         rq_ci: 0,
         stall: None,
+        remote: None,
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",

@@ -753,6 +753,7 @@ impl Bed {
             sq_ci: 0,
             rq_ci: 0,
             stall: None,
+            remote: None,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(qpn, h);
@@ -832,6 +833,7 @@ impl Bed {
             sq_ci: 0,
             rq_ci: 0,
             stall: None,
+            remote: None,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(dctn, h);
