@@ -186,10 +186,7 @@ impl Fabric {
     pub fn receive(&mut self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut out = Vec::new();
         let mut buf = vec![0u8; HEADER + FRAGMENT];
-        loop {
-            let Some((n, from)) = recvfrom(&self.fd, &mut buf) else {
-                break;
-            };
+        while let Some((n, from)) = recvfrom(&self.fd, &mut buf) {
             if n < HEADER || u32::from_le_bytes(buf[..4].try_into().unwrap_or_default()) != MAGIC {
                 continue;
             }

@@ -575,6 +575,16 @@ impl Bed {
         }
     }
 
+    /// A device of the named profile at `node`, on the fabric at `root` (as a process started
+    /// by scripts/soft-mlx5 with `--node`); its numbers carry the slot it claimed.
+    pub fn on_fabric(name: &str, node: u32, root: &std::path::Path) -> Bed {
+        init_time_scale();
+        let profile = Profile::by_name(name).expect("profile");
+        let mut dev = Device::new(profile, node, Box::new(LocalDma));
+        dev.attach(soft_mlx5::fabric::Fabric::join(root, node).expect("join the fabric"));
+        Bed { dev, next_uidx: 1 }
+    }
+
     fn uidx(&mut self) -> u32 {
         self.next_uidx += 1;
         self.next_uidx - 1

@@ -1,0 +1,264 @@
+//! Devices of different processes on one fabric (src/fabric): slots, messages, requests that
+//! cross to another device and come back, and a peer that dies. Each test makes its devices in
+//! one process (each with its own socket, as each process has), so nothing here preloads.
+
+mod support;
+
+use soft_mlx5::engine::cqe::syndrome;
+use soft_mlx5::engine::wqe::opcode;
+use soft_mlx5::fabric::{Delivery, Fabric, SLOT_SHIFT};
+use std::path::PathBuf;
+use std::time::Duration;
+use support::*;
+
+/// A fresh fabric directory for one test.
+fn fabric_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("soft-mlx5-fabric-test-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn devices_of_one_node_claim_distinct_slots_and_a_dead_devices_slot_is_taken_over() {
+    let dir = fabric_dir("slots");
+    let a = Fabric::join(&dir, 0).unwrap();
+    let b = Fabric::join(&dir, 0).unwrap();
+    let other_node = Fabric::join(&dir, 1).unwrap();
+    assert_eq!((a.slot, b.slot, other_node.slot), (1, 2, 1));
+    drop(a);
+    // Slot 1's socket file stays, but nobody reads it: the next device takes it over.
+    let c = Fabric::join(&dir, 0).unwrap();
+    assert_eq!(c.slot, 1);
+}
+
+#[test]
+fn messages_arrive_whole_with_their_senders_address_even_across_fragments() {
+    let dir = fabric_dir("messages");
+    let mut a = Fabric::join(&dir, 0).unwrap();
+    let mut b = Fabric::join(&dir, 1).unwrap();
+    let small = b"hello".to_vec();
+    let large: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    assert_eq!(a.send(&a.peer(1, b.slot), &small), Delivery::Sent);
+    assert_eq!(a.send(&a.peer(1, b.slot), &large), Delivery::Sent);
+    let mut got = Vec::new();
+    for _ in 0..1000 {
+        a.flush();
+        got.extend(b.receive());
+        if got.len() == 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(got.len(), 2, "both messages arrive");
+    let from_a = a.peer(0, a.slot);
+    assert_eq!(got[0], (from_a.clone(), small));
+    assert_eq!(got[1], (from_a, large));
+}
+
+#[test]
+fn a_message_to_a_device_that_died_is_lost() {
+    let dir = fabric_dir("lost");
+    let mut a = Fabric::join(&dir, 0).unwrap();
+    let b = Fabric::join(&dir, 1).unwrap();
+    let to_b = a.peer(1, b.slot);
+    assert!(a.alive(&to_b));
+    drop(b);
+    assert!(!a.alive(&to_b));
+    assert_eq!(a.send(&to_b, b"anyone?"), Delivery::Lost);
+    assert_eq!(a.send(&a.peer(5, 9), b"never was"), Delivery::Lost);
+}
+
+/// A DCI on node 0 and a DCT on node 1, two devices as two processes would have them.
+struct TwoNodes {
+    a: Bed,
+    b: Bed,
+    dci: TQp,
+    scq: TCq,
+    local: TMr,
+    dct: TDct,
+    rcq: TCq,
+    srq: TSrq,
+    target: TMr,
+}
+
+impl TwoNodes {
+    fn new(dir: &std::path::Path, cfg: &QpCfg) -> TwoNodes {
+        let mut a = Bed::on_fabric("cx5-ib", 0, dir);
+        let mut b = Bed::on_fabric("cx5-ib", 1, dir);
+        let (pa, pb) = (a.pd(), b.pd());
+        let scq = a.cq(63);
+        let local = a.mr(pa, 4096, ALL_ACCESS);
+        let dci = a.dci(pa, &scq, cfg);
+        let rcq = b.cq(63);
+        let srq = b.srq(pb, 31, 4);
+        let target = b.mr(pb, 4096, ALL_ACCESS);
+        let dct = b.dct(pb, &rcq, &srq, DC_KEY, cfg);
+        TwoNodes {
+            a,
+            b,
+            dci,
+            scq,
+            local,
+            dct,
+            rcq,
+            srq,
+            target,
+        }
+    }
+
+    fn av(&self, key: u64) -> AvSpec {
+        AvSpec {
+            key,
+            dqpn: self.dct.dctn,
+            rlid: self.b.dev.profile.lid_of(1),
+        }
+    }
+
+    /// Steps both devices until the requester's CQ holds `n` CQEs.
+    fn run_until_completions(&mut self, n: usize, budget: Duration) -> Vec<Cqe64> {
+        let start = std::time::Instant::now();
+        let mut got = Vec::new();
+        while got.len() < n {
+            assert!(
+                start.elapsed() < budget,
+                "only {} of {n} completions within {budget:?}",
+                got.len()
+            );
+            soft_mlx5::engine::step(&mut self.a.dev);
+            soft_mlx5::engine::step(&mut self.b.dev);
+            got.extend(self.scq.drain());
+            std::thread::yield_now();
+        }
+        got
+    }
+}
+
+#[test]
+fn dc_requests_reach_a_dct_of_another_device_and_complete_as_on_one_device() {
+    let dir = fabric_dir("dc");
+    let mut t = TwoNodes::new(&dir, &QpCfg::default());
+    assert_eq!(t.a.dev.slot, 1);
+    assert_eq!(
+        t.dct.dctn >> SLOT_SHIFT,
+        t.b.dev.slot,
+        "the DCT number names its device's slot"
+    );
+    t.local.buf.write(0, b"across the fabric");
+    t.target.buf.put_ne64(64, 40);
+    let recv = t.srq.post_recv(&[(t.target.buf.at(1024), 64, t.target.key)]);
+    let av = t.av(DC_KEY);
+    let mut write = Wr::write(
+        &[(t.local.buf.addr(), 17, t.local.key)],
+        t.target.buf.addr(),
+        t.target.key,
+    );
+    write.av = Some(av);
+    let mut send = Wr::send(&[(t.local.buf.addr(), 17, t.local.key)]);
+    send.av = Some(av);
+    send.opcode = opcode::SEND_IMM;
+    send.imm = 0x1234;
+    let mut faa = Wr::new(opcode::ATOMIC_FA);
+    faa.sges = vec![(t.local.buf.at(512), 8, t.local.key)];
+    faa.raddr = Some((t.target.buf.at(64), t.target.key));
+    faa.atomic = Some((2, 0));
+    faa.av = Some(av);
+    let mut read = Wr::new(opcode::RDMA_READ);
+    read.sges = vec![(t.local.buf.at(256), 17, t.local.key)];
+    read.raddr = Some((t.target.buf.addr(), t.target.key));
+    read.av = Some(av);
+    for wr in [&write, &send, &faa, &read] {
+        t.dci.post(wr);
+    }
+    let cqes = t.run_until_completions(4, Duration::from_secs(10));
+    let ok: Vec<_> = cqes.iter().map(|c| (c.opcode, c.byte_cnt)).collect();
+    assert_eq!(
+        ok,
+        [(0, 17), (0, 17), (0, 8), (0, 17)],
+        "four successful requester CQEs"
+    );
+    assert_eq!(
+        t.target.buf.read(0, 17),
+        b"across the fabric",
+        "the write landed at node 1"
+    );
+    assert_eq!(t.target.buf.ne64(64), 42, "fetch-and-add added at node 1");
+    assert_eq!(t.local.buf.ne64(512), 40, "and returned the original value");
+    assert_eq!(
+        t.local.buf.read(256, 17),
+        b"across the fabric",
+        "the read brought it back"
+    );
+    let rcqes = t.rcq.drain();
+    assert_eq!(rcqes.len(), 1);
+    assert_eq!(rcqes[0].wqe_counter, recv as u16);
+    assert_eq!(rcqes[0].imm, 0x1234);
+    assert_eq!(
+        rcqes[0].src_qp, t.dci.qpn,
+        "the receive names the DCI of the other device"
+    );
+    assert_eq!(t.target.buf.read(1024, 17), b"across the fabric");
+}
+
+#[test]
+fn a_wrong_dc_key_across_the_fabric_is_dropped_and_the_dci_exhausts_its_retries() {
+    let dir = fabric_dir("key");
+    let cfg = QpCfg {
+        retry_cnt: 2,
+        timeout: 8,
+        ..QpCfg::default()
+    };
+    let mut t = TwoNodes::new(&dir, &cfg);
+    let mut write = Wr::write(
+        &[(t.local.buf.addr(), 8, t.local.key)],
+        t.target.buf.addr(),
+        t.target.key,
+    );
+    write.av = Some(t.av(DC_KEY ^ 1));
+    t.dci.post(&write);
+    let cqes = t.run_until_completions(1, Duration::from_secs(10));
+    assert_eq!(cqes[0].syndrome, syndrome::TRANSPORT_RETRY_EXC_ERR);
+    assert_eq!(t.target.buf.read(0, 8), [0u8; 8], "nothing was written");
+}
+
+#[test]
+fn when_the_peer_device_dies_its_requesters_see_retry_exceeded_as_on_a_wire() {
+    let dir = fabric_dir("dies");
+    let cfg = QpCfg {
+        retry_cnt: 2,
+        timeout: 8,
+        ..QpCfg::default()
+    };
+    let mut t = TwoNodes::new(&dir, &cfg);
+    let mut write = Wr::write(
+        &[(t.local.buf.addr(), 8, t.local.key)],
+        t.target.buf.addr(),
+        t.target.key,
+    );
+    write.av = Some(t.av(DC_KEY));
+    t.dci.post(&write);
+    assert_eq!(t.run_until_completions(1, Duration::from_secs(10))[0].opcode, 0);
+    // A request reaches node 1's socket, then node 1's process dies before answering: its
+    // device and socket are gone, its socket file stays behind.
+    let TwoNodes {
+        mut a,
+        b,
+        mut dci,
+        mut scq,
+        ..
+    } = t;
+    dci.post(&write);
+    soft_mlx5::engine::step(&mut a.dev);
+    assert!(a.dev.qps[&dci.h].remote.is_some(), "the request awaits node 1's answer");
+    drop(b);
+    let start = std::time::Instant::now();
+    let cqe = loop {
+        soft_mlx5::engine::step(&mut a.dev);
+        if let Some(c) = scq.poll() {
+            break c;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "the requester hangs");
+        std::thread::yield_now();
+    };
+    assert_eq!(cqe.syndrome, syndrome::TRANSPORT_RETRY_EXC_ERR);
+}
