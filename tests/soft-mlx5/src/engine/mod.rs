@@ -94,6 +94,12 @@ fn scan_uar_doorbells(dev: &mut Device) {
 
 static RUNNING: AtomicBool = AtomicBool::new(false);
 
+/// A test hook, not a hardware feature: while set, the device thread executes nothing (it
+/// neither reads doorbells nor serves the fabric), so a benchmark can measure what posting
+/// costs the library without the device draining the queue under it. Exported to C by the
+/// interposer as `soft_mlx5_test_pause`.
+pub static PAUSED: AtomicBool = AtomicBool::new(false);
+
 /// After fork() in the child: no device thread runs there, so the next [`start`] makes one.
 pub fn forget_thread() {
     RUNNING.store(false, Ordering::SeqCst);
@@ -112,6 +118,10 @@ pub fn start() {
         unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, -10) };
         let mut last_work = Instant::now();
         loop {
+            if PAUSED.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_micros(100));
+                continue;
+            }
             let (moved, wire) = {
                 let mut dev = device::global();
                 (step(&mut dev), dev.fabric.as_ref().map(|f| f.raw_fd()))
