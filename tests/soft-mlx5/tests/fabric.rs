@@ -200,15 +200,19 @@ fn dc_requests_reach_a_dct_of_another_device_and_complete_as_on_one_device() {
     assert_eq!(t.target.buf.read(1024, 17), b"across the fabric");
 }
 
-#[test]
-fn a_wrong_dc_key_across_the_fabric_is_dropped_and_the_dci_exhausts_its_retries() {
-    let dir = fabric_dir("key");
-    let cfg = QpCfg {
+/// Two retries of a short timeout: retry-exceeded comes quickly.
+fn few_retries() -> QpCfg {
+    QpCfg {
         retry_cnt: 2,
         timeout: 8,
         ..QpCfg::default()
-    };
-    let mut t = TwoNodes::new(&dir, &cfg);
+    }
+}
+
+#[test]
+fn a_wrong_dc_key_across_the_fabric_is_dropped_and_the_dci_exhausts_its_retries() {
+    let dir = fabric_dir("key");
+    let mut t = TwoNodes::new(&dir, &few_retries());
     let mut write = Wr::write(
         &[(t.local.buf.addr(), 8, t.local.key)],
         t.target.buf.addr(),
@@ -224,12 +228,7 @@ fn a_wrong_dc_key_across_the_fabric_is_dropped_and_the_dci_exhausts_its_retries(
 #[test]
 fn when_the_peer_device_dies_its_requesters_see_retry_exceeded_as_on_a_wire() {
     let dir = fabric_dir("dies");
-    let cfg = QpCfg {
-        retry_cnt: 2,
-        timeout: 8,
-        ..QpCfg::default()
-    };
-    let mut t = TwoNodes::new(&dir, &cfg);
+    let mut t = TwoNodes::new(&dir, &few_retries());
     let mut write = Wr::write(
         &[(t.local.buf.addr(), 8, t.local.key)],
         t.target.buf.addr(),

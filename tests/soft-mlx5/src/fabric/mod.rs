@@ -83,14 +83,7 @@ impl Fabric {
             match bind(&fd, &path) {
                 Ok(()) => {
                     crate::log(format_args!("fabric {}: node {node} slot {slot}", root.display()));
-                    return Ok(Fabric {
-                        fd,
-                        slot,
-                        root: root.to_path_buf(),
-                        outbox: VecDeque::new(),
-                        partial: HashMap::new(),
-                        next_msg: 1,
-                    });
+                    return Ok(Fabric::bound(fd, root, slot));
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EADDRINUSE) => {
                     if probe(&fd, &path) == Delivery::Lost {
@@ -98,20 +91,24 @@ impl Fabric {
                         std::fs::remove_file(&path)?;
                         bind(&fd, &path)?;
                         crate::log(format_args!("fabric: node {node} slot {slot} taken over"));
-                        return Ok(Fabric {
-                            fd,
-                            slot,
-                            root: root.to_path_buf(),
-                            outbox: VecDeque::new(),
-                            partial: HashMap::new(),
-                            next_msg: 1,
-                        });
+                        return Ok(Fabric::bound(fd, root, slot));
                     }
                 }
                 Err(e) => return Err(e),
             }
         }
         Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+    }
+
+    fn bound(fd: OwnedFd, root: &Path, slot: u32) -> Fabric {
+        Fabric {
+            fd,
+            slot,
+            root: root.to_path_buf(),
+            outbox: VecDeque::new(),
+            partial: HashMap::new(),
+            next_msg: 1,
+        }
     }
 
     /// A fresh request sequence number (never 0).
