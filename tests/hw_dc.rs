@@ -60,6 +60,15 @@ impl Hw {
         }
     }
 
+    /// The address of DCT `dct_number` on this port and an address handle leading to it.
+    fn ah_to<'a>(&self, pd: &'a mlx5dv::Pd<'_>, dct_number: u32) -> (DcTargetAddr, mlx5dv::Ah<'a>) {
+        let addr = self.addr_of(dct_number);
+        let ah = pd
+            .create_ah(self.port, &PeerPath::to_dc_target(&addr, self.gid_index))
+            .expect("address handle to the DCT");
+        (addr, ah)
+    }
+
     fn dct_builder<'a>(
         &self,
         mlx5: &'a Mlx5Context<'a>,
@@ -93,6 +102,21 @@ fn wait(cq: &Cq<'_>, n: usize) -> Vec<Completion> {
     got
 }
 
+/// Posts one RDMA write of inline `data` to `remote` at `peer` and returns its status.
+fn write_inline(
+    dci: &mut Dci<'_, mlx5dv::state::Rts>,
+    cq: &Cq<'_>,
+    wr_id: u64,
+    remote: mlx5dv::RemoteMemory,
+    peer: &DcPeer<'_>,
+    data: &[u8],
+) -> WcStatus {
+    let mut batch = dci.batch();
+    batch.rdma_write(wr_id, remote).to(peer).inline(data).unwrap();
+    batch.commit().unwrap();
+    wait(cq, 1)[0].status
+}
+
 fn ready_dci<'a>(
     hw: &Hw,
     mlx5: &'a Mlx5Context<'a>,
@@ -123,13 +147,8 @@ fn dc_rdma_write_reaches_the_dct_memory() {
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let mut src = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
     src.write(0, b"dc write").unwrap();
-    let ah = pd
-        .create_ah(
-            hw.port,
-            &PeerPath::to_dc_target(&hw.addr_of(dct.dct_number()), hw.gid_index),
-        )
-        .unwrap();
-    let peer = DcPeer::new(&ah, &hw.addr_of(dct.dct_number()), KEY);
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
+    let peer = DcPeer::new(&ah, &addr, KEY);
     let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
     let mut batch = dci.batch();
     batch
@@ -159,10 +178,7 @@ fn dc_send_lands_in_the_dct_srq() {
     let rx = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
     srq.post_recv(77, &[rx.sge(0, 1024).unwrap()]).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let peer = DcPeer::new(&ah, &addr, KEY);
     let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
     let mut batch = dci.batch();
@@ -208,10 +224,7 @@ fn dc_fetch_and_add_with_max_dc_rd_atom_outstanding_sums_exactly() {
         .unwrap();
     let counter = pd.alloc_mr(64, Access::LOCAL_WRITE | Access::REMOTE_ATOMIC).unwrap();
     let old = pd.alloc_mr(8 * 16, Access::LOCAL_WRITE).unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let peer = DcPeer::new(&ah, &addr, KEY);
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .with_atomics()
@@ -256,10 +269,7 @@ fn dc_rdma_write_after_mapping_the_ah_to_the_dci() {
     let cq = hw.ctx.create_cq(256).unwrap();
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
     if let Err(e) = ah.map_to_qp(dci.qp_num()) {
         assert_eq!(e.errno(), Some(libc::EOPNOTSUPP), "mlx5dv_map_ah_to_qp: {e}");
@@ -268,14 +278,10 @@ fn dc_rdma_write_after_mapping_the_ah_to_the_dci() {
     }
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let peer = DcPeer::new(&ah, &addr, KEY);
-    let mut batch = dci.batch();
-    batch
-        .rdma_write(9, target.remote().unwrap())
-        .to(&peer)
-        .inline(b"mapped")
-        .unwrap();
-    batch.commit().unwrap();
-    assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+    assert_eq!(
+        write_inline(&mut dci, &cq, 9, target.remote().unwrap(), &peer, b"mapped"),
+        WcStatus::Success
+    );
     let mut seen = [0u8; 6];
     target.read(0, &mut seen).unwrap();
     assert_eq!(&seen, b"mapped");
@@ -308,20 +314,20 @@ fn dc_rdma_write_into_odp_memory_when_the_device_allows_it() {
         }
         Err(e) => panic!("ODP registration: {e}"),
     };
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let peer = DcPeer::new(&ah, &addr, KEY);
     let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
-    let mut batch = dci.batch();
-    batch
-        .rdma_write(1, target.remote().unwrap().slice(512 * 1024, 3).unwrap())
-        .to(&peer)
-        .inline(b"odp")
-        .unwrap();
-    batch.commit().unwrap();
-    assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+    assert_eq!(
+        write_inline(
+            &mut dci,
+            &cq,
+            1,
+            target.remote().unwrap().slice(512 * 1024, 3).unwrap(),
+            &peer,
+            b"odp"
+        ),
+        WcStatus::Success
+    );
     let mut seen = [0u8; 3];
     target.read(512 * 1024, &mut seen).unwrap();
     assert_eq!(&seen, b"odp");
@@ -350,10 +356,7 @@ fn dci_streams_carry_traffic_on_every_stream_id() {
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .streams(log_c, log_e)
         .build_ready(hw.port, MTU, RtsAttr::default())
@@ -401,10 +404,7 @@ fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_agai
         .build()
         .unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .streams(log_c, log_e)
         .build_ready(hw.port, MTU, RtsAttr::default())
@@ -416,14 +416,17 @@ fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_agai
     // is then polled for up to a second, as the transition follows the last error CQE.
     let allowed = 1u16 << log_e;
     for s in 0..allowed {
-        let mut batch = dci.batch();
-        batch
-            .rdma_write(u64::from(s), bad)
-            .to(&DcPeer::new(&ah, &addr, KEY).stream(s))
-            .inline(b"x")
-            .unwrap();
-        batch.commit().unwrap();
-        assert_eq!(wait(&cq, 1)[0].status, WcStatus::RemAccessErr);
+        assert_eq!(
+            write_inline(
+                &mut dci,
+                &cq,
+                u64::from(s),
+                bad,
+                &DcPeer::new(&ah, &addr, KEY).stream(s),
+                b"x"
+            ),
+            WcStatus::RemAccessErr
+        );
         if s + 1 < allowed {
             assert_eq!(dci.query_state().unwrap(), QpState::Rts, "{} errored streams", s + 1);
         }
@@ -434,14 +437,17 @@ fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_agai
     }
     assert_eq!(dci.query_state().unwrap(), QpState::Err);
     let mut dci = dci.recover().expect("ERR -> RESET -> RTS");
-    let mut batch = dci.batch();
-    batch
-        .rdma_write(200, target.remote().unwrap())
-        .to(&DcPeer::new(&ah, &addr, KEY).stream(0))
-        .inline(b"ok")
-        .unwrap();
-    batch.commit().unwrap();
-    assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+    assert_eq!(
+        write_inline(
+            &mut dci,
+            &cq,
+            200,
+            target.remote().unwrap(),
+            &DcPeer::new(&ah, &addr, KEY).stream(0),
+            b"ok"
+        ),
+        WcStatus::Success
+    );
 }
 
 #[test]
@@ -466,34 +472,30 @@ fn dci_stream_id_reset_recovers_a_stream_without_the_dci_entering_err() {
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .streams(log_c, log_e)
         .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
     let mut bad = target.remote().unwrap();
     bad.rkey ^= 0x00FF_FF00;
-    let mut batch = dci.batch();
-    batch
-        .rdma_write(1, bad)
-        .to(&DcPeer::new(&ah, &addr, KEY).stream(1))
-        .inline(b"x")
-        .unwrap();
-    batch.commit().unwrap();
-    assert_eq!(wait(&cq, 1)[0].status, WcStatus::RemAccessErr);
+    assert_eq!(
+        write_inline(&mut dci, &cq, 1, bad, &DcPeer::new(&ah, &addr, KEY).stream(1), b"x"),
+        WcStatus::RemAccessErr
+    );
     dci.reset_stream(1).expect("mlx5dv_dci_stream_id_reset");
     assert_eq!(dci.query_state().unwrap(), QpState::Rts);
-    let mut batch = dci.batch();
-    batch
-        .rdma_write(2, target.remote().unwrap())
-        .to(&DcPeer::new(&ah, &addr, KEY).stream(1))
-        .inline(b"again")
-        .unwrap();
-    batch.commit().unwrap();
-    assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+    assert_eq!(
+        write_inline(
+            &mut dci,
+            &cq,
+            2,
+            target.remote().unwrap(),
+            &DcPeer::new(&ah, &addr, KEY).stream(1),
+            b"again"
+        ),
+        WcStatus::Success
+    );
 }
 
 #[test]
@@ -517,14 +519,18 @@ fn one_dci_reaches_many_dcts_in_turn() {
         .collect();
     let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
     for (i, ((addr, ah), target)) in addrs.iter().zip(&ahs).zip(&targets).enumerate() {
-        let mut batch = dci.batch();
-        batch
-            .rdma_write(i as u64, target.remote().unwrap())
-            .to(&DcPeer::new(ah, addr, KEY))
-            .inline(&[i as u8; 4])
-            .unwrap();
-        batch.commit().unwrap();
-        assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success, "DCT {i}");
+        assert_eq!(
+            write_inline(
+                &mut dci,
+                &cq,
+                i as u64,
+                target.remote().unwrap(),
+                &DcPeer::new(ah, addr, KEY),
+                &[i as u8; 4]
+            ),
+            WcStatus::Success,
+            "DCT {i}"
+        );
     }
     for (i, target) in targets.iter().enumerate() {
         let mut seen = [0u8; 4];
@@ -585,10 +591,7 @@ fn inline_and_sge_lists_beyond_the_created_caps_are_refused_at_the_data_step_and
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let src = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let peer = DcPeer::new(&ah, &addr, KEY);
     let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
     let caps = dci.caps();
@@ -639,10 +642,7 @@ fn raw_wr_api_rewrites_a_posted_wqe_when_the_send_queue_overflows() {
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let inbox = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let dci = DciBuilder::new(&mlx5, &pd, &cq)
         .max_send_wr(8)
         .build_ready(hw.port, MTU, RtsAttr::default())
@@ -698,10 +698,7 @@ fn the_safe_crate_refuses_a_request_the_send_queue_cannot_hold_and_completions_g
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let peer = DcPeer::new(&ah, &addr, KEY);
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .max_send_wr(8)
@@ -763,10 +760,7 @@ fn recover_after_draining_the_cq_loses_no_completion_and_carries_traffic_again()
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
-    let addr = hw.addr_of(dct.dct_number());
-    let ah = pd
-        .create_ah(hw.port, &PeerPath::to_dc_target(&addr, hw.gid_index))
-        .unwrap();
+    let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let peer = DcPeer::new(&ah, &addr, KEY);
     let mut dci = ready_dci(&hw, &mlx5, &pd, &cq);
     let mut bad = target.remote().unwrap();
