@@ -26,6 +26,8 @@
 
 pub mod addr;
 pub mod ah;
+#[cfg(feature = "cm")]
+pub mod cm;
 pub mod context;
 pub mod cq;
 pub mod dc;
@@ -37,6 +39,7 @@ pub mod qp;
 pub mod rc;
 mod sq;
 pub mod srq;
+mod wait;
 pub mod wr;
 
 pub use addr::{AddrError, DcTargetAddr, Mtu, RemoteMemory};
