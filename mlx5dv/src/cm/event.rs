@@ -89,7 +89,8 @@ pub enum CmFailure {
         /// The InfiniBand CM reject reason (8: no one listens on that port; 28: the consumer
         /// rejected).
         reason: i32,
-        /// The rejecting side's private data, byte for byte.
+        /// The rejecting side's private data, byte for byte, zero-padded by the CM to the
+        /// message's field size.
         private_data: Vec<u8>,
     },
     /// The peer did not answer in the CM's own time, or a SIDR reply carried an error.
@@ -241,9 +242,8 @@ impl EventChannel {
             if let Some(event) = self.try_next()? {
                 return Ok(Some(event));
             }
-            let readable = wait_readable(self.as_raw_fd(), deadline).map_err(|e| {
-                Error::from_errno("poll (rdma_event_channel)", e.raw_os_error().unwrap_or(0), "")
-            })?;
+            let readable = wait_readable(self.as_raw_fd(), deadline)
+                .map_err(|e| Error::from_errno("poll (rdma_event_channel)", e.raw_os_error().unwrap_or(0), ""))?;
             if !readable {
                 return Ok(None);
             }
@@ -367,7 +367,13 @@ mod tests {
 
     #[test]
     fn negative_status_becomes_the_errno_and_timeouts_are_etimedout() {
-        assert_eq!(CmFailure::Unreachable { status: -libc::ETIMEDOUT }.errno(), libc::ETIMEDOUT);
+        assert_eq!(
+            CmFailure::Unreachable {
+                status: -libc::ETIMEDOUT
+            }
+            .errno(),
+            libc::ETIMEDOUT
+        );
         assert_eq!(CmFailure::Unreachable { status: 5 }.errno(), libc::EHOSTUNREACH);
         assert_eq!(CmFailure::TimedOut.errno(), libc::ETIMEDOUT);
         assert_eq!(CmFailure::AddrError { status: -libc::ENODEV }.errno(), libc::ENODEV);

@@ -107,7 +107,10 @@ impl Endpoint {
         let left = until.map_or(timeout, |d| d.saturating_duration_since(Instant::now()));
         // SAFETY: the id is live and its address resolved.
         if unsafe { raw::rdma_resolve_route(self.as_raw(), timeout_ms(left)) } != 0 {
-            return Err(Error::last_os_error("rdma_resolve_route", "cannot start resolving the route"));
+            return Err(Error::last_os_error(
+                "rdma_resolve_route",
+                "cannot start resolving the route",
+            ));
         }
         self.expect(until, "rdma_resolve_route", |e| matches!(e, CmEvent::RouteResolved))?;
         Ok(())

@@ -104,7 +104,9 @@ fn ready_qp<'a>(
     resp_res: Option<u8>,
     init_depth: Option<u8>,
 ) -> std::result::Result<RcQp<'a, state::Rts>, CmTransitionError<'a>> {
-    let attrs = ep.qp_attr(raw::IBV_QPS_RTR).and_then(|rtr| Ok((rtr, ep.qp_attr(raw::IBV_QPS_RTS)?)));
+    let attrs = ep
+        .qp_attr(raw::IBV_QPS_RTR)
+        .and_then(|rtr| Ok((rtr, ep.qp_attr(raw::IBV_QPS_RTS)?)));
     let ((mut rtr, mut rtr_mask), (mut rts, rts_mask)) = match attrs {
         Ok(a) => a,
         Err(error) => return Err(back_to_reset(qp, error)),
@@ -152,7 +154,10 @@ fn check_private_data(data: &[u8], max: usize, op: &'static str) -> Result<()> {
     if data.len() > max {
         return Err(Error::invalid(
             op,
-            format!("{} bytes of private data exceed the {max} this message carries", data.len()),
+            format!(
+                "{} bytes of private data exceed the {max} this message carries",
+                data.len()
+            ),
         ));
     }
     Ok(())
@@ -263,7 +268,12 @@ impl Connector {
         // flags), then RTR and RTS with the kernel's values.
         let qp = match self.ep.qp_attr(raw::IBV_QPS_INIT) {
             Ok((mut attr, mask)) => qp
-                .modify_with::<state::Init>(&mut attr, mask, "ibv_modify_qp (CM INIT)", "the CM's INIT attributes were refused")
+                .modify_with::<state::Init>(
+                    &mut attr,
+                    mask,
+                    "ibv_modify_qp (CM INIT)",
+                    "the CM's INIT attributes were refused",
+                )
                 .map_err(|e| back_to_reset(e.object, e.error))?,
             Err(error) => return Err(back_to_reset(qp, error)),
         };
@@ -384,7 +394,8 @@ pub struct ConnectRequest {
 }
 
 impl ConnectRequest {
-    /// The requester's private data, as sent.
+    /// The requester's private data, as sent, followed by the CM's zero padding up to
+    /// [`MAX_REQUEST_PRIVATE_DATA`] bytes.
     pub fn private_data(&self) -> &[u8] {
         &self.private_data
     }
@@ -473,13 +484,7 @@ impl ConnectRequest {
     pub fn reject(self, private_data: &[u8]) -> Result<()> {
         check_private_data(private_data, MAX_REJECT_PRIVATE_DATA, "rdma_reject")?;
         // SAFETY: the id is live; the data outlives the call (copied by the library).
-        let rc = unsafe {
-            raw::rdma_reject(
-                self.ep.as_raw(),
-                private_data.as_ptr().cast(),
-                private_data.len() as u8,
-            )
-        };
+        let rc = unsafe { raw::rdma_reject(self.ep.as_raw(), private_data.as_ptr().cast(), private_data.len() as u8) };
         if rc != 0 {
             return Err(Error::last_os_error("rdma_reject", "the reject could not be sent"));
         }
@@ -506,7 +511,8 @@ pub struct Connection {
 
 impl Connection {
     /// The private data the peer sent (its accept when we connected, its request when we
-    /// accepted), byte for byte.
+    /// accepted), byte for byte, followed by the zeros the CM pads the message's
+    /// private-data field with (the length of what was sent does not cross the wire).
     pub fn private_data(&self) -> &[u8] {
         &self.private_data
     }
@@ -530,7 +536,10 @@ impl Connection {
     pub fn disconnect(&mut self) -> Result<()> {
         // SAFETY: the id is live.
         if unsafe { raw::rdma_disconnect(self.ep.as_raw()) } != 0 {
-            return Err(Error::last_os_error("rdma_disconnect", "the connection is not established"));
+            return Err(Error::last_os_error(
+                "rdma_disconnect",
+                "the connection is not established",
+            ));
         }
         Ok(())
     }

@@ -27,8 +27,9 @@
 //! | 40     | 8    | key      | the DC key, big-endian (only with flag bit 0)                |
 //! | 40/48  | 32   | memory   | the [`RemoteMemory`] encoding (only with flag bit 1)         |
 //!
-//! At most 80 bytes, well inside the 136 a SIDR reply carries. Decoding is as strict as the
-//! address blobs': exact length, known flags, zero reserved bits.
+//! At most 80 bytes, well inside the 136 a SIDR reply carries; the CM zero-fills the rest, so
+//! the initiator decodes with [`DcAnnouncement::decode_padded`]. Decoding is as strict as the
+//! address blobs': exact length, known flags, zero reserved bits and zero padding.
 
 use super::event::{CmEvent, CmFailure};
 use super::id::Endpoint;
@@ -167,6 +168,31 @@ impl DcAnnouncement {
         };
         Ok(DcAnnouncement { target, key, memory })
     }
+
+    /// Decodes an announcement followed by zero padding, as it arrives in a SIDR reply (the
+    /// CM delivers the message's whole private-data field, 136 bytes, zero-filled).
+    ///
+    /// # Errors
+    /// [`AddrError::Reserved`] for a non-zero byte in the padding; otherwise as
+    /// [`decode`](Self::decode).
+    pub fn decode_padded(bytes: &[u8]) -> std::result::Result<Self, AddrError> {
+        let flags = bytes.get(6).copied().unwrap_or(0);
+        let len = HEADER_LEN
+            + DcTargetAddr::ENCODED_LEN
+            + if flags & FLAG_KEY != 0 { 8 } else { 0 }
+            + if flags & FLAG_MEMORY != 0 {
+                RemoteMemory::ENCODED_LEN
+            } else {
+                0
+            };
+        if bytes.len() <= len {
+            return Self::decode(bytes);
+        }
+        if let Some(i) = bytes[len..].iter().position(|&b| b != 0) {
+            return Err(AddrError::Reserved { offset: len + i });
+        }
+        Self::decode(&bytes[..len])
+    }
 }
 
 /// A DC target published on an IP address and port of the CM's UDP port space.
@@ -201,13 +227,12 @@ impl DcTargetService {
         ep.bind(&addr)?;
         // SAFETY: the id is live and bound.
         if unsafe { raw::rdma_listen(ep.as_raw(), 16) } != 0 {
-            return Err(Error::last_os_error("rdma_listen (DC target)", "the bound id could not listen"));
+            return Err(Error::last_os_error(
+                "rdma_listen (DC target)",
+                "the bound id could not listen",
+            ));
         }
-        Ok(DcTargetService {
-            ep,
-            announcement,
-            blob,
-        })
+        Ok(DcTargetService { ep, announcement, blob })
     }
 
     /// The address listened on (with the port chosen when 0 was asked).
@@ -250,7 +275,10 @@ impl DcTargetService {
                     };
                     // SAFETY: the id is live; cp and the blob outlive the call (copied).
                     if unsafe { raw::rdma_accept(id.0, &mut cp) } != 0 {
-                        return Err(Error::last_os_error("rdma_accept (SIDR reply)", "the reply could not be sent"));
+                        return Err(Error::last_os_error(
+                            "rdma_accept (SIDR reply)",
+                            "the reply could not be sent",
+                        ));
                     }
                     return Ok(peer);
                 }
@@ -393,9 +421,14 @@ pub fn resolve_dc_target(dst: SocketAddr, timeout: Duration) -> Result<DcResolut
     };
     // SAFETY: the id is live and its route resolved; cp outlives the call.
     if unsafe { raw::rdma_connect(ep.as_raw(), &mut cp) } != 0 {
-        return Err(Error::last_os_error("rdma_connect (SIDR)", "the SIDR request could not be sent"));
+        return Err(Error::last_os_error(
+            "rdma_connect (SIDR)",
+            "the SIDR request could not be sent",
+        ));
     }
-    let ev = ep.expect(until, "rdma_connect (SIDR)", |e| matches!(e, CmEvent::Established { .. }))?;
+    let ev = ep.expect(until, "rdma_connect (SIDR)", |e| {
+        matches!(e, CmEvent::Established { .. })
+    })?;
     let (CmEvent::Established { private_data }, Some(ud)) = (ev.event, ev.ud) else {
         return Err(Error::from_errno(
             "rdma_connect (SIDR)",
@@ -403,7 +436,7 @@ pub fn resolve_dc_target(dst: SocketAddr, timeout: Duration) -> Result<DcResolut
             "the SIDR reply carried no UD parameters",
         ));
     };
-    let announcement = DcAnnouncement::decode(&private_data).map_err(|e| {
+    let announcement = DcAnnouncement::decode_padded(&private_data).map_err(|e| {
         Error::from_errno(
             "rdma_connect (SIDR)",
             libc::EPROTO,
@@ -497,5 +530,21 @@ mod tests {
         bad[0] = b'X';
         assert!(matches!(DcAnnouncement::decode(&bad), Err(AddrError::Magic { .. })));
         assert!(matches!(DcAnnouncement::decode(&[]), Err(AddrError::Length { .. })));
+    }
+
+    #[test]
+    fn padded_announcement_as_a_sidr_reply_delivers_it_decodes_and_dirty_padding_does_not() {
+        let a = DcAnnouncement::new(target()).with_key(DcKey::new(5));
+        let mut blob = a.encode().unwrap();
+        let len = blob.len();
+        blob.resize(136, 0);
+        assert_eq!(DcAnnouncement::decode_padded(&blob), Ok(a));
+        assert!(DcAnnouncement::decode(&blob).is_err(), "decode itself stays exact");
+        blob[100] = 1;
+        assert_eq!(
+            DcAnnouncement::decode_padded(&blob),
+            Err(AddrError::Reserved { offset: 100 })
+        );
+        assert_eq!(DcAnnouncement::decode_padded(&blob[..len]), Ok(a));
     }
 }
