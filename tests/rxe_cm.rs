@@ -1,6 +1,8 @@
 //! Tier 2: connection setup through the RDMA connection manager (the `cm` feature) on soft-RoCE
 //! (`rxe0` in the QEMU guest of `scripts/rxe-vm`): RC connect, accept, reject and disconnect
-//! with private data, timeouts, and the SIDR resolution of a DC target. Both sides run in one
+//! with private data, timeouts, and the SIDR resolution of a DC target; and the event sources
+//! that let a thread sleep instead of spinning (a completion channel with a timeout and in
+//! epoll; async port events when the guest's netdev goes down and up). Both sides run in one
 //! process, on two threads, over rxe0's address (`RXE_VM_IPV4`). The tests are `#[ignore]`d on
 //! the host; `scripts/test` runs this binary in the guest with `--include-ignored`.
 //!
@@ -381,4 +383,153 @@ fn cm_without_rdma_devices_fails_with_enodev_and_says_why() {
     assert_eq!(err.errno(), Some(libc::ENODEV), "{err}");
     let err = resolve_dc_target("127.0.0.1:7471".parse().unwrap(), Duration::from_millis(100)).expect_err("no devices");
     assert_eq!(err.errno(), Some(libc::ENODEV), "{err}");
+}
+
+#[test]
+#[ignore = "needs soft-RoCE: scripts/test runs it in the QEMU guest (scripts/rxe-vm)"]
+fn completion_channel_times_out_without_a_completion_wakes_for_one_and_is_epoll_readable() {
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let (addr, server) = serve(move |listener| {
+        let request = listener.next_request(Some(TIMEOUT)).unwrap().expect("a request");
+        let ctx = open(&request.device_name().unwrap());
+        let pd = ctx.alloc_pd().unwrap();
+        let cq = ctx.create_cq_with_channel(16).unwrap();
+        let mr = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
+        let qp = pd.create_rc_qp(&cq, None, RcCaps::default()).unwrap();
+        let qp = request.init_qp(qp, Access::LOCAL_WRITE).unwrap();
+        qp.post_recv(1, &[mr.sge(0, 64).unwrap()]).unwrap();
+        qp.post_recv(2, &[mr.sge(64, 64).unwrap()]).unwrap();
+        let (_qp, _conn) = request.accept(qp, &CmParams::default()).unwrap();
+        let mut done = [Completion::default(); 4];
+
+        // Armed, nothing sent: the wait times out.
+        cq.req_notify(false).unwrap();
+        assert_eq!(cq.poll(&mut done).unwrap(), 0);
+        let start = Instant::now();
+        assert!(
+            !cq.wait(Some(Duration::from_millis(300))).unwrap(),
+            "no completion, no event"
+        );
+        assert!(start.elapsed() >= Duration::from_millis(300));
+
+        // Blocked in wait, woken by the peer's send.
+        go_tx.send(()).unwrap();
+        assert!(cq.wait(Some(TIMEOUT)).unwrap(), "the send wakes the waiter");
+        assert_eq!(cq.poll(&mut done).unwrap(), 1);
+        assert_eq!((done[0].wr_id, done[0].opcode), (1, Some(WcOpcode::Recv)));
+
+        // The channel's fd in epoll: not ready while armed and idle, ready after a send.
+        let fd = std::os::fd::AsRawFd::as_raw_fd(cq.channel().unwrap());
+        // SAFETY: epoll_create1 takes no pointers.
+        let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        assert!(ep >= 0);
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: 42,
+        };
+        // SAFETY: ep and fd are open; ev is valid for the call.
+        assert_eq!(unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) }, 0);
+        cq.req_notify(false).unwrap();
+        let mut out = [libc::epoll_event { events: 0, u64: 0 }; 1];
+        // SAFETY: out has room for one event.
+        assert_eq!(unsafe { libc::epoll_wait(ep, out.as_mut_ptr(), 1, 200) }, 0, "idle");
+        assert!(!cq.try_event().unwrap());
+        go_tx.send(()).unwrap();
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::epoll_wait(ep, out.as_mut_ptr(), 1, 10_000) }, 1, "ready");
+        let token = out[0].u64;
+        assert_eq!(token, 42);
+        assert!(cq.try_event().unwrap());
+        assert_eq!(cq.poll(&mut done).unwrap(), 1);
+        assert_eq!(done[0].wr_id, 2);
+        assert_eq!(
+            cq.channel().unwrap().unacked(),
+            2,
+            "acknowledged in a batch, at the latest on drop"
+        );
+        // SAFETY: closes the epoll descriptor opened above.
+        unsafe { libc::close(ep) };
+    });
+    let connector = Connector::resolve(addr, TIMEOUT).unwrap();
+    let ctx = open(&connector.device_name().unwrap());
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let mut mr = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
+    let qp = pd.create_rc_qp(&cq, None, RcCaps::default()).unwrap();
+    let qp = connector.init_qp(qp, Access::LOCAL_WRITE).unwrap();
+    let (mut qp, _conn) = connector.connect(qp, &CmParams::default()).unwrap();
+    mr.write(0, b"wake up").unwrap();
+    for wr_id in 1..=2 {
+        go_rx.recv_timeout(TIMEOUT).expect("the server is waiting");
+        // Let the server block first.
+        std::thread::sleep(Duration::from_millis(100));
+        let mut batch = qp.batch();
+        batch.send(wr_id).sge(mr.sge(0, 7).unwrap()).unwrap();
+        batch.commit().unwrap();
+        assert_eq!(wait(&cq, 1)[0].status, WcStatus::Success);
+    }
+    server.join().expect("server thread");
+}
+
+#[test]
+#[ignore = "needs soft-RoCE: scripts/test runs it in the QEMU guest (scripts/rxe-vm)"]
+fn async_events_report_port_down_and_up_when_the_netdev_goes_down_and_up() {
+    let device = std::env::var("RXE_VM_DEVICE").unwrap();
+    let gid_index: u8 = std::env::var("RXE_VM_GID_INDEX").unwrap().parse().unwrap();
+    let ctx = open(&device);
+    let events = ctx.async_events().unwrap();
+    assert_eq!(
+        events.next(Some(Duration::from_millis(100))).unwrap(),
+        None,
+        "quiet at first"
+    );
+    let ip = |state: &str| {
+        let status = std::process::Command::new("ip")
+            .args(["link", "set", "dummy0", state])
+            .status()
+            .expect("ip");
+        assert!(status.success(), "ip link set dummy0 {state}");
+    };
+    // Bring the link back whatever happens, so the tests after this one find rxe0 usable.
+    struct Up<F: Fn(&str)>(F);
+    impl<F: Fn(&str)> Drop for Up<F> {
+        fn drop(&mut self) {
+            (self.0)("up");
+        }
+    }
+    let up = Up(ip);
+    (up.0)("down");
+    let until = Instant::now() + TIMEOUT;
+    loop {
+        let e = events
+            .next(Some(until.saturating_duration_since(Instant::now())))
+            .unwrap();
+        match e {
+            Some(mlx5dv::AsyncEvent::PortErr { port }) => {
+                assert_eq!(port, 1);
+                break;
+            }
+            Some(_) => continue, // GID changes come with it
+            None => panic!("no PORT_ERR within {TIMEOUT:?}"),
+        }
+    }
+    drop(up);
+    loop {
+        let e = events
+            .next(Some(until.saturating_duration_since(Instant::now())))
+            .unwrap();
+        match e {
+            Some(mlx5dv::AsyncEvent::PortActive { port }) => {
+                assert_eq!(port, 1);
+                break;
+            }
+            Some(_) => continue,
+            None => panic!("no PORT_ACTIVE within {TIMEOUT:?}"),
+        }
+    }
+    // Wait until the IPv4 GID is back before handing rxe0 to the next test.
+    while ctx.query_gid(1, gid_index).is_err() {
+        assert!(Instant::now() < until, "the GID did not come back");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -291,11 +291,16 @@ unsafe fn copy_event(ev: *mut raw::rdma_cm_event) -> RawEvent {
         } else {
             std::slice::from_raw_parts(data_ptr.cast::<u8>(), usize::from(data_len)).to_vec()
         };
-        let ud = ud_id.then(|| UdParams {
-            ah_attr: e.param.ud.ah_attr,
-            qp_num: e.param.ud.qp_num,
-            qkey: e.param.ud.qkey,
-        });
+        // The union is read as `ud` only for UD ids.
+        let ud = if ud_id {
+            Some(UdParams {
+                ah_attr: e.param.ud.ah_attr,
+                qp_num: e.param.ud.qp_num,
+                qkey: e.param.ud.qkey,
+            })
+        } else {
+            None
+        };
         let conn = if ud_id {
             ConnParams::default()
         } else {
