@@ -10,6 +10,9 @@
 //! then `/usr/lib/<multiarch>`, `/usr/lib64`, `/usr/lib`, `/usr/local/lib64`, `/usr/local/lib`.
 //! `MLX5DV_SYSROOT` prefixes the standard folders (for cross sysroots).
 //!
+//! With the `cm` feature it also checks for `rdma/rdma_cma.h` in that folder and links
+//! `rdmacm`; without it nothing of librdmacm is linked.
+//!
 //! With `DOCS_RS` set nothing is compiled or linked. Dependents get `DEP_MLX5DV_SHIM_INCLUDE`
 //! (rdma-core's include folder) and `DEP_MLX5DV_SHIM_SHIM_INCLUDE` (the shim's header folder).
 use std::env;
@@ -109,6 +112,21 @@ fn main() {
     }
     println!("cargo:rustc-link-lib=dylib=ibverbs");
     println!("cargo:rustc-link-lib=dylib=mlx5");
+    if env::var_os("CARGO_FEATURE_CM").is_some() {
+        let header = include.join("rdma/rdma_cma.h");
+        println!("cargo:rerun-if-changed={}", header.display());
+        if !header.is_file() {
+            panic!(
+                "\n\nmlx5dv-raw: the `cm` feature needs librdmacm's development files (rdma/rdma_cma.h \
+                 next to infiniband/verbs.h in {}).\n  Debian/Ubuntu: apt-get install librdmacm-dev{}\n  \
+                 RHEL/Fedora/Rocky: dnf install rdma-core-devel\n  Or build without the `cm` feature.\n\n",
+                include.display(),
+                debian_arch(&target).map(|a| format!(":{a}")).unwrap_or_default()
+            );
+        }
+        println!("cargo:rustc-link-lib=dylib=rdmacm");
+        println!("cargo:cm=1");
+    }
     println!("cargo:include={}", include.display());
     println!("cargo:shim_include={}", shim_dir.display());
     println!("cargo:shim_defines={}", defines.join(","));

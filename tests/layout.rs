@@ -10,7 +10,8 @@ use mlx5dv_suite::layout::{
 fn union_names() -> Vec<&'static str> {
     let src = concat!(
         include_str!("../mlx5dv-raw/src/verbs.rs"),
-        include_str!("../mlx5dv-raw/src/mlx5dv.rs")
+        include_str!("../mlx5dv-raw/src/mlx5dv.rs"),
+        include_str!("../mlx5dv-raw/src/rdma_cma.rs")
     );
     src.lines()
         .filter_map(|l| l.strip_prefix("pub union "))

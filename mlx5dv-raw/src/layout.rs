@@ -108,3 +108,26 @@ pin! {
     ibv_send_wr_bind_mw_tso: 48, 48, align 8;
     mlx5dv_dc_init_attr_key_or_streams: 8, 8, align 8;
 }
+
+#[cfg(feature = "cm")]
+mod cm {
+    use crate::rdma_cma::*;
+    use core::mem::{align_of, size_of};
+    use static_assertions::const_assert_eq;
+
+    // rdma_cma.h embeds no pthread types: the same layout on both architectures.
+    pin! {
+        rdma_ib_addr: 40, 40, align 8;
+        rdma_addr: 296, 296, align 8;
+        rdma_addr_src: 128, 128, align 8;
+        rdma_addr_dst: 128, 128, align 8;
+        rdma_addr_addr: 40, 40, align 8;
+        rdma_route: 312, 312, align 8;
+        rdma_event_channel: 4, 4, align 4;
+        rdma_cm_id: 416, 416, align 8;
+        rdma_conn_param: 24, 24, align 8;
+        rdma_ud_param: 56, 56, align 8;
+        rdma_cm_event: 80, 80, align 8;
+        rdma_cm_event_param: 56, 56, align 8;
+    }
+}

@@ -5,10 +5,17 @@
 //! Options: `-p PORT` (TCP, default 18516), `-d DEV` (default: first device), `-i IB_PORT`
 //! (default 1), `-g GID_INDEX` (RoCE; default: LID addressing), `-s SIZE` (default 64),
 //! `-n ITERS` (default 1000), `-k KEY` (DC key, hex; default ffeeddcc; both sides must agree:
-//! it is never sent over the wire).
+//! it is never sent over the wire), `-c` (find the peer through the RDMA connection manager).
 //!
 //! The TCP exchange: each side sends its DC target address (32 bytes, `DcTargetAddr::encode`)
 //! then its remote-memory descriptor (32 bytes, `RemoteMemory::encode`).
+//!
+//! `-c` (built with `--features cm`) finds the peer through the RDMA connection manager
+//! instead (`mlx5dv::cm::sidr`): each side publishes its DC target and memory with a
+//! `DcTargetService` (the server on PORT, the client on PORT+1) and resolves the other's by IP
+//! address with a SIDR exchange; the server learns the client's address from its request. The
+//! address handle then comes from the CM's resolved route. The DC key is still agreed by `-k`
+//! on both sides and never published. SERVER must then be an IP address of an RDMA netdev.
 use mlx5dv::{
     Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciBuilder, DctBuilder, Mtu, PeerPath, RemoteMemory, RtsAttr,
     WcStatus,
@@ -27,6 +34,7 @@ struct Opts {
     size: usize,
     iters: u64,
     key: u64,
+    cm: bool,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -39,6 +47,7 @@ fn parse() -> Result<Opts, String> {
         size: 64,
         iters: 1000,
         key: 0xffee_ddcc,
+        cm: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -50,6 +59,7 @@ fn parse() -> Result<Opts, String> {
             "-g" => o.gid_index = Some(val("-g")?.parse().map_err(|_| "-g takes a GID index")?),
             "-s" => o.size = val("-s")?.parse().map_err(|_| "-s takes a size in bytes")?,
             "-n" => o.iters = val("-n")?.parse().map_err(|_| "-n takes an iteration count")?,
+            "-c" => o.cm = true,
             "-k" => {
                 o.key =
                     u64::from_str_radix(val("-k")?.trim_start_matches("0x"), 16).map_err(|_| "-k takes a hex key")?
@@ -123,27 +133,20 @@ fn run(o: &Opts) -> Result<(), String> {
     };
     let my_mem = buf.remote().ok_or("the buffer has no remote access")?;
 
-    let mut sock = match &o.server {
-        Some(host) => TcpStream::connect((host.as_str(), o.tcp_port))
-            .map_err(|e| format!("connect {host}:{}: {e}", o.tcp_port))?,
-        None => {
-            let listener =
-                TcpListener::bind(("0.0.0.0", o.tcp_port)).map_err(|e| format!("listen on {}: {e}", o.tcp_port))?;
-            listener.accept().map_err(|e| e.to_string())?.0
-        }
+    let (peer_addr, peer_mem, ib_port, path, mut sock) = if o.cm {
+        let (addr, mem, port, path) = exchange_cm(o, &mine, &my_mem)?;
+        (addr, mem, port, path, None)
+    } else {
+        let (addr, mem, sock) = exchange_tcp(o, &mine, &my_mem)?;
+        (
+            addr,
+            mem,
+            o.ib_port,
+            PeerPath::to_dc_target(&addr, o.gid_index),
+            Some(sock),
+        )
     };
-    let mut out = [0u8; 64];
-    out[..32].copy_from_slice(&mine.encode().map_err(|e| e.to_string())?);
-    out[32..].copy_from_slice(&my_mem.encode());
-    sock.write_all(&out).map_err(|e| e.to_string())?;
-    let mut inp = [0u8; 64];
-    sock.read_exact(&mut inp)
-        .map_err(|e| format!("reading the peer's address: {e}"))?;
-    let peer_addr = DcTargetAddr::decode(&inp[..32]).map_err(|e| e.to_string())?;
-    let peer_mem = RemoteMemory::decode(&inp[32..]).map_err(|e| e.to_string())?;
-    let ah = pd
-        .create_ah(o.ib_port, &PeerPath::to_dc_target(&peer_addr, o.gid_index))
-        .map_err(|e| e.to_string())?;
+    let ah = pd.create_ah(ib_port, &path).map_err(|e| e.to_string())?;
     let peer = DcPeer::new(&ah, &peer_addr, key);
     let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
         .max_send_wr(256)
@@ -203,17 +206,106 @@ fn run(o: &Opts) -> Result<(), String> {
             o.iters as f64 / secs / 1e6
         );
     }
-    sock.write_all(b"done").map_err(|e| e.to_string())?;
-    let mut fin = [0u8; 4];
-    let _ = sock.read_exact(&mut fin);
+    // Keep both sides alive until the writes are done: a TCP "done", or over the CM one
+    // more DC send from the server.
+    match &mut sock {
+        Some(sock) => {
+            sock.write_all(b"done").map_err(|e| e.to_string())?;
+            let mut fin = [0u8; 4];
+            let _ = sock.read_exact(&mut fin);
+        }
+        None if o.server.is_some() => {
+            let mut batch = dci.batch();
+            batch.send(u64::MAX).to(&peer).sge(payload).map_err(|e| e.to_string())?;
+            batch.commit().map_err(|e| e.to_string())?;
+            wait(&cq, |c| c.wr_id == u64::MAX)?;
+        }
+        None => {
+            wait(&cq, |c| c.opcode == Some(mlx5dv::WcOpcode::Recv))?;
+        }
+    }
     Ok(())
+}
+
+/// The out-of-band TCP exchange of addresses and memory descriptors.
+fn exchange_tcp(
+    o: &Opts,
+    mine: &DcTargetAddr,
+    my_mem: &RemoteMemory,
+) -> Result<(DcTargetAddr, RemoteMemory, TcpStream), String> {
+    let mut sock = match &o.server {
+        Some(host) => TcpStream::connect((host.as_str(), o.tcp_port))
+            .map_err(|e| format!("connect {host}:{}: {e}", o.tcp_port))?,
+        None => {
+            let listener =
+                TcpListener::bind(("0.0.0.0", o.tcp_port)).map_err(|e| format!("listen on {}: {e}", o.tcp_port))?;
+            listener.accept().map_err(|e| e.to_string())?.0
+        }
+    };
+    let mut out = [0u8; 64];
+    out[..32].copy_from_slice(&mine.encode().map_err(|e| e.to_string())?);
+    out[32..].copy_from_slice(&my_mem.encode());
+    sock.write_all(&out).map_err(|e| e.to_string())?;
+    let mut inp = [0u8; 64];
+    sock.read_exact(&mut inp)
+        .map_err(|e| format!("reading the peer's address: {e}"))?;
+    let peer_addr = DcTargetAddr::decode(&inp[..32]).map_err(|e| e.to_string())?;
+    let peer_mem = RemoteMemory::decode(&inp[32..]).map_err(|e| e.to_string())?;
+    Ok((peer_addr, peer_mem, sock))
+}
+
+/// Publishes this side's DC target through the CM and resolves the peer's (see the docs).
+#[cfg(feature = "cm")]
+fn exchange_cm(
+    o: &Opts,
+    mine: &DcTargetAddr,
+    my_mem: &RemoteMemory,
+) -> Result<(DcTargetAddr, RemoteMemory, u8, PeerPath), String> {
+    use mlx5dv::cm::{resolve_dc_target, DcAnnouncement, DcTargetService};
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+    let timeout = Duration::from_secs(30);
+    let announce = DcAnnouncement::new(*mine).with_memory(*my_mem);
+    let any = |port| SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), port);
+    let res = match &o.server {
+        Some(host) => {
+            let ip: IpAddr = host
+                .parse()
+                .map_err(|_| format!("-c needs the server's IP address, not {host}"))?;
+            let service = DcTargetService::bind(any(o.tcp_port + 1), announce).map_err(|e| e.to_string())?;
+            let res = resolve_dc_target(SocketAddr::new(ip, o.tcp_port), timeout).map_err(|e| e.to_string())?;
+            service
+                .answer_next(Some(timeout))
+                .map_err(|e| e.to_string())?
+                .ok_or("the server did not resolve us back")?;
+            res
+        }
+        None => {
+            let service = DcTargetService::bind(any(o.tcp_port), announce).map_err(|e| e.to_string())?;
+            let client = service
+                .answer_next(None)
+                .map_err(|e| e.to_string())?
+                .ok_or("no request")?;
+            resolve_dc_target(SocketAddr::new(client.ip(), o.tcp_port + 1), timeout).map_err(|e| e.to_string())?
+        }
+    };
+    let mem = res.memory().ok_or("the peer published no memory")?;
+    Ok((*res.target(), mem, res.port(), res.path()))
+}
+
+#[cfg(not(feature = "cm"))]
+fn exchange_cm(
+    _: &Opts,
+    _: &DcTargetAddr,
+    _: &RemoteMemory,
+) -> Result<(DcTargetAddr, RemoteMemory, u8, PeerPath), String> {
+    Err("-c needs the connection manager: build with `--features cm`".into())
 }
 
 fn main() -> ExitCode {
     let opts = match parse() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("dc_pingpong: {e}\nusage: dc_pingpong [-p PORT] [-d DEV] [-i IB_PORT] [-g GID_INDEX] [-s SIZE] [-n ITERS] [-k HEXKEY] [SERVER]");
+            eprintln!("dc_pingpong: {e}\nusage: dc_pingpong [-p PORT] [-d DEV] [-i IB_PORT] [-g GID_INDEX] [-s SIZE] [-n ITERS] [-k HEXKEY] [-c] [SERVER]");
             return ExitCode::FAILURE;
         }
     };

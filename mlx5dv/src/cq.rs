@@ -244,6 +244,8 @@ pub struct Cq<'ctx> {
     pub(crate) registry: std::rc::Rc<crate::sq::Registry>,
     /// An error met after completions were already read: reported by the next poll.
     deferred_error: Cell<Option<(&'static str, i32)>>,
+    /// The completion channel the CQ reports to, when created with one.
+    pub(crate) events: Option<crate::comp_channel::CompChannel>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -258,6 +260,11 @@ impl Context {
     /// EINVAL for `cqe == 0` or beyond the device's `max_cqe`; `ibv_create_cq_ex` with the
     /// library's errno otherwise (EOPNOTSUPP when the provider has no extended CQs).
     pub fn create_cq(&self, cqe: u32) -> Result<Cq<'_>> {
+        self.create_cq_on(cqe, None)
+    }
+
+    /// Creates the CQ with `channel` (None: without one).
+    pub(crate) fn create_cq_on(&self, cqe: u32, channel: Option<crate::comp_channel::CompChannel>) -> Result<Cq<'_>> {
         if cqe == 0 {
             return Err(Error::invalid("ibv_create_cq_ex", "a CQ needs at least one entry"));
         }
@@ -272,7 +279,7 @@ impl Context {
         let mut attr = raw::ibv_cq_init_attr_ex {
             cqe,
             cq_context: std::ptr::null_mut(),
-            channel: std::ptr::null_mut(),
+            channel: channel.as_ref().map_or(std::ptr::null_mut(), |c| c.as_raw()),
             comp_vector: 0,
             wc_flags: WC_FLAGS,
             comp_mask: 0,
@@ -297,6 +304,7 @@ impl Context {
             batched,
             registry: Default::default(),
             deferred_error: Cell::new(None),
+            events: channel,
             _not_sync: PhantomData,
         })
     }
@@ -436,8 +444,13 @@ unsafe fn read_current(cq: *mut raw::ibv_cq_ex) -> Completion {
 
 impl Drop for Cq<'_> {
     fn drop(&mut self) {
+        // ibv_destroy_cq waits until every event it reported was acknowledged.
+        if let Some(channel) = &self.events {
+            channel.ack_all(self.as_raw_cq());
+        }
         // SAFETY: created once, destroyed once; queue pairs borrow the CQ, so they are gone.
         unsafe { raw::ibv_destroy_cq(self.as_raw_cq()) };
+        // The channel (a field) is destroyed after the CQ, as libibverbs requires.
     }
 }
 

@@ -21,6 +21,9 @@ struct Inner {
     device: Option<Box<str>>,
     errno: Option<i32>,
     hint: Cow<'static, str>,
+    /// How a connection-manager handshake ended, when that is what failed.
+    #[cfg(feature = "cm")]
+    cm: Option<crate::cm::CmFailure>,
 }
 
 impl Error {
@@ -31,6 +34,8 @@ impl Error {
             device: None,
             errno: (errno > 0).then_some(errno),
             hint: hint.into(),
+            #[cfg(feature = "cm")]
+            cm: None,
         }))
     }
 
@@ -49,6 +54,20 @@ impl Error {
     pub(crate) fn on(mut self, device: &str) -> Self {
         self.0.device = Some(device.into());
         self
+    }
+
+    /// Attaches the connection manager's account of what happened.
+    #[cfg(feature = "cm")]
+    pub(crate) fn with_cm(mut self, failure: crate::cm::CmFailure) -> Self {
+        self.0.cm = Some(failure);
+        self
+    }
+
+    /// What ended a connection-manager handshake (rejected with its reason and private data,
+    /// unreachable, timed out, ...), when the error comes from one.
+    #[cfg(feature = "cm")]
+    pub fn cm_failure(&self) -> Option<&crate::cm::CmFailure> {
+        self.0.cm.as_ref()
     }
 
     /// The C function that failed, e.g. `ibv_get_device_list`.

@@ -26,6 +26,10 @@
 
 pub mod addr;
 pub mod ah;
+pub mod async_event;
+#[cfg(feature = "cm")]
+pub mod cm;
+pub mod comp_channel;
 pub mod context;
 pub mod cq;
 pub mod dc;
@@ -37,10 +41,13 @@ pub mod qp;
 pub mod rc;
 mod sq;
 pub mod srq;
+mod wait;
 pub mod wr;
 
 pub use addr::{AddrError, DcTargetAddr, Mtu, RemoteMemory};
 pub use ah::{Ah, PeerPath};
+pub use async_event::{AsyncEvent, AsyncEvents, SrqRef};
+pub use comp_channel::CompChannel;
 pub use context::{Context, DeviceAttr, PortAttr};
 pub use cq::{Completion, Cq, WcOpcode, WcStatus};
 pub use dc::{DcKey, Dci, DciBuilder, DciParts, Dct, DctBuilder, Mlx5Caps, Mlx5Context};

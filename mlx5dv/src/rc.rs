@@ -164,6 +164,47 @@ impl<'a, S> RcQp<'a, S> {
         }
     }
 
+    /// Moves the QP with attributes computed elsewhere (the connection manager's
+    /// `rdma_init_qp_attr`); the port is taken from them when the mask names it.
+    #[cfg(feature = "cm")]
+    pub(crate) fn modify_with<T>(
+        mut self,
+        attr: &mut raw::ibv_qp_attr,
+        mask: u32,
+        op: &'static str,
+        hint: &'static str,
+    ) -> std::result::Result<RcQp<'a, T>, TransitionError<Self>> {
+        match self.raw.modify(attr, mask, op, hint) {
+            Ok(()) => {
+                if mask & raw::IBV_QP_PORT != 0 {
+                    self.port = attr.port_num;
+                }
+                Ok(self.into_state())
+            }
+            Err(error) => Err(TransitionError { error, object: self }),
+        }
+    }
+
+    /// The same QP under another state marker, for a QP whose real state is unknown (a failed
+    /// reset): its next transition reports the device's error.
+    #[cfg(feature = "cm")]
+    pub(crate) fn into_state_unchecked<T>(self) -> RcQp<'a, T> {
+        self.into_state()
+    }
+
+    /// The device the QP was created on.
+    #[cfg(feature = "cm")]
+    pub(crate) fn device_name(&self) -> &str {
+        &self.raw.device
+    }
+
+    /// Whether the QP receives from an SRQ.
+    #[cfg(feature = "cm")]
+    pub(crate) fn has_srq(&self) -> bool {
+        // SAFETY: the QP is live; srq is a plain pointer field.
+        !unsafe { (*self.raw.qp.as_ptr()).srq }.is_null()
+    }
+
     /// The QP number (to give to the peer).
     pub fn qp_num(&self) -> u32 {
         self.raw.qp_num()

@@ -1,6 +1,6 @@
 //! Build script of the workspace test package.
 //!
-//! 1. Layout probe: reads the declarations of `mlx5dv-raw/src/{verbs,mlx5dv,shim}.rs` (every
+//! 1. Layout probe: reads the declarations of `mlx5dv-raw/src/{verbs,mlx5dv,shim,rdma_cma}.rs` (every
 //!    `pub struct`/`pub union` with all its `pub` fields, every `pub const`, every enum alias)
 //!    and generates
 //!    - `layout_probe.c`: a table of what the C compiler says about each of them (size,
@@ -28,7 +28,7 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     let raw_src = root.join("mlx5dv-raw/src");
     let exceptions_path = root.join("tests/c/layout-exceptions.txt");
-    for p in ["verbs.rs", "mlx5dv.rs", "shim.rs"] {
+    for p in RAW_FILES {
         println!("cargo:rerun-if-changed={}", raw_src.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", exceptions_path.display());
@@ -70,13 +70,17 @@ fn main() {
         "cargo:rerun-if-changed={}",
         layout_include.join("infiniband/mlx5dv.h").display()
     );
+    println!(
+        "cargo:rerun-if-changed={}",
+        layout_include.join("rdma/rdma_cma.h").display()
+    );
 
     let exc = parse_exceptions(&fs::read_to_string(&exceptions_path).unwrap());
     let mut decls: BTreeMap<String, Decl> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     let mut consts: Vec<String> = Vec::new();
     let mut enums: Vec<String> = Vec::new();
-    for file in ["verbs.rs", "mlx5dv.rs", "shim.rs"] {
+    for file in RAW_FILES {
         parse_rust(
             &fs::read_to_string(raw_src.join(file)).unwrap(),
             &mut decls,
@@ -88,7 +92,7 @@ fn main() {
 
     let mut c = String::new();
     let mut r = String::new();
-    c.push_str("#include <stddef.h>\n#include <infiniband/verbs.h>\n#include <infiniband/mlx5dv.h>\n#include \"m5dv_shim.h\"\n\n");
+    c.push_str("#include <stddef.h>\n#include <infiniband/verbs.h>\n#include <infiniband/mlx5dv.h>\n#include <rdma/rdma_cma.h>\n#include \"m5dv_shim.h\"\n\n");
     for (rust, (parent, path)) in &exc.nested {
         if available(&exc, rust, version) {
             writeln!(c, "typedef __typeof__((({parent} *)0)->{path}) {rust};").unwrap();
@@ -225,6 +229,9 @@ fn main() {
     }
     build.compile("m5dv_abi_recorder");
 }
+
+/// mlx5dv-raw's declaration files the probe reads (rdma_cma.rs: this package enables `cm`).
+const RAW_FILES: [&str; 4] = ["verbs.rs", "mlx5dv.rs", "shim.rs", "rdma_cma.rs"];
 
 fn available(exc: &Exceptions, key: &str, version: u32) -> bool {
     exc.since.get(key).is_none_or(|&since| version >= since)
