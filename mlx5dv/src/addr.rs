@@ -302,14 +302,8 @@ fn header(kind: u8) -> [u8; HEADER_LEN] {
 
 /// Checks the header and exact length of a blob that should be of `kind` and `N` bytes long,
 /// returning it as a fixed-size array so the body can be read without fallible indexing.
-fn check_header<const N: usize>(bytes: &[u8], kind: u8) -> Result<&[u8; N], AddrError> {
-    let length_error = AddrError::Length {
-        expected: N,
-        got: bytes.len(),
-    };
-    let Some(head) = bytes.get(..HEADER_LEN) else {
-        return Err(length_error);
-    };
+/// Checks the first six bytes of an encoding's header: magic, format version, kind.
+pub(crate) fn check_magic_version_kind(head: &[u8], kind: u8) -> Result<(), AddrError> {
     let magic = [head[0], head[1], head[2], head[3]];
     if magic != MAGIC {
         return Err(AddrError::Magic { got: magic });
@@ -326,6 +320,18 @@ fn check_header<const N: usize>(bytes: &[u8], kind: u8) -> Result<&[u8; N], Addr
             got: head[5],
         });
     }
+    Ok(())
+}
+
+fn check_header<const N: usize>(bytes: &[u8], kind: u8) -> Result<&[u8; N], AddrError> {
+    let length_error = AddrError::Length {
+        expected: N,
+        got: bytes.len(),
+    };
+    let Some(head) = bytes.get(..HEADER_LEN) else {
+        return Err(length_error);
+    };
+    check_magic_version_kind(head, kind)?;
     check_reserved(head, 6..8)?;
     <&[u8; N]>::try_from(bytes).map_err(|_| length_error)
 }

@@ -118,22 +118,7 @@ impl DcAnnouncement {
                 got: bytes.len(),
             });
         };
-        let magic = [head[0], head[1], head[2], head[3]];
-        if magic != MAGIC {
-            return Err(AddrError::Magic { got: magic });
-        }
-        if head[4] != FORMAT_VERSION {
-            return Err(AddrError::Version {
-                got: head[4],
-                supported: FORMAT_VERSION,
-            });
-        }
-        if head[5] != KIND_DC_ANNOUNCEMENT {
-            return Err(AddrError::Kind {
-                expected: KIND_DC_ANNOUNCEMENT,
-                got: head[5],
-            });
-        }
+        crate::addr::check_magic_version_kind(head, KIND_DC_ANNOUNCEMENT)?;
         let flags = head[6];
         if flags & !(FLAG_KEY | FLAG_MEMORY) != 0 {
             return Err(AddrError::Reserved { offset: 6 });
