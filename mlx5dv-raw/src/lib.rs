@@ -5,7 +5,7 @@
 //!   with the C names, newest layout (rdma-core 65). Layout tests in the workspace prove every
 //!   field's offset against the real headers of rdma-core 44, 56.1 and 65.0 on x86_64 and
 //!   aarch64.
-//! - [`rdma_cma`] (feature `cm`): `rdma/rdma_cma.h`, the RDMA connection manager (librdmacm),
+//! - `rdma_cma` (feature `cm`): `rdma/rdma_cma.h`, the RDMA connection manager (librdmacm),
 //!   with the same layout proof. Without the feature nothing of librdmacm is declared or linked.
 //! - [`inline`]: the headers' static-inline functions under their C names.
 //! - [`shim`]: the C shim's `m5dv_*` exports (non-inline versions of those functions).
