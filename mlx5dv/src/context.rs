@@ -114,6 +114,18 @@ impl Context {
     }
 }
 
+#[cfg(test)]
+impl Context {
+    /// A context over a fake `ibv_context` pointer for unit tests of code that only names it;
+    /// never dropped (nothing may close it).
+    pub(crate) fn fake(name: &str) -> std::mem::ManuallyDrop<Context> {
+        std::mem::ManuallyDrop::new(Context {
+            ctx: NonNull::dangling(),
+            name: name.to_string(),
+        })
+    }
+}
+
 impl Drop for Context {
     fn drop(&mut self) {
         // SAFETY: opened by ibv_open_device and closed once; nothing built on it outlives it.

@@ -325,8 +325,8 @@ impl<'ctx> Cq<'ctx> {
     ///
     /// # Errors
     /// `ibv_start_poll`/`ibv_next_poll` with a code other than ENOENT (an empty CQ is
-    /// `Ok(0)`). mlx5 returns -2 (CQ_POLL_ERR) for a completion naming a QP or SRQ the context
-    /// does not know.
+    /// `Ok(0)`). mlx5 returns -2 (CQ_POLL_ERR, reported as EIO with a hint that names it) for
+    /// a completion naming a QP or SRQ the context does not know.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
         if let Some((op, rc)) = self.deferred_error.take() {
@@ -401,12 +401,15 @@ impl<'ctx> Cq<'ctx> {
 
 /// The error of a failed start/next_poll, with what the code means.
 fn poll_error(op: &'static str, rc: i32) -> Error {
-    let hint = if rc == -2 {
-        "mlx5 CQ_POLL_ERR: a completion for a QP or SRQ this context does not know (destroyed with completions pending?)"
-    } else {
-        "the CQ may have overrun: poll more often or make it larger"
-    };
-    Error::from_errno(op, rc, hint)
+    if rc == -2 {
+        // Not an errno: libmlx5's CQ_POLL_ERR, reported as EIO.
+        return Error::from_errno(
+            op,
+            libc::EIO,
+            "mlx5 CQ_POLL_ERR (-2): a completion for a QP or SRQ this context does not know (destroyed with completions pending?)",
+        );
+    }
+    Error::from_errno(op, rc, "the CQ may have overrun: poll more often or make it larger")
 }
 
 /// # Safety
@@ -465,6 +468,138 @@ impl std::fmt::Debug for Cq<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+    use std::ffi::{c_int, c_uint};
+
+    thread_local! {
+        /// What the fake CQ's start_poll/next_poll return, in order (then ENOENT), and the
+        /// calls it saw.
+        static SCRIPT: RefCell<VecDeque<i32>> = const { RefCell::new(VecDeque::new()) };
+        static CALLS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+        static NEXT_WR_ID: Cell<u64> = const { Cell::new(1) };
+    }
+
+    /// Pops the next scripted code; a success makes a new current completion (wr_id 1, 2, ...).
+    unsafe fn step(cq: *mut raw::ibv_cq_ex, op: &'static str) -> c_int {
+        CALLS.with(|c| c.borrow_mut().push(op));
+        let rc = SCRIPT.with(|s| s.borrow_mut().pop_front()).unwrap_or(libc::ENOENT);
+        if rc == 0 {
+            let id = NEXT_WR_ID.with(|n| n.replace(n.get() + 1));
+            // SAFETY: the test's fake CQ, alive for the whole test.
+            unsafe {
+                (*cq).wr_id = id;
+                (*cq).status = raw::IBV_WC_SUCCESS;
+            }
+        }
+        rc
+    }
+    unsafe extern "C" fn start_poll(cq: *mut raw::ibv_cq_ex, _: *mut raw::ibv_poll_cq_attr) -> c_int {
+        // SAFETY: forwarded from the caller.
+        unsafe { step(cq, "start") }
+    }
+    unsafe extern "C" fn next_poll(cq: *mut raw::ibv_cq_ex) -> c_int {
+        // SAFETY: forwarded from the caller.
+        unsafe { step(cq, "next") }
+    }
+    unsafe extern "C" fn end_poll(_: *mut raw::ibv_cq_ex) {
+        CALLS.with(|c| c.borrow_mut().push("end"));
+    }
+    unsafe extern "C" fn read_u32(_: *mut raw::ibv_cq_ex) -> u32 {
+        0
+    }
+    unsafe extern "C" fn read_flags(_: *mut raw::ibv_cq_ex) -> c_uint {
+        0
+    }
+    unsafe extern "C" fn read_opcode(_: *mut raw::ibv_cq_ex) -> raw::ibv_wc_opcode {
+        raw::IBV_WC_SEND
+    }
+
+    /// An extended CQ whose poll entries follow `script` (a provider's return codes).
+    fn fake_cq(script: &[i32]) -> Box<raw::ibv_cq_ex> {
+        SCRIPT.with(|s| *s.borrow_mut() = script.iter().copied().collect());
+        CALLS.with(|c| c.borrow_mut().clear());
+        NEXT_WR_ID.with(|n| n.set(1));
+        // SAFETY: ibv_cq_ex is plain data (pointers, integers, optional fn pointers): all-zero
+        // is a valid value; the entries polling uses are filled in below.
+        let mut cq: Box<raw::ibv_cq_ex> = Box::new(unsafe { std::mem::zeroed() });
+        cq.start_poll = Some(start_poll);
+        cq.next_poll = Some(next_poll);
+        cq.end_poll = Some(end_poll);
+        cq.read_opcode = Some(read_opcode);
+        cq.read_vendor_err = Some(read_u32);
+        cq.read_byte_len = Some(read_u32);
+        cq.read_imm_data = Some(read_u32);
+        cq.read_qp_num = Some(read_u32);
+        cq.read_src_qp = Some(read_u32);
+        cq.read_wc_flags = Some(read_flags);
+        cq
+    }
+
+    /// A `Cq` over `raw` (never dropped: there is no library to destroy it).
+    fn cq_over<'a>(ctx: &'a Context, raw: &mut raw::ibv_cq_ex, batched: bool) -> std::mem::ManuallyDrop<Cq<'a>> {
+        std::mem::ManuallyDrop::new(Cq {
+            cq: NonNull::from(raw),
+            ctx,
+            batched,
+            registry: Default::default(),
+            deferred_error: Cell::new(None),
+            events: None,
+            _not_sync: PhantomData,
+        })
+    }
+
+    fn calls() -> Vec<&'static str> {
+        CALLS.with(|c| c.borrow().clone())
+    }
+
+    #[test]
+    fn poll_returns_the_completions_read_before_a_next_poll_error_and_reports_the_error_next_call() {
+        let ctx = Context::fake("mlx5_fake");
+        // mlx5: two completions, then CQ_POLL_ERR (-2) for the third entry.
+        let mut raw = fake_cq(&[0, 0, -2]);
+        let cq = cq_over(&ctx, &mut raw, true);
+        let mut out = [Completion::default(); 8];
+        assert_eq!(cq.poll(&mut out).expect("the two completions read"), 2);
+        assert_eq!((out[0].wr_id, out[1].wr_id), (1, 2));
+        assert!(out[..2].iter().all(|c| c.status == WcStatus::Success));
+        assert_eq!(calls(), ["start", "next", "next", "end"], "the batch is closed");
+        let err = cq.poll(&mut out).expect_err("the error comes with the next call");
+        assert_eq!(err.errno(), Some(libc::EIO));
+        let text = err.to_string();
+        assert!(text.contains("ibv_next_poll") && text.contains("CQ_POLL_ERR"), "{text}");
+        assert_eq!(calls().len(), 4, "reporting it touches the CQ no more");
+        assert_eq!(cq.poll(&mut out).expect("then polling goes on"), 0);
+    }
+
+    #[test]
+    fn poll_without_batching_keeps_what_it_read_when_a_later_start_poll_fails() {
+        let ctx = Context::fake("rxe_fake");
+        let mut raw = fake_cq(&[0, libc::EIO]);
+        let cq = cq_over(&ctx, &mut raw, false);
+        let mut out = [Completion::default(); 4];
+        assert_eq!(cq.poll(&mut out).unwrap(), 1);
+        assert_eq!(out[0].wr_id, 1);
+        assert_eq!(
+            calls(),
+            ["start", "end", "start"],
+            "no end_poll after a failed start_poll"
+        );
+        assert_eq!(cq.poll(&mut out).unwrap_err().errno(), Some(libc::EIO));
+    }
+
+    #[test]
+    fn a_start_poll_error_with_nothing_read_is_returned_at_once() {
+        let ctx = Context::fake("mlx5_fake");
+        let mut raw = fake_cq(&[libc::EIO]);
+        let cq = cq_over(&ctx, &mut raw, true);
+        let mut out = [Completion::default(); 4];
+        let err = cq.poll(&mut out).unwrap_err();
+        assert_eq!(err.errno(), Some(libc::EIO));
+        assert!(err.to_string().contains("ibv_start_poll"), "{err}");
+        assert_eq!(calls(), ["start"]);
+        assert_eq!(cq.poll(&mut out).unwrap(), 0, "nothing deferred");
+    }
 
     #[test]
     fn every_known_status_round_trips_and_unknown_values_are_kept() {
