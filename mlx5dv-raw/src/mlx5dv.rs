@@ -5,7 +5,7 @@
 //! [`crate::inline`] and the shim.
 
 use crate::verbs::{ibv_ah, ibv_context, ibv_cq_ex, ibv_cq_init_attr_ex, ibv_device, ibv_fd_arr};
-use crate::verbs::{ibv_qp, ibv_qp_ex, ibv_qp_init_attr_ex, ibv_sge};
+use crate::verbs::{ibv_qp, ibv_qp_ex, ibv_qp_init_attr_ex, ibv_sge, ibv_srq};
 use libc::{c_int, c_uint, c_void, size_t};
 
 /// `enum mlx5dv_context_comp_mask`: which parts of `struct mlx5dv_context` to fill.
@@ -458,6 +458,186 @@ pub struct mlx5dv_qp_ex {
     pub wr_set_mkey_crypto: Option<unsafe extern "C" fn(*mut mlx5dv_qp_ex, *const mlx5dv_crypto_attr)>,
 }
 
+/// `struct mlx5dv_qp`: what `mlx5dv_init_obj` tells of a QP's rings and doorbell record.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_qp {
+    /// Doorbell record (`__be32 *`): [0] receive counter, [1] send counter.
+    pub dbrec: *mut u32,
+    /// Send queue ring.
+    pub sq: mlx5dv_qp_sq,
+    /// Receive queue ring.
+    pub rq: mlx5dv_qp_rq,
+    /// BlueFlame register.
+    pub bf: mlx5dv_qp_bf,
+    /// `enum mlx5dv_qp_comp_mask`: which of the fields below were asked for / filled.
+    pub comp_mask: u64,
+    /// UAR mmap offset (MLX5DV_QP_MASK_UAR_MMAP_OFFSET).
+    pub uar_mmap_offset: libc::off_t,
+    /// TIR number (raw packet QPs).
+    pub tirn: u32,
+    /// TIS number (raw packet QPs).
+    pub tisn: u32,
+    /// RQ number (raw packet QPs).
+    pub rqn: u32,
+    /// SQ number (raw packet QPs).
+    pub sqn: u32,
+    /// TIR ICM address.
+    pub tir_icm_addr: u64,
+}
+
+/// The anonymous `sq` struct of `struct mlx5dv_qp`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_qp_sq {
+    /// Ring start.
+    pub buf: *mut c_void,
+    /// Basic blocks in the ring.
+    pub wqe_cnt: u32,
+    /// Bytes per basic block.
+    pub stride: u32,
+}
+
+/// The anonymous `rq` struct of `struct mlx5dv_qp`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_qp_rq {
+    /// Ring start.
+    pub buf: *mut c_void,
+    /// Receive WQEs in the ring.
+    pub wqe_cnt: u32,
+    /// Bytes per receive WQE.
+    pub stride: u32,
+}
+
+/// The anonymous `bf` struct of `struct mlx5dv_qp`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_qp_bf {
+    /// BlueFlame register address.
+    pub reg: *mut c_void,
+    /// BlueFlame buffer size.
+    pub size: u32,
+}
+
+/// `struct mlx5dv_srq`: what `mlx5dv_init_obj` tells of an SRQ's ring.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_srq {
+    /// Ring start.
+    pub buf: *mut c_void,
+    /// Doorbell record (`__be32 *`).
+    pub dbrec: *mut u32,
+    /// Bytes per WQE.
+    pub stride: u32,
+    /// Head index.
+    pub head: u32,
+    /// Tail index.
+    pub tail: u32,
+    /// `enum mlx5dv_srq_comp_mask`.
+    pub comp_mask: u64,
+    /// SRQ number (MLX5DV_SRQ_MASK_SRQN).
+    pub srqn: u32,
+}
+
+/// `struct mlx5dv_obj`: the objects `mlx5dv_init_obj` describes, each an input and an output
+/// (only the members this crate uses are typed; the rest are untyped pointers).
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj {
+    /// QP in, `struct mlx5dv_qp` out.
+    pub qp: mlx5dv_obj_qp,
+    /// CQ in, `struct mlx5dv_cq` out.
+    pub cq: mlx5dv_obj_cq,
+    /// SRQ in, `struct mlx5dv_srq` out.
+    pub srq: mlx5dv_obj_srq,
+    /// WQ in, `struct mlx5dv_rwq` out.
+    pub rwq: mlx5dv_obj_rwq,
+    /// Device memory in, `struct mlx5dv_dm` out.
+    pub dm: mlx5dv_obj_dm,
+    /// AH in, `struct mlx5dv_ah` out.
+    pub ah: mlx5dv_obj_ah,
+    /// PD in, `struct mlx5dv_pd` out.
+    pub pd: mlx5dv_obj_pd,
+}
+
+/// The anonymous `qp` struct of `struct mlx5dv_obj`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj_qp {
+    /// The QP.
+    pub r#in: *mut ibv_qp,
+    /// Where to write its description.
+    pub out: *mut mlx5dv_qp,
+}
+
+/// The anonymous `cq` struct of `struct mlx5dv_obj`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj_cq {
+    /// The CQ (`struct ibv_cq *`).
+    pub r#in: *mut c_void,
+    /// `struct mlx5dv_cq *`.
+    pub out: *mut c_void,
+}
+
+/// The anonymous `srq` struct of `struct mlx5dv_obj`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj_srq {
+    /// The SRQ.
+    pub r#in: *mut ibv_srq,
+    /// Where to write its description.
+    pub out: *mut mlx5dv_srq,
+}
+
+/// The anonymous `rwq` struct of `struct mlx5dv_obj`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj_rwq {
+    /// `struct ibv_wq *`.
+    pub r#in: *mut c_void,
+    /// `struct mlx5dv_rwq *`.
+    pub out: *mut c_void,
+}
+
+/// The anonymous `dm` struct of `struct mlx5dv_obj`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj_dm {
+    /// `struct ibv_dm *`.
+    pub r#in: *mut c_void,
+    /// `struct mlx5dv_dm *`.
+    pub out: *mut c_void,
+}
+
+/// The anonymous `ah` struct of `struct mlx5dv_obj`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj_ah {
+    /// `struct ibv_ah *`.
+    pub r#in: *mut c_void,
+    /// `struct mlx5dv_ah *`.
+    pub out: *mut c_void,
+}
+
+/// The anonymous `pd` struct of `struct mlx5dv_obj`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj_pd {
+    /// `struct ibv_pd *`.
+    pub r#in: *mut c_void,
+    /// `struct mlx5dv_pd *`.
+    pub out: *mut c_void,
+}
+
+/// `enum mlx5dv_obj_type`: describe a QP.
+pub const MLX5DV_OBJ_QP: u64 = 1 << 0;
+/// `enum mlx5dv_obj_type`: describe a CQ.
+pub const MLX5DV_OBJ_CQ: u64 = 1 << 1;
+/// `enum mlx5dv_obj_type`: describe an SRQ.
+pub const MLX5DV_OBJ_SRQ: u64 = 1 << 2;
+
 /// `enum mlx5dv_cqe_comp_res_format`.
 pub type mlx5dv_cqe_comp_res_format = c_uint;
 /// Hash.
@@ -525,4 +705,7 @@ extern "C" {
     pub fn mlx5dv_open_device(device: *mut ibv_device, attr: *mut mlx5dv_context_attr) -> *mut ibv_context;
     /// Resets a DCI stream id in error without taking the DCI to ERR (rdma-core 37+).
     pub fn mlx5dv_dci_stream_id_reset(qp: *mut ibv_qp, stream_id: u16) -> c_int;
+    /// `mlx5dv_init_obj`: fills the outputs of `obj` for the objects `obj_type` names
+    /// (`MLX5DV_OBJ_*`); 0 or an errno.
+    pub fn mlx5dv_init_obj(obj: *mut mlx5dv_obj, obj_type: u64) -> c_int;
 }
