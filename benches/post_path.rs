@@ -7,6 +7,17 @@
 //! - `raw_shim`: the same through the shim's `m5dv_*` exports (one extra call per step);
 //! - `safe_dc_send` / `safe_rc_write`: the same through mlx5dv's batch and builder, with its
 //!   bounds and operation checks. Target: within 1.10x of `c_inline`.
+//!
+//! Group `real_mlx5`: the DC send posted into a real libmlx5 send queue, in C with rdma-core's
+//! inline functions (`c_inline`) and through the safe crate (`safe_dc_send`), so the cost is
+//! the provider's WQE building plus ours. It runs on soft-mlx5 only, where the emulator's test
+//! hook `soft_mlx5_test_pause` keeps the device thread from draining the queue while requests
+//! are timed; between timed chunks (one send queue's worth) the DCI goes RESET -> RTS, untimed.
+//! Target: safe within 1.05x of C. Run it with
+//! `cargo bench --bench post_path --no-run` then
+//! `scripts/soft-mlx5 -- target/release/deps/post_path-<hash> --bench`. Elsewhere it is skipped
+//! with the reason (on a ConnectX the device cannot be paused, and a draining queue measures
+//! the NIC, not the post path).
 use ::mlx5dv::RemoteMemory;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use mlx5dv_suite::fake::{completed, fakes, peer, sge};
@@ -126,5 +137,128 @@ fn post_path(c: &mut Criterion) {
     drop(r);
 }
 
-criterion_group!(benches, post_path);
+type PauseFn = unsafe extern "C" fn(libc::c_int);
+
+/// The emulator's pause hook, when this process runs on soft-mlx5.
+fn pause_hook() -> Option<PauseFn> {
+    // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
+    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"soft_mlx5_test_pause".as_ptr()) };
+    // SAFETY: the preload exports it with exactly this signature.
+    (!sym.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, PauseFn>(sym) })
+}
+
+/// Times `post` over `iters` requests in chunks of one send queue, the device paused; between
+/// chunks (untimed) `reset` empties the queue.
+fn paused_chunks<S>(
+    pause: PauseFn,
+    iters: u64,
+    depth: u64,
+    state: &mut S,
+    mut post: impl FnMut(&mut S, u64),
+    mut reset: impl FnMut(&mut S),
+) -> std::time::Duration {
+    let mut total = std::time::Duration::ZERO;
+    let mut done = 0;
+    // SAFETY: the hook takes an int and returns once the device thread is idle.
+    unsafe { pause(1) };
+    while done < iters {
+        let n = depth.min(iters - done);
+        let start = std::time::Instant::now();
+        for i in 0..n {
+            post(state, done + i);
+        }
+        total += start.elapsed();
+        done += n;
+        reset(state);
+    }
+    // SAFETY: as above.
+    unsafe { pause(0) };
+    total
+}
+
+fn real_mlx5(c: &mut Criterion) {
+    use ::mlx5dv::{
+        state::Rts, Access, DcKey, DcPeer, DcTargetAddr, Dci, DciBuilder, DctBuilder, Mtu, PeerPath, RtsAttr,
+    };
+    let Some(pause) = pause_hook() else {
+        println!("real_mlx5: not run: no soft-mlx5 here (run under scripts/soft-mlx5; a ConnectX cannot be paused)");
+        return;
+    };
+    let name = std::env::var("MLX5DV_TEST_DEVICE").unwrap_or_else(|_| "mlx5_0".into());
+    let list = ::mlx5dv::devices().expect("device list");
+    let dev = list.iter().find(|d| d.name() == name).expect("the soft-mlx5 device");
+    let ctx = dev.open().expect("open");
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(4096).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let key = DcKey::new(DC_KEY);
+    let dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, key)
+        .port(1)
+        .mtu(1024)
+        .build()
+        .unwrap();
+    let port = ctx.query_port(1).unwrap();
+    let addr = DcTargetAddr {
+        lid: port.0.lid,
+        gid: [0; 16],
+        dct_number: dct.dct_number(),
+        port_mtu: Mtu::Mtu1024,
+    };
+    let ah = pd.create_ah(1, &PeerPath::to_dc_target(&addr, None)).unwrap();
+    let mr = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
+    let local = mr.sge(0, LEN as usize).unwrap();
+    let dci = || {
+        DciBuilder::new(&mlx5, &pd, &cq)
+            .max_send_wr(256)
+            .build_ready(1, 1024, RtsAttr::default())
+            .unwrap()
+    };
+    // Back to an empty send queue: RESET -> RTS (the WQEs posted were never executed).
+    let renew = |d: &mut Option<Dci<'_, Rts>>| *d = Some(d.take().unwrap().recover().map_err(|e| e.error).unwrap());
+    let mut g = c.benchmark_group("real_mlx5");
+    let mut c_dci = Some(dci());
+    let depth = u64::from(c_dci.as_ref().unwrap().caps().max_send_wr);
+    g.bench_function("dc_send/c_inline", |b| {
+        b.iter_custom(|iters| {
+            let post = |d: &mut Option<Dci<'_, Rts>>, i: u64| {
+                // SAFETY: a live mlx5 DCI in RTS created with the send ops; at most its depth is
+                // posted before it is reset.
+                unsafe {
+                    let qpx = ibv_qp_to_qp_ex(d.as_ref().unwrap().as_raw());
+                    let m = mlx5dv_qp_ex_from_ibv_qp_ex(qpx);
+                    let rc = m5dv_c_dc_send(
+                        qpx,
+                        m,
+                        black_box(ah.as_raw()),
+                        addr.dct_number,
+                        DC_KEY,
+                        local.lkey(),
+                        local.addr(),
+                        LEN,
+                        i,
+                    );
+                    assert_eq!(rc, 0, "post failed");
+                };
+            };
+            paused_chunks(pause, iters, depth, &mut c_dci, post, renew)
+        })
+    });
+    let mut safe_dci = Some(dci());
+    let p = DcPeer::new(&ah, &addr, key);
+    g.bench_function("dc_send/safe_dc_send", |b| {
+        b.iter_custom(|iters| {
+            let post = |d: &mut Option<Dci<'_, Rts>>, i: u64| {
+                let mut batch = d.as_mut().unwrap().batch();
+                let sent = batch.send(i).to(black_box(&p)).sge(local);
+                let posted = batch.commit();
+                assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
+            };
+            paused_chunks(pause, iters, depth, &mut safe_dci, post, renew)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, post_path, real_mlx5);
 criterion_main!(benches);

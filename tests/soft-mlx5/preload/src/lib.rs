@@ -29,6 +29,18 @@ extern "C" fn on_load() {
 #[link_section = ".init_array"]
 static ON_LOAD: extern "C" fn() = on_load;
 
+/// A test hook of the emulator, not a hardware feature: with `paused` non-zero the device
+/// thread executes nothing until it is called with 0, so a benchmark can post into a real
+/// libmlx5 send queue without the device draining it. Returns once the device thread is idle
+/// (the step it was in, if any, has finished). Found by `dlsym(RTLD_DEFAULT, ...)`; absent on
+/// real hardware.
+#[no_mangle]
+pub extern "C" fn soft_mlx5_test_pause(paused: c_int) {
+    soft_mlx5::engine::PAUSED.store(paused != 0, std::sync::atomic::Ordering::Release);
+    // The device thread steps under the device lock: holding it once means no step is running.
+    drop(soft_mlx5::device::global());
+}
+
 /// Device fds.
 static DEVICE_FDS: FdSet = FdSet::new();
 

@@ -124,6 +124,11 @@ pub fn start() {
             }
             let (moved, wire) = {
                 let mut dev = device::global();
+                // Checked again under the lock: whoever paused and then took the lock knows
+                // no step runs after it.
+                if PAUSED.load(Ordering::Acquire) {
+                    continue;
+                }
                 (step(&mut dev), dev.fabric.as_ref().map(|f| f.raw_fd()))
             };
             // Busy while there is work and for 50 us after it (the next doorbell of a
