@@ -462,7 +462,7 @@ pub struct mlx5dv_qp_ex {
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct mlx5dv_qp {
-    /// Doorbell record (`__be32 *`): [0] receive counter, [1] send counter.
+    /// Doorbell record (`__be32 *`): word 0 the receive counter, word 1 the send counter.
     pub dbrec: *mut u32,
     /// Send queue ring.
     pub sq: mlx5dv_qp_sq,

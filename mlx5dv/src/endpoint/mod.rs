@@ -1,0 +1,136 @@
+//! DC endpoints over a pool of DCIs: many peers, a few initiators.
+//!
+//! An endpoint names one peer (its DCT through a [`DcPeer`]: address handle, DCT number, key).
+//! A [`DciPool`] owns W DCIs on one CQ and decides, by the [`Policy`] chosen at creation,
+//! which DCI carries an endpoint's next request (the policies of UCX's dc_mlx5 transport):
+//!
+//! - [`Policy::Dcs`]: an endpoint with requests outstanding keeps its DCI, so its requests
+//!   stay in order; an idle endpoint gives its DCI back; with no DCI free the post is refused
+//!   with EAGAIN (backpressure: nothing is queued behind the caller's back);
+//! - [`Policy::DcsQuota`]: as `Dcs`, but an endpoint that has posted `quota` requests on its
+//!   DCI while others were refused posts no more until it has drained and given the DCI back;
+//! - [`Policy::Streams`]: every DCI is built with DCI streams and each endpoint has its own
+//!   (DCI, stream id): a failing peer errors its stream, not the DCI;
+//! - [`Policy::Rand`]: each endpoint is bound to a pseudo-random DCI for its lifetime.
+//!
+//! Every request is signaled, and its completion comes back through [`DciPool::poll`] as an
+//! [`EpCompletion`] naming the endpoint. When a peer fails (retry exceeded, a remote access
+//! error, a DCT that is gone), its endpoint gets the error; the pool brings the DCI back
+//! (RESET, RTS, or a stream reset) on its own, and re-posts, in their original order, the
+//! requests of the other endpoints that the failure flushed: they see latency, never an error.
+//! The bookkeeping for that is allocated when the pool is created: posting and polling
+//! allocate nothing.
+
+mod pool;
+
+pub use pool::{DciPool, PoolConfig, Recoveries};
+
+use crate::addr::RemoteMemory;
+use crate::cq::{WcOpcode, WcStatus};
+use crate::mr::Sge;
+
+pub use crate::wr::DcPeer;
+
+/// An endpoint of a [`DciPool`] (an index into its endpoint table).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EndpointId(pub u32);
+
+/// How a [`DciPool`] assigns DCIs to endpoints.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// A DCI per active endpoint, given back when the endpoint is idle.
+    Dcs,
+    /// As `Dcs`, but an endpoint gives its DCI up after `quota` requests when others wait.
+    DcsQuota {
+        /// Requests an endpoint may post on one DCI while others are refused.
+        quota: u32,
+    },
+    /// DCIs with DCI streams; each endpoint on its own (DCI, stream).
+    Streams {
+        /// log2 of the concurrent streams per DCI (`mlx5dv_dci_streams.log_num_concurent`).
+        log_concurrent: u8,
+        /// log2 of the errored streams a DCI tolerates before it enters ERR.
+        log_errored: u8,
+    },
+    /// A fixed pseudo-random DCI per endpoint, from `seed`.
+    Rand {
+        /// Seed of the assignment.
+        seed: u64,
+    },
+}
+
+/// One request for an endpoint: the operation and its buffers. The local buffer's
+/// registration must outlive the pool (the pool may post the request again after a failure
+/// of another peer).
+#[derive(Copy, Clone, Debug)]
+pub enum Request<'m> {
+    /// Send `local`.
+    Send {
+        /// What to send.
+        local: Sge<'m>,
+    },
+    /// Send `local` with immediate data.
+    SendImm {
+        /// What to send.
+        local: Sge<'m>,
+        /// Immediate (host order).
+        imm: u32,
+    },
+    /// RDMA write of `local` to `remote`.
+    Write {
+        /// Source.
+        local: Sge<'m>,
+        /// Destination.
+        remote: RemoteMemory,
+    },
+    /// RDMA write with immediate.
+    WriteImm {
+        /// Source.
+        local: Sge<'m>,
+        /// Destination.
+        remote: RemoteMemory,
+        /// Immediate (host order).
+        imm: u32,
+    },
+    /// RDMA read of `remote` into `local`.
+    Read {
+        /// Destination.
+        local: Sge<'m>,
+        /// Source.
+        remote: RemoteMemory,
+    },
+    /// 64-bit compare-and-swap at `remote`; the old value lands in `local` (8 bytes).
+    CompareSwap {
+        /// The old value's buffer.
+        local: Sge<'m>,
+        /// The target word.
+        remote: RemoteMemory,
+        /// Expected value.
+        compare: u64,
+        /// New value.
+        swap: u64,
+    },
+    /// 64-bit fetch-and-add at `remote`; the old value lands in `local` (8 bytes).
+    FetchAdd {
+        /// The old value's buffer.
+        local: Sge<'m>,
+        /// The target word.
+        remote: RemoteMemory,
+        /// What to add.
+        add: u64,
+    },
+}
+
+/// A completed request of an endpoint.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct EpCompletion {
+    /// Whose request it was.
+    pub endpoint: EndpointId,
+    /// The wr_id it was posted with.
+    pub wr_id: u64,
+    /// Its status: success, or the peer's failure (a request flushed by its own endpoint's
+    /// failure reports `WrFlushErr`).
+    pub status: WcStatus,
+    /// What completed (None for failed completions).
+    pub opcode: Option<WcOpcode>,
+}

@@ -1,0 +1,467 @@
+//! The pool: DCIs, the endpoint table, the assignment policies, and recovery with re-posting.
+
+use super::{DcPeer, EndpointId, EpCompletion, Policy, Request};
+use crate::cq::{Completion, Cq, WcStatus};
+use crate::dc::{Dci, DciBuilder, Mlx5Context};
+use crate::error::{Error, Result};
+use crate::pd::Pd;
+use crate::qp::{state::Rts, QpState, RtsAttr};
+use std::collections::VecDeque;
+
+/// How a [`DciPool`] is built.
+#[derive(Copy, Clone, Debug)]
+pub struct PoolConfig {
+    /// DCIs in the pool (W).
+    pub dcis: usize,
+    /// Endpoints the pool can hold (its table is allocated at creation).
+    pub max_endpoints: usize,
+    /// The assignment policy.
+    pub policy: Policy,
+    /// Send queue depth of each DCI.
+    pub max_send_wr: u32,
+    /// Port, path MTU and RTS timing of the DCIs.
+    pub port: u8,
+    /// Path MTU in bytes.
+    pub mtu_bytes: u32,
+    /// Timeout, retries and atomics depth.
+    pub rts: RtsAttr,
+    /// Whether the DCIs may post atomics (the device must have them).
+    pub atomics: bool,
+}
+
+impl Default for PoolConfig {
+    /// Four DCIs of 128 requests, 1024 endpoints, `Dcs`, port 1, MTU 1024, no atomics.
+    fn default() -> Self {
+        PoolConfig {
+            dcis: 4,
+            max_endpoints: 1024,
+            policy: Policy::Dcs,
+            max_send_wr: 128,
+            port: 1,
+            mtu_bytes: 1024,
+            rts: RtsAttr::default(),
+            atomics: false,
+        }
+    }
+}
+
+/// A posted request, kept until its completion (to post it again after another peer's
+/// failure flushed it).
+#[derive(Copy, Clone, Debug)]
+struct Posted<'a> {
+    ep: u32,
+    wr_id: u64,
+    stream: u16,
+    req: Request<'a>,
+}
+
+struct Slot<'a> {
+    /// None only while a recovery that failed is retried.
+    dci: Option<Dci<'a, Rts>>,
+    qp_num: u32,
+    depth: usize,
+    /// Posted and not yet completed, in post order (= completion order).
+    inflight: VecDeque<Posted<'a>>,
+    /// Flushed requests of healthy endpoints, in post order, to post again.
+    replay: VecDeque<Posted<'a>>,
+    /// The endpoint holding the DCI (Dcs, DcsQuota).
+    holder: Option<u32>,
+    /// The DCI is in ERR: no new requests until it is recovered.
+    failed: bool,
+    /// Errored streams (Streams): no new requests on them until they are reset.
+    stream_failed: Vec<bool>,
+}
+
+struct Ep<'a> {
+    peer: DcPeer<'a>,
+    /// Its DCI: fixed (Rand, Streams) or held while it has requests outstanding (Dcs).
+    dci: Option<usize>,
+    stream: u16,
+    outstanding: u32,
+    /// Requests posted since it took its DCI (DcsQuota).
+    since_acquire: u32,
+    /// Its peer failed: its flushed requests are reported, not posted again.
+    failed: bool,
+}
+
+/// W DCIs on one CQ shared by many endpoints (see the [module](super) documentation).
+///
+/// The CQ belongs to the pool: every completion on it must be one of the pool's DCIs' (others
+/// are skipped by [`DciPool::poll`]).
+pub struct DciPool<'a> {
+    cq: &'a Cq<'a>,
+    policy: Policy,
+    slots: Vec<Slot<'a>>,
+    eps: Vec<Ep<'a>>,
+    scratch: Vec<Completion>,
+    /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota).
+    waiting: bool,
+    recovered: Recoveries,
+}
+
+/// What the pool has done to bring DCIs back after peers failed.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recoveries {
+    /// DCIs brought from ERR back to RTS.
+    pub dcis: u64,
+    /// DCI streams reset (the DCI stayed in RTS).
+    pub streams: u64,
+    /// Flushed requests of healthy endpoints posted again.
+    pub reposted: u64,
+}
+
+const SCRATCH: usize = 64;
+
+fn would_block(why: &'static str) -> Error {
+    Error::from_errno("DciPool::post", libc::EAGAIN, why)
+}
+
+impl<'a> DciPool<'a> {
+    /// Creates the pool: `cfg.dcis` DCIs in RTS on `cq`, and room for `cfg.max_endpoints`.
+    ///
+    /// # Errors
+    /// EINVAL for no DCIs, a zero queue depth, or stream sizes with a policy other than
+    /// `Streams`; the DCI creation and transitions with their errors (EOPNOTSUPP for streams
+    /// or atomics the device lacks).
+    pub fn new(mlx5: &'a Mlx5Context<'a>, pd: &'a Pd<'a>, cq: &'a Cq<'a>, cfg: PoolConfig) -> Result<Self> {
+        if cfg.dcis == 0 || cfg.dcis > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
+            return Err(Error::invalid(
+                "DciPool::new",
+                "a pool needs 1..=65535 DCIs with a send queue depth of at least 1",
+            ));
+        }
+        let streams = match cfg.policy {
+            Policy::Streams { log_concurrent, .. } => 1usize << log_concurrent,
+            _ => 1,
+        };
+        let mut slots = Vec::with_capacity(cfg.dcis);
+        for _ in 0..cfg.dcis {
+            let mut b = DciBuilder::new(mlx5, pd, cq).max_send_wr(cfg.max_send_wr);
+            if cfg.atomics {
+                b = b.with_atomics();
+            }
+            if let Policy::Streams {
+                log_concurrent,
+                log_errored,
+            } = cfg.policy
+            {
+                b = b.streams(log_concurrent, log_errored);
+            }
+            let dci = b.build_ready(cfg.port, cfg.mtu_bytes, cfg.rts)?;
+            let depth = dci.caps().max_send_wr as usize;
+            slots.push(Slot {
+                qp_num: dci.qp_num(),
+                dci: Some(dci),
+                depth,
+                inflight: VecDeque::with_capacity(depth),
+                replay: VecDeque::with_capacity(depth),
+                holder: None,
+                failed: false,
+                stream_failed: vec![false; streams],
+            });
+        }
+        Ok(DciPool {
+            cq,
+            policy: cfg.policy,
+            slots,
+            eps: Vec::with_capacity(cfg.max_endpoints),
+            scratch: vec![Completion::default(); SCRATCH],
+            waiting: false,
+            recovered: Recoveries::default(),
+        })
+    }
+
+    /// Adds an endpoint for `peer` (without a stream: the pool picks it under `Streams`).
+    ///
+    /// # Errors
+    /// ENOSPC when the table (`max_endpoints`) is full.
+    pub fn add_endpoint(&mut self, peer: DcPeer<'a>) -> Result<EndpointId> {
+        if self.eps.len() == self.eps.capacity() {
+            return Err(Error::from_errno(
+                "DciPool::add_endpoint",
+                libc::ENOSPC,
+                "the pool's endpoint table is full: create it with a larger max_endpoints",
+            ));
+        }
+        let i = self.eps.len();
+        let w = self.slots.len();
+        let (dci, stream) = match self.policy {
+            Policy::Dcs | Policy::DcsQuota { .. } => (None, 0),
+            Policy::Streams { log_concurrent, .. } => (Some(i % w), ((i / w) % (1usize << log_concurrent)) as u16),
+            Policy::Rand { seed } => (Some((mix(seed ^ i as u64) % w as u64) as usize), 0),
+        };
+        self.eps.push(Ep {
+            peer,
+            dci,
+            stream,
+            outstanding: 0,
+            since_acquire: 0,
+            failed: false,
+        });
+        Ok(EndpointId(i as u32))
+    }
+
+    /// Posts `req` for endpoint `ep`, signaled, with `wr_id`.
+    ///
+    /// # Errors
+    /// EAGAIN when no DCI can take it now (all held by other endpoints, its DCI's send queue
+    /// full, its DCI or stream recovering, or its quota used while others wait): poll and try
+    /// again. EINVAL for an unknown endpoint; the builder's checks (SGE against the DCI's caps)
+    /// and `ibv_wr_complete` otherwise. A refused request was not posted.
+    pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'a>) -> Result<()> {
+        let i = ep.0 as usize;
+        let Some(e) = self.eps.get(i) else {
+            return Err(Error::invalid("DciPool::post", "no such endpoint in this pool"));
+        };
+        let d = match (self.policy, e.dci) {
+            (Policy::DcsQuota { quota }, Some(d)) if e.since_acquire >= quota && self.waiting => {
+                let _ = d;
+                return Err(would_block("this endpoint used its quota while others wait: poll until it drains"));
+            }
+            (_, Some(d)) => d,
+            (_, None) => match self.slots.iter().position(|s| s.holder.is_none() && !s.failed) {
+                Some(d) => d,
+                None => {
+                    self.waiting = true;
+                    return Err(would_block("every DCI is held by an active endpoint: poll and try again"));
+                }
+            },
+        };
+        let s = &self.slots[d];
+        if s.failed || s.stream_failed[usize::from(e.stream)] {
+            return Err(would_block("the DCI is recovering from another peer's failure: poll and try again"));
+        }
+        if s.inflight.len() + s.replay.len() >= s.depth {
+            return Err(would_block("the DCI's send queue is full: poll and try again"));
+        }
+        let p = Posted {
+            ep: ep.0,
+            wr_id,
+            stream: e.stream,
+            req,
+        };
+        self.post_on(d, &p)?;
+        let e = &mut self.eps[i];
+        if matches!(self.policy, Policy::Dcs | Policy::DcsQuota { .. }) && e.dci.is_none() {
+            e.dci = Some(d);
+            e.since_acquire = 0;
+            self.slots[d].holder = Some(ep.0);
+        }
+        e.outstanding += 1;
+        e.since_acquire += 1;
+        Ok(())
+    }
+
+    /// Posts `p` on DCI `d` and records it.
+    fn post_on(&mut self, d: usize, p: &Posted<'a>) -> Result<()> {
+        let streams = matches!(self.policy, Policy::Streams { .. });
+        let peer = if streams {
+            self.eps[p.ep as usize].peer.stream(p.stream)
+        } else {
+            self.eps[p.ep as usize].peer
+        };
+        let slot = &mut self.slots[d];
+        let Some(dci) = slot.dci.as_mut() else {
+            return Err(would_block("the DCI is recovering: poll and try again"));
+        };
+        let mut b = dci.batch();
+        let built = match p.req {
+            Request::Send { local } => b.send(p.wr_id).to(&peer).sge(local),
+            Request::SendImm { local, imm } => b.send_imm(p.wr_id, imm).to(&peer).sge(local),
+            Request::Write { local, remote } => b.rdma_write(p.wr_id, remote).to(&peer).sge(local),
+            Request::WriteImm { local, remote, imm } => b.rdma_write_imm(p.wr_id, remote, imm).to(&peer).sge(local),
+            Request::Read { local, remote } => b.rdma_read(p.wr_id, remote).to(&peer).sge(local),
+            Request::CompareSwap {
+                local,
+                remote,
+                compare,
+                swap,
+            } => b.atomic_cmp_swp(p.wr_id, remote, compare, swap).to(&peer).sge(local),
+            Request::FetchAdd { local, remote, add } => b.atomic_fetch_add(p.wr_id, remote, add).to(&peer).sge(local),
+        };
+        built?;
+        b.commit()?;
+        slot.inflight.push_back(*p);
+        Ok(())
+    }
+
+    /// Polls the CQ: up to `out.len()` completions of the endpoints' requests. Flushed
+    /// requests of healthy endpoints are not reported: they are posted again once their DCI
+    /// (or stream) has been brought back, which this call does when the DCI's last
+    /// outstanding request has completed.
+    ///
+    /// # Errors
+    /// `Cq::poll`'s; a recovery transition that failed (the pool tries it again on the next
+    /// call); posting a flushed request again. Completions already placed in `out` are then
+    /// lost to the caller only if it ignores the count it got before: each call returns what
+    /// it wrote, or an error with nothing written.
+    pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
+        let mut n = 0;
+        let room = out.len().min(SCRATCH);
+        let k = self.cq.poll(&mut self.scratch[..room])?;
+        for j in 0..k {
+            let c = self.scratch[j];
+            let Some(d) = self.slots.iter().position(|s| s.qp_num == c.qp_num) else {
+                continue;
+            };
+            let Some(p) = self.slots[d].inflight.pop_front() else {
+                continue;
+            };
+            let ep = p.ep as usize;
+            match c.status {
+                WcStatus::Success => {
+                    out[n] = EpCompletion {
+                        endpoint: EndpointId(p.ep),
+                        wr_id: p.wr_id,
+                        status: c.status,
+                        opcode: c.opcode,
+                    };
+                    n += 1;
+                    self.retire(d, ep);
+                }
+                WcStatus::WrFlushErr if !self.eps[ep].failed => {
+                    // Another peer's failure flushed it: post it again later, in order.
+                    self.slots[d].replay.push_back(p);
+                }
+                status => {
+                    out[n] = EpCompletion {
+                        endpoint: EndpointId(p.ep),
+                        wr_id: p.wr_id,
+                        status,
+                        opcode: None,
+                    };
+                    n += 1;
+                    if status != WcStatus::WrFlushErr {
+                        self.fail(d, ep, p.stream)?;
+                    }
+                    self.retire(d, ep);
+                }
+            }
+        }
+        for d in 0..self.slots.len() {
+            self.restore(d)?;
+        }
+        Ok(n)
+    }
+
+    /// Endpoint `ep`'s request on DCI `d` is done.
+    fn retire(&mut self, d: usize, ep: usize) {
+        let e = &mut self.eps[ep];
+        e.outstanding -= 1;
+        if e.outstanding == 0 && matches!(self.policy, Policy::Dcs | Policy::DcsQuota { .. }) {
+            e.dci = None;
+            e.since_acquire = 0;
+            self.slots[d].holder = None;
+            self.waiting = false;
+        }
+    }
+
+    /// Endpoint `ep`'s peer failed on DCI `d` (stream `stream`): the DCI entered ERR, or with
+    /// streams only the stream did.
+    fn fail(&mut self, d: usize, ep: usize, stream: u16) -> Result<()> {
+        self.eps[ep].failed = true;
+        let slot = &mut self.slots[d];
+        let dci_err = match (&self.policy, slot.dci.as_ref()) {
+            (Policy::Streams { .. }, Some(dci)) => dci.query_state()? == QpState::Err,
+            _ => true,
+        };
+        if dci_err {
+            slot.failed = true;
+        } else {
+            slot.stream_failed[usize::from(stream)] = true;
+        }
+        Ok(())
+    }
+
+    /// Brings DCI `d` (or its errored streams) back once nothing of it is outstanding, and
+    /// posts again what the failure flushed.
+    fn restore(&mut self, d: usize) -> Result<()> {
+        let slot = &mut self.slots[d];
+        if slot.failed && slot.inflight.is_empty() {
+            let Some(dci) = slot.dci.take() else {
+                return Ok(());
+            };
+            match dci.recover() {
+                Ok(dci) => slot.dci = Some(dci),
+                Err(e) => {
+                    slot.dci = Some(e.object);
+                    return Err(e.error);
+                }
+            }
+            slot.failed = false;
+            slot.stream_failed.iter_mut().for_each(|f| *f = false);
+            self.recovered.dcis += 1;
+            for ep in self.eps.iter_mut().filter(|e| e.dci == Some(d) || e.failed) {
+                ep.failed = false;
+            }
+            while let Some(p) = self.slots[d].replay.pop_front() {
+                self.post_on(d, &p)?;
+                self.recovered.reposted += 1;
+            }
+            return Ok(());
+        }
+        for s in 0..slot.stream_failed.len() {
+            let slot = &mut self.slots[d];
+            if !slot.stream_failed[s] || slot.inflight.iter().any(|p| usize::from(p.stream) == s) {
+                continue;
+            }
+            if let Some(dci) = slot.dci.as_mut() {
+                dci.reset_stream(s as u16)?;
+            }
+            slot.stream_failed[s] = false;
+            self.recovered.streams += 1;
+            for ep in self.eps.iter_mut().filter(|e| e.dci == Some(d) && usize::from(e.stream) == s) {
+                ep.failed = false;
+            }
+            // Post again, in order, what the stream's failure flushed.
+            let pending = self.slots[d].replay.len();
+            for _ in 0..pending {
+                let Some(p) = self.slots[d].replay.pop_front() else {
+                    break;
+                };
+                if usize::from(p.stream) == s {
+                    self.post_on(d, &p)?;
+                    self.recovered.reposted += 1;
+                } else {
+                    self.slots[d].replay.push_back(p);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the pool has recovered so far.
+    pub fn recoveries(&self) -> Recoveries {
+        self.recovered
+    }
+
+    /// The pool's DCIs (for their states and numbers).
+    pub fn dcis(&self) -> impl Iterator<Item = &Dci<'a, Rts>> {
+        self.slots.iter().filter_map(|s| s.dci.as_ref())
+    }
+
+    /// Requests of `ep` posted and not yet reported (flushed ones waiting to be posted again
+    /// included).
+    pub fn outstanding(&self, ep: EndpointId) -> u32 {
+        self.eps.get(ep.0 as usize).map_or(0, |e| e.outstanding)
+    }
+
+    /// The DCI index (0..W) and stream `ep` posts on now, if it has one.
+    pub fn assignment(&self, ep: EndpointId) -> Option<(usize, u16)> {
+        let e = self.eps.get(ep.0 as usize)?;
+        e.dci.map(|d| (d, e.stream))
+    }
+
+    /// Requests in flight on all DCIs (posted, not completed, flushed ones included).
+    pub fn in_flight(&self) -> usize {
+        self.slots.iter().map(|s| s.inflight.len() + s.replay.len()).sum()
+    }
+}
+
+/// splitmix64: a fixed, well-spread DCI per endpoint (Rand).
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
