@@ -216,20 +216,26 @@ impl<'a> DciPool<'a> {
         let d = match (self.policy, e.dci) {
             (Policy::DcsQuota { quota }, Some(d)) if e.since_acquire >= quota && self.waiting => {
                 let _ = d;
-                return Err(would_block("this endpoint used its quota while others wait: poll until it drains"));
+                return Err(would_block(
+                    "this endpoint used its quota while others wait: poll until it drains",
+                ));
             }
             (_, Some(d)) => d,
             (_, None) => match self.slots.iter().position(|s| s.holder.is_none() && !s.failed) {
                 Some(d) => d,
                 None => {
                     self.waiting = true;
-                    return Err(would_block("every DCI is held by an active endpoint: poll and try again"));
+                    return Err(would_block(
+                        "every DCI is held by an active endpoint: poll and try again",
+                    ));
                 }
             },
         };
         let s = &self.slots[d];
         if s.failed || s.stream_failed[usize::from(e.stream)] {
-            return Err(would_block("the DCI is recovering from another peer's failure: poll and try again"));
+            return Err(would_block(
+                "the DCI is recovering from another peer's failure: poll and try again",
+            ));
         }
         if s.inflight.len() + s.replay.len() >= s.depth {
             return Err(would_block("the DCI's send queue is full: poll and try again"));
@@ -410,7 +416,11 @@ impl<'a> DciPool<'a> {
             }
             slot.stream_failed[s] = false;
             self.recovered.streams += 1;
-            for ep in self.eps.iter_mut().filter(|e| e.dci == Some(d) && usize::from(e.stream) == s) {
+            for ep in self
+                .eps
+                .iter_mut()
+                .filter(|e| e.dci == Some(d) && usize::from(e.stream) == s)
+            {
                 ep.failed = false;
             }
             // Post again, in order, what the stream's failure flushed.

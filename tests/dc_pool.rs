@@ -1,0 +1,520 @@
+//! DC endpoints over a pool of DCIs (mlx5dv::endpoint), end to end on an mlx5 device: soft-mlx5
+//! in CI (tier 3), a ConnectX-5+ when present. One node, loopback: 256 DCTs on one SRQ stand
+//! for 256 peers; each request is a send of the endpoint's next sequence number, and the
+//! targets check that every endpoint's numbers arrive in order, each exactly once.
+//!
+//! Opt-in like tests/hw_dc.rs: `MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test dc_pool --
+//! --ignored` (`MLX5DV_TEST_GID_INDEX` on RoCE). A capability the device lacks (streams) is
+//! printed as "not run".
+use mlx5dv::endpoint::{PoolConfig, Recoveries};
+use mlx5dv::{
+    devices, Access, Completion, Context, DcKey, DcPeer, DcTargetAddr, DciPool, DctBuilder, EndpointId, EpCompletion,
+    Mtu, PeerPath, Policy, QpState, Request, RtsAttr, WcOpcode, WcStatus,
+};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+const KEY: DcKey = DcKey::new(0x00C0_FFEE);
+const PEERS: usize = 256;
+const PER_PEER: u64 = 6;
+const MTU: u32 = 1024;
+
+fn open() -> (Context, u8, Option<u8>) {
+    let Ok(name) = std::env::var("MLX5DV_TEST_DEVICE") else {
+        panic!("the DC pool tests need MLX5DV_TEST_DEVICE naming an mlx5 device (soft-mlx5: scripts/soft-mlx5)");
+    };
+    let gid_index = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok());
+    let list = devices().expect("device list");
+    let dev = list
+        .iter()
+        .find(|d| d.name() == name)
+        .expect("MLX5DV_TEST_DEVICE is listed");
+    (dev.open().expect("open"), 1, gid_index)
+}
+
+/// xorshift64: the traffic's random order, reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// What one run saw.
+struct Outcome {
+    /// Completions per endpoint, by status.
+    ok: Vec<u64>,
+    errors: Vec<Vec<WcStatus>>,
+    recoveries: Recoveries,
+    dci_states: Vec<QpState>,
+}
+
+/// Random traffic from one pool to `PEERS` DCTs; `kill` names a peer whose DCT is destroyed
+/// once a third of the traffic is through.
+fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    if let Policy::Streams { log_concurrent, .. } = policy {
+        match mlx5.caps().unwrap().dci_streams {
+            Some((c, _)) if c >= log_concurrent => {}
+            _ => {
+                eprintln!("not run: {} has no DCI streams for this policy", ctx.name());
+                return None;
+            }
+        }
+    }
+    let pd = ctx.alloc_pd().unwrap();
+    let pool_cq = ctx.create_cq(4096).unwrap();
+    let rx_cq = ctx.create_cq(8192).unwrap();
+    let total = PEERS as u64 * PER_PEER;
+    let srq = pd.create_srq(total as u32 + 16, 1).unwrap();
+    let rx = pd.alloc_mr(total as usize * 8, Access::LOCAL_WRITE).unwrap();
+    for i in 0..total as usize {
+        srq.post_recv(i as u64, &[rx.sge(i * 8, 8).unwrap()]).unwrap();
+    }
+    let mut dcts: Vec<_> = (0..PEERS)
+        .map(|_| {
+            let b = DctBuilder::new(&mlx5, &pd, &rx_cq, &srq, KEY).port(port).mtu(MTU);
+            let b = match gid_index {
+                Some(g) => b.gid_index(g),
+                None => b,
+            };
+            Some(b.build().unwrap())
+        })
+        .collect();
+    let port_attr = ctx.query_port(port).unwrap();
+    let gid = gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]);
+    let addrs: Vec<_> = dcts
+        .iter()
+        .map(|d| DcTargetAddr {
+            lid: port_attr.0.lid,
+            gid,
+            dct_number: d.as_ref().unwrap().dct_number(),
+            port_mtu: Mtu::Mtu1024,
+        })
+        .collect();
+    let ahs: Vec<_> = addrs
+        .iter()
+        .map(|a| pd.create_ah(port, &PeerPath::to_dc_target(a, gid_index)).unwrap())
+        .collect();
+    // Sequence numbers live in one buffer, slot per request.
+    let mut tx = pd.alloc_mr(total as usize * 8, Access::LOCAL_WRITE).unwrap();
+    for slot in 0..total {
+        tx.write(slot as usize * 8, &(slot % PER_PEER).to_le_bytes()).unwrap();
+    }
+    let tx = tx;
+    let cfg = PoolConfig {
+        dcis,
+        max_endpoints: PEERS,
+        policy,
+        max_send_wr: 64,
+        port,
+        mtu_bytes: MTU,
+        // Short timeout, one retry: a vanished peer is declared dead within milliseconds.
+        rts: RtsAttr {
+            timeout: 8,
+            retry_cnt: 1,
+            ..RtsAttr::default()
+        },
+        atomics: false,
+    };
+    let mut pool = DciPool::new(&mlx5, &pd, &pool_cq, cfg).expect("pool");
+    let eps: Vec<EndpointId> = (0..PEERS)
+        .map(|i| pool.add_endpoint(DcPeer::new(&ahs[i], &addrs[i], KEY)).unwrap())
+        .collect();
+
+    let mut next = vec![0u64; PEERS];
+    let mut ok = vec![0u64; PEERS];
+    let mut errors = vec![Vec::new(); PEERS];
+    let mut done: HashSet<u64> = HashSet::new();
+    let mut seen = vec![0u64; PEERS];
+    let mut out = [EpCompletion {
+        endpoint: EndpointId(0),
+        wr_id: 0,
+        status: WcStatus::Success,
+        opcode: None,
+    }; 64];
+    let mut rxc = [Completion::default(); 64];
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut posted = 0u64;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let dct_of: std::collections::HashMap<u32, usize> =
+        addrs.iter().enumerate().map(|(i, a)| (a.dct_number, i)).collect();
+    let settled = |ok: &[u64], errors: &[Vec<WcStatus>], next: &[u64]| {
+        (0..PEERS).all(|i| ok[i] + errors[i].len() as u64 == next[i])
+    };
+    loop {
+        assert!(Instant::now() < deadline, "traffic did not finish in time");
+        // Post a few requests to random peers that still have some to send.
+        for _ in 0..16 {
+            let i = (rng.next() % PEERS as u64) as usize;
+            if next[i] == PER_PEER || !errors[i].is_empty() {
+                continue;
+            }
+            // The peer to be killed keeps half of its requests for after its DCT is gone.
+            if kill == Some(i) && dcts[i].is_some() && next[i] >= PER_PEER / 2 {
+                continue;
+            }
+            let slot = (i as u64 * PER_PEER + next[i]) as usize;
+            let wr_id = (i as u64) << 32 | next[i];
+            match pool.post(
+                eps[i],
+                wr_id,
+                Request::Send {
+                    local: tx.sge(slot * 8, 8).unwrap(),
+                },
+            ) {
+                Ok(()) => {
+                    next[i] += 1;
+                    posted += 1;
+                }
+                Err(e) => {
+                    assert_eq!(e.errno(), Some(libc::EAGAIN), "only backpressure may refuse: {e}");
+                    break;
+                }
+            }
+        }
+        if let Some(k) = kill {
+            if posted >= total / 3 && dcts[k].is_some() {
+                dcts[k] = None;
+            }
+        }
+        let n = pool.poll(&mut out).expect("pool poll");
+        for c in &out[..n] {
+            let i = c.endpoint.0 as usize;
+            assert_eq!((c.wr_id >> 32) as usize, i, "completion of the right endpoint");
+            assert!(done.insert(c.wr_id), "wr_id {:#x} completed twice", c.wr_id);
+            if c.status == WcStatus::Success {
+                assert_eq!(c.opcode, Some(WcOpcode::Send));
+                ok[i] += 1;
+            } else {
+                errors[i].push(c.status);
+            }
+        }
+        // The targets: each peer's sequence numbers in order.
+        let m = rx_cq.poll(&mut rxc).expect("rx poll");
+        for c in &rxc[..m] {
+            assert_eq!(c.status, WcStatus::Success, "{c:?}");
+            let peer = dct_of[&c.qp_num];
+            let mut b = [0u8; 8];
+            rx.read(c.wr_id as usize * 8, &mut b).unwrap();
+            assert_eq!(
+                u64::from_le_bytes(b),
+                seen[peer],
+                "peer {peer} got its numbers out of order"
+            );
+            seen[peer] += 1;
+        }
+        let all_posted = (0..PEERS).all(|i| next[i] == PER_PEER || !errors[i].is_empty());
+        if all_posted && settled(&ok, &errors, &next) && pool.in_flight() == 0 {
+            break;
+        }
+    }
+    // What the targets got is exactly what was acknowledged.
+    let drain = Instant::now() + Duration::from_secs(2);
+    while (0..PEERS).any(|i| seen[i] < ok[i]) && Instant::now() < drain {
+        let m = rx_cq.poll(&mut rxc).unwrap();
+        for c in &rxc[..m] {
+            let peer = dct_of[&c.qp_num];
+            seen[peer] += 1;
+        }
+    }
+    for (i, &n) in seen.iter().enumerate() {
+        if Some(i) != kill {
+            assert_eq!(n, PER_PEER, "peer {i} received all its requests");
+        }
+    }
+    let dci_states = pool.dcis().map(|d| d.query_state().unwrap()).collect();
+    Some(Outcome {
+        ok,
+        errors,
+        recoveries: pool.recoveries(),
+        dci_states,
+    })
+}
+
+fn all_complete_in_order(policy: Policy, dcis: usize) {
+    let Some(o) = run(policy, dcis, None) else {
+        return;
+    };
+    assert!(o.errors.iter().all(Vec::is_empty), "no errors without a failure");
+    assert!(o.ok.iter().all(|&n| n == PER_PEER), "every request completed once");
+    assert!(o.dci_states.iter().all(|&s| s == QpState::Rts));
+    assert_eq!(o.recoveries, Recoveries::default());
+}
+
+fn one_failing_peer_costs_the_others_nothing(policy: Policy, dcis: usize) -> Option<Outcome> {
+    let bad = 77;
+    let o = run(policy, dcis, Some(bad))?;
+    assert!(
+        !o.errors[bad].is_empty(),
+        "the failing peer's endpoint sees its failure"
+    );
+    assert!(
+        o.errors[bad]
+            .iter()
+            .all(|&s| matches!(s, WcStatus::RetryExcErr | WcStatus::WrFlushErr)),
+        "{:?}",
+        o.errors[bad]
+    );
+    for i in (0..PEERS).filter(|&i| i != bad) {
+        assert!(o.errors[i].is_empty(), "endpoint {i} saw {:?}", o.errors[i]);
+        assert_eq!(o.ok[i], PER_PEER, "endpoint {i}: every request completed successfully");
+    }
+    assert!(o.dci_states.iter().all(|&s| s == QpState::Rts), "{:?}", o.dci_states);
+    eprintln!("{policy:?}: peer {bad} saw {:?}; {:?}", o.errors[bad], o.recoveries);
+    Some(o)
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn dcs_random_traffic_to_256_peers_completes_every_request_once_and_in_order() {
+    all_complete_in_order(Policy::Dcs, 4);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn dcs_quota_random_traffic_to_256_peers_completes_every_request_once_and_in_order() {
+    all_complete_in_order(Policy::DcsQuota { quota: 2 }, 4);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn rand_random_traffic_to_256_peers_completes_every_request_once_and_in_order() {
+    all_complete_in_order(Policy::Rand { seed: 7 }, 4);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn streams_random_traffic_to_256_peers_completes_every_request_once_and_in_order() {
+    all_complete_in_order(
+        Policy::Streams {
+            log_concurrent: 2,
+            log_errored: 1,
+        },
+        2,
+    );
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn dcs_a_destroyed_dct_errors_only_its_endpoint_and_the_dci_comes_back() {
+    let o = one_failing_peer_costs_the_others_nothing(Policy::Dcs, 4).unwrap();
+    assert!(o.recoveries.dcis >= 1, "{:?}", o.recoveries);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn rand_a_destroyed_dct_errors_only_its_endpoint_and_flushed_requests_of_others_are_reposted() {
+    // Rand shares DCIs between endpoints: the failure flushes other endpoints' requests.
+    let o = one_failing_peer_costs_the_others_nothing(Policy::Rand { seed: 7 }, 2).unwrap();
+    assert!(o.recoveries.dcis >= 1, "{:?}", o.recoveries);
+    assert!(
+        o.recoveries.reposted >= 1,
+        "another endpoint's request was flushed and posted again: {:?}",
+        o.recoveries
+    );
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn streams_a_destroyed_dct_errors_only_its_stream_and_the_dci_never_leaves_rts() {
+    let policy = Policy::Streams {
+        log_concurrent: 2,
+        log_errored: 1,
+    };
+    let Some(o) = one_failing_peer_costs_the_others_nothing(policy, 2) else {
+        return;
+    };
+    assert_eq!(o.recoveries.dcis, 0, "no DCI went to ERR: {:?}", o.recoveries);
+    assert!(o.recoveries.streams >= 1, "{:?}", o.recoveries);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn more_requests_than_the_pool_carries_get_would_block_never_a_full_send_queue() {
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(1024).unwrap();
+    let rx_cq = ctx.create_cq(1024).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    // No receives posted: every send waits on RNR (rnr_retry 7 = forever), so nothing
+    // completes while the test fills the pool.
+    let b = DctBuilder::new(&mlx5, &pd, &rx_cq, &srq, KEY).port(port).mtu(MTU);
+    let dct = match gid_index {
+        Some(g) => b.gid_index(g),
+        None => b,
+    }
+    .build()
+    .unwrap();
+    let port_attr = ctx.query_port(port).unwrap();
+    let addr = DcTargetAddr {
+        lid: port_attr.0.lid,
+        gid: gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]),
+        dct_number: dct.dct_number(),
+        port_mtu: Mtu::Mtu1024,
+    };
+    let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+    let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+    let cfg = PoolConfig {
+        dcis: 2,
+        max_endpoints: 8,
+        policy: Policy::Dcs,
+        max_send_wr: 16,
+        port,
+        mtu_bytes: MTU,
+        rts: RtsAttr::default(),
+        atomics: false,
+    };
+    let mut pool = DciPool::new(&mlx5, &pd, &cq, cfg).unwrap();
+    let depth = pool.dcis().next().unwrap().caps().max_send_wr as usize;
+    let eps: Vec<_> = (0..3)
+        .map(|_| pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap())
+        .collect();
+    let send = Request::Send {
+        local: tx.sge(0, 8).unwrap(),
+    };
+    // One endpoint fills its DCI's send queue, then is refused with EAGAIN.
+    for i in 0..depth {
+        pool.post(eps[0], i as u64, send).unwrap();
+    }
+    let e = pool.post(eps[0], 999, send).unwrap_err();
+    assert_eq!(e.errno(), Some(libc::EAGAIN), "{e}");
+    // A second endpoint takes the other DCI; a third finds none free.
+    pool.post(eps[1], 1000, send).unwrap();
+    let e = pool.post(eps[2], 2000, send).unwrap_err();
+    assert_eq!(e.errno(), Some(libc::EAGAIN), "{e}");
+    assert_eq!(pool.in_flight(), depth + 1);
+    let held: HashSet<_> = eps[..2].iter().map(|&e| pool.assignment(e).unwrap().0).collect();
+    assert_eq!(held.len(), 2, "each active endpoint holds its own DCI");
+    assert!(pool.dcis().all(|d| d.outstanding() <= depth as u64));
+    // Receives arrive: everything completes, and the refused endpoint gets a DCI.
+    let rx = pd.alloc_mr(64 * 8, Access::LOCAL_WRITE).unwrap();
+    for i in 0..(depth + 1) {
+        srq.post_recv(i as u64, &[rx.sge(0, 8).unwrap()]).unwrap();
+    }
+    let mut out = [EpCompletion {
+        endpoint: EndpointId(0),
+        wr_id: 0,
+        status: WcStatus::Success,
+        opcode: None,
+    }; 64];
+    let mut got = 0;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while got < depth + 1 {
+        assert!(Instant::now() < deadline, "only {got} completions");
+        let n = pool.poll(&mut out).unwrap();
+        assert!(out[..n].iter().all(|c| c.status == WcStatus::Success));
+        got += n;
+    }
+    pool.post(eps[2], 2000, send).expect("a DCI is free again");
+}
+
+/// Counts the allocations made by the current thread (the emulator and libmlx5 allocate
+/// elsewhere: their own thread, or C's malloc).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator, counting calls on this thread.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn posting_and_polling_through_the_pool_allocate_nothing() {
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(1024).unwrap();
+    let rx_cq = ctx.create_cq(4096).unwrap();
+    let srq = pd.create_srq(2048, 1).unwrap();
+    let rx = pd.alloc_mr(8, Access::LOCAL_WRITE).unwrap();
+    for i in 0..2000 {
+        srq.post_recv(i, &[rx.sge(0, 8).unwrap()]).unwrap();
+    }
+    let b = DctBuilder::new(&mlx5, &pd, &rx_cq, &srq, KEY).port(port).mtu(MTU);
+    let dct = match gid_index {
+        Some(g) => b.gid_index(g),
+        None => b,
+    }
+    .build()
+    .unwrap();
+    let port_attr = ctx.query_port(port).unwrap();
+    let addr = DcTargetAddr {
+        lid: port_attr.0.lid,
+        gid: gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]),
+        dct_number: dct.dct_number(),
+        port_mtu: Mtu::Mtu1024,
+    };
+    let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+    let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+    let cfg = PoolConfig {
+        dcis: 2,
+        max_endpoints: 8,
+        ..PoolConfig::default()
+    };
+    let mut pool = DciPool::new(&mlx5, &pd, &cq, cfg).unwrap();
+    let eps = [
+        pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap(),
+        pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap(),
+    ];
+    let send = Request::Send {
+        local: tx.sge(0, 8).unwrap(),
+    };
+    let mut out = [EpCompletion {
+        endpoint: EndpointId(0),
+        wr_id: 0,
+        status: WcStatus::Success,
+        opcode: None,
+    }; 16];
+    let mut rxc = [Completion::default(); 16];
+    let mut round = |wr_id: u64| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        pool.post(eps[(wr_id % 2) as usize], wr_id, send).unwrap();
+        loop {
+            let n = pool.poll(&mut out).unwrap();
+            let _ = rx_cq.poll(&mut rxc).unwrap();
+            if n == 1 {
+                assert_eq!((out[0].wr_id, out[0].status), (wr_id, WcStatus::Success));
+                return;
+            }
+            assert!(Instant::now() < deadline, "no completion");
+        }
+    };
+    for i in 0..50 {
+        round(i);
+    }
+    let before = ALLOCATIONS.with(|a| a.get());
+    for i in 50..1000 {
+        round(i);
+    }
+    assert_eq!(
+        ALLOCATIONS.with(|a| a.get()) - before,
+        0,
+        "allocations while posting and polling"
+    );
+}
