@@ -6,10 +6,10 @@
 //! Opt-in like tests/hw_dc.rs: `MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test dc_pool --
 //! --ignored` (`MLX5DV_TEST_GID_INDEX` on RoCE). A capability the device lacks (streams) is
 //! printed as "not run".
-use mlx5dv::endpoint::{PoolConfig, Recoveries};
+use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
     devices, Access, Completion, Context, DcKey, DcPeer, DcTargetAddr, DciPool, DctBuilder, EndpointId, EpCompletion,
-    Mtu, PeerPath, Policy, QpState, Request, RtsAttr, WcOpcode, WcStatus,
+    Mtu, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr, Sge, WcOpcode, WcStatus,
 };
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -517,4 +517,157 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
         0,
         "allocations while posting and polling"
     );
+}
+
+/// Application code that knows nothing of the transport: writes each endpoint's number into
+/// `slots[i]` of its peer's memory and waits for every completion.
+fn write_to_every_peer<'a>(eps: &mut Endpoints<'a>, ids: &[EndpointId], local: &[Sge<'a>], slots: &[RemoteMemory]) {
+    let mut out = [EpCompletion {
+        endpoint: EndpointId(0),
+        wr_id: 0,
+        status: WcStatus::Success,
+        opcode: None,
+    }; 16];
+    let mut pending = ids.len();
+    let mut next = 0;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pending > 0 {
+        assert!(Instant::now() < deadline, "{pending} writes still pending");
+        if next < ids.len() {
+            match eps.post(
+                ids[next],
+                next as u64,
+                Request::Write {
+                    local: local[next],
+                    remote: slots[next],
+                },
+            ) {
+                Ok(()) => next += 1,
+                Err(e) => assert_eq!(e.errno(), Some(libc::EAGAIN), "{e}"),
+            }
+        }
+        let n = eps.poll(&mut out).unwrap();
+        for c in &out[..n] {
+            assert_eq!((c.status, c.endpoint), (WcStatus::Success, ids[c.wr_id as usize]));
+            pending -= 1;
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
+    const N: usize = 8;
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let port_attr = ctx.query_port(port).unwrap();
+    let gid = gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]);
+    let mut src = pd.alloc_mr(N * 8, Access::LOCAL_WRITE).unwrap();
+    for i in 0..N {
+        src.write(i * 8, &(i as u64 + 1).to_le_bytes()).unwrap();
+    }
+    let src = src;
+    let local: Vec<_> = (0..N).map(|i| src.sge(i * 8, 8).unwrap()).collect();
+    for transport in ["rc", "dc"] {
+        let cq = ctx.create_cq(256).unwrap();
+        let peer_cq = ctx.create_cq(256).unwrap();
+        let target = pd.alloc_mr(N * 8, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+        let slots: Vec<_> = (0..N)
+            .map(|i| target.remote().unwrap().slice(i as u64 * 8, 8).unwrap())
+            .collect();
+        let srq = pd.create_srq(16, 1).unwrap();
+        let dcts: Vec<_> = (0..N)
+            .map(|_| {
+                let b = DctBuilder::new(&mlx5, &pd, &peer_cq, &srq, KEY)
+                    .port(port)
+                    .mtu(MTU)
+                    .access(Access::LOCAL_WRITE | Access::REMOTE_WRITE);
+                match gid_index {
+                    Some(g) => b.gid_index(g),
+                    None => b,
+                }
+                .build()
+                .unwrap()
+            })
+            .collect();
+        let addrs: Vec<_> = dcts
+            .iter()
+            .map(|d| DcTargetAddr {
+                lid: port_attr.0.lid,
+                gid,
+                dct_number: d.dct_number(),
+                port_mtu: Mtu::Mtu1024,
+            })
+            .collect();
+        let ahs: Vec<_> = addrs
+            .iter()
+            .map(|a| pd.create_ah(port, &PeerPath::to_dc_target(a, gid_index)).unwrap())
+            .collect();
+        let path = match gid_index {
+            Some(g) => PeerPath::Gid {
+                gid,
+                sgid_index: g,
+                hop_limit: 1,
+                traffic_class: 0,
+                flow_label: 0,
+            },
+            None => PeerPath::Lid(port_attr.0.lid),
+        };
+        let partners: Vec<_> = (0..N)
+            .map(|_| pd.create_rc_qp(&peer_cq, None, RcCaps::default()).unwrap())
+            .collect();
+        // The one line that differs: which transport carries the endpoints.
+        let mut eps = if transport == "rc" {
+            Endpoints::Rc(RcEndpoints::new(&cq, N))
+        } else {
+            Endpoints::Dc(
+                DciPool::new(
+                    &mlx5,
+                    &pd,
+                    &cq,
+                    PoolConfig {
+                        dcis: 2,
+                        max_endpoints: N,
+                        ..PoolConfig::default()
+                    },
+                )
+                .unwrap(),
+            )
+        };
+        let mut ids = Vec::new();
+        let mut partners_up = Vec::new();
+        for (i, p) in partners.into_iter().enumerate() {
+            ids.push(match &mut eps {
+                Endpoints::Dc(pool) => pool.add_endpoint(DcPeer::new(&ahs[i], &addrs[i], KEY)).unwrap(),
+                Endpoints::Rc(rc) => {
+                    let qp = pd.create_rc_qp(&cq, None, RcCaps::default()).unwrap();
+                    let remote = |qp_num| RcRemote {
+                        qp_num,
+                        psn: 0,
+                        path,
+                        mtu_bytes: MTU,
+                        max_dest_rd_atomic: 1,
+                        min_rnr_timer: 12,
+                    };
+                    let p = p
+                        .init(port, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+                        .map_err(|e| e.error)
+                        .unwrap();
+                    let qp = qp.init(port, Access::LOCAL_WRITE).map_err(|e| e.error).unwrap();
+                    let p = p.rtr(&remote(qp.qp_num())).map_err(|e| e.error).unwrap();
+                    let qp = qp.rtr(&remote(p.qp_num())).map_err(|e| e.error).unwrap();
+                    partners_up.push(p);
+                    rc.add(qp.rts(RtsAttr::default()).map_err(|e| e.error).unwrap())
+                        .unwrap()
+                }
+            });
+        }
+        write_to_every_peer(&mut eps, &ids, &local, &slots);
+        for i in 0..N {
+            let mut b = [0u8; 8];
+            target.read(i * 8, &mut b).unwrap();
+            assert_eq!(u64::from_le_bytes(b), i as u64 + 1, "{transport}: peer {i}");
+        }
+    }
 }

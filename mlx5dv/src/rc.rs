@@ -210,6 +210,17 @@ impl<'a, S> RcQp<'a, S> {
         self.raw.qp_num()
     }
 
+    /// The capacities the library created the QP with (requests may have been rounded up).
+    pub fn caps(&self) -> raw::ibv_qp_cap {
+        self.raw.caps
+    }
+
+    /// Requests posted and not yet completed, as the crate counts them (at most
+    /// `caps().max_send_wr`).
+    pub fn outstanding(&self) -> u64 {
+        self.raw.sq.outstanding()
+    }
+
     /// The state the device reports.
     ///
     /// # Errors

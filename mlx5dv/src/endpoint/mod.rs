@@ -20,10 +20,16 @@
 //! requests of the other endpoints that the failure flushed: they see latency, never an error.
 //! The bookkeeping for that is allocated when the pool is created: posting and polling
 //! allocate nothing.
+//!
+//! [`Endpoints`] puts RC (one connected QP per endpoint, [`RcEndpoints`]) and DC (the pool)
+//! behind the same post and poll, so an application switches transport where it creates its
+//! endpoints.
 
 mod pool;
+mod transport;
 
 pub use pool::{DciPool, PoolConfig, Recoveries};
+pub use transport::{Endpoints, RcEndpoints};
 
 use crate::addr::RemoteMemory;
 use crate::cq::{WcOpcode, WcStatus};

@@ -1,0 +1,131 @@
+//! The same endpoint code over RC or DC: [`Endpoints`] posts a [`Request`] to an endpoint and
+//! polls [`EpCompletion`]s whichever transport is behind it, so switching is one line where the
+//! endpoints are created (as DOCA's transport type is a property of the instance).
+
+use super::{DciPool, EndpointId, EpCompletion, Request};
+use crate::cq::{Completion, Cq};
+use crate::error::{Error, Result};
+use crate::qp::state::Rts;
+use crate::rc::RcQp;
+
+/// Endpoints over RC (one connected QP per endpoint) or DC (a [`DciPool`]).
+pub enum Endpoints<'a> {
+    /// One RC QP per endpoint.
+    Rc(RcEndpoints<'a>),
+    /// A pool of DCIs.
+    Dc(DciPool<'a>),
+}
+
+impl<'a> Endpoints<'a> {
+    /// Posts `req` for `ep` (see [`DciPool::post`]; on RC, EAGAIN when the endpoint's send
+    /// queue is full).
+    ///
+    /// # Errors
+    /// EAGAIN (backpressure: poll and try again), EINVAL for an unknown endpoint, the post
+    /// path's own checks.
+    pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'a>) -> Result<()> {
+        match self {
+            Endpoints::Rc(rc) => rc.post(ep, wr_id, req),
+            Endpoints::Dc(dc) => dc.post(ep, wr_id, req),
+        }
+    }
+
+    /// Polls up to `out.len()` endpoint completions.
+    ///
+    /// # Errors
+    /// As [`DciPool::poll`], or `Cq::poll` on RC.
+    pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
+        match self {
+            Endpoints::Rc(rc) => rc.poll(out),
+            Endpoints::Dc(dc) => dc.poll(out),
+        }
+    }
+}
+
+/// RC endpoints: connected QPs in RTS on one CQ, an endpoint each.
+pub struct RcEndpoints<'a> {
+    cq: &'a Cq<'a>,
+    qps: Vec<RcQp<'a, Rts>>,
+    /// (QP number, endpoint), sorted by QP number.
+    by_qpn: Vec<(u32, u32)>,
+    scratch: Vec<Completion>,
+}
+
+impl<'a> RcEndpoints<'a> {
+    /// Room for `max_endpoints` QPs sending on `cq` (the CQ must be theirs alone).
+    pub fn new(cq: &'a Cq<'a>, max_endpoints: usize) -> Self {
+        RcEndpoints {
+            cq,
+            qps: Vec::with_capacity(max_endpoints),
+            by_qpn: Vec::with_capacity(max_endpoints),
+            scratch: vec![Completion::default(); 64],
+        }
+    }
+
+    /// Adds the endpoint that `qp` (connected to its peer, its send CQ this one's) reaches.
+    ///
+    /// # Errors
+    /// ENOSPC when `max_endpoints` are there already (the QP is dropped with the error).
+    pub fn add(&mut self, qp: RcQp<'a, Rts>) -> Result<EndpointId> {
+        if self.qps.len() == self.qps.capacity() {
+            return Err(Error::from_errno(
+                "RcEndpoints::add",
+                libc::ENOSPC,
+                "the endpoint table is full: create it with a larger max_endpoints",
+            ));
+        }
+        let ep = self.qps.len() as u32;
+        let at = self.by_qpn.partition_point(|&(q, _)| q < qp.qp_num());
+        self.by_qpn.insert(at, (qp.qp_num(), ep));
+        self.qps.push(qp);
+        Ok(EndpointId(ep))
+    }
+
+    fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'a>) -> Result<()> {
+        let Some(qp) = self.qps.get_mut(ep.0 as usize) else {
+            return Err(Error::invalid("RcEndpoints::post", "no such endpoint"));
+        };
+        if qp.outstanding() >= u64::from(qp.caps().max_send_wr) {
+            return Err(Error::from_errno(
+                "RcEndpoints::post",
+                libc::EAGAIN,
+                "the endpoint's send queue is full: poll and try again",
+            ));
+        }
+        let mut b = qp.batch();
+        match req {
+            Request::Send { local } => b.send(wr_id).sge(local),
+            Request::SendImm { local, imm } => b.send_imm(wr_id, imm).sge(local),
+            Request::Write { local, remote } => b.rdma_write(wr_id, remote).sge(local),
+            Request::WriteImm { local, remote, imm } => b.rdma_write_imm(wr_id, remote, imm).sge(local),
+            Request::Read { local, remote } => b.rdma_read(wr_id, remote).sge(local),
+            Request::CompareSwap {
+                local,
+                remote,
+                compare,
+                swap,
+            } => b.atomic_cmp_swp(wr_id, remote, compare, swap).sge(local),
+            Request::FetchAdd { local, remote, add } => b.atomic_fetch_add(wr_id, remote, add).sge(local),
+        }?;
+        b.commit()
+    }
+
+    fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
+        let room = out.len().min(self.scratch.len());
+        let k = self.cq.poll(&mut self.scratch[..room])?;
+        let mut n = 0;
+        for c in &self.scratch[..k] {
+            let Ok(i) = self.by_qpn.binary_search_by_key(&c.qp_num, |&(q, _)| q) else {
+                continue;
+            };
+            out[n] = EpCompletion {
+                endpoint: EndpointId(self.by_qpn[i].1),
+                wr_id: c.wr_id,
+                status: c.status,
+                opcode: c.opcode,
+            };
+            n += 1;
+        }
+        Ok(n)
+    }
+}
