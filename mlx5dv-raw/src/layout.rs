@@ -109,7 +109,7 @@ pin! {
     mlx5dv_qp_rq: 16, 16, align 8;
     mlx5dv_qp_bf: 16, 16, align 8;
     mlx5dv_srq: 48, 48, align 8;
-    mlx5dv_obj: 112, 112, align 8;
+    mlx5dv_obj: 128, 128, align 8;
     mlx5dv_obj_qp: 16, 16, align 8;
     mlx5dv_obj_cq: 16, 16, align 8;
     mlx5dv_obj_srq: 16, 16, align 8;
@@ -117,6 +117,7 @@ pin! {
     mlx5dv_obj_dm: 16, 16, align 8;
     mlx5dv_obj_ah: 16, 16, align 8;
     mlx5dv_obj_pd: 16, 16, align 8;
+    mlx5dv_obj_devx: 16, 16, align 8;
     mlx5dv_context_attr: 24, 24, align 8;
     ibv_send_wr_bind_mw_tso: 48, 48, align 8;
     mlx5dv_dc_init_attr_key_or_streams: 8, 8, align 8;

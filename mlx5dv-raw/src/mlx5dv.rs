@@ -559,6 +559,8 @@ pub struct mlx5dv_obj {
     pub ah: mlx5dv_obj_ah,
     /// PD in, `struct mlx5dv_pd` out.
     pub pd: mlx5dv_obj_pd,
+    /// DEVX object in, `struct mlx5dv_devx` out (newer than rdma-core 44).
+    pub devx: mlx5dv_obj_devx,
 }
 
 /// The anonymous `qp` struct of `struct mlx5dv_obj`.
@@ -628,6 +630,16 @@ pub struct mlx5dv_obj_pd {
     /// `struct ibv_pd *`.
     pub r#in: *mut c_void,
     /// `struct mlx5dv_pd *`.
+    pub out: *mut c_void,
+}
+
+/// The anonymous `devx` struct of `struct mlx5dv_obj`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_obj_devx {
+    /// `struct mlx5dv_devx_obj *`.
+    pub r#in: *mut c_void,
+    /// `struct mlx5dv_devx *`.
     pub out: *mut c_void,
 }
 

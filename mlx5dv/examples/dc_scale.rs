@@ -21,9 +21,11 @@
 //! RC QPs are connected to partner QPs on the same port (loopback); the partners stand for the
 //! peers' side and are neither timed nor counted. Times on soft-mlx5 are the emulated kernel's,
 //! not firmware's.
-use mlx5dv::{
-    raw, Access, Cq, DcKey, DciBuilder, DctBuilder, Mlx5Context, Pd, PeerPath, RcCaps, RcQp, RcRemote, RtsAttr,
-};
+use mlx5dv::{Access, Cq, DcKey, DciBuilder, DctBuilder, Mlx5Context, Pd, PeerPath, RcCaps, RcQp, RcRemote, RtsAttr};
+#[path = "common/provider_mem.rs"]
+mod provider_mem;
+
+use provider_mem::{qp_bytes, srq_bytes};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -31,8 +33,6 @@ use std::time::{Duration, Instant};
 const DEPTH: u32 = 128;
 /// Receive WQEs of the DCT's SRQ.
 const SRQ_DEPTH: u32 = 1024;
-const PAGE: u64 = 4096;
-const DBREC: u64 = 64;
 const MTU: u32 = 1024;
 
 struct Opts {
@@ -67,45 +67,6 @@ fn parse() -> Result<Opts, String> {
         }
     }
     Ok(o)
-}
-
-fn page_round(n: u64) -> u64 {
-    n.div_ceil(PAGE) * PAGE
-}
-
-/// Host memory libmlx5 allocated for the queue pair `qp` (see the module comment).
-fn qp_bytes(qp: *mut raw::ibv_qp) -> Result<u64, String> {
-    // SAFETY: mlx5dv_qp is plain data; all-zero is a valid value.
-    let mut out: raw::mlx5dv_qp = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let mut obj: raw::mlx5dv_obj = unsafe { std::mem::zeroed() };
-    obj.qp.r#in = qp;
-    obj.qp.out = &mut out;
-    // SAFETY: `qp` is a live mlx5 QP; `obj` names one output that outlives the call.
-    let rc = unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_QP) };
-    if rc != 0 {
-        return Err(format!("mlx5dv_init_obj (QP): errno {rc}"));
-    }
-    let (sq, rq) = (u64::from(out.sq.wqe_cnt), u64::from(out.rq.wqe_cnt));
-    let rings = sq * u64::from(out.sq.stride) + rq * u64::from(out.rq.stride);
-    Ok(page_round(rings) + sq * (8 + 4 + 4) + rq * 8 + DBREC)
-}
-
-/// Host memory libmlx5 allocated for the SRQ `srq`.
-fn srq_bytes(srq: *mut raw::ibv_srq) -> Result<u64, String> {
-    // SAFETY: plain data; all-zero is valid.
-    let mut out: raw::mlx5dv_srq = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let mut obj: raw::mlx5dv_obj = unsafe { std::mem::zeroed() };
-    obj.srq.r#in = srq;
-    obj.srq.out = &mut out;
-    // SAFETY: `srq` is a live mlx5 SRQ; `obj` names one output that outlives the call.
-    let rc = unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_SRQ) };
-    if rc != 0 {
-        return Err(format!("mlx5dv_init_obj (SRQ): errno {rc}"));
-    }
-    let wqes = u64::from(out.tail) + 1;
-    Ok(page_round(wqes * u64::from(out.stride)) + wqes * 8 + DBREC)
 }
 
 struct Row {
