@@ -326,8 +326,14 @@ impl<'a> DciPool<'a> {
                     self.retire(d, ep);
                 }
                 WcStatus::WrFlushErr if !self.eps[ep].failed => {
-                    // Another peer's failure flushed it: post it again later, in order.
-                    self.slots[d].replay.push_back(p);
+                    // Another peer's failure flushed it: post it again later, in order. A flush
+                    // on a stream that did not fail means the whole DCI entered ERR (the
+                    // errored streams reached their limit after the state was read).
+                    let slot = &mut self.slots[d];
+                    if !slot.stream_failed[usize::from(p.stream)] {
+                        slot.failed = true;
+                    }
+                    slot.replay.push_back(p);
                 }
                 status => {
                     out[n] = EpCompletion {
@@ -412,6 +418,13 @@ impl<'a> DciPool<'a> {
                 continue;
             }
             if let Some(dci) = slot.dci.as_mut() {
+                // The DCI may have entered ERR after its state was read (hardware moves it
+                // there once the errored streams reach the limit): then it needs the full
+                // recovery, on the next poll.
+                if dci.query_state()? == QpState::Err {
+                    slot.failed = true;
+                    return Ok(());
+                }
                 dci.reset_stream(s as u16)?;
             }
             slot.stream_failed[s] = false;
