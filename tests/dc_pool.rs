@@ -8,8 +8,9 @@
 //! printed as "not run".
 use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
-    devices, Access, Completion, Context, DcKey, DcPeer, DcTargetAddr, DciPool, DctBuilder, EndpointId, EpCompletion,
-    Mtu, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr, Sge, WcOpcode, WcStatus,
+    devices, Access, Completion, Context, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId,
+    EpCompletion, Mlx5Context, Mtu, Pd, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr,
+    Sge, Srq, WcOpcode, WcStatus,
 };
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -30,6 +31,39 @@ fn open() -> (Context, u8, Option<u8>) {
         .find(|d| d.name() == name)
         .expect("MLX5DV_TEST_DEVICE is listed");
     (dev.open().expect("open"), 1, gid_index)
+}
+
+/// A DCT on `srq` with this file's key and MTU (`access`: its default when None) and the
+/// address initiators reach it at.
+#[allow(clippy::too_many_arguments)]
+fn dct_target<'a, 'ctx>(
+    ctx: &Context,
+    mlx5: &'a Mlx5Context<'ctx>,
+    pd: &'a Pd<'ctx>,
+    cq: &'a Cq<'ctx>,
+    srq: &'a Srq<'a>,
+    port: u8,
+    gid_index: Option<u8>,
+    access: Option<Access>,
+) -> (Dct<'a>, DcTargetAddr) {
+    let b = DctBuilder::new(mlx5, pd, cq, srq, KEY).port(port).mtu(MTU);
+    let b = match access {
+        Some(a) => b.access(a),
+        None => b,
+    };
+    let dct = match gid_index {
+        Some(g) => b.gid_index(g),
+        None => b,
+    }
+    .build()
+    .expect("DCT to RTR");
+    let addr = DcTargetAddr {
+        lid: ctx.query_port(port).unwrap().0.lid,
+        gid: gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]),
+        dct_number: dct.dct_number(),
+        port_mtu: Mtu::Mtu1024,
+    };
+    (dct, addr)
 }
 
 /// xorshift64: the traffic's random order, reproducible.
@@ -75,27 +109,10 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
     for i in 0..total as usize {
         srq.post_recv(i as u64, &[rx.sge(i * 8, 8).unwrap()]).unwrap();
     }
-    let mut dcts: Vec<_> = (0..PEERS)
-        .map(|_| {
-            let b = DctBuilder::new(&mlx5, &pd, &rx_cq, &srq, KEY).port(port).mtu(MTU);
-            let b = match gid_index {
-                Some(g) => b.gid_index(g),
-                None => b,
-            };
-            Some(b.build().unwrap())
-        })
-        .collect();
-    let port_attr = ctx.query_port(port).unwrap();
-    let gid = gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]);
-    let addrs: Vec<_> = dcts
-        .iter()
-        .map(|d| DcTargetAddr {
-            lid: port_attr.0.lid,
-            gid,
-            dct_number: d.as_ref().unwrap().dct_number(),
-            port_mtu: Mtu::Mtu1024,
-        })
-        .collect();
+    let (dcts, addrs): (Vec<_>, Vec<_>) = (0..PEERS)
+        .map(|_| dct_target(&ctx, &mlx5, &pd, &rx_cq, &srq, port, gid_index, None))
+        .unzip();
+    let mut dcts: Vec<_> = dcts.into_iter().map(Some).collect();
     let ahs: Vec<_> = addrs
         .iter()
         .map(|a| pd.create_ah(port, &PeerPath::to_dc_target(a, gid_index)).unwrap())
@@ -344,20 +361,7 @@ fn more_requests_than_the_pool_carries_get_would_block_never_a_full_send_queue()
     let srq = pd.create_srq(16, 1).unwrap();
     // No receives posted: every send waits on RNR (rnr_retry 7 = forever), so nothing
     // completes while the test fills the pool.
-    let b = DctBuilder::new(&mlx5, &pd, &rx_cq, &srq, KEY).port(port).mtu(MTU);
-    let dct = match gid_index {
-        Some(g) => b.gid_index(g),
-        None => b,
-    }
-    .build()
-    .unwrap();
-    let port_attr = ctx.query_port(port).unwrap();
-    let addr = DcTargetAddr {
-        lid: port_attr.0.lid,
-        gid: gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]),
-        dct_number: dct.dct_number(),
-        port_mtu: Mtu::Mtu1024,
-    };
+    let (_dct, addr) = dct_target(&ctx, &mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
     let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
     let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
     let cfg = PoolConfig {
@@ -456,20 +460,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
     for i in 0..2000 {
         srq.post_recv(i, &[rx.sge(0, 8).unwrap()]).unwrap();
     }
-    let b = DctBuilder::new(&mlx5, &pd, &rx_cq, &srq, KEY).port(port).mtu(MTU);
-    let dct = match gid_index {
-        Some(g) => b.gid_index(g),
-        None => b,
-    }
-    .build()
-    .unwrap();
-    let port_attr = ctx.query_port(port).unwrap();
-    let addr = DcTargetAddr {
-        lid: port_attr.0.lid,
-        gid: gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]),
-        dct_number: dct.dct_number(),
-        port_mtu: Mtu::Mtu1024,
-    };
+    let (_dct, addr) = dct_target(&ctx, &mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
     let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
     let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
     let cfg = PoolConfig {
@@ -577,29 +568,12 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
             .map(|i| target.remote().unwrap().slice(i as u64 * 8, 8).unwrap())
             .collect();
         let srq = pd.create_srq(16, 1).unwrap();
-        let dcts: Vec<_> = (0..N)
+        let (_dcts, addrs): (Vec<_>, Vec<_>) = (0..N)
             .map(|_| {
-                let b = DctBuilder::new(&mlx5, &pd, &peer_cq, &srq, KEY)
-                    .port(port)
-                    .mtu(MTU)
-                    .access(Access::LOCAL_WRITE | Access::REMOTE_WRITE);
-                match gid_index {
-                    Some(g) => b.gid_index(g),
-                    None => b,
-                }
-                .build()
-                .unwrap()
+                let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE;
+                dct_target(&ctx, &mlx5, &pd, &peer_cq, &srq, port, gid_index, Some(access))
             })
-            .collect();
-        let addrs: Vec<_> = dcts
-            .iter()
-            .map(|d| DcTargetAddr {
-                lid: port_attr.0.lid,
-                gid,
-                dct_number: d.dct_number(),
-                port_mtu: Mtu::Mtu1024,
-            })
-            .collect();
+            .unzip();
         let ahs: Vec<_> = addrs
             .iter()
             .map(|a| pd.create_ah(port, &PeerPath::to_dc_target(a, gid_index)).unwrap())

@@ -8,6 +8,8 @@
 //! NIC's). The peers are DCTs (and, for RC, partner QPs) on the same port; every request is an
 //! 8-byte RDMA write to its peer's slot, posted round-robin over the peers; a refused post
 //! (EAGAIN: backpressure) moves on to the next peer.
+#[path = "common/device.rs"]
+mod device;
 #[path = "common/provider_mem.rs"]
 mod provider_mem;
 
@@ -141,18 +143,7 @@ fn print(n: usize, what: &str, qps: usize, kib: f64, f: &Figures) {
 }
 
 fn run(o: &Opts) -> Result<(), String> {
-    let list = mlx5dv::devices().map_err(|e| e.to_string())?;
-    let dev = match &o.dev {
-        Some(name) => list
-            .iter()
-            .find(|d| &d.name() == name)
-            .ok_or(format!("no device named {name}"))?,
-        None => list
-            .iter()
-            .find(|d| d.is_mlx5())
-            .ok_or("no mlx5 device: run on a ConnectX-5+ or under scripts/soft-mlx5")?,
-    };
-    let ctx = dev.open().map_err(|e| e.to_string())?;
+    let ctx = device::open(o.dev.as_deref())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.port).map_err(|e| e.to_string())?;
     if port.link_layer_str() == "Ethernet" {

@@ -22,6 +22,8 @@
 //! peers' side and are neither timed nor counted. Times on soft-mlx5 are the emulated kernel's,
 //! not firmware's.
 use mlx5dv::{Access, Cq, DcKey, DciBuilder, DctBuilder, Mlx5Context, Pd, PeerPath, RcCaps, RcQp, RcRemote, RtsAttr};
+#[path = "common/device.rs"]
+mod device;
 #[path = "common/provider_mem.rs"]
 mod provider_mem;
 
@@ -147,18 +149,7 @@ fn dc(mlx5: &Mlx5Context<'_>, pd: &Pd<'_>, cq: &Cq<'_>, port: u8, w: usize) -> R
 }
 
 fn run(o: &Opts) -> Result<(), String> {
-    let list = mlx5dv::devices().map_err(|e| e.to_string())?;
-    let dev = match &o.dev {
-        Some(name) => list
-            .iter()
-            .find(|d| &d.name() == name)
-            .ok_or(format!("no device named {name}"))?,
-        None => list
-            .iter()
-            .find(|d| d.is_mlx5())
-            .ok_or("no mlx5 device: run on a ConnectX-5+ or under scripts/soft-mlx5")?,
-    };
-    let ctx = dev.open().map_err(|e| e.to_string())?;
+    let ctx = device::open(o.dev.as_deref())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.port).map_err(|e| e.to_string())?;
     if port.link_layer_str() == "Ethernet" {
