@@ -97,6 +97,8 @@ pub struct DciPool<'a> {
     /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota).
     waiting: bool,
     recovered: Recoveries,
+    /// A recovery error met after completions were written: reported by the next poll.
+    deferred: Option<Error>,
 }
 
 /// What the pool has done to bring DCIs back after peers failed.
@@ -168,6 +170,7 @@ impl<'a> DciPool<'a> {
             scratch: vec![Completion::default(); SCRATCH],
             waiting: false,
             recovered: Recoveries::default(),
+            deferred: None,
         })
     }
 
@@ -214,8 +217,7 @@ impl<'a> DciPool<'a> {
             return Err(Error::invalid("DciPool::post", "no such endpoint in this pool"));
         };
         let d = match (self.policy, e.dci) {
-            (Policy::DcsQuota { quota }, Some(d)) if e.since_acquire >= quota && self.waiting => {
-                let _ = d;
+            (Policy::DcsQuota { quota }, Some(_)) if e.since_acquire >= quota && self.waiting => {
                 return Err(would_block(
                     "this endpoint used its quota while others wait: poll until it drains",
                 ));
@@ -297,11 +299,13 @@ impl<'a> DciPool<'a> {
     /// outstanding request has completed.
     ///
     /// # Errors
-    /// `Cq::poll`'s; a recovery transition that failed (the pool tries it again on the next
-    /// call); posting a flushed request again. Completions already placed in `out` are then
-    /// lost to the caller only if it ignores the count it got before: each call returns what
-    /// it wrote, or an error with nothing written.
+    /// `Cq::poll`'s; a recovery transition that failed, or posting a flushed request again
+    /// (the pool tries again on the next call). An error met after completions were written
+    /// to `out` is reported by the next call, so none is lost.
     pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
         let mut n = 0;
         let room = out.len().min(SCRATCH);
         let k = self.cq.poll(&mut self.scratch[..room])?;
@@ -344,14 +348,20 @@ impl<'a> DciPool<'a> {
                     };
                     n += 1;
                     if status != WcStatus::WrFlushErr {
-                        self.fail(d, ep, p.stream)?;
+                        self.fail(d, ep, p.stream);
                     }
                     self.retire(d, ep);
                 }
             }
         }
         for d in 0..self.slots.len() {
-            self.restore(d)?;
+            if let Err(e) = self.restore(d) {
+                if n == 0 {
+                    return Err(e);
+                }
+                self.deferred = Some(e);
+                break;
+            }
         }
         Ok(n)
     }
@@ -369,12 +379,13 @@ impl<'a> DciPool<'a> {
     }
 
     /// Endpoint `ep`'s peer failed on DCI `d` (stream `stream`): the DCI entered ERR, or with
-    /// streams only the stream did.
-    fn fail(&mut self, d: usize, ep: usize, stream: u16) -> Result<()> {
+    /// streams only the stream did. A state that cannot be read counts as ERR: the full
+    /// recovery is the safe side.
+    fn fail(&mut self, d: usize, ep: usize, stream: u16) {
         self.eps[ep].failed = true;
         let slot = &mut self.slots[d];
         let dci_err = match (&self.policy, slot.dci.as_ref()) {
-            (Policy::Streams { .. }, Some(dci)) => dci.query_state()? == QpState::Err,
+            (Policy::Streams { .. }, Some(dci)) => dci.query_state().map_or(true, |s| s == QpState::Err),
             _ => true,
         };
         if dci_err {
@@ -382,7 +393,6 @@ impl<'a> DciPool<'a> {
         } else {
             slot.stream_failed[usize::from(stream)] = true;
         }
-        Ok(())
     }
 
     /// Brings DCI `d` (or its errored streams) back once nothing of it is outstanding, and
