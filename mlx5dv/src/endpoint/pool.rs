@@ -204,7 +204,9 @@ impl<'a> DciPool<'a> {
         Ok(EndpointId(i as u32))
     }
 
-    /// Posts `req` for endpoint `ep`, signaled, with `wr_id`.
+    /// Posts `req` for endpoint `ep`, signaled, with `wr_id`. Under `Streams`, keep `wr_id`s
+    /// unique among requests in flight (e.g. endpoint and sequence number): streams may
+    /// complete out of order on hardware, and the pool matches completions by `wr_id`.
     ///
     /// # Errors
     /// EAGAIN when no DCI can take it now (all held by other endpoints, its DCI's send queue
@@ -314,7 +316,15 @@ impl<'a> DciPool<'a> {
             let Some(d) = self.slots.iter().position(|s| s.qp_num == c.qp_num) else {
                 continue;
             };
-            let Some(p) = self.slots[d].inflight.pop_front() else {
+            // In post order, except that DCI streams may complete out of order on hardware:
+            // then the request is the oldest in flight with this wr_id (wr_ids must be unique
+            // among a DCI's requests in flight when streams are used).
+            let inflight = &mut self.slots[d].inflight;
+            let at = match inflight.front() {
+                Some(f) if f.wr_id == c.wr_id => Some(0),
+                _ => inflight.iter().position(|q| q.wr_id == c.wr_id),
+            };
+            let Some(p) = at.and_then(|i| inflight.remove(i)) else {
                 continue;
             };
             let ep = p.ep as usize;
