@@ -409,7 +409,7 @@ fn poll_error(op: &'static str, rc: i32) -> Error {
             "mlx5 CQ_POLL_ERR (-2): a completion for a QP or SRQ this context does not know (destroyed with completions pending?)",
         );
     }
-    Error::from_errno(op, rc, "the CQ may have overrun: poll more often or make it larger")
+    Error::from_errno(op, rc, "the provider refused to poll this CQ (a CQ overrun is not reported here but as the IBV_EVENT_CQ_ERR async event: see Context::async_events)")
 }
 
 /// # Safety
