@@ -400,7 +400,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         self.emit(Data::Inline(data), data.len() as u64)
     }
 
-    #[inline]
+    #[inline(always)]
     fn emit(self, data: Data<'_>, total: u64) -> Result<()> {
         let qp = self.batch.qp;
         if qp.send_ops & u64::from(self.op.send_op_flag()) == 0 {
