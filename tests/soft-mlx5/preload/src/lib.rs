@@ -18,6 +18,7 @@ use soft_mlx5::fdset::FdSet;
 use soft_mlx5::kernel;
 use soft_mlx5::sysfs::{CDEV_PATH, UVERBS_DEV};
 use std::ffi::{CStr, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// Runs when the interposer is loaded: fork handlers for the device's locks.
@@ -318,7 +319,10 @@ pub unsafe extern "C" fn mmap(
 ) -> *mut c_void {
     if is_device(fd) {
         return match kernel::mmap(len, off) {
-            Ok(p) => p,
+            Ok(p) => {
+                UAR_MAPPED.store(true, Ordering::Release);
+                p
+            }
             Err(e) => {
                 set_errno(e);
                 libc::MAP_FAILED
@@ -343,10 +347,18 @@ pub unsafe extern "C" fn mmap64(
     unsafe { mmap(addr, len, prot, flags, fd, off) }
 }
 
-/// munmap(2): a UAR page stops being watched before it goes.
+/// Set by the first UAR page mapped: until then no munmap can concern the device.
+static UAR_MAPPED: AtomicBool = AtomicBool::new(false);
+
+/// munmap(2): a UAR page stops being watched before it goes. Before any UAR was mapped the
+/// device is not consulted: jemalloc (rustc's allocator) unmaps pages while it initialises,
+/// and creating the device there allocates, which re-entered jemalloc's init lock and hung
+/// `cargo build` under the preload.
 #[no_mangle]
 pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
-    kernel::munmap(addr as u64, len);
+    if UAR_MAPPED.load(Ordering::Acquire) {
+        kernel::munmap(addr as u64, len);
+    }
     // SAFETY: forwarding.
     unsafe { libc::syscall(libc::SYS_munmap, addr, len) as c_int }
 }
