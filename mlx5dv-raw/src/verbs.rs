@@ -2155,6 +2155,15 @@ extern "C" {
         iova: u64,
         access: c_uint,
     ) -> *mut ibv_mr;
+    /// Registers a dma-buf based memory region (rdma-core 34+, `IBVERBS_1.12`).
+    pub fn ibv_reg_dmabuf_mr(
+        pd: *mut ibv_pd,
+        offset: u64,
+        length: size_t,
+        iova: u64,
+        fd: c_int,
+        access: c_int,
+    ) -> *mut ibv_mr;
     /// Deregisters a memory region.
     pub fn ibv_dereg_mr(mr: *mut ibv_mr) -> c_int;
     /// Creates a completion channel.

@@ -4,7 +4,7 @@ use crate::addr::DcTargetAddr;
 use crate::error::{Error, Result};
 use crate::pd::Pd;
 use mlx5dv_raw as raw;
-use std::marker::PhantomData;
+use std::sync::Arc;
 use std::ptr::NonNull;
 
 /// Where a peer is, as an address handle needs it.
@@ -68,28 +68,35 @@ impl PeerPath {
     }
 }
 
-/// An address handle, destroyed on drop. Borrows its [`Pd`].
-pub struct Ah<'pd> {
+/// An address handle. A cheap handle: clones share one AH (every [`crate::DcPeer`] holds one),
+/// destroyed when the last is dropped. Holds its [`Pd`].
+#[derive(Clone)]
+pub struct Ah {
+    inner: Arc<AhInner>,
+}
+
+struct AhInner {
     ah: NonNull<raw::ibv_ah>,
-    _pd: PhantomData<&'pd Pd<'pd>>,
+    /// None for an adopted AH (its PD is the caller's to keep alive).
+    _pd: Option<Pd>,
 }
 
 // SAFETY: an AH is immutable once created; the library allows use from any thread.
-unsafe impl Send for Ah<'_> {}
+unsafe impl Send for AhInner {}
 // SAFETY: as above.
-unsafe impl Sync for Ah<'_> {}
+unsafe impl Sync for AhInner {}
 
-impl<'ctx> Pd<'ctx> {
+impl Pd {
     /// Creates an address handle for `path` through local `port`.
     ///
     /// # Errors
     /// `ibv_create_ah` with the library's errno (EINVAL for a bad port or GID index; on RoCE a
     /// LID path fails: use [`PeerPath::Gid`]).
-    pub fn create_ah(&self, port: u8, path: &PeerPath) -> Result<Ah<'_>> {
+    pub fn create_ah(&self, port: u8, path: &PeerPath) -> Result<Ah> {
         let mut attr = path.ah_attr(port);
         // SAFETY: the PD is live; attr is initialised.
         let ah = unsafe { raw::ibv_create_ah(self.as_raw(), &mut attr) };
-        NonNull::new(ah).map(|ah| Ah { ah, _pd: PhantomData }).ok_or_else(|| {
+        NonNull::new(ah).map(|ah| Ah::new(ah, Some(self.clone()))).ok_or_else(|| {
             Error::last_os_error(
                 "ibv_create_ah",
                 "on RoCE address peers by GID with a valid local sgid_index; on InfiniBand by LID",
@@ -99,7 +106,13 @@ impl<'ctx> Pd<'ctx> {
     }
 }
 
-impl Ah<'_> {
+impl Ah {
+    fn new(ah: NonNull<raw::ibv_ah>, pd: Option<Pd>) -> Ah {
+        Ah {
+            inner: Arc::new(AhInner { ah, _pd: pd }),
+        }
+    }
+
     /// Maps this AH to the initiator QP `qp_num` (a DCI or RC QP of this context) whose ECE
     /// congestion-control information the device applies to traffic on this address
     /// (`mlx5dv_map_ah_to_qp(3)`, rdma-core 36+). It is not the remote DCT number.
@@ -110,7 +123,7 @@ impl Ah<'_> {
     /// those; rdma-core's own test treats that as "not supported".
     pub fn map_to_qp(&self, qp_num: u32) -> Result<()> {
         // SAFETY: the AH is live.
-        let rc = unsafe { raw::mlx5dv_map_ah_to_qp(self.ah.as_ptr(), qp_num) };
+        let rc = unsafe { raw::mlx5dv_map_ah_to_qp(self.as_raw(), qp_num) };
         if rc != 0 {
             return Err(Error::from_errno(
                 "mlx5dv_map_ah_to_qp",
@@ -125,24 +138,26 @@ impl Ah<'_> {
     ///
     /// # Safety
     /// `ah` must be a live AH that nothing else destroys, whose PD outlives the result.
-    pub unsafe fn from_raw(ah: NonNull<raw::ibv_ah>) -> Ah<'static> {
-        Ah { ah, _pd: PhantomData }
+    pub unsafe fn from_raw(ah: NonNull<raw::ibv_ah>) -> Ah {
+        Ah::new(ah, None)
     }
 
     /// The raw AH, for interop.
+    #[inline]
     pub fn as_raw(&self) -> *mut raw::ibv_ah {
-        self.ah.as_ptr()
+        self.inner.ah.as_ptr()
     }
 }
 
-impl Drop for Ah<'_> {
+impl Drop for AhInner {
     fn drop(&mut self) {
-        // SAFETY: created once, destroyed once; DcPeer values borrow the AH, so none is left.
+        // SAFETY: created once, destroyed once, when the last handle (DcPeer values hold one)
+        // is gone.
         unsafe { raw::ibv_destroy_ah(self.ah.as_ptr()) };
     }
 }
 
-impl std::fmt::Debug for Ah<'_> {
+impl std::fmt::Debug for Ah {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ah").finish_non_exhaustive()
     }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::srq::Srq;
 use crate::wait::{deadline, set_nonblocking, wait_readable};
 use mlx5dv_raw as raw;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 /// Which SRQ an event is about (compare with [`SrqRef::is`]).
@@ -21,7 +21,7 @@ pub struct SrqRef(usize);
 
 impl SrqRef {
     /// Whether the event is about `srq`.
-    pub fn is(&self, srq: &Srq<'_>) -> bool {
+    pub fn is(&self, srq: &Srq) -> bool {
         self.0 == srq.as_raw() as usize
     }
 }
@@ -163,9 +163,9 @@ impl AsyncEvent {
 }
 
 /// The asynchronous events of a [`Context`], read without blocking or waited for with a
-/// timeout. Borrows the context.
-pub struct AsyncEvents<'ctx> {
-    ctx: &'ctx Context,
+/// timeout. Holds the context.
+pub struct AsyncEvents {
+    ctx: Context,
 }
 
 impl Context {
@@ -174,7 +174,7 @@ impl Context {
     ///
     /// # Errors
     /// `fcntl` on the async descriptor.
-    pub fn async_events(&self) -> Result<AsyncEvents<'_>> {
+    pub fn async_events(&self) -> Result<AsyncEvents> {
         // SAFETY: the context is open; async_fd is a plain integer field.
         let fd = unsafe { (*self.as_raw()).async_fd };
         set_nonblocking(fd).map_err(|e| {
@@ -185,11 +185,11 @@ impl Context {
             )
             .on(self.name())
         })?;
-        Ok(AsyncEvents { ctx: self })
+        Ok(AsyncEvents { ctx: self.clone() })
     }
 }
 
-impl AsyncEvents<'_> {
+impl AsyncEvents {
     /// The next event if one is queued (never blocks).
     ///
     /// # Errors
@@ -234,7 +234,15 @@ impl AsyncEvents<'_> {
     }
 }
 
-impl AsRawFd for AsyncEvents<'_> {
+impl AsFd for AsyncEvents {
+    /// The context's async descriptor: readable when an event is queued.
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: the descriptor stays open while the context (held) is.
+        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+    }
+}
+
+impl AsRawFd for AsyncEvents {
     /// The context's async descriptor: readable when an event is queued.
     fn as_raw_fd(&self) -> RawFd {
         // SAFETY: the context is open.
@@ -242,7 +250,7 @@ impl AsRawFd for AsyncEvents<'_> {
     }
 }
 
-impl std::fmt::Debug for AsyncEvents<'_> {
+impl std::fmt::Debug for AsyncEvents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AsyncEvents").field("device", &self.ctx.name()).finish()
     }

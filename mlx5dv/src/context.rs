@@ -5,18 +5,28 @@ use crate::error::{Error, Result};
 use mlx5dv_raw as raw;
 use std::ffi::CStr;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
-/// An open RDMA device, closed on drop. Objects created from it borrow it.
+/// An open RDMA device. A cheap handle: clones share one open device, and every object made
+/// from it holds a clone, so the device is closed when the last of them is dropped.
+#[derive(Clone)]
 pub struct Context {
+    inner: Arc<ContextInner>,
+}
+
+struct ContextInner {
     ctx: NonNull<raw::ibv_context>,
-    name: String,
+    name: Box<str>,
+    /// Unit tests' contexts have no library object to close.
+    #[cfg(test)]
+    fake: bool,
 }
 
 // SAFETY: libibverbs contexts may be used from any thread; creation and destruction of
 // objects on them are serialised by the library.
-unsafe impl Send for Context {}
+unsafe impl Send for ContextInner {}
 // SAFETY: as above; every method takes &self and calls thread-safe verbs.
-unsafe impl Sync for Context {}
+unsafe impl Sync for ContextInner {}
 
 impl Context {
     /// Opens `device`.
@@ -28,13 +38,20 @@ impl Context {
         // SAFETY: the device pointer is valid while its list is; the context outlives the list.
         let ctx = unsafe { raw::ibv_open_device(device.as_raw()) };
         NonNull::new(ctx)
-            .map(|ctx| Context { ctx, name: device.name() })
+            .map(|ctx| Context {
+                inner: Arc::new(ContextInner {
+                    ctx,
+                    name: device.name().into(),
+                    #[cfg(test)]
+                    fake: false,
+                }),
+            })
             .ok_or_else(|| Error::last_os_error("ibv_open_device", "check permissions on /dev/infiniband/uverbs* and that the provider library is installed (ibverbs-providers)"))
     }
 
     /// The device's kernel name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.inner.name
     }
 
     /// Device attributes (`ibv_query_device`).
@@ -45,7 +62,7 @@ impl Context {
         // SAFETY: all-zero is a valid ibv_device_attr (integers and a char array).
         let mut attr: raw::ibv_device_attr = unsafe { std::mem::zeroed() };
         // SAFETY: the context is open; attr is writable and of the header's size or larger.
-        let rc = unsafe { raw::ibv_query_device(self.ctx.as_ptr(), &mut attr) };
+        let rc = unsafe { raw::ibv_query_device(self.as_raw(), &mut attr) };
         if rc != 0 {
             return Err(Error::from_errno(
                 "ibv_query_device",
@@ -64,14 +81,14 @@ impl Context {
     pub fn query_port(&self, port: u8) -> Result<PortAttr> {
         let mut attr = raw::ibv_port_attr::default();
         // SAFETY: the context is open; attr is at least as large as the shim's header struct.
-        let rc = unsafe { raw::ibv_query_port(self.ctx.as_ptr(), port, &mut attr) };
+        let rc = unsafe { raw::ibv_query_port(self.as_raw(), port, &mut attr) };
         if rc != 0 {
             return Err(Error::from_errno(
                 "ibv_query_port",
                 rc,
                 "ports are numbered from 1 to the device's phys_port_cnt",
             )
-            .on(&self.name));
+            .on(self.name()));
         }
         Ok(PortAttr(attr))
     }
@@ -84,7 +101,7 @@ impl Context {
     pub fn query_gid(&self, port: u8, index: u8) -> Result<[u8; 16]> {
         let mut gid = raw::ibv_gid::default();
         // SAFETY: the context is open; gid is writable.
-        let rc = unsafe { raw::ibv_query_gid(self.ctx.as_ptr(), port, libc::c_int::from(index), &mut gid) };
+        let rc = unsafe { raw::ibv_query_gid(self.as_raw(), port, libc::c_int::from(index), &mut gid) };
         if rc != 0 {
             let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(rc.abs());
             return Err(Error::from_errno(
@@ -92,7 +109,7 @@ impl Context {
                 errno,
                 "the GID index must be below the port's gid_tbl_len",
             )
-            .on(&self.name));
+            .on(self.name()));
         }
         // SAFETY: every bit pattern of the union is a valid [u8; 16].
         let raw_gid = unsafe { gid.raw };
@@ -103,14 +120,32 @@ impl Context {
                 libc::ENODATA,
                 format!("GID index {index} of port {port} is empty: pick a populated index (ibv_devinfo -v)"),
             )
-            .on(&self.name));
+            .on(self.name()));
         }
         Ok(raw_gid)
     }
 
+    /// Whether the device pages in any address on demand with one registration
+    /// (`IBV_ODP_SUPPORT_IMPLICIT` in `ibv_query_device_ex`'s ODP caps).
+    ///
+    /// # Errors
+    /// `ibv_query_device_ex` with its errno.
+    pub fn has_implicit_odp(&self) -> Result<bool> {
+        // SAFETY: all-zero is a valid ibv_device_attr_ex (integers and arrays).
+        let mut attr: raw::ibv_device_attr_ex = unsafe { std::mem::zeroed() };
+        // SAFETY: the context is open; attr is writable and at least the header's size.
+        let rc = unsafe { raw::ibv_query_device_ex(self.as_raw(), std::ptr::null(), &mut attr) };
+        if rc != 0 {
+            return Err(Error::from_errno("ibv_query_device_ex", rc, "the device may have been removed").on(self.name()));
+        }
+        let odp = attr.odp_caps.general_caps;
+        Ok(odp & u64::from(raw::IBV_ODP_SUPPORT) != 0 && odp & u64::from(raw::IBV_ODP_SUPPORT_IMPLICIT) != 0)
+    }
+
     /// The raw context, for interop.
+    #[inline]
     pub fn as_raw(&self) -> *mut raw::ibv_context {
-        self.ctx.as_ptr()
+        self.inner.ctx.as_ptr()
     }
 }
 
@@ -118,17 +153,25 @@ impl Context {
 impl Context {
     /// A context over a fake `ibv_context` pointer for unit tests of code that only names it;
     /// never dropped (nothing may close it).
-    pub(crate) fn fake(name: &str) -> std::mem::ManuallyDrop<Context> {
-        std::mem::ManuallyDrop::new(Context {
-            ctx: NonNull::dangling(),
-            name: name.to_string(),
-        })
+    pub(crate) fn fake(name: &str) -> Context {
+        Context {
+            inner: Arc::new(ContextInner {
+                ctx: NonNull::dangling(),
+                name: name.into(),
+                fake: true,
+            }),
+        }
     }
 }
 
-impl Drop for Context {
+impl Drop for ContextInner {
     fn drop(&mut self) {
-        // SAFETY: opened by ibv_open_device and closed once; nothing built on it outlives it.
+        #[cfg(test)]
+        if self.fake {
+            return;
+        }
+        // SAFETY: opened by ibv_open_device and closed once, when the last handle (every
+        // object made from the context holds one) is gone.
         unsafe { raw::ibv_close_device(self.ctx.as_ptr()) };
     }
 }
@@ -136,7 +179,7 @@ impl Drop for Context {
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Context")
-            .field("name", &self.name)
+            .field("name", &self.name())
             .finish_non_exhaustive()
     }
 }

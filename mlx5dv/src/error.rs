@@ -12,9 +12,44 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Carries the C operation that failed, the errno the library reported (never 0: a call that
 /// failed without setting errno has none), and what to do about it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Error(Box<Inner>);
+pub struct Error(Repr);
 
-// Boxed so that `Result<(), Error>` stays one pointer wide on the post path.
+/// Boxed so that `Result<(), Error>` stays small on the post path; the refusals a post path
+/// returns in normal operation (EAGAIN backpressure) are statics, so refusing allocates nothing.
+#[derive(Clone, PartialEq, Eq)]
+enum Repr {
+    Static(&'static Inner),
+    Boxed(Box<Inner>),
+}
+
+impl std::ops::Deref for Repr {
+    type Target = Inner;
+    #[inline]
+    fn deref(&self) -> &Inner {
+        match self {
+            Repr::Static(inner) => inner,
+            Repr::Boxed(inner) => inner,
+        }
+    }
+}
+
+/// An error made without allocating: for [`Error::from_static`].
+pub(crate) struct StaticError(Inner);
+
+impl StaticError {
+    /// `op` failed with `errno` (non-zero); `hint` says what to do.
+    pub(crate) const fn new(op: &'static str, errno: i32, hint: &'static str) -> StaticError {
+        StaticError(Inner {
+            op,
+            device: None,
+            errno: Some(errno),
+            hint: Cow::Borrowed(hint),
+            #[cfg(feature = "cm")]
+            cm: None,
+        })
+    }
+}
+
 #[derive(Clone, PartialEq, Eq)]
 struct Inner {
     op: &'static str,
@@ -29,14 +64,30 @@ struct Inner {
 impl Error {
     /// An error from an errno value returned by the library (0 counts as "no errno").
     pub(crate) fn from_errno(op: &'static str, errno: i32, hint: impl Into<Cow<'static, str>>) -> Self {
-        Error(Box::new(Inner {
+        Error(Repr::Boxed(Box::new(Inner {
             op,
             device: None,
             errno: (errno > 0).then_some(errno),
             hint: hint.into(),
             #[cfg(feature = "cm")]
             cm: None,
-        }))
+        })))
+    }
+
+    /// An error kept in a static: making it allocates nothing.
+    #[inline]
+    pub(crate) const fn from_static(e: &'static StaticError) -> Self {
+        Error(Repr::Static(&e.0))
+    }
+
+    fn inner_mut(&mut self) -> &mut Inner {
+        if let Repr::Static(inner) = self.0 {
+            self.0 = Repr::Boxed(Box::new(inner.clone()));
+        }
+        match &mut self.0 {
+            Repr::Boxed(inner) => inner,
+            Repr::Static(_) => unreachable!("made boxed above"),
+        }
     }
 
     /// A caller mistake found before calling the library (reported as EINVAL).
@@ -52,14 +103,14 @@ impl Error {
 
     /// Names the device the operation ran on.
     pub(crate) fn on(mut self, device: &str) -> Self {
-        self.0.device = Some(device.into());
+        self.inner_mut().device = Some(device.into());
         self
     }
 
     /// Attaches the connection manager's account of what happened.
     #[cfg(feature = "cm")]
     pub(crate) fn with_cm(mut self, failure: crate::cm::CmFailure) -> Self {
-        self.0.cm = Some(failure);
+        self.inner_mut().cm = Some(failure);
         self
     }
 
@@ -94,6 +145,12 @@ impl Error {
     /// device that is not mlx5.
     pub fn is_not_supported(&self) -> bool {
         self.0.errno == Some(libc::EOPNOTSUPP)
+    }
+
+    /// Whether this is backpressure (EAGAIN / EWOULDBLOCK): nothing was done, poll and try
+    /// again.
+    pub fn is_would_block(&self) -> bool {
+        self.0.errno == Some(libc::EAGAIN) || self.0.errno == Some(libc::EWOULDBLOCK)
     }
 }
 
@@ -172,6 +229,17 @@ mod tests {
             e.to_string(),
             "mlx5dv_create_qp: failed without reporting an errno: check the attributes"
         );
+    }
+
+    #[test]
+    fn a_static_error_reads_like_any_other_and_can_still_name_a_device() {
+        static BUSY: StaticError = StaticError::new("DciPool::post", libc::EAGAIN, "poll and try again");
+        let e = Error::from_static(&BUSY);
+        assert!(e.is_would_block());
+        assert_eq!((e.op(), e.hint()), ("DciPool::post", "poll and try again"));
+        let e = e.on("mlx5_0");
+        assert_eq!(e.device(), Some("mlx5_0"));
+        assert_eq!(Error::from_static(&BUSY).device(), None, "the static is untouched");
     }
 
     #[test]

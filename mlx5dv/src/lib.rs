@@ -4,17 +4,46 @@
 //! DC initiators ([`Dci`]) per node, whatever the cluster size: each work request names its
 //! destination ([`DcPeer`]: address handle, remote DCT number, DC key).
 //!
-//! Objects free themselves on drop and borrow their parents, so none outlives what it was
-//! made from:
+//! # Ownership
+//! Every handle is `'static`: an object holds what it was made from (a region its PD, a queue
+//! pair its PD, CQ and SRQ, a PD its context) through reference counts that change only when
+//! objects are made or dropped, never when posting or polling. So the library objects are
+//! freed in the order libibverbs needs whatever order the handles are dropped in, and a
+//! struct can own them all:
 //!
-//! ```compile_fail,E0505
-//! # fn f(ctx: &mlx5dv::Context) -> mlx5dv::Result<()> {
+//! ```no_run
+//! # use mlx5dv::*;
+//! struct Transport {
+//!     ctx: Context,
+//!     pd: Pd,
+//!     dct: Dct,
+//!     pool: DciPool,
+//!     buf: Mr<Vec<u8>>,
+//! }
+//! # fn build(ctx: Context) -> Result<Transport> {
+//! let mlx5 = ctx.mlx5()?;
 //! let pd = ctx.alloc_pd()?;
-//! let mr = pd.alloc_mr(4096, mlx5dv::Access::LOCAL_WRITE)?;
-//! drop(pd); // error: `pd` is still borrowed by `mr`
-//! let _ = mr.lkey();
-//! # Ok(()) }
+//! let cq = ctx.create_cq(1024)?;
+//! let srq = pd.create_srq(256, 1)?;
+//! let dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, DcKey::new(7)).build()?;
+//! let pool = DciPool::new(&mlx5, &pd, ctx.create_cq(1024)?, PoolConfig::default())?;
+//! let buf = pd.register(vec![0u8; 4096], Access::LOCAL_WRITE)?;
+//! drop((cq, srq)); // the DCT holds them
+//! Ok(Transport { ctx, pd, dct, pool, buf })
+//! # }
 //! ```
+//!
+//! # Threads
+//! Contexts, PDs, regions, SRQs, address handles and DCTs are `Send` and `Sync`. Queue pairs,
+//! CQs and the DCI pool are `Send` but not `Sync`: each posts (or polls) from one thread at a
+//! time, which is what libibverbs' single send queue and CQ cursor allow without a lock. A
+//! queue pair and its CQ may live on different threads: the send-queue count they share is a
+//! single-producer, single-consumer ring of atomics.
+//!
+//! # Memory
+//! See [`mr`]: memory the application owns (`Vec<u8>`, `Box<[u8]>`, mmap'd files, huge pages,
+//! a borrowed slice, dma-bufs) is registered and given back on deregistration, and no safe
+//! reference ever points at bytes the adapter may be writing.
 //!
 //! Queue pairs carry their state in their type ([`state`]); only [`Dci<Rts>`](Dci) and
 //! [`RcQp<Rts>`](RcQp) open a [`Batch`] of work requests, and a failed transition returns the
@@ -51,14 +80,14 @@ pub use async_event::{AsyncEvent, AsyncEvents, SrqRef};
 pub use comp_channel::CompChannel;
 pub use context::{Context, DeviceAttr, PortAttr};
 pub use cq::{Completion, Cq, WcOpcode, WcStatus};
-pub use dc::{DcKey, Dci, DciBuilder, DciParts, Dct, DctBuilder, Mlx5Caps, Mlx5Context};
+pub use dc::{DcKey, DcPeer, Dci, DciBuilder, DciParts, Dct, DctBuilder, Mlx5Caps, Mlx5Context};
 pub use device::{devices, Device, DeviceList};
-pub use endpoint::{DciPool, EndpointId, EpCompletion, Policy, Request};
+pub use endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Policy, Request};
 pub use error::{Error, Result};
 pub use mlx5dv_raw as raw;
-pub use mr::{Access, Mr, Sge};
+pub use mr::{Access, AlignedBuf, DmaBuf, MmapBuf, Mr, RegionBuffer, Returned, Sge};
 pub use pd::Pd;
 pub use qp::{state, QpState, RtsAttr, TransitionError};
 pub use rc::{RcCaps, RcQp, RcRemote};
 pub use srq::Srq;
-pub use wr::{Batch, DcPeer, Wr};
+pub use wr::{Batch, Wr};

@@ -122,10 +122,36 @@ pub(crate) struct QpRaw {
     pub(crate) caps: raw::ibv_qp_cap,
     pub(crate) device: Box<str>,
     /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
-    pub(crate) sq: std::rc::Rc<crate::sq::SendQueue>,
-    /// The CQ's registry the queue is in (fed by `Cq::poll`), if the CQ is known.
-    pub(crate) registry: Option<std::rc::Rc<crate::sq::Registry>>,
+    pub(crate) sq: std::sync::Arc<crate::sq::SendQueue>,
+    /// What the QP was made from, kept alive until it is destroyed (never read).
+    pub(crate) _parents: Parents,
 }
+
+/// The objects a queue pair was created from: it holds them so that they outlive it (touched
+/// at creation and destruction only). An adopted QP may hold none.
+#[derive(Default)]
+#[allow(dead_code)] // held, never read: dropping them is their whole use
+pub(crate) struct Parents {
+    pub(crate) pd: Option<crate::pd::Pd>,
+    pub(crate) cq: Option<std::sync::Arc<crate::cq::CqCore>>,
+    pub(crate) srq: Option<crate::srq::Srq>,
+}
+
+impl Parents {
+    pub(crate) fn of(pd: &crate::pd::Pd, cq: &crate::cq::Cq, srq: Option<&crate::srq::Srq>) -> Parents {
+        Parents {
+            pd: Some(pd.clone()),
+            cq: Some(cq.core()),
+            srq: srq.cloned(),
+        }
+    }
+}
+
+// SAFETY: the QP's library objects may be used from any thread, one at a time: QpRaw is reached
+// only through a handle that is Send and not Sync (posting needs &mut, state queries are verbs
+// calls the library serialises); the send-queue count is built for a poster and a poller on
+// different threads.
+unsafe impl Send for QpRaw {}
 
 impl QpRaw {
     pub(crate) fn modify(
@@ -155,9 +181,8 @@ impl QpRaw {
     }
 
     /// Puts the queue in the CQ's registry so completions give credit back.
-    pub(crate) fn register(&mut self, registry: &std::rc::Rc<crate::sq::Registry>) {
-        registry.add(self.qp_num(), self.sq.clone());
-        self.registry = Some(registry.clone());
+    pub(crate) fn register(&self, cq: &crate::cq::Cq) {
+        cq.registry.add(self.qp_num(), self.sq.clone());
     }
 
     pub(crate) fn query_state(&self) -> Result<QpState> {
@@ -189,10 +214,10 @@ impl QpRaw {
 
 impl Drop for QpRaw {
     fn drop(&mut self) {
-        if let Some(registry) = &self.registry {
-            registry.remove(self.qp_num());
-        }
+        // Before the destroy: once the number is free, a new QP may get it.
+        self.sq.close();
         // SAFETY: created once, destroyed once; batches borrow the QP mutably, so none is open.
+        // Its parents (fields) are released after it.
         unsafe { raw::ibv_destroy_qp(self.qp.as_ptr()) };
     }
 }
@@ -200,9 +225,9 @@ impl Drop for QpRaw {
 /// The creation attributes both QP kinds share: one CQ for sends and receives, an optional SRQ,
 /// and the extended post API when `send_ops` is non-zero.
 pub(crate) fn init_attr_ex(
-    pd: &crate::pd::Pd<'_>,
-    cq: &crate::cq::Cq<'_>,
-    srq: Option<&crate::srq::Srq<'_>>,
+    pd: &crate::pd::Pd,
+    cq: &crate::cq::Cq,
+    srq: Option<&crate::srq::Srq>,
     cap: raw::ibv_qp_cap,
     qp_type: raw::ibv_qp_type,
     send_ops: u64,

@@ -7,7 +7,7 @@ use crate::cq::Cq;
 use crate::error::{Error, Result};
 use crate::mr::{Access, Sge};
 use crate::pd::Pd;
-use crate::qp::{init_attr_ex, rts_attr, state, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::qp::{init_attr_ex, rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
 use crate::srq::Srq;
 use crate::wr::{Batch, Rc};
 use mlx5dv_raw as raw;
@@ -68,26 +68,24 @@ pub struct RcRemote {
 }
 
 /// An RC queue pair in state `S`. Only `RcQp<Rts>` posts sends; receives can be posted from INIT.
-pub struct RcQp<'a, S> {
+///
+/// It holds its PD, CQ and SRQ, moves between threads (`Send`) and posts from one thread at a
+/// time (`!Sync`).
+pub struct RcQp<S> {
     raw: QpRaw,
     port: u8,
-    _res: PhantomData<&'a Cq<'a>>,
-    _state: PhantomData<S>,
+    _state: PhantomData<fn() -> S>,
+    _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
-impl<'ctx> Pd<'ctx> {
+impl Pd {
     /// Creates an RC queue pair with the extended post API (every operation of the batch
     /// enabled), reporting sends and receives to `cq`, receiving from `srq` if given.
     ///
     /// # Errors
     /// EINVAL for capacities beyond the device's limits (`max_qp_wr`, `max_sge`); then
     /// `ibv_create_qp_ex (RC)` with the library's errno.
-    pub fn create_rc_qp<'a>(
-        &'a self,
-        cq: &'a Cq<'ctx>,
-        srq: Option<&'a Srq<'a>>,
-        caps: RcCaps,
-    ) -> Result<RcQp<'a, state::Reset>> {
+    pub fn create_rc_qp(&self, cq: &Cq, srq: Option<&Srq>, caps: RcCaps) -> Result<RcQp<state::Reset>> {
         let ctx: &Context = self.context();
         let dev = ctx.query_device()?.0;
         let max_wr = dev.max_qp_wr.max(0) as u32;
@@ -132,7 +130,7 @@ impl<'ctx> Pd<'ctx> {
             )
             .on(ctx.name()));
         };
-        let mut raw_qp = QpRaw {
+        let raw_qp = QpRaw {
             qp,
             qpx,
             mqp: None,
@@ -141,26 +139,26 @@ impl<'ctx> Pd<'ctx> {
             // The library writes back the capacities it actually created.
             caps: attr.cap,
             device: ctx.name().into(),
-            sq: std::rc::Rc::new(crate::sq::SendQueue::new(attr.cap.max_send_wr, true)),
-            registry: None,
+            sq: std::sync::Arc::new(crate::sq::SendQueue::new(attr.cap.max_send_wr, true)),
+            _parents: Parents::of(self, cq, srq),
         };
-        raw_qp.register(&cq.registry);
+        raw_qp.register(cq);
         Ok(RcQp {
             raw: raw_qp,
             port: 0,
-            _res: PhantomData,
             _state: PhantomData,
+            _not_sync: PhantomData,
         })
     }
 }
 
-impl<'a, S> RcQp<'a, S> {
-    fn into_state<T>(self) -> RcQp<'a, T> {
+impl<S> RcQp<S> {
+    fn into_state<T>(self) -> RcQp<T> {
         RcQp {
             raw: self.raw,
             port: self.port,
-            _res: PhantomData,
             _state: PhantomData,
+            _not_sync: PhantomData,
         }
     }
 
@@ -173,7 +171,7 @@ impl<'a, S> RcQp<'a, S> {
         mask: u32,
         op: &'static str,
         hint: &'static str,
-    ) -> std::result::Result<RcQp<'a, T>, TransitionError<Self>> {
+    ) -> std::result::Result<RcQp<T>, TransitionError<Self>> {
         match self.raw.modify(attr, mask, op, hint) {
             Ok(()) => {
                 if mask & raw::IBV_QP_PORT != 0 {
@@ -188,7 +186,7 @@ impl<'a, S> RcQp<'a, S> {
     /// The same QP under another state marker, for a QP whose real state is unknown (a failed
     /// reset): its next transition reports the device's error.
     #[cfg(feature = "cm")]
-    pub(crate) fn into_state_unchecked<T>(self) -> RcQp<'a, T> {
+    pub(crate) fn into_state_unchecked<T>(self) -> RcQp<T> {
         self.into_state()
     }
 
@@ -255,7 +253,7 @@ impl<'a, S> RcQp<'a, S> {
     ///
     /// # Errors
     /// `ibv_modify_qp (RC RESET)`; the QP comes back unchanged.
-    pub fn reset(self) -> std::result::Result<RcQp<'a, state::Reset>, TransitionError<Self>> {
+    pub fn reset(self) -> std::result::Result<RcQp<state::Reset>, TransitionError<Self>> {
         match self.raw.to_reset("ibv_modify_qp (RC RESET)") {
             Ok(()) => Ok(self.into_state()),
             Err(error) => Err(TransitionError { error, object: self }),
@@ -268,7 +266,7 @@ impl<'a, S> RcQp<'a, S> {
     }
 }
 
-impl<'a> RcQp<'a, state::Reset> {
+impl RcQp<state::Reset> {
     /// RESET -> INIT on `port`, granting peers `access`.
     ///
     /// # Errors
@@ -277,7 +275,7 @@ impl<'a> RcQp<'a, state::Reset> {
         mut self,
         port: u8,
         access: Access,
-    ) -> std::result::Result<RcQp<'a, state::Init>, TransitionError<Self>> {
+    ) -> std::result::Result<RcQp<state::Init>, TransitionError<Self>> {
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_INIT,
             port_num: port,
@@ -301,12 +299,12 @@ impl<'a> RcQp<'a, state::Reset> {
     }
 }
 
-impl<'a> RcQp<'a, state::Init> {
+impl RcQp<state::Init> {
     /// INIT -> RTR, connected to `remote`.
     ///
     /// # Errors
     /// EINVAL for an MTU other than 256..4096; `ibv_modify_qp (RC RTR)`; the QP comes back in INIT.
-    pub fn rtr(self, remote: &RcRemote) -> std::result::Result<RcQp<'a, state::Rtr>, TransitionError<Self>> {
+    pub fn rtr(self, remote: &RcRemote) -> std::result::Result<RcQp<state::Rtr>, TransitionError<Self>> {
         let Some(mtu) =
             (raw::IBV_MTU_256..=raw::IBV_MTU_4096).find(|&m| crate::context::mtu_bytes(m) == remote.mtu_bytes)
         else {
@@ -344,12 +342,12 @@ impl<'a> RcQp<'a, state::Init> {
     }
 }
 
-impl<'a> RcQp<'a, state::Rtr> {
+impl RcQp<state::Rtr> {
     /// RTR -> RTS.
     ///
     /// # Errors
     /// `ibv_modify_qp (RC RTS)`; the QP comes back in RTR.
-    pub fn rts(self, rts: RtsAttr) -> std::result::Result<RcQp<'a, state::Rts>, TransitionError<Self>> {
+    pub fn rts(self, rts: RtsAttr) -> std::result::Result<RcQp<state::Rts>, TransitionError<Self>> {
         let (mut attr, mask) = rts_attr(&rts);
         match self.raw.modify(
             &mut attr,
@@ -363,7 +361,7 @@ impl<'a> RcQp<'a, state::Rtr> {
     }
 }
 
-impl<'a> RcQp<'a, state::Rts> {
+impl RcQp<state::Rts> {
     /// Adopts an RC QP created elsewhere, already in RTS; it is destroyed on drop.
     ///
     /// # Safety
@@ -373,13 +371,14 @@ impl<'a> RcQp<'a, state::Rts> {
     /// length and SGE count against them, and counts outstanding requests against
     /// `max_send_wr`: report each of its send completions with
     /// [`RcQp::report_completion`]); created with `sq_sig_all` 0; nothing else may destroy it
-    /// or post on it; the objects it reports to must outlive `'a`.
+    /// or post on it; the objects it reports to must outlive it; report completions from one
+    /// thread at a time.
     pub unsafe fn from_raw_parts(
         qpx: NonNull<raw::ibv_qp_ex>,
         send_ops: u64,
         caps: raw::ibv_qp_cap,
         device: &str,
-    ) -> RcQp<'a, state::Rts> {
+    ) -> RcQp<state::Rts> {
         let raw_qp = QpRaw {
             qp: qpx.cast(),
             qpx,
@@ -388,14 +387,14 @@ impl<'a> RcQp<'a, state::Rts> {
             dci_streams: false,
             caps,
             device: device.into(),
-            sq: std::rc::Rc::new(crate::sq::SendQueue::new(caps.max_send_wr, true)),
-            registry: None,
+            sq: std::sync::Arc::new(crate::sq::SendQueue::new(caps.max_send_wr, true)),
+            _parents: Parents::default(),
         };
         RcQp {
             raw: raw_qp,
             port: 1,
-            _res: PhantomData,
             _state: PhantomData,
+            _not_sync: PhantomData,
         }
     }
 
@@ -414,7 +413,7 @@ impl<'a> RcQp<'a, state::Rts> {
     }
 }
 
-impl<S> std::fmt::Debug for RcQp<'_, S> {
+impl<S> std::fmt::Debug for RcQp<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RcQp")
             .field("device", &self.raw.device)

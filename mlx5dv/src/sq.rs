@@ -10,13 +10,22 @@
 //! requests each complete on their own). Everything is preallocated at creation; admitting
 //! and retiring touch a few cells only.
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+//! Threads: a queue pair posts from one thread at a time (it is `Send`, not `Sync`) and its CQ is
+//! polled from one thread at a time, maybe another one. So the count is a single-producer,
+//! single-consumer ring: the poster writes slots and advances `head` (release), the poller
+//! reads them and advances `tail` (release); each reads the other's index with acquire. No
+//! lock and no reference count is touched when posting or polling; on x86-64 and aarch64 these
+//! atomics are plain loads and stores (acquire/release) or one `ldmax`/`lock cmpxchg` on
+//! the poller's side.
 
-#[derive(Clone, Copy, Default)]
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// One request as the poller needs it.
 struct Slot {
-    wr_id: u64,
-    signaled: bool,
+    wr_id: AtomicU64,
+    signaled: AtomicBool,
 }
 
 /// Why a request was not admitted.
@@ -32,16 +41,18 @@ pub(crate) enum Refusal {
 pub(crate) struct SendQueue {
     /// A power-of-two ring (indexing by mask, no division on the post path), at least
     /// `capacity` long.
-    slots: Box<[Cell<Slot>]>,
+    slots: Box<[Slot]>,
     /// `max_send_wr`: how many requests may be outstanding.
     capacity: u64,
-    /// Requests posted (committed batches).
-    head: Cell<u64>,
-    /// Requests in the open batch.
-    pending: Cell<u32>,
-    /// Requests retired by completions.
-    tail: Cell<u64>,
-    halted: Cell<bool>,
+    /// Requests posted (committed batches). Written by the poster.
+    head: AtomicU64,
+    /// Requests in the open batch. The poster's own.
+    pending: AtomicU32,
+    /// Requests retired by completions. Only moves forward (the poller, and a reset).
+    tail: AtomicU64,
+    halted: AtomicBool,
+    /// The QP is gone: its CQ's registry drops the queue at the next change.
+    dead: AtomicBool,
     /// Completions of this QP may be receives (RC): a failed one cannot be told apart.
     has_receives: bool,
 }
@@ -52,12 +63,18 @@ impl SendQueue {
         let capacity = u64::from(max_send_wr.max(1));
         let n = (capacity as usize).next_power_of_two();
         SendQueue {
-            slots: (0..n).map(|_| Cell::new(Slot::default())).collect(),
+            slots: (0..n)
+                .map(|_| Slot {
+                    wr_id: AtomicU64::new(0),
+                    signaled: AtomicBool::new(false),
+                })
+                .collect(),
             capacity,
-            head: Cell::new(0),
-            pending: Cell::new(0),
-            tail: Cell::new(0),
-            halted: Cell::new(false),
+            head: AtomicU64::new(0),
+            pending: AtomicU32::new(0),
+            tail: AtomicU64::new(0),
+            halted: AtomicBool::new(false),
+            dead: AtomicBool::new(false),
             has_receives,
         }
     }
@@ -70,111 +87,137 @@ impl SendQueue {
     /// Requests posted or in the open batch and not yet retired.
     #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
-        self.head.get() - self.tail.get() + u64::from(self.pending.get())
+        let head = self.head.load(Ordering::Relaxed) + u64::from(self.pending.load(Ordering::Relaxed));
+        head.saturating_sub(self.tail.load(Ordering::Acquire))
     }
 
     #[inline]
-    fn slot(&self, seq: u64) -> &Cell<Slot> {
+    fn slot(&self, seq: u64) -> &Slot {
         &self.slots[seq as usize & (self.slots.len() - 1)]
     }
 
-    /// Admits one request into the open batch.
+    /// Admits one request into the open batch (the poster).
     #[inline]
     pub(crate) fn admit(&self, wr_id: u64, signaled: bool) -> Result<(), Refusal> {
-        if self.halted.get() {
+        if self.halted.load(Ordering::Relaxed) {
             return Err(Refusal::Halted);
         }
         if self.outstanding() >= self.capacity {
             return Err(Refusal::Full);
         }
-        let seq = self.head.get() + u64::from(self.pending.get());
-        self.slot(seq).set(Slot { wr_id, signaled });
-        self.pending.set(self.pending.get() + 1);
+        let pending = self.pending.load(Ordering::Relaxed);
+        let slot = self.slot(self.head.load(Ordering::Relaxed) + u64::from(pending));
+        slot.wr_id.store(wr_id, Ordering::Relaxed);
+        slot.signaled.store(signaled, Ordering::Relaxed);
+        self.pending.store(pending + 1, Ordering::Relaxed);
         Ok(())
     }
 
-    /// The open batch was posted.
+    /// The open batch was posted (the poster): its slots become visible to the poller.
     #[inline]
     pub(crate) fn commit(&self) {
-        self.head.set(self.head.get() + u64::from(self.pending.get()));
-        self.pending.set(0);
+        let pending = self.pending.swap(0, Ordering::Relaxed);
+        let head = self.head.load(Ordering::Relaxed);
+        self.head.store(head + u64::from(pending), Ordering::Release);
     }
 
     /// The open batch was discarded.
     #[inline]
     pub(crate) fn abort(&self) {
-        self.pending.set(0);
+        self.pending.store(0, Ordering::Relaxed);
     }
 
-    /// The QP went through RESET: its queue is empty again.
+    /// The QP went through RESET (the poster): its queue is empty again.
     pub(crate) fn reset(&self) {
-        self.head.set(0);
-        self.tail.set(0);
-        self.pending.set(0);
-        self.halted.set(false);
+        self.pending.store(0, Ordering::Relaxed);
+        self.tail.fetch_max(self.head.load(Ordering::Relaxed), Ordering::AcqRel);
+        self.halted.store(false, Ordering::Relaxed);
     }
 
-    /// A completion of this QP: `success`, the `wr_id` it carries, and whether it is a
-    /// receive (known only for successful completions).
+    /// Retires every request before `seq` (the poller; a concurrent reset may be ahead).
+    #[inline]
+    fn retire_to(&self, seq: u64) {
+        self.tail.fetch_max(seq, Ordering::AcqRel);
+    }
+
+    /// A completion of this QP (the poller): `success`, the `wr_id` it carries, and whether
+    /// it is a receive (known only for successful completions).
     #[inline]
     pub(crate) fn complete(&self, wr_id: u64, success: bool, receive: bool) {
         if receive {
             return;
         }
-        let (tail, head) = (self.tail.get(), self.head.get());
+        let (tail, head) = (self.tail.load(Ordering::Acquire), self.head.load(Ordering::Acquire));
         if success {
             // Only signaled requests complete successfully: it is the oldest one outstanding.
-            if let Some(seq) = (tail..head).find(|&s| self.slot(s).get().signaled) {
-                self.tail.set(seq + 1);
+            if let Some(seq) = (tail..head).find(|&s| self.slot(s).signaled.load(Ordering::Relaxed)) {
+                self.retire_to(seq + 1);
             }
             return;
         }
         if self.has_receives {
             // An RC failure puts the QP in ERR, and a failed receive looks the same as a
             // failed send: no more requests until the QP is reset.
-            self.halted.set(true);
+            self.halted.store(true, Ordering::Relaxed);
         }
         // The failed request lies between the oldest outstanding one and the oldest signaled
         // one (earlier signaled requests reported success first): the first with this wr_id.
         for seq in tail..head {
-            let slot = self.slot(seq).get();
-            if slot.wr_id == wr_id {
-                self.tail.set(seq + 1);
+            let slot = self.slot(seq);
+            if slot.wr_id.load(Ordering::Relaxed) == wr_id {
+                self.retire_to(seq + 1);
                 return;
             }
-            if slot.signaled {
+            if slot.signaled.load(Ordering::Relaxed) {
                 return;
             }
         }
     }
+
+    /// The QP is being destroyed: no completion of its number is this queue's any more.
+    pub(crate) fn close(&self) {
+        self.dead.store(true, Ordering::Release);
+    }
 }
 
-/// The send queues of the QPs reporting to one CQ, by QP number (sorted), shared between
-/// the CQ (which feeds completions) and the QPs (which leave on drop).
+/// The send queues of the QPs reporting to one CQ, by QP number (sorted).
+///
+/// It lives in the [`crate::Cq`] handle, which is not `Sync`: queues join (a QP created on the
+/// CQ, through `&Cq`) and completions are routed (`Cq::poll`) on the thread that holds the CQ.
+/// A QP dropped elsewhere only marks its queue dead (an atomic); the queue leaves the list the
+/// next time a QP joins.
 #[derive(Default)]
 pub(crate) struct Registry {
-    queues: RefCell<Vec<(u32, Rc<SendQueue>)>>,
+    queues: RefCell<Vec<(u32, Arc<SendQueue>)>>,
 }
 
 impl Registry {
-    /// Adds `qp_num`'s queue (at QP creation; allocates).
-    pub(crate) fn add(&self, qp_num: u32, sq: Rc<SendQueue>) {
+    /// Adds `qp_num`'s queue (at QP creation; allocates), dropping queues of destroyed QPs.
+    pub(crate) fn add(&self, qp_num: u32, sq: Arc<SendQueue>) {
         let mut q = self.queues.borrow_mut();
+        q.retain(|e| !e.1.dead.load(Ordering::Acquire));
         let at = q.partition_point(|e| e.0 < qp_num);
         q.insert(at, (qp_num, sq));
     }
 
-    /// Removes `qp_num`'s queue (at QP drop).
-    pub(crate) fn remove(&self, qp_num: u32) {
-        self.queues.borrow_mut().retain(|e| e.0 != qp_num);
+    /// Runs `f` with a router for completions.
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&Router<'_>) -> R) -> R {
+        f(&Router(&self.queues.borrow()))
     }
+}
 
-    /// Feeds one completion to its QP's queue, if the QP is registered.
+/// The registry's queues, looked up by QP number while its lock is held.
+pub(crate) struct Router<'a>(&'a [(u32, Arc<SendQueue>)]);
+
+impl Router<'_> {
+    /// Feeds one completion to its QP's queue, if the QP is registered and alive.
     #[inline]
     pub(crate) fn complete(&self, qp_num: u32, wr_id: u64, success: bool, receive: bool) {
-        if let Ok(q) = self.queues.try_borrow() {
-            if let Ok(i) = q.binary_search_by_key(&qp_num, |e| e.0) {
-                q[i].1.complete(wr_id, success, receive);
+        if let Ok(i) = self.0.binary_search_by_key(&qp_num, |e| e.0) {
+            let sq = &self.0[i].1;
+            if !sq.dead.load(Ordering::Relaxed) {
+                sq.complete(wr_id, success, receive);
             }
         }
     }
@@ -239,18 +282,20 @@ mod tests {
     #[test]
     fn the_registry_routes_completions_by_qp_number() {
         let reg = Registry::default();
-        let a = Rc::new(SendQueue::new(2, false));
-        let b = Rc::new(SendQueue::new(2, false));
+        let a = Arc::new(SendQueue::new(2, false));
+        let b = Arc::new(SendQueue::new(2, false));
         reg.add(0x20, b.clone());
         reg.add(0x10, a.clone());
         a.admit(1, true).unwrap();
         a.commit();
         b.admit(1, true).unwrap();
         b.commit();
-        reg.complete(0x10, 1, true, false);
+        reg.with(|r| r.complete(0x10, 1, true, false));
         assert_eq!((a.outstanding(), b.outstanding()), (0, 1));
-        reg.remove(0x20);
-        reg.complete(0x20, 1, true, false);
-        assert_eq!(b.outstanding(), 1);
+        b.close();
+        reg.with(|r| r.complete(0x20, 1, true, false));
+        assert_eq!(b.outstanding(), 1, "a closed queue gets no completions");
+        reg.add(0x20, Arc::new(SendQueue::new(2, false)));
+        assert_eq!(reg.queues.borrow().len(), 2, "the dead queue left when the list changed");
     }
 }

@@ -5,28 +5,33 @@ use crate::error::{Error, Result};
 use crate::mr::Sge;
 use crate::pd::Pd;
 use mlx5dv_raw as raw;
-use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
-/// A shared receive queue, destroyed on drop. Borrows its [`Pd`].
-pub struct Srq<'pd> {
+/// A shared receive queue. A cheap handle: clones share one SRQ (a DCT holds one), destroyed
+/// when the last is dropped. Holds its [`Pd`].
+#[derive(Clone)]
+pub struct Srq {
+    inner: Arc<SrqInner>,
+}
+
+struct SrqInner {
     srq: NonNull<raw::ibv_srq>,
-    device: &'pd str,
-    _pd: PhantomData<&'pd Pd<'pd>>,
+    pd: Pd,
 }
 
 // SAFETY: posting to an SRQ takes the provider's lock; the handle is usable from any thread.
-unsafe impl Send for Srq<'_> {}
+unsafe impl Send for SrqInner {}
 // SAFETY: as above; post_recv takes &self and the provider serialises it.
-unsafe impl Sync for Srq<'_> {}
+unsafe impl Sync for SrqInner {}
 
-impl<'ctx> Pd<'ctx> {
+impl Pd {
     /// Creates a shared receive queue of `max_wr` receives with up to `max_sge` entries each.
     ///
     /// # Errors
     /// EINVAL for zero sizes or sizes beyond the device's `max_srq_wr`/`max_srq_sge`;
     /// `ibv_create_srq` with the library's errno otherwise.
-    pub fn create_srq(&self, max_wr: u32, max_sge: u32) -> Result<Srq<'_>> {
+    pub fn create_srq(&self, max_wr: u32, max_sge: u32) -> Result<Srq> {
         let ctx = self.context();
         let dev = ctx.query_device()?.0;
         if max_wr == 0
@@ -55,9 +60,7 @@ impl<'ctx> Pd<'ctx> {
         let srq = unsafe { raw::ibv_create_srq(self.as_raw(), &mut attr) };
         NonNull::new(srq)
             .map(|srq| Srq {
-                srq,
-                device: ctx.name(),
-                _pd: PhantomData,
+                inner: Arc::new(SrqInner { srq, pd: self.clone() }),
             })
             .ok_or_else(|| {
                 Error::last_os_error("ibv_create_srq", "check the sizes against the device limits").on(ctx.name())
@@ -65,7 +68,7 @@ impl<'ctx> Pd<'ctx> {
     }
 }
 
-impl Srq<'_> {
+impl Srq {
     /// Posts one receive of `sges` (scattered in order) with `wr_id`.
     ///
     /// # Errors
@@ -76,33 +79,40 @@ impl Srq<'_> {
         let mut wr = Sge::recv_wr(wr_id, sges, "ibv_post_srq_recv")?;
         let mut bad = std::ptr::null_mut();
         // SAFETY: the SRQ is live; wr and the SGEs outlive the call (the library copies them).
-        let rc = unsafe { raw::ibv_post_srq_recv(self.srq.as_ptr(), &mut wr, &mut bad) };
+        let rc = unsafe { raw::ibv_post_srq_recv(self.as_raw(), &mut wr, &mut bad) };
         if rc != 0 {
             return Err(
                 Error::from_errno("ibv_post_srq_recv", rc, "the SRQ is full or an SGE list is too long")
-                    .on(self.device),
+                    .on(self.inner.pd.context().name()),
             );
         }
         Ok(())
     }
 
     /// The raw SRQ, for interop.
+    #[inline]
     pub fn as_raw(&self) -> *mut raw::ibv_srq {
-        self.srq.as_ptr()
+        self.inner.srq.as_ptr()
+    }
+
+    /// The PD it was created in.
+    pub fn pd(&self) -> &Pd {
+        &self.inner.pd
     }
 }
 
-impl Drop for Srq<'_> {
+impl Drop for SrqInner {
     fn drop(&mut self) {
-        // SAFETY: created once, destroyed once; queue pairs on it borrow it, so they are gone.
+        // SAFETY: created once, destroyed once, when the last handle (queue pairs on it hold
+        // one) is gone.
         unsafe { raw::ibv_destroy_srq(self.srq.as_ptr()) };
     }
 }
 
-impl std::fmt::Debug for Srq<'_> {
+impl std::fmt::Debug for Srq {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Srq")
-            .field("device", &self.device)
+            .field("device", &self.inner.pd.context().name())
             .finish_non_exhaustive()
     }
 }

@@ -4,75 +4,29 @@
 //! A request collects its operation, its destination (DC) and its data on the stack; the calls
 //! into the library happen only at the last step (`sge`, `sge_list` or `inline`), after every
 //! bounds check, so a request that is abandoned or refused leaves nothing half-built in the
-//! batch. On a DCI the data step exists only after [`Wr::to`] named the destination:
+//! batch. On a DCI the data step exists only after [`Wr::to`](crate::DcPeer) named the destination:
 //!
 //! ```compile_fail,E0599
-//! # fn f(dci: &mut mlx5dv::Dci<'_, mlx5dv::state::Rts>, sge: mlx5dv::Sge<'_>) -> mlx5dv::Result<()> {
+//! # fn f(dci: &mut mlx5dv::Dci<mlx5dv::state::Rts>, sge: mlx5dv::Sge<'_>) -> mlx5dv::Result<()> {
 //! let mut batch = dci.batch();
 //! batch.send(1).sge(sge)?; // error: a DC send needs `.to(&peer)` first
 //! # Ok(()) }
 //! ```
 //!
 //! ```
-//! # fn f(dci: &mut mlx5dv::Dci<'_, mlx5dv::state::Rts>, peer: &mlx5dv::DcPeer<'_>, sge: mlx5dv::Sge<'_>) -> mlx5dv::Result<()> {
+//! # fn f(dci: &mut mlx5dv::Dci<mlx5dv::state::Rts>, peer: &mlx5dv::DcPeer, sge: mlx5dv::Sge<'_>) -> mlx5dv::Result<()> {
 //! let mut batch = dci.batch();
 //! batch.send(1).to(peer).sge(sge)?;
 //! batch.commit()?;
 //! # Ok(()) }
 //! ```
 
-use crate::addr::{DcTargetAddr, RemoteMemory};
-use crate::ah::Ah;
-use crate::dc::DcKey;
+use crate::addr::RemoteMemory;
 use crate::error::{Error, Result};
 use crate::mr::Sge;
 use crate::qp::QpRaw;
 use mlx5dv_raw as raw;
 use std::marker::PhantomData;
-
-/// A DC destination: address handle, remote DCT number, DC key and optional DCI stream.
-#[derive(Copy, Clone)]
-pub struct DcPeer<'ah> {
-    ah: *mut raw::ibv_ah,
-    dctn: u32,
-    key: DcKey,
-    stream: Option<u16>,
-    _ah: PhantomData<&'ah Ah<'ah>>,
-}
-
-impl<'ah> DcPeer<'ah> {
-    /// The DC target `addr`, reached through `ah`, presenting `key`.
-    pub fn new(ah: &'ah Ah<'_>, addr: &DcTargetAddr, key: DcKey) -> DcPeer<'ah> {
-        DcPeer {
-            ah: ah.as_raw(),
-            dctn: addr.dct_number,
-            key,
-            stream: None,
-            _ah: PhantomData,
-        }
-    }
-
-    /// Sends on DCI stream `stream_id` (the DCI must have been built with streams).
-    pub fn stream(mut self, stream_id: u16) -> Self {
-        self.stream = Some(stream_id);
-        self
-    }
-
-    /// The remote DCT number.
-    pub fn dct_number(&self) -> u32 {
-        self.dctn
-    }
-}
-
-impl std::fmt::Debug for DcPeer<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DcPeer")
-            .field("dct_number", &self.dctn)
-            .field("key", &self.key)
-            .field("stream", &self.stream)
-            .finish()
-    }
-}
 
 /// Marker: a DC request that still needs [`Wr::to`].
 #[derive(Debug)]
@@ -271,12 +225,13 @@ impl<T: Transport> Drop for Batch<'_, T> {
     }
 }
 
+/// A DC destination as the library takes it (see [`crate::DcPeer`]).
 #[derive(Copy, Clone)]
-struct DestRaw {
-    ah: *mut raw::ibv_ah,
-    dctn: u32,
-    key: u64,
-    stream: Option<u16>,
+pub(crate) struct DestRaw {
+    pub(crate) ah: *mut raw::ibv_ah,
+    pub(crate) dctn: u32,
+    pub(crate) key: u64,
+    pub(crate) stream: Option<u16>,
 }
 
 /// One work request being built. Nothing reaches the library until its data step.
@@ -314,21 +269,16 @@ impl<'b, 'q, T: Transport, S> Wr<'b, 'q, T, S> {
     }
 }
 
-impl<'b, 'q> Wr<'b, 'q, Dc, NeedsDest> {
-    /// Names the DC destination: the step a DC request cannot skip.
+impl<'b, 'q, T: Transport, S> Wr<'b, 'q, T, S> {
+    /// The same request with its destination named (the DC step, see `crate::dc`).
     #[inline]
-    pub fn to(self, peer: &DcPeer<'_>) -> Wr<'b, 'q, Dc, Ready> {
+    pub(crate) fn with_dest<N>(self, dest: DestRaw) -> Wr<'b, 'q, T, N> {
         Wr {
             batch: self.batch,
             wr_id: self.wr_id,
             flags: self.flags,
             op: self.op,
-            dest: Some(DestRaw {
-                ah: peer.ah,
-                dctn: peer.dctn,
-                key: peer.key.expose(),
-                stream: peer.stream,
-            }),
+            dest: Some(dest),
             _s: PhantomData,
         }
     }

@@ -67,19 +67,19 @@ impl Default for CmParams<'_> {
 }
 
 /// A failed connect or accept: the error, and the queue pair back in RESET.
-pub type CmTransitionError<'a> = TransitionError<RcQp<'a, state::Reset>>;
+pub type CmTransitionError = TransitionError<RcQp<state::Reset>>;
 
 /// The bits of `rdma_init_qp_attr`'s RTR mask that the kernel sets for RoCE only; librdmacm
 /// clears them on InfiniBand ports (a kernel bug it works around), and so does this crate.
 const ROCE_ONLY_MASK_BITS: u32 = 0x00e0_0000;
 
 /// Moves `qp` RESET -> INIT with the CM's attributes, granting peers `access` on top.
-fn init_qp<'a>(
+fn init_qp(
     ep: &Endpoint,
-    qp: RcQp<'a, state::Reset>,
+    qp: RcQp<state::Reset>,
     access: Access,
     op: &'static str,
-) -> std::result::Result<RcQp<'a, state::Init>, TransitionError<RcQp<'a, state::Reset>>> {
+) -> std::result::Result<RcQp<state::Init>, TransitionError<RcQp<state::Reset>>> {
     if let Err(error) = ep.check_device(qp.device_name(), op) {
         return Err(TransitionError { error, object: qp });
     }
@@ -98,12 +98,12 @@ fn init_qp<'a>(
 
 /// INIT -> RTR -> RTS with the CM's attributes (`resp_res`/`init_depth` override the CM's
 /// read/atomic values when given); on failure the QP is reset and handed back.
-fn ready_qp<'a>(
+fn ready_qp(
     ep: &Endpoint,
-    qp: RcQp<'a, state::Init>,
+    qp: RcQp<state::Init>,
     resp_res: Option<u8>,
     init_depth: Option<u8>,
-) -> std::result::Result<RcQp<'a, state::Rts>, CmTransitionError<'a>> {
+) -> std::result::Result<RcQp<state::Rts>, CmTransitionError> {
     let attrs = ep
         .qp_attr(raw::IBV_QPS_RTR)
         .and_then(|rtr| Ok((rtr, ep.qp_attr(raw::IBV_QPS_RTS)?)));
@@ -138,7 +138,7 @@ fn ready_qp<'a>(
 }
 
 /// Resets `qp` (from any state) and pairs it with `error`.
-fn back_to_reset<'a, S>(qp: RcQp<'a, S>, error: Error) -> CmTransitionError<'a> {
+fn back_to_reset<S>(qp: RcQp<S>, error: Error) -> CmTransitionError {
     match qp.reset() {
         Ok(qp) => TransitionError { error, object: qp },
         // A QP that cannot even be reset is unusable; it still goes back to the caller, who
@@ -221,11 +221,11 @@ impl Connector {
     /// # Errors
     /// EINVAL when the QP lives on another device than the route; `rdma_init_qp_attr` or
     /// `ibv_modify_qp (CM INIT)`. The QP comes back in RESET.
-    pub fn init_qp<'a>(
+    pub fn init_qp(
         &self,
-        qp: RcQp<'a, state::Reset>,
+        qp: RcQp<state::Reset>,
         access: Access,
-    ) -> std::result::Result<RcQp<'a, state::Init>, TransitionError<RcQp<'a, state::Reset>>> {
+    ) -> std::result::Result<RcQp<state::Init>, TransitionError<RcQp<state::Reset>>> {
         init_qp(&self.ep, qp, access, "rdma_init_qp_attr (connect)")
     }
 
@@ -239,11 +239,11 @@ impl Connector {
     /// [`CmFailure::Unreachable`], [`CmFailure::TimedOut`] (ETIMEDOUT) when nothing answers
     /// in time; EINVAL for too much private data; the QP transitions' errors. The QP comes back
     /// in RESET; the connection attempt is abandoned (its id destroyed).
-    pub fn connect<'a>(
+    pub fn connect(
         self,
-        qp: RcQp<'a, state::Init>,
+        qp: RcQp<state::Init>,
         params: &CmParams<'_>,
-    ) -> std::result::Result<(RcQp<'a, state::Rts>, Connection), CmTransitionError<'a>> {
+    ) -> std::result::Result<(RcQp<state::Rts>, Connection), CmTransitionError> {
         if let Err(error) = check_private_data(params.private_data, MAX_REQUEST_PRIVATE_DATA, "rdma_connect") {
             return Err(back_to_reset(qp, error));
         }
@@ -420,11 +420,11 @@ impl ConnectRequest {
     ///
     /// # Errors
     /// As [`Connector::init_qp`].
-    pub fn init_qp<'a>(
+    pub fn init_qp(
         &self,
-        qp: RcQp<'a, state::Reset>,
+        qp: RcQp<state::Reset>,
         access: Access,
-    ) -> std::result::Result<RcQp<'a, state::Init>, TransitionError<RcQp<'a, state::Reset>>> {
+    ) -> std::result::Result<RcQp<state::Init>, TransitionError<RcQp<state::Reset>>> {
         init_qp(&self.ep, qp, access, "rdma_init_qp_attr (accept)")
     }
 
@@ -435,11 +435,11 @@ impl ConnectRequest {
     /// EINVAL for too much private data; the QP transitions' errors; `rdma_accept`;
     /// [`CmFailure::TimedOut`] when the requester does not confirm in time, or the failure
     /// it reported instead (rejected, disconnected, ...). The QP comes back in RESET.
-    pub fn accept<'a>(
+    pub fn accept(
         self,
-        qp: RcQp<'a, state::Init>,
+        qp: RcQp<state::Init>,
         params: &CmParams<'_>,
-    ) -> std::result::Result<(RcQp<'a, state::Rts>, Connection), CmTransitionError<'a>> {
+    ) -> std::result::Result<(RcQp<state::Rts>, Connection), CmTransitionError> {
         if let Err(error) = check_private_data(params.private_data, MAX_ACCEPT_PRIVATE_DATA, "rdma_accept") {
             return Err(back_to_reset(qp, error));
         }

@@ -365,7 +365,7 @@ impl DcResolution {
     ///
     /// # Errors
     /// EINVAL when `pd` belongs to another device than the route; `ibv_create_ah`.
-    pub fn create_ah<'pd>(&self, pd: &'pd Pd<'_>) -> Result<Ah<'pd>> {
+    pub fn create_ah(&self, pd: &Pd) -> Result<Ah> {
         let name = pd.context().name();
         if self.device.as_deref().is_some_and(|d| d != name) {
             return Err(Error::invalid(

@@ -35,10 +35,10 @@ use crate::addr::RemoteMemory;
 use crate::cq::{WcOpcode, WcStatus};
 use crate::mr::Sge;
 
-pub use crate::wr::DcPeer;
+pub use crate::dc::DcPeer;
 
 /// An endpoint of a [`DciPool`] (an index into its endpoint table).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct EndpointId(pub u32);
 
 /// How a [`DciPool`] assigns DCIs to endpoints.
@@ -65,9 +65,10 @@ pub enum Policy {
     },
 }
 
-/// One request for an endpoint: the operation and its buffers. The local buffer's
-/// registration must outlive the pool (the pool may post the request again after a failure
-/// of another peer).
+/// One request for an endpoint: the operation and its buffers. The local buffer is borrowed
+/// only for the call that posts it: a [`DciPool`] checks that its region is one the pool holds
+/// ([`DciPool::hold`]) and keeps the region registered itself, so the application may
+/// rewrite the buffer (through its `&mut Mr`) between posts.
 #[derive(Copy, Clone, Debug)]
 pub enum Request<'m> {
     /// Send `local`.
@@ -127,6 +128,52 @@ pub enum Request<'m> {
     },
 }
 
+impl<'m> Request<'m> {
+    /// The local buffer.
+    pub fn local(&self) -> Sge<'m> {
+        match *self {
+            Request::Send { local }
+            | Request::SendImm { local, .. }
+            | Request::Write { local, .. }
+            | Request::WriteImm { local, .. }
+            | Request::Read { local, .. }
+            | Request::CompareSwap { local, .. }
+            | Request::FetchAdd { local, .. } => local,
+        }
+    }
+
+    /// The same request with its local buffer replaced by `f`'s.
+    pub(crate) fn map_local<'n, E>(self, f: impl FnOnce(Sge<'m>) -> Result<Sge<'n>, E>) -> Result<Request<'n>, E> {
+        Ok(match self {
+            Request::Send { local } => Request::Send { local: f(local)? },
+            Request::SendImm { local, imm } => Request::SendImm { local: f(local)?, imm },
+            Request::Write { local, remote } => Request::Write { local: f(local)?, remote },
+            Request::WriteImm { local, remote, imm } => Request::WriteImm {
+                local: f(local)?,
+                remote,
+                imm,
+            },
+            Request::Read { local, remote } => Request::Read { local: f(local)?, remote },
+            Request::CompareSwap {
+                local,
+                remote,
+                compare,
+                swap,
+            } => Request::CompareSwap {
+                local: f(local)?,
+                remote,
+                compare,
+                swap,
+            },
+            Request::FetchAdd { local, remote, add } => Request::FetchAdd {
+                local: f(local)?,
+                remote,
+                add,
+            },
+        })
+    }
+}
+
 /// A completed request of an endpoint.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct EpCompletion {
@@ -139,4 +186,16 @@ pub struct EpCompletion {
     pub status: WcStatus,
     /// What completed (None for failed completions).
     pub opcode: Option<WcOpcode>,
+}
+
+impl Default for EpCompletion {
+    /// A placeholder to fill arrays with before polling: endpoint 0, wr_id 0, success.
+    fn default() -> Self {
+        EpCompletion {
+            endpoint: EndpointId(0),
+            wr_id: 0,
+            status: WcStatus::Success,
+            opcode: None,
+        }
+    }
 }

@@ -3,10 +3,12 @@
 use super::{DcPeer, EndpointId, EpCompletion, Policy, Request};
 use crate::cq::{Completion, Cq, WcStatus};
 use crate::dc::{Dci, DciBuilder, Mlx5Context};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StaticError};
+use crate::mr::{Held, Mr, Sge};
 use crate::pd::Pd;
 use crate::qp::{state::Rts, QpState, RtsAttr};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// How a [`DciPool`] is built.
 #[derive(Copy, Clone, Debug)]
@@ -19,10 +21,10 @@ pub struct PoolConfig {
     pub policy: Policy,
     /// Send queue depth of each DCI.
     pub max_send_wr: u32,
-    /// Port, path MTU and RTS timing of the DCIs.
+    /// Port of the DCIs.
     pub port: u8,
-    /// Path MTU in bytes.
-    pub mtu_bytes: u32,
+    /// Path MTU in bytes; None: the port's active MTU (as [`crate::DctBuilder`] does).
+    pub mtu_bytes: Option<u32>,
     /// Timeout, retries and atomics depth.
     pub rts: RtsAttr,
     /// Whether the DCIs may post atomics (the device must have them).
@@ -30,7 +32,7 @@ pub struct PoolConfig {
 }
 
 impl Default for PoolConfig {
-    /// Four DCIs of 128 requests, 1024 endpoints, `Dcs`, port 1, MTU 1024, no atomics.
+    /// Four DCIs of 128 requests, 1024 endpoints, `Dcs`, port 1 at its active MTU, no atomics.
     fn default() -> Self {
         PoolConfig {
             dcis: 4,
@@ -38,7 +40,7 @@ impl Default for PoolConfig {
             policy: Policy::Dcs,
             max_send_wr: 128,
             port: 1,
-            mtu_bytes: 1024,
+            mtu_bytes: None,
             rts: RtsAttr::default(),
             atomics: false,
         }
@@ -47,23 +49,25 @@ impl Default for PoolConfig {
 
 /// A posted request, kept until its completion (to post it again after another peer's
 /// failure flushed it).
+///
+/// Its buffers are `'static` because the pool holds their regions ([`DciPool::hold`]).
 #[derive(Copy, Clone, Debug)]
-struct Posted<'a> {
+struct Posted {
     ep: u32,
     wr_id: u64,
     stream: u16,
-    req: Request<'a>,
+    req: Request<'static>,
 }
 
-struct Slot<'a> {
+struct Slot {
     /// None only while a recovery that failed is retried.
-    dci: Option<Dci<'a, Rts>>,
+    dci: Option<Dci<Rts>>,
     qp_num: u32,
     depth: usize,
     /// Posted and not yet completed, in post order (= completion order).
-    inflight: VecDeque<Posted<'a>>,
+    inflight: VecDeque<Posted>,
     /// Flushed requests of healthy endpoints, in post order, to post again.
-    replay: VecDeque<Posted<'a>>,
+    replay: VecDeque<Posted>,
     /// The endpoint holding the DCI (Dcs, DcsQuota).
     holder: Option<u32>,
     /// The DCI is in ERR: no new requests until it is recovered.
@@ -72,8 +76,8 @@ struct Slot<'a> {
     stream_failed: Vec<bool>,
 }
 
-struct Ep<'a> {
-    peer: DcPeer<'a>,
+struct Ep {
+    peer: DcPeer,
     /// Its DCI: fixed (Rand, Streams) or held while it has requests outstanding (Dcs).
     dci: Option<usize>,
     stream: u16,
@@ -84,15 +88,30 @@ struct Ep<'a> {
     failed: bool,
 }
 
+/// A region the pool keeps registered while its requests may name it.
+struct HeldRegion {
+    lkey: u32,
+    addr: u64,
+    len: u64,
+    _region: Arc<dyn Held>,
+}
+
 /// W DCIs on one CQ shared by many endpoints (see the [module](super) documentation).
 ///
-/// The CQ belongs to the pool: every completion on it must be one of the pool's DCIs' (others
-/// are skipped by [`DciPool::poll`]).
-pub struct DciPool<'a> {
-    cq: &'a Cq<'a>,
+/// The pool owns its CQ: every completion on it is one of the pool's DCIs'. It holds every
+/// region it posts from ([`DciPool::hold`]), because it may post a request again after
+/// another peer's failure: a region is kept registered until the pool is dropped, while the
+/// application keeps its [`Mr`] and may rewrite a send buffer between posts.
+///
+/// A pool moves between threads (`Send`) and is used from one at a time.
+pub struct DciPool {
+    cq: Cq,
+    pd: Pd,
     policy: Policy,
-    slots: Vec<Slot<'a>>,
-    eps: Vec<Ep<'a>>,
+    slots: Vec<Slot>,
+    eps: Vec<Ep>,
+    /// Sorted by local key.
+    held: Vec<HeldRegion>,
     scratch: Vec<Completion>,
     /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota).
     waiting: bool,
@@ -114,18 +133,40 @@ pub struct Recoveries {
 
 const SCRATCH: usize = 64;
 
-fn would_block(why: &'static str) -> Error {
-    Error::from_errno("DciPool::post", libc::EAGAIN, why)
+/// The refusals of `post` (backpressure): statics, so refusing allocates nothing.
+mod busy {
+    use crate::error::StaticError;
+    const OP: &str = "DciPool::post";
+    pub(super) static QUOTA: StaticError = StaticError::new(
+        OP,
+        libc::EAGAIN,
+        "this endpoint used its quota while others wait: poll until it drains",
+    );
+    pub(super) static NO_DCI: StaticError =
+        StaticError::new(OP, libc::EAGAIN, "every DCI is held by an active endpoint: poll and try again");
+    pub(super) static RECOVERING: StaticError = StaticError::new(
+        OP,
+        libc::EAGAIN,
+        "the DCI is recovering from another peer's failure: poll and try again",
+    );
+    pub(super) static FULL: StaticError =
+        StaticError::new(OP, libc::EAGAIN, "the DCI's send queue is full: poll and try again");
 }
 
-impl<'a> DciPool<'a> {
-    /// Creates the pool: `cfg.dcis` DCIs in RTS on `cq`, and room for `cfg.max_endpoints`.
+#[inline]
+fn would_block(why: &'static StaticError) -> Error {
+    Error::from_static(why)
+}
+
+impl DciPool {
+    /// Creates the pool: `cfg.dcis` DCIs in RTS reporting to `cq` (which the pool then owns),
+    /// and room for `cfg.max_endpoints`.
     ///
     /// # Errors
-    /// EINVAL for no DCIs, a zero queue depth, or stream sizes with a policy other than
-    /// `Streams`; the DCI creation and transitions with their errors (EOPNOTSUPP for streams
-    /// or atomics the device lacks).
-    pub fn new(mlx5: &'a Mlx5Context<'a>, pd: &'a Pd<'a>, cq: &'a Cq<'a>, cfg: PoolConfig) -> Result<Self> {
+    /// EINVAL for no DCIs or a zero queue depth; the DCI creation and transitions with their
+    /// errors (EOPNOTSUPP for streams or atomics the device lacks, named before any library
+    /// call).
+    pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> Result<Self> {
         if cfg.dcis == 0 || cfg.dcis > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
             return Err(Error::invalid(
                 "DciPool::new",
@@ -136,9 +177,13 @@ impl<'a> DciPool<'a> {
             Policy::Streams { log_concurrent, .. } => 1usize << log_concurrent,
             _ => 1,
         };
+        let mtu_bytes = match cfg.mtu_bytes {
+            Some(bytes) => bytes,
+            None => mlx5.context().query_port(cfg.port)?.active_mtu_bytes(),
+        };
         let mut slots = Vec::with_capacity(cfg.dcis);
         for _ in 0..cfg.dcis {
-            let mut b = DciBuilder::new(mlx5, pd, cq).max_send_wr(cfg.max_send_wr);
+            let mut b = DciBuilder::new(mlx5, pd, &cq).max_send_wr(cfg.max_send_wr);
             if cfg.atomics {
                 b = b.with_atomics();
             }
@@ -149,7 +194,7 @@ impl<'a> DciPool<'a> {
             {
                 b = b.streams(log_concurrent, log_errored);
             }
-            let dci = b.build_ready(cfg.port, cfg.mtu_bytes, cfg.rts)?;
+            let dci = b.build_ready(cfg.port, mtu_bytes, cfg.rts)?;
             let depth = dci.caps().max_send_wr as usize;
             slots.push(Slot {
                 qp_num: dci.qp_num(),
@@ -164,9 +209,11 @@ impl<'a> DciPool<'a> {
         }
         Ok(DciPool {
             cq,
+            pd: pd.clone(),
             policy: cfg.policy,
             slots,
             eps: Vec::with_capacity(cfg.max_endpoints),
+            held: Vec::new(),
             scratch: vec![Completion::default(); SCRATCH],
             waiting: false,
             recovered: Recoveries::default(),
@@ -178,7 +225,7 @@ impl<'a> DciPool<'a> {
     ///
     /// # Errors
     /// ENOSPC when the table (`max_endpoints`) is full.
-    pub fn add_endpoint(&mut self, peer: DcPeer<'a>) -> Result<EndpointId> {
+    pub fn add_endpoint(&mut self, peer: DcPeer) -> Result<EndpointId> {
         if self.eps.len() == self.eps.capacity() {
             return Err(Error::from_errno(
                 "DciPool::add_endpoint",
@@ -204,6 +251,58 @@ impl<'a> DciPool<'a> {
         Ok(EndpointId(i as u32))
     }
 
+    /// Keeps `mr` registered for as long as the pool lives, so that requests posted from it
+    /// can be posted again after another peer's failure. Every region a request names must be
+    /// held first; holding one twice is a no-op. The application keeps its [`Mr`] (reading
+    /// and writing it as before); [`Mr::deregister`] answers EBUSY until the pool is gone.
+    ///
+    /// # Errors
+    /// EINVAL for a region of another PD (the DCIs could not use it).
+    pub fn hold<B: Send + 'static>(&mut self, mr: &Mr<B>) -> Result<()> {
+        if mr.pd().as_raw() != self.pd.as_raw() {
+            return Err(Error::invalid(
+                "DciPool::hold",
+                "the region belongs to another protection domain than the pool's DCIs",
+            ));
+        }
+        let lkey = mr.lkey();
+        let at = match self.held.binary_search_by_key(&lkey, |h| h.lkey) {
+            Ok(_) => return Ok(()),
+            Err(at) => at,
+        };
+        self.held.insert(
+            at,
+            HeldRegion {
+                lkey,
+                addr: mr.addr(),
+                len: mr.len() as u64,
+                _region: mr.hold(),
+            },
+        );
+        Ok(())
+    }
+
+    /// `sge` lies in a region the pool holds: the same entry, valid for the pool's life.
+    #[inline]
+    fn held_sge(&self, sge: Sge<'_>) -> Result<Sge<'static>> {
+        let ok = match self.held.binary_search_by_key(&sge.lkey(), |h| h.lkey) {
+            Ok(i) => {
+                let h = &self.held[i];
+                sge.addr() >= h.addr && sge.addr() - h.addr + u64::from(sge.len()) <= h.len
+            }
+            Err(_) => false,
+        };
+        if !ok {
+            return Err(Error::invalid(
+                "DciPool::post",
+                "the request's buffer is not in a region the pool holds: call DciPool::hold(&mr) once for each region you post from",
+            ));
+        }
+        // SAFETY: the entry lies inside a registration the pool keeps alive (held above) for
+        // as long as any request naming it may be posted.
+        Ok(unsafe { Sge::from_raw(sge.raw()) })
+    }
+
     /// Posts `req` for endpoint `ep`, signaled, with `wr_id`. Under `Streams`, keep `wr_id`s
     /// unique among requests in flight (e.g. endpoint and sequence number): streams may
     /// complete out of order on hardware, and the pool matches completions by `wr_id`.
@@ -211,44 +310,40 @@ impl<'a> DciPool<'a> {
     /// # Errors
     /// EAGAIN when no DCI can take it now (all held by other endpoints, its DCI's send queue
     /// full, its DCI or stream recovering, or its quota used while others wait): poll and try
-    /// again. EINVAL for an unknown endpoint; the builder's checks (SGE against the DCI's caps)
-    /// and `ibv_wr_complete` otherwise. A refused request was not posted.
-    pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'a>) -> Result<()> {
+    /// again ([`Error::is_would_block`]; refusing allocates nothing). EINVAL for an unknown
+    /// endpoint or a buffer outside the regions the pool holds ([`DciPool::hold`]); the
+    /// builder's checks (SGE against the DCI's caps) and `ibv_wr_complete` otherwise. A
+    /// refused request was not posted.
+    pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
         let i = ep.0 as usize;
         let Some(e) = self.eps.get(i) else {
             return Err(Error::invalid("DciPool::post", "no such endpoint in this pool"));
         };
         let d = match (self.policy, e.dci) {
             (Policy::DcsQuota { quota }, Some(_)) if e.since_acquire >= quota && self.waiting => {
-                return Err(would_block(
-                    "this endpoint used its quota while others wait: poll until it drains",
-                ));
+                return Err(would_block(&busy::QUOTA));
             }
             (_, Some(d)) => d,
             (_, None) => match self.slots.iter().position(|s| s.holder.is_none() && !s.failed) {
                 Some(d) => d,
                 None => {
                     self.waiting = true;
-                    return Err(would_block(
-                        "every DCI is held by an active endpoint: poll and try again",
-                    ));
+                    return Err(would_block(&busy::NO_DCI));
                 }
             },
         };
         let s = &self.slots[d];
         if s.failed || s.stream_failed[usize::from(e.stream)] {
-            return Err(would_block(
-                "the DCI is recovering from another peer's failure: poll and try again",
-            ));
+            return Err(would_block(&busy::RECOVERING));
         }
         if s.inflight.len() + s.replay.len() >= s.depth {
-            return Err(would_block("the DCI's send queue is full: poll and try again"));
+            return Err(would_block(&busy::FULL));
         }
         let p = Posted {
             ep: ep.0,
             wr_id,
             stream: e.stream,
-            req,
+            req: req.map_local(|local| self.held_sge(local))?,
         };
         self.post_on(d, &p)?;
         let e = &mut self.eps[i];
@@ -263,31 +358,27 @@ impl<'a> DciPool<'a> {
     }
 
     /// Posts `p` on DCI `d` and records it.
-    fn post_on(&mut self, d: usize, p: &Posted<'a>) -> Result<()> {
-        let streams = matches!(self.policy, Policy::Streams { .. });
-        let peer = if streams {
-            self.eps[p.ep as usize].peer.stream(p.stream)
-        } else {
-            self.eps[p.ep as usize].peer
-        };
+    fn post_on(&mut self, d: usize, p: &Posted) -> Result<()> {
+        let stream = matches!(self.policy, Policy::Streams { .. }).then_some(p.stream);
+        let peer = &self.eps[p.ep as usize].peer;
         let slot = &mut self.slots[d];
         let Some(dci) = slot.dci.as_mut() else {
-            return Err(would_block("the DCI is recovering: poll and try again"));
+            return Err(would_block(&busy::RECOVERING));
         };
         let mut b = dci.batch();
         let built = match p.req {
-            Request::Send { local } => b.send(p.wr_id).to(&peer).sge(local),
-            Request::SendImm { local, imm } => b.send_imm(p.wr_id, imm).to(&peer).sge(local),
-            Request::Write { local, remote } => b.rdma_write(p.wr_id, remote).to(&peer).sge(local),
-            Request::WriteImm { local, remote, imm } => b.rdma_write_imm(p.wr_id, remote, imm).to(&peer).sge(local),
-            Request::Read { local, remote } => b.rdma_read(p.wr_id, remote).to(&peer).sge(local),
+            Request::Send { local } => b.send(p.wr_id).to_on(peer, stream).sge(local),
+            Request::SendImm { local, imm } => b.send_imm(p.wr_id, imm).to_on(peer, stream).sge(local),
+            Request::Write { local, remote } => b.rdma_write(p.wr_id, remote).to_on(peer, stream).sge(local),
+            Request::WriteImm { local, remote, imm } => b.rdma_write_imm(p.wr_id, remote, imm).to_on(peer, stream).sge(local),
+            Request::Read { local, remote } => b.rdma_read(p.wr_id, remote).to_on(peer, stream).sge(local),
             Request::CompareSwap {
                 local,
                 remote,
                 compare,
                 swap,
-            } => b.atomic_cmp_swp(p.wr_id, remote, compare, swap).to(&peer).sge(local),
-            Request::FetchAdd { local, remote, add } => b.atomic_fetch_add(p.wr_id, remote, add).to(&peer).sge(local),
+            } => b.atomic_cmp_swp(p.wr_id, remote, compare, swap).to_on(peer, stream).sge(local),
+            Request::FetchAdd { local, remote, add } => b.atomic_fetch_add(p.wr_id, remote, add).to_on(peer, stream).sge(local),
         };
         built?;
         b.commit()?;
@@ -479,7 +570,7 @@ impl<'a> DciPool<'a> {
     }
 
     /// The pool's DCIs (for their states and numbers).
-    pub fn dcis(&self) -> impl Iterator<Item = &Dci<'a, Rts>> {
+    pub fn dcis(&self) -> impl Iterator<Item = &Dci<Rts>> {
         self.slots.iter().filter_map(|s| s.dci.as_ref())
     }
 

@@ -4,26 +4,26 @@
 
 use super::{DciPool, EndpointId, EpCompletion, Request};
 use crate::cq::{Completion, Cq};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StaticError};
 use crate::qp::state::Rts;
 use crate::rc::RcQp;
 
 /// Endpoints over RC (one connected QP per endpoint) or DC (a [`DciPool`]).
-pub enum Endpoints<'a> {
+pub enum Endpoints {
     /// One RC QP per endpoint.
-    Rc(RcEndpoints<'a>),
+    Rc(RcEndpoints),
     /// A pool of DCIs.
-    Dc(DciPool<'a>),
+    Dc(DciPool),
 }
 
-impl<'a> Endpoints<'a> {
+impl Endpoints {
     /// Posts `req` for `ep` (see [`DciPool::post`]; on RC, EAGAIN when the endpoint's send
     /// queue is full).
     ///
     /// # Errors
     /// EAGAIN (backpressure: poll and try again), EINVAL for an unknown endpoint, the post
     /// path's own checks.
-    pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'a>) -> Result<()> {
+    pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
         match self {
             Endpoints::Rc(rc) => rc.post(ep, wr_id, req),
             Endpoints::Dc(dc) => dc.post(ep, wr_id, req),
@@ -42,18 +42,25 @@ impl<'a> Endpoints<'a> {
     }
 }
 
-/// RC endpoints: connected QPs in RTS on one CQ, an endpoint each.
-pub struct RcEndpoints<'a> {
-    cq: &'a Cq<'a>,
-    qps: Vec<RcQp<'a, Rts>>,
+/// RC endpoints: connected QPs in RTS on one CQ (which it owns), an endpoint each.
+pub struct RcEndpoints {
+    cq: Cq,
+    qps: Vec<RcQp<Rts>>,
     /// (QP number, endpoint), sorted by QP number.
     by_qpn: Vec<(u32, u32)>,
     scratch: Vec<Completion>,
 }
 
-impl<'a> RcEndpoints<'a> {
-    /// Room for `max_endpoints` QPs sending on `cq` (the CQ must be theirs alone).
-    pub fn new(cq: &'a Cq<'a>, max_endpoints: usize) -> Self {
+static RC_FULL: StaticError = StaticError::new(
+    "RcEndpoints::post",
+    libc::EAGAIN,
+    "the endpoint's send queue is full: poll and try again",
+);
+
+impl RcEndpoints {
+    /// Room for `max_endpoints` QPs sending on `cq`, which it owns: create the QPs on
+    /// [`RcEndpoints::cq`] (the CQ must be theirs alone).
+    pub fn new(cq: Cq, max_endpoints: usize) -> Self {
         RcEndpoints {
             cq,
             qps: Vec::with_capacity(max_endpoints),
@@ -62,11 +69,16 @@ impl<'a> RcEndpoints<'a> {
         }
     }
 
+    /// The CQ the endpoints' QPs must report to ([`crate::Pd::create_rc_qp`]).
+    pub fn cq(&self) -> &Cq {
+        &self.cq
+    }
+
     /// Adds the endpoint that `qp` (connected to its peer, its send CQ this one's) reaches.
     ///
     /// # Errors
     /// ENOSPC when `max_endpoints` are there already (the QP is dropped with the error).
-    pub fn add(&mut self, qp: RcQp<'a, Rts>) -> Result<EndpointId> {
+    pub fn add(&mut self, qp: RcQp<Rts>) -> Result<EndpointId> {
         if self.qps.len() == self.qps.capacity() {
             return Err(Error::from_errno(
                 "RcEndpoints::add",
@@ -81,16 +93,12 @@ impl<'a> RcEndpoints<'a> {
         Ok(EndpointId(ep))
     }
 
-    fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'a>) -> Result<()> {
+    fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
         let Some(qp) = self.qps.get_mut(ep.0 as usize) else {
             return Err(Error::invalid("RcEndpoints::post", "no such endpoint"));
         };
         if qp.outstanding() >= u64::from(qp.caps().max_send_wr) {
-            return Err(Error::from_errno(
-                "RcEndpoints::post",
-                libc::EAGAIN,
-                "the endpoint's send queue is full: poll and try again",
-            ));
+            return Err(Error::from_static(&RC_FULL));
         }
         let mut b = qp.batch();
         match req {

@@ -1,0 +1,92 @@
+//! Waiting for completions: a CQ's completion channel (see [`crate::comp_channel`]).
+
+use super::Cq;
+use crate::comp_channel::CompChannel;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::wait::{deadline, wait_readable};
+use mlx5dv_raw as raw;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+impl Context {
+    /// Creates a CQ like [`Context::create_cq`] that reports to a completion channel of its
+    /// own, so a thread can sleep until a completion arrives.
+    ///
+    /// # Errors
+    /// `ibv_create_comp_channel`; then as [`Context::create_cq`].
+    pub fn create_cq_with_channel(&self, cqe: u32) -> Result<Cq> {
+        let channel = CompChannel::new(self)?;
+        self.create_cq_on(cqe, Some(channel))
+    }
+}
+
+impl Cq {
+    /// The CQ's completion channel, if it was created with one (its descriptor is for epoll).
+    pub fn channel(&self) -> Option<&CompChannel> {
+        self.core.events.as_ref()
+    }
+
+    fn channel_or_err(&self, op: &'static str) -> Result<&CompChannel> {
+        self.core.events.as_ref().ok_or_else(|| {
+            Error::invalid(
+                op,
+                "this CQ has no completion channel: create it with create_cq_with_channel",
+            )
+        })
+    }
+
+    /// Arms the CQ: its channel gets an event for the next completion (only the next
+    /// solicited one with `solicited_only`).
+    ///
+    /// # Errors
+    /// EINVAL for a CQ without a channel; `ibv_req_notify_cq` with the provider's errno.
+    pub fn req_notify(&self, solicited_only: bool) -> Result<()> {
+        self.channel_or_err("ibv_req_notify_cq")?;
+        // SAFETY: the CQ is live and has a channel.
+        let rc = unsafe { raw::ibv_req_notify_cq(self.as_raw_cq(), libc::c_int::from(solicited_only)) };
+        if rc != 0 {
+            return Err(
+                Error::from_errno("ibv_req_notify_cq", rc, "the provider refused to arm the CQ")
+                    .on(self.context().name()),
+            );
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` (None: forever) for the armed CQ's event; returns whether one
+    /// came. Poll the CQ afterwards, and re-arm before waiting again.
+    ///
+    /// # Errors
+    /// EINVAL for a CQ without a channel; `ibv_get_cq_event`; `poll`.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
+        let channel = self.channel_or_err("ibv_get_cq_event")?;
+        let until = deadline(timeout);
+        loop {
+            if channel.try_get(self.as_raw_cq())? {
+                return Ok(true);
+            }
+            let readable = wait_readable(channel.as_raw_fd(), until)
+                .map_err(|e| Error::from_errno("poll (comp_channel)", e.raw_os_error().unwrap_or(0), ""))?;
+            if !readable {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Reads the CQ's event if one is queued (never blocks: for use after epoll reports the
+    /// channel readable); returns whether there was one.
+    ///
+    /// # Errors
+    /// EINVAL for a CQ without a channel; `ibv_get_cq_event`.
+    pub fn try_event(&self) -> Result<bool> {
+        self.channel_or_err("ibv_get_cq_event")?.try_get(self.as_raw_cq())
+    }
+
+    /// Acknowledges every event read so far now, instead of at the next batch or at drop.
+    pub fn ack_events(&self) {
+        if let Some(channel) = &self.core.events {
+            channel.ack_all(self.as_raw_cq());
+        }
+    }
+}

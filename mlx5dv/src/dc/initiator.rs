@@ -1,0 +1,529 @@
+//! DC initiators: a typestate queue pair that posts to any DC target.
+
+use super::{create_dc_qp, mtu_code, Mlx5Context};
+use crate::context::mtu_bytes;
+use crate::cq::Cq;
+use crate::error::{Error, Result};
+use crate::pd::Pd;
+use crate::qp::{rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::wr::{Batch, Dc};
+use mlx5dv_raw as raw;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// Builds a DC initiator.
+#[must_use]
+pub struct DciBuilder<'a> {
+    mlx5: &'a Mlx5Context,
+    pd: &'a Pd,
+    cq: &'a Cq,
+    cap: raw::ibv_qp_cap,
+    send_ops: u64,
+    streams: Option<raw::mlx5dv_dci_streams>,
+}
+
+/// The RC send operations a DCI enables by default.
+pub const DCI_DEFAULT_SEND_OPS: u32 = raw::IBV_QP_EX_WITH_SEND
+    | raw::IBV_QP_EX_WITH_SEND_WITH_IMM
+    | raw::IBV_QP_EX_WITH_RDMA_WRITE
+    | raw::IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM
+    | raw::IBV_QP_EX_WITH_RDMA_READ;
+
+impl<'a> DciBuilder<'a> {
+    /// A DCI reporting to `cq`. Defaults: 128 sends of 1 SGE, 64 bytes inline, send /
+    /// send-imm / write / write-imm / read enabled (add atomics with
+    /// [`DciBuilder::with_atomics`]), no streams.
+    pub fn new(mlx5: &'a Mlx5Context, pd: &'a Pd, cq: &'a Cq) -> Self {
+        DciBuilder {
+            mlx5,
+            pd,
+            cq,
+            cap: raw::ibv_qp_cap {
+                max_send_wr: 128,
+                max_recv_wr: 0,
+                max_send_sge: 1,
+                max_recv_sge: 0,
+                max_inline_data: 64,
+            },
+            send_ops: u64::from(DCI_DEFAULT_SEND_OPS),
+            streams: None,
+        }
+    }
+
+    /// Send queue depth.
+    pub fn max_send_wr(mut self, n: u32) -> Self {
+        self.cap.max_send_wr = n;
+        self
+    }
+
+    /// SGEs per send.
+    pub fn max_send_sge(mut self, n: u32) -> Self {
+        self.cap.max_send_sge = n;
+        self
+    }
+
+    /// Inline data per send.
+    pub fn max_inline_data(mut self, n: u32) -> Self {
+        self.cap.max_inline_data = n;
+        self
+    }
+
+    /// Enables compare-and-swap and fetch-and-add. The device must have atomics
+    /// ([`Mlx5Context::has_atomics`]): without them [`DciBuilder::build`] fails with
+    /// EOPNOTSUPP and says so.
+    pub fn with_atomics(mut self) -> Self {
+        self.send_ops |= u64::from(raw::IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | raw::IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
+        self
+    }
+
+    /// DCI streams: 2^`log_concurrent` streams, up to 2^`log_errored` in error at once
+    /// (bounded by [`Mlx5Caps::dci_streams`](super::Mlx5Caps::dci_streams): [`DciBuilder::build`]
+    /// checks them first).
+    pub fn streams(mut self, log_concurrent: u8, log_errored: u8) -> Self {
+        self.streams = Some(raw::mlx5dv_dci_streams {
+            log_num_concurent: log_concurrent,
+            log_num_errored: log_errored,
+        });
+        self
+    }
+
+    /// Refuses streams the device does not have, naming the capability.
+    fn check_streams(&self, asked: raw::mlx5dv_dci_streams) -> Result<()> {
+        const OP: &str = "mlx5dv_create_qp (DCI streams)";
+        let ctx = self.mlx5.context();
+        match self.mlx5.caps()?.dci_streams {
+            None | Some((0, _)) => Err(Error::from_errno(
+                OP,
+                libc::EOPNOTSUPP,
+                "the device reports no DCI streams (mlx5dv_query_device: dci_streams_caps.max_log_num_concurent is 0 or absent): build the DCI without streams",
+            )
+            .on(ctx.name())),
+            Some((max_concurrent, max_errored))
+                if asked.log_num_concurent > max_concurrent || asked.log_num_errored > max_errored =>
+            {
+                Err(Error::invalid(
+                    OP,
+                    format!(
+                        "log_concurrent {} / log_errored {} exceed the device's dci_streams_caps (max_log_num_concurent {max_concurrent}, max_log_num_errored {max_errored})",
+                        asked.log_num_concurent, asked.log_num_errored
+                    ),
+                )
+                .on(ctx.name()))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Creates the DCI (in RESET).
+    ///
+    /// # Errors
+    /// EINVAL for a zero send queue; with streams, EOPNOTSUPP when the device reports no DCI
+    /// streams and EINVAL for sizes beyond its `dci_streams_caps` (both before any library
+    /// call); `mlx5dv_create_qp (DCI)` with the library's errno (EOPNOTSUPP: not an mlx5
+    /// device with DC).
+    pub fn build(self) -> Result<Dci<state::Reset>> {
+        let ctx = self.mlx5.context();
+        if let Some(asked) = self.streams {
+            self.check_streams(asked)?;
+        }
+        if self.cap.max_send_wr == 0 || self.cap.max_send_sge == 0 {
+            return Err(Error::invalid(
+                "mlx5dv_create_qp (DCI)",
+                "a DCI needs max_send_wr and max_send_sge of at least 1",
+            )
+            .on(ctx.name()));
+        }
+        let mut comp_mask = raw::MLX5DV_QP_INIT_ATTR_MASK_DC | raw::MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
+        let key_or_streams = match self.streams {
+            Some(streams) => {
+                comp_mask |= raw::MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
+                raw::mlx5dv_dc_init_attr_key_or_streams { dci_streams: streams }
+            }
+            None => raw::mlx5dv_dc_init_attr_key_or_streams { dct_access_key: 0 },
+        };
+        let mut dv = raw::mlx5dv_qp_init_attr {
+            comp_mask: u64::from(comp_mask),
+            create_flags: raw::MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE,
+            dc_init_attr: raw::mlx5dv_dc_init_attr {
+                dc_type: raw::MLX5DV_DCTYPE_DCI,
+                key_or_streams,
+            },
+            send_ops_flags: 0,
+        };
+        let (qp, caps) = create_dc_qp(
+            self.pd,
+            self.cq,
+            None,
+            self.cap,
+            self.send_ops,
+            &mut dv,
+            "mlx5dv_create_qp (DCI)",
+        )?;
+        // SAFETY: created with send-ops flags, so the extended post API exists.
+        let qpx = NonNull::new(unsafe { raw::ibv_qp_to_qp_ex(qp.as_ptr()) });
+        let Some(qpx) = qpx else {
+            // SAFETY: destroys the QP created above, which nothing else references.
+            unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
+            return Err(
+                Error::from_errno("ibv_qp_to_qp_ex", libc::EOPNOTSUPP, "the DCI has no extended post API")
+                    .on(ctx.name()),
+            );
+        };
+        // SAFETY: the QP was created by mlx5dv_create_qp, so it is an mlx5 QP.
+        let mqp = NonNull::new(unsafe { raw::mlx5dv_qp_ex_from_ibv_qp_ex(qpx.as_ptr()) });
+        let raw_qp = QpRaw {
+            qp,
+            qpx,
+            mqp,
+            send_ops: self.send_ops,
+            dci_streams: self.streams.is_some(),
+            caps,
+            device: ctx.name().into(),
+            // A DCI has no receive queue: every completion of its number is a send's.
+            sq: std::sync::Arc::new(crate::sq::SendQueue::new(caps.max_send_wr, false)),
+            _parents: Parents::of(self.pd, self.cq, None),
+        };
+        raw_qp.register(self.cq);
+        if mqp.is_none() {
+            return Err(Error::from_errno(
+                "mlx5dv_qp_ex_from_ibv_qp_ex",
+                libc::EOPNOTSUPP,
+                "the DCI has no mlx5 post API",
+            )
+            .on(ctx.name()));
+        }
+        Ok(Dci {
+            raw: raw_qp,
+            port: 0,
+            pkey_index: 0,
+            mtu: 0,
+            rts: RtsAttr::default(),
+            _state: PhantomData,
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// Creates the DCI and takes it to RTS on `port` with path MTU `mtu_bytes` (the common case).
+    ///
+    /// # Errors
+    /// Whatever step failed; the half-built DCI is destroyed.
+    pub fn build_ready(self, port: u8, mtu_bytes: u32, rts: RtsAttr) -> Result<Dci<state::Rts>> {
+        let dci = self.build()?;
+        let dci = dci.init(port, 0).map_err(|e| e.error)?;
+        let dci = dci.rtr(mtu_bytes).map_err(|e| e.error)?;
+        dci.rts(rts).map_err(|e| e.error)
+    }
+}
+
+/// How a DCI adopted with [`Dci::from_raw_parts`] was created and brought up.
+#[derive(Copy, Clone, Debug)]
+pub struct DciParts<'d> {
+    /// `IBV_QP_EX_WITH_*` flags it was created with.
+    pub send_ops: u64,
+    /// Whether it was created with DCI streams.
+    pub dci_streams: bool,
+    /// Its capacities as the library reported them at creation.
+    pub caps: raw::ibv_qp_cap,
+    /// Port it was initialised on.
+    pub port: u8,
+    /// P_Key index it was initialised with.
+    pub pkey_index: u16,
+    /// Path MTU of its RTR transition.
+    pub mtu: raw::ibv_mtu,
+    /// Its RTS attributes.
+    pub rts: RtsAttr,
+    /// Device name, for error messages.
+    pub device: &'d str,
+    /// The CQ its send completions go to, polled with [`Cq::poll`]: completions then give
+    /// send-queue credit back by themselves. Without it, report each completion of this DCI
+    /// with [`Dci::report_completion`].
+    pub cq: Option<&'d Cq>,
+}
+
+/// A DC initiator in state `S` ([`state::Reset`] … [`state::Rts`]). Only `Dci<Rts>` posts.
+///
+/// A DCI holds its PD and CQ, moves between threads (`Send`) and posts from one thread at a
+/// time (`!Sync`).
+pub struct Dci<S> {
+    raw: QpRaw,
+    port: u8,
+    pkey_index: u16,
+    mtu: raw::ibv_mtu,
+    rts: RtsAttr,
+    _state: PhantomData<fn() -> S>,
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+impl<S> Dci<S> {
+    fn into_state<T>(self) -> Dci<T> {
+        Dci {
+            raw: self.raw,
+            port: self.port,
+            pkey_index: self.pkey_index,
+            mtu: self.mtu,
+            rts: self.rts,
+            _state: PhantomData,
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// The DCI's QP number.
+    pub fn qp_num(&self) -> u32 {
+        self.raw.qp_num()
+    }
+
+    /// The capacities the library created the DCI with (requests may have been rounded up):
+    /// the limits the post path enforces for inline data and SGE lists.
+    pub fn caps(&self) -> raw::ibv_qp_cap {
+        self.raw.caps
+    }
+
+    /// The state the device reports (e.g. to see that it went to ERR after a failure).
+    ///
+    /// # Errors
+    /// `ibv_query_qp` with its errno.
+    pub fn query_state(&self) -> Result<QpState> {
+        self.raw.query_state()
+    }
+
+    /// The raw QP, for interop.
+    pub fn as_raw(&self) -> *mut raw::ibv_qp {
+        self.raw.qp.as_ptr()
+    }
+}
+
+impl Dci<state::Reset> {
+    /// RESET -> INIT on `port` (P_Key index `pkey_index`).
+    ///
+    /// # Errors
+    /// `ibv_modify_qp (DCI INIT)` with the library's errno; the DCI comes back in RESET.
+    pub fn init(
+        mut self,
+        port: u8,
+        pkey_index: u16,
+    ) -> std::result::Result<Dci<state::Init>, TransitionError<Self>> {
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_INIT,
+            port_num: port,
+            pkey_index,
+            ..Default::default()
+        };
+        match self.raw.modify(
+            &mut attr,
+            raw::IBV_QP_STATE | raw::IBV_QP_PKEY_INDEX | raw::IBV_QP_PORT,
+            "ibv_modify_qp (DCI INIT)",
+            "check the port number (from 1) and P_Key index",
+        ) {
+            Ok(()) => {
+                self.port = port;
+                self.pkey_index = pkey_index;
+                Ok(self.into_state())
+            }
+            Err(error) => Err(TransitionError { error, object: self }),
+        }
+    }
+}
+
+impl Dci<state::Init> {
+    /// INIT -> RTR with path MTU `mtu_bytes` (256..=4096).
+    ///
+    /// # Errors
+    /// EINVAL for another MTU; `ibv_modify_qp (DCI RTR)`; the DCI comes back in INIT.
+    pub fn rtr(mut self, mtu_bytes: u32) -> std::result::Result<Dci<state::Rtr>, TransitionError<Self>> {
+        let Some(mtu) = mtu_code(mtu_bytes) else {
+            return Err(TransitionError {
+                error: Error::invalid(
+                    "ibv_modify_qp (DCI RTR)",
+                    "the MTU must be 256, 512, 1024, 2048 or 4096",
+                ),
+                object: self,
+            });
+        };
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_RTR,
+            path_mtu: mtu,
+            ..Default::default()
+        };
+        attr.ah_attr.port_num = self.port;
+        match self.raw.modify(
+            &mut attr,
+            raw::IBV_QP_STATE | raw::IBV_QP_PATH_MTU,
+            "ibv_modify_qp (DCI RTR)",
+            "check the MTU against the port's",
+        ) {
+            Ok(()) => {
+                self.mtu = mtu;
+                Ok(self.into_state())
+            }
+            Err(error) => Err(TransitionError { error, object: self }),
+        }
+    }
+}
+
+impl Dci<state::Rtr> {
+    /// RTR -> RTS.
+    ///
+    /// # Errors
+    /// `ibv_modify_qp (DCI RTS)`; the DCI comes back in RTR.
+    pub fn rts(mut self, rts: RtsAttr) -> std::result::Result<Dci<state::Rts>, TransitionError<Self>> {
+        let (mut attr, mask) = rts_attr(&rts);
+        match self.raw.modify(
+            &mut attr,
+            mask,
+            "ibv_modify_qp (DCI RTS)",
+            "check timeout, retry counts and max_rd_atomic against the device",
+        ) {
+            Ok(()) => {
+                self.rts = rts;
+                Ok(self.into_state())
+            }
+            Err(error) => Err(TransitionError { error, object: self }),
+        }
+    }
+}
+
+impl Dci<state::Rts> {
+    /// Adopts a DCI created elsewhere, already in RTS; it is destroyed on drop. `parts` says
+    /// how it was created and brought up, so that the post path checks against its real
+    /// capacities and [`Dci::recover`] brings it back exactly as it was.
+    ///
+    /// # Safety
+    /// `qpx` must be the extended post API of a live mlx5 DCI in RTS (its `qp_base` the QP) and
+    /// `mqp` its `mlx5dv_qp_ex`; `parts` must describe it truthfully (`send_ops` exactly the
+    /// `IBV_QP_EX_WITH_*` flags it was created with, `dci_streams` only if it was created with
+    /// `MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS`: in libmlx5 before 37 the
+    /// `wr_set_dc_addr_stream` slot overlaps other data, so nothing at run time can check it;
+    /// `caps` as the library reported them at creation; created with `sq_sig_all` 0); nothing
+    /// else may destroy it or post on it; its PD (and its CQ unless given in `parts.cq`, which
+    /// the DCI then holds) must outlive it. When `parts.cq` is given, that CQ's completions
+    /// of this DCI must be polled only through [`Cq::poll`] on that `Cq` (which gives the
+    /// credit back, on the thread holding the CQ); otherwise every completion of this DCI
+    /// must be reported, once, with [`Dci::report_completion`], from one thread at a time.
+    pub unsafe fn from_raw_parts(
+        qpx: NonNull<raw::ibv_qp_ex>,
+        mqp: NonNull<raw::mlx5dv_qp_ex>,
+        parts: DciParts<'_>,
+    ) -> Dci<state::Rts> {
+        let raw_qp = QpRaw {
+            qp: qpx.cast(),
+            qpx,
+            mqp: Some(mqp),
+            send_ops: parts.send_ops,
+            dci_streams: parts.dci_streams,
+            caps: parts.caps,
+            device: parts.device.into(),
+            sq: std::sync::Arc::new(crate::sq::SendQueue::new(parts.caps.max_send_wr, false)),
+            _parents: Parents {
+                cq: parts.cq.map(Cq::core),
+                ..Parents::default()
+            },
+        };
+        if let Some(cq) = parts.cq {
+            raw_qp.register(cq);
+        }
+        Dci {
+            raw: raw_qp,
+            port: parts.port,
+            pkey_index: parts.pkey_index,
+            mtu: parts.mtu,
+            rts: parts.rts,
+            _state: PhantomData,
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// Gives back the send-queue credit of one completion of this DCI polled elsewhere than
+    /// through [`Cq::poll`] on the CQ given to [`DciParts::cq`] (which does it by itself).
+    #[inline]
+    pub fn report_completion(&self, c: &crate::cq::Completion) {
+        self.raw.sq.complete(c.wr_id, c.status.is_success(), false);
+    }
+
+    /// Requests posted and not yet completed, as the crate counts them (at most
+    /// `caps().max_send_wr`).
+    pub fn outstanding(&self) -> u64 {
+        self.raw.sq.outstanding()
+    }
+
+    /// Opens a batch of work requests (`ibv_wr_start`); every request names its destination.
+    #[inline]
+    pub fn batch(&mut self) -> Batch<'_, Dc> {
+        Batch::start(&self.raw)
+    }
+
+    /// Brings a DCI that went to ERR (after a failed request) back to RTS with every setting
+    /// it was brought up with (port, P_Key index, MTU, RTS timing): RESET, INIT, RTR, RTS.
+    ///
+    /// Poll the CQ first: the RESET step makes libmlx5 discard this DCI's completions still in
+    /// the CQ (`mlx5_modify_qp` -> `mlx5_cq_clean`), so whatever was not polled before the call
+    /// is gone after it. The caller owns the CQ and must drain it.
+    ///
+    /// # Errors
+    /// The failing transition; the DCI comes back (in an unknown state: call again or drop it).
+    pub fn recover(self) -> std::result::Result<Dci<state::Rts>, TransitionError<Self>> {
+        let (port, pkey_index, mtu_b, rts) = (self.port, self.pkey_index, mtu_bytes(self.mtu), self.rts);
+        if let Err(error) = self.raw.to_reset("ibv_modify_qp (DCI RESET)") {
+            return Err(TransitionError { error, object: self });
+        }
+        let reset: Dci<state::Reset> = self.into_state();
+        let init = match reset.init(port, pkey_index) {
+            Ok(dci) => dci,
+            Err(e) => {
+                return Err(TransitionError {
+                    error: e.error,
+                    object: e.object.into_state(),
+                })
+            }
+        };
+        let rtr = match init.rtr(mtu_b) {
+            Ok(dci) => dci,
+            Err(e) => {
+                return Err(TransitionError {
+                    error: e.error,
+                    object: e.object.into_state(),
+                })
+            }
+        };
+        rtr.rts(rts).map_err(|e| TransitionError {
+            error: e.error,
+            object: e.object.into_state(),
+        })
+    }
+
+    /// Resets DCI stream `stream_id` after an error on it, without taking the DCI to ERR
+    /// (`mlx5dv_dci_stream_id_reset`, rdma-core 37+).
+    ///
+    /// # Errors
+    /// EINVAL when the DCI was built without streams; the library's errno otherwise.
+    pub fn reset_stream(&mut self, stream_id: u16) -> Result<()> {
+        if !self.raw.dci_streams {
+            return Err(
+                Error::invalid("mlx5dv_dci_stream_id_reset", "this DCI was built without DCI streams")
+                    .on(&self.raw.device),
+            );
+        }
+        // SAFETY: the QP is a live mlx5 DCI with streams.
+        let rc = unsafe { raw::mlx5dv_dci_stream_id_reset(self.raw.qp.as_ptr(), stream_id) };
+        if rc != 0 {
+            let hint = if rc == libc::EOPNOTSUPP {
+                // mlx5.c: not RTS, no qpc_extension cap, or max_log_num_errored == 0.
+                "the DCI must be in RTS on a device with the qpc_extension cap and errored streams (max_log_num_errored > 0)"
+            } else {
+                "the firmware refused the reset: reset only a stream that is in error"
+            };
+            return Err(Error::from_errno("mlx5dv_dci_stream_id_reset", rc, hint).on(&self.raw.device));
+        }
+        Ok(())
+    }
+}
+
+impl<S> std::fmt::Debug for Dci<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dci")
+            .field("device", &self.raw.device)
+            .field("qp_num", &self.raw.qp_num())
+            .field("state", &std::any::type_name::<S>())
+            .finish()
+    }
+}
+

@@ -1,0 +1,85 @@
+//! DC destinations: what each work request on a DCI names.
+
+use super::DcKey;
+use crate::addr::DcTargetAddr;
+use crate::ah::Ah;
+use crate::wr::{Dc, DestRaw, NeedsDest, Ready, Wr};
+
+/// A DC destination: address handle, remote DCT number, DC key and optional DCI stream. Holds
+/// its [`Ah`] (a clone of the handle, taken when the peer is made, never when posting).
+#[derive(Clone)]
+pub struct DcPeer {
+    ah: Ah,
+    dctn: u32,
+    key: DcKey,
+    stream: Option<u16>,
+}
+
+impl DcPeer {
+    /// The DC target `addr`, reached through `ah`, presenting `key`.
+    pub fn new(ah: &Ah, addr: &DcTargetAddr, key: DcKey) -> DcPeer {
+        DcPeer {
+            ah: ah.clone(),
+            dctn: addr.dct_number,
+            key,
+            stream: None,
+        }
+    }
+
+    /// Sends on DCI stream `stream_id` (the DCI must have been built with streams).
+    pub fn stream(mut self, stream_id: u16) -> Self {
+        self.stream = Some(stream_id);
+        self
+    }
+
+    /// The remote DCT number.
+    pub fn dct_number(&self) -> u32 {
+        self.dctn
+    }
+
+    /// The address handle.
+    pub fn ah(&self) -> &Ah {
+        &self.ah
+    }
+
+    /// The destination as the library takes it, on `stream` (None: the peer's own).
+    #[inline]
+    pub(crate) fn dest(&self, stream: Option<u16>) -> DestRaw {
+        DestRaw {
+            ah: self.ah.as_raw(),
+            dctn: self.dctn,
+            key: self.key.expose(),
+            stream: stream.or(self.stream),
+        }
+    }
+}
+
+impl std::fmt::Debug for DcPeer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DcPeer")
+            .field("dct_number", &self.dctn)
+            .field("key", &self.key)
+            .field("stream", &self.stream)
+            .finish()
+    }
+}
+
+impl<'b, 'q> Wr<'b, 'q, Dc, NeedsDest> {
+    /// Names the DC destination: the step a DC request cannot skip.
+    #[inline]
+    pub fn to(self, peer: &DcPeer) -> Wr<'b, 'q, Dc, Ready> {
+        self.with_dest(peer.dest(None))
+    }
+
+    /// Names the DC destination, on `stream` when given (the pool's per-endpoint stream).
+    #[inline]
+    pub(crate) fn to_on(self, peer: &DcPeer, stream: Option<u16>) -> Wr<'b, 'q, Dc, Ready> {
+        self.with_dest(peer.dest(stream))
+    }
+
+    /// Names the DC destination on DCI stream `stream_id` (overriding the peer's own).
+    #[inline]
+    pub fn to_stream(self, peer: &DcPeer, stream_id: u16) -> Wr<'b, 'q, Dc, Ready> {
+        self.with_dest(peer.dest(Some(stream_id)))
+    }
+}
