@@ -214,7 +214,7 @@ fn real_mlx5(c: &mut Criterion) {
             .unwrap()
     };
     // Back to an empty send queue: RESET -> RTS (the WQEs posted were never executed).
-    let renew = |d: &mut Option<Dci<'_, Rts>>| *d = Some(d.take().unwrap().recover().map_err(|e| e.error).unwrap());
+    let renew = |d: &mut Option<Dci<Rts>>| *d = Some(d.take().unwrap().recover().map_err(|e| e.error).unwrap());
     let mut g = c.benchmark_group("real_mlx5");
     let mut c_dci = Some(dci());
     let depth = u64::from(c_dci.as_ref().unwrap().caps().max_send_wr);
@@ -227,7 +227,7 @@ fn real_mlx5(c: &mut Criterion) {
     };
     g.bench_function("dc_send/c_inline", |b| {
         b.iter_custom(|iters| {
-            let post = |_: &mut Option<Dci<'_, Rts>>, i: u64| {
+            let post = |_: &mut Option<Dci<Rts>>, i: u64| {
                 // SAFETY: a live mlx5 DCI in RTS created with the send ops; at most its depth is
                 // posted before it is reset.
                 unsafe {
@@ -252,7 +252,7 @@ fn real_mlx5(c: &mut Criterion) {
     let p = DcPeer::new(&ah, &addr, key);
     g.bench_function("dc_send/safe_dc_send", |b| {
         b.iter_custom(|iters| {
-            let post = |d: &mut Option<Dci<'_, Rts>>, i: u64| {
+            let post = |d: &mut Option<Dci<Rts>>, i: u64| {
                 let mut batch = d.as_mut().unwrap().batch();
                 let sent = batch.send(i).to(black_box(&p)).sge(local);
                 let posted = batch.commit();

@@ -9,8 +9,8 @@
 use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
     devices, Access, Completion, Context, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId,
-    EpCompletion, Mlx5Context, Mtu, Pd, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr,
-    Sge, Srq, WcOpcode, WcStatus,
+    EpCompletion, Mlx5Context, Pd, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr, Sge,
+    Srq, WcOpcode, WcStatus,
 };
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -36,16 +36,15 @@ fn open() -> (Context, u8, Option<u8>) {
 /// A DCT on `srq` with this file's key and MTU (`access`: its default when None) and the
 /// address initiators reach it at.
 #[allow(clippy::too_many_arguments)]
-fn dct_target<'a, 'ctx>(
-    ctx: &Context,
-    mlx5: &'a Mlx5Context<'ctx>,
-    pd: &'a Pd<'ctx>,
-    cq: &'a Cq<'ctx>,
-    srq: &'a Srq<'a>,
+fn dct_target(
+    mlx5: &Mlx5Context,
+    pd: &Pd,
+    cq: &Cq,
+    srq: &Srq,
     port: u8,
     gid_index: Option<u8>,
     access: Option<Access>,
-) -> (Dct<'a>, DcTargetAddr) {
+) -> (Dct, DcTargetAddr) {
     let b = DctBuilder::new(mlx5, pd, cq, srq, KEY).port(port).mtu(MTU);
     let b = match access {
         Some(a) => b.access(a),
@@ -57,12 +56,7 @@ fn dct_target<'a, 'ctx>(
     }
     .build()
     .expect("DCT to RTR");
-    let addr = DcTargetAddr {
-        lid: ctx.query_port(port).unwrap().0.lid,
-        gid: gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]),
-        dct_number: dct.dct_number(),
-        port_mtu: Mtu::Mtu1024,
-    };
+    let addr = dct.target_addr().expect("the DCT's address");
     (dct, addr)
 }
 
@@ -110,7 +104,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         srq.post_recv(i as u64, &[rx.sge(i * 8, 8).unwrap()]).unwrap();
     }
     let (dcts, addrs): (Vec<_>, Vec<_>) = (0..PEERS)
-        .map(|_| dct_target(&ctx, &mlx5, &pd, &rx_cq, &srq, port, gid_index, None))
+        .map(|_| dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, None))
         .unzip();
     let mut dcts: Vec<_> = dcts.into_iter().map(Some).collect();
     let ahs: Vec<_> = addrs
@@ -129,7 +123,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         policy,
         max_send_wr: 64,
         port,
-        mtu_bytes: MTU,
+        mtu_bytes: Some(MTU),
         // Short timeout, one retry: a vanished peer is declared dead within milliseconds.
         rts: RtsAttr {
             timeout: 8,
@@ -138,7 +132,8 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         },
         atomics: false,
     };
-    let mut pool = DciPool::new(&mlx5, &pd, &pool_cq, cfg).expect("pool");
+    let mut pool = DciPool::new(&mlx5, &pd, pool_cq, cfg).expect("pool");
+    pool.hold(&tx).unwrap();
     let eps: Vec<EndpointId> = (0..PEERS)
         .map(|i| pool.add_endpoint(DcPeer::new(&ahs[i], &addrs[i], KEY)).unwrap())
         .collect();
@@ -361,7 +356,7 @@ fn more_requests_than_the_pool_carries_get_would_block_never_a_full_send_queue()
     let srq = pd.create_srq(16, 1).unwrap();
     // No receives posted: every send waits on RNR (rnr_retry 7 = forever), so nothing
     // completes while the test fills the pool.
-    let (_dct, addr) = dct_target(&ctx, &mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
+    let (_dct, addr) = dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
     let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
     let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
     let cfg = PoolConfig {
@@ -370,11 +365,12 @@ fn more_requests_than_the_pool_carries_get_would_block_never_a_full_send_queue()
         policy: Policy::Dcs,
         max_send_wr: 16,
         port,
-        mtu_bytes: MTU,
+        mtu_bytes: Some(MTU),
         rts: RtsAttr::default(),
         atomics: false,
     };
-    let mut pool = DciPool::new(&mlx5, &pd, &cq, cfg).unwrap();
+    let mut pool = DciPool::new(&mlx5, &pd, cq, cfg).unwrap();
+    pool.hold(&tx).unwrap();
     let depth = pool.dcis().next().unwrap().caps().max_send_wr as usize;
     let eps: Vec<_> = (0..3)
         .map(|_| pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap())
@@ -460,7 +456,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
     for i in 0..2000 {
         srq.post_recv(i, &[rx.sge(0, 8).unwrap()]).unwrap();
     }
-    let (_dct, addr) = dct_target(&ctx, &mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
+    let (_dct, addr) = dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
     let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
     let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
     let cfg = PoolConfig {
@@ -468,7 +464,8 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
         max_endpoints: 8,
         ..PoolConfig::default()
     };
-    let mut pool = DciPool::new(&mlx5, &pd, &cq, cfg).unwrap();
+    let mut pool = DciPool::new(&mlx5, &pd, cq, cfg).unwrap();
+    pool.hold(&tx).unwrap();
     let eps = [
         pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap(),
         pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap(),
@@ -512,7 +509,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
 
 /// Application code that knows nothing of the transport: writes each endpoint's number into
 /// `slots[i]` of its peer's memory and waits for every completion.
-fn write_to_every_peer<'a>(eps: &mut Endpoints<'a>, ids: &[EndpointId], local: &[Sge<'a>], slots: &[RemoteMemory]) {
+fn write_to_every_peer(eps: &mut Endpoints, ids: &[EndpointId], local: &[Sge<'_>], slots: &[RemoteMemory]) {
     let mut out = [EpCompletion {
         endpoint: EndpointId(0),
         wr_id: 0,
@@ -571,7 +568,7 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
         let (_dcts, addrs): (Vec<_>, Vec<_>) = (0..N)
             .map(|_| {
                 let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE;
-                dct_target(&ctx, &mlx5, &pd, &peer_cq, &srq, port, gid_index, Some(access))
+                dct_target(&mlx5, &pd, &peer_cq, &srq, port, gid_index, Some(access))
             })
             .unzip();
         let ahs: Vec<_> = addrs
@@ -593,13 +590,13 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
             .collect();
         // The one line that differs: which transport carries the endpoints.
         let mut eps = if transport == "rc" {
-            Endpoints::Rc(RcEndpoints::new(&cq, N))
+            Endpoints::Rc(RcEndpoints::new(cq, N))
         } else {
             Endpoints::Dc(
                 DciPool::new(
                     &mlx5,
                     &pd,
-                    &cq,
+                    cq,
                     PoolConfig {
                         dcis: 2,
                         max_endpoints: N,
@@ -615,7 +612,7 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
             ids.push(match &mut eps {
                 Endpoints::Dc(pool) => pool.add_endpoint(DcPeer::new(&ahs[i], &addrs[i], KEY)).unwrap(),
                 Endpoints::Rc(rc) => {
-                    let qp = pd.create_rc_qp(&cq, None, RcCaps::default()).unwrap();
+                    let qp = pd.create_rc_qp(rc.cq(), None, RcCaps::default()).unwrap();
                     let remote = |qp_num| RcRemote {
                         qp_num,
                         psn: 0,
@@ -637,6 +634,7 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
                 }
             });
         }
+        eps.hold(&src).unwrap();
         write_to_every_peer(&mut eps, &ids, &local, &slots);
         for i in 0..N {
             let mut b = [0u8; 8];

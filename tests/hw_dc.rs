@@ -61,7 +61,7 @@ impl Hw {
     }
 
     /// The address of DCT `dct_number` on this port and an address handle leading to it.
-    fn ah_to<'a>(&self, pd: &'a mlx5dv::Pd<'_>, dct_number: u32) -> (DcTargetAddr, mlx5dv::Ah<'a>) {
+    fn ah_to(&self, pd: &mlx5dv::Pd, dct_number: u32) -> (DcTargetAddr, mlx5dv::Ah) {
         let addr = self.addr_of(dct_number);
         let ah = pd
             .create_ah(self.port, &PeerPath::to_dc_target(&addr, self.gid_index))
@@ -71,11 +71,11 @@ impl Hw {
 
     fn dct_builder<'a>(
         &self,
-        mlx5: &'a Mlx5Context<'a>,
-        pd: &'a mlx5dv::Pd<'a>,
-        cq: &'a Cq<'a>,
-        srq: &'a mlx5dv::Srq<'a>,
-    ) -> DctBuilder<'a, 'a> {
+        mlx5: &'a Mlx5Context,
+        pd: &'a mlx5dv::Pd,
+        cq: &'a Cq,
+        srq: &'a mlx5dv::Srq,
+    ) -> DctBuilder<'a> {
         let b = DctBuilder::new(mlx5, pd, cq, srq, KEY)
             .port(self.port)
             .mtu(MTU)
@@ -87,7 +87,7 @@ impl Hw {
     }
 }
 
-fn wait(cq: &Cq<'_>, n: usize) -> Vec<Completion> {
+fn wait(cq: &Cq, n: usize) -> Vec<Completion> {
     let mut got = Vec::new();
     let mut buf = [Completion::default(); 32];
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -104,11 +104,11 @@ fn wait(cq: &Cq<'_>, n: usize) -> Vec<Completion> {
 
 /// Posts one RDMA write of inline `data` to `remote` at `peer` and returns its status.
 fn write_inline(
-    dci: &mut Dci<'_, mlx5dv::state::Rts>,
-    cq: &Cq<'_>,
+    dci: &mut Dci<mlx5dv::state::Rts>,
+    cq: &Cq,
     wr_id: u64,
     remote: mlx5dv::RemoteMemory,
-    peer: &DcPeer<'_>,
+    peer: &DcPeer,
     data: &[u8],
 ) -> WcStatus {
     let mut batch = dci.batch();
@@ -117,12 +117,7 @@ fn write_inline(
     wait(cq, 1)[0].status
 }
 
-fn ready_dci<'a>(
-    hw: &Hw,
-    mlx5: &'a Mlx5Context<'a>,
-    pd: &'a mlx5dv::Pd<'a>,
-    cq: &'a Cq<'a>,
-) -> Dci<'a, mlx5dv::state::Rts> {
+fn ready_dci(hw: &Hw, mlx5: &Mlx5Context, pd: &mlx5dv::Pd, cq: &Cq) -> Dci<mlx5dv::state::Rts> {
     let builder = DciBuilder::new(mlx5, pd, cq);
     // Atomics only where the device has them (a VF may not): asking otherwise fails.
     let builder = if mlx5.has_atomics().unwrap() {
@@ -333,7 +328,7 @@ fn dc_rdma_write_into_odp_memory_when_the_device_allows_it() {
     assert_eq!(&seen, b"odp");
 }
 
-fn streams_caps(hw: &Hw, mlx5: &Mlx5Context<'_>) -> Option<(u8, u8)> {
+fn streams_caps(hw: &Hw, mlx5: &Mlx5Context) -> Option<(u8, u8)> {
     match mlx5.caps().unwrap().dci_streams {
         Some((c, e)) if c > 0 => Some((c.min(3), e.min(c.min(3)))),
         _ => {

@@ -21,7 +21,7 @@ fn rxe() -> (Context, u8) {
     (dev.open().expect("open"), gid_index)
 }
 
-fn wait(cq: &mlx5dv::Cq<'_>, n: usize) -> Vec<Completion> {
+fn wait(cq: &mlx5dv::Cq, n: usize) -> Vec<Completion> {
     let mut got = Vec::new();
     let mut buf = [Completion::default(); 16];
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -146,15 +146,12 @@ const ALL_REMOTE: Access = Access::LOCAL_WRITE
     .union(Access::REMOTE_ATOMIC);
 
 /// Two RC QPs on rxe0 connected to each other (loopback through the GID).
-fn connect<'a>(
+fn connect(
     ctx: &Context,
     gid_index: u8,
-    a: mlx5dv::RcQp<'a, mlx5dv::state::Reset>,
-    b: mlx5dv::RcQp<'a, mlx5dv::state::Reset>,
-) -> (
-    mlx5dv::RcQp<'a, mlx5dv::state::Rts>,
-    mlx5dv::RcQp<'a, mlx5dv::state::Rts>,
-) {
+    a: mlx5dv::RcQp<mlx5dv::state::Reset>,
+    b: mlx5dv::RcQp<mlx5dv::state::Reset>,
+) -> (mlx5dv::RcQp<mlx5dv::state::Rts>, mlx5dv::RcQp<mlx5dv::state::Rts>) {
     let gid = ctx.query_gid(1, gid_index).expect("gid");
     let path = PeerPath::Gid {
         gid,

@@ -32,7 +32,7 @@ fn open(name: &str) -> Context {
     dev.open().expect("open")
 }
 
-fn wait(cq: &mlx5dv::Cq<'_>, n: usize) -> Vec<Completion> {
+fn wait(cq: &mlx5dv::Cq, n: usize) -> Vec<Completion> {
     let mut got = Vec::new();
     let mut buf = [Completion::default(); 16];
     let deadline = Instant::now() + TIMEOUT;

@@ -71,7 +71,7 @@ fn open(name: &str) -> Result<Context, String> {
 
 /// Polls `cq` until a completion of `wr_id` is at hand (or the deadline passes); completions
 /// of the other kind that arrive meanwhile are kept in `seen` for their own wait.
-fn wait(cq: &Cq<'_>, wr_id: u64, seen: &mut [Option<Completion>; 3], until: Instant) -> Result<Completion, String> {
+fn wait(cq: &Cq, wr_id: u64, seen: &mut [Option<Completion>; 3], until: Instant) -> Result<Completion, String> {
     let mut buf = [Completion::default(); 4];
     loop {
         if let Some(c) = seen[wr_id as usize].take() {
@@ -92,7 +92,7 @@ fn wait(cq: &Cq<'_>, wr_id: u64, seen: &mut [Option<Completion>; 3], until: Inst
 }
 
 /// Posts the one 16-byte receive, at the start of the buffer.
-fn post_recv<S>(qp: &mlx5dv::RcQp<'_, S>, mr: &mlx5dv::Mr<'_>) -> Result<(), String> {
+fn post_recv<S>(qp: &mlx5dv::RcQp<S>, mr: &mlx5dv::Mr) -> Result<(), String> {
     let sge = mr.sge(0, MSG).map_err(|e| e.to_string())?;
     qp.post_recv(RECV_WRID, &[sge]).map_err(|e| e.to_string())
 }
@@ -163,8 +163,8 @@ fn run(o: &Opts) -> Result<(), String> {
     let mut seen = [None; 3];
     for i in 0..o.iters {
         let last = i + 1 == o.iters;
-        let send = |qp: &mut mlx5dv::RcQp<'_, mlx5dv::state::Rts>,
-                    mr: &mut mlx5dv::Mr<'_>,
+        let send = |qp: &mut mlx5dv::RcQp<mlx5dv::state::Rts>,
+                    mr: &mut mlx5dv::Mr,
                     seen: &mut [Option<Completion>; 3]|
          -> Result<(), String> {
             let msg: [u8; MSG] = std::array::from_fn(|k| (i as u8).wrapping_add(k as u8));

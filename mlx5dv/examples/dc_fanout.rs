@@ -76,7 +76,7 @@ struct Figures {
 
 /// Round-robin writes to every endpoint for `run`, then drains.
 fn drive<'a>(
-    eps: &mut Endpoints<'a>,
+    eps: &mut Endpoints,
     ids: &[EndpointId],
     local: Sge<'a>,
     slots: &[RemoteMemory],
@@ -91,7 +91,7 @@ fn drive<'a>(
     }; 64];
     let (mut posted, mut done, mut next) = (0u64, 0u64, 0usize);
     let start = Instant::now();
-    let mut reap = |eps: &mut Endpoints<'a>, per_peer: &mut [u64]| -> Result<u64, String> {
+    let mut reap = |eps: &mut Endpoints, per_peer: &mut [u64]| -> Result<u64, String> {
         let n = eps.poll(&mut out).map_err(|e| e.to_string())?;
         for c in &out[..n] {
             if c.status != WcStatus::Success {
@@ -211,7 +211,7 @@ fn run(o: &Opts) -> Result<(), String> {
                 max_recv_wr: 1,
                 ..RcCaps::default()
             };
-            let mut rc = RcEndpoints::new(&cq, n);
+            let mut rc = RcEndpoints::new(cq, n);
             let mut partners = Vec::with_capacity(n);
             let mut ids = Vec::with_capacity(n);
             let mut kib = 0.0;
@@ -225,7 +225,7 @@ fn run(o: &Opts) -> Result<(), String> {
                     min_rnr_timer: 12,
                 };
                 let p = pd.create_rc_qp(&peer_cq, None, caps).map_err(|e| e.to_string())?;
-                let q = pd.create_rc_qp(&cq, None, caps).map_err(|e| e.to_string())?;
+                let q = pd.create_rc_qp(rc.cq(), None, caps).map_err(|e| e.to_string())?;
                 let p = p
                     .init(o.port, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
                     .map_err(|e| e.error.to_string())?;
@@ -265,10 +265,11 @@ fn run(o: &Opts) -> Result<(), String> {
                     policy,
                     max_send_wr: DEPTH,
                     port: o.port,
-                    mtu_bytes: MTU,
+                    mtu_bytes: Some(MTU),
                     ..PoolConfig::default()
                 };
-                let mut pool = DciPool::new(&mlx5, &pd, &cq, cfg).map_err(|e| e.to_string())?;
+                let mut pool = DciPool::new(&mlx5, &pd, cq, cfg).map_err(|e| e.to_string())?;
+                pool.hold(&src).map_err(|e| e.to_string())?;
                 let ids = (0..n)
                     .map(|i| pool.add_endpoint(DcPeer::new(&ahs[i], &addrs[i], KEY)))
                     .collect::<Result<Vec<_>, _>>()

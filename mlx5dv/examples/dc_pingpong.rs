@@ -74,7 +74,7 @@ fn parse() -> Result<Opts, String> {
     Ok(o)
 }
 
-fn wait(cq: &Cq<'_>, want: impl Fn(&Completion) -> bool) -> Result<Completion, String> {
+fn wait(cq: &Cq, want: impl Fn(&Completion) -> bool) -> Result<Completion, String> {
     let mut buf = [Completion::default(); 1];
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {

@@ -79,7 +79,7 @@ struct Row {
 }
 
 /// RC: N QPs, each created and brought to RTS against a partner QP.
-fn rc(pd: &Pd<'_>, cq: &Cq<'_>, port: u8, lid: u16, n: usize) -> Result<Row, String> {
+fn rc(pd: &Pd, cq: &Cq, port: u8, lid: u16, n: usize) -> Result<Row, String> {
     let caps = RcCaps {
         max_send_wr: DEPTH,
         max_recv_wr: DEPTH,
@@ -103,7 +103,7 @@ fn rc(pd: &Pd<'_>, cq: &Cq<'_>, port: u8, lid: u16, n: usize) -> Result<Row, Str
             min_rnr_timer: 12,
         };
         let qp = qp.rtr(&remote).map_err(|e| e.error.to_string())?;
-        let qp: RcQp<'_, mlx5dv::state::Rts> = qp.rts(RtsAttr::default()).map_err(|e| e.error.to_string())?;
+        let qp: RcQp<mlx5dv::state::Rts> = qp.rts(RtsAttr::default()).map_err(|e| e.error.to_string())?;
         qps.push(qp);
     }
     let time = start.elapsed();
@@ -117,7 +117,7 @@ fn rc(pd: &Pd<'_>, cq: &Cq<'_>, port: u8, lid: u16, n: usize) -> Result<Row, Str
 }
 
 /// DC: one DCT on an SRQ and `w` DCIs in RTS.
-fn dc(mlx5: &Mlx5Context<'_>, pd: &Pd<'_>, cq: &Cq<'_>, port: u8, w: usize) -> Result<Row, String> {
+fn dc(mlx5: &Mlx5Context, pd: &Pd, cq: &Cq, port: u8, w: usize) -> Result<Row, String> {
     let start = Instant::now();
     let srq = pd.create_srq(SRQ_DEPTH, 1).map_err(|e| e.to_string())?;
     let dct = DctBuilder::new(mlx5, pd, cq, &srq, DcKey::new(0xffee_ddcc))

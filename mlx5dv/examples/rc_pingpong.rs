@@ -304,14 +304,14 @@ fn accept_one(port: u16) -> Res<TcpStream> {
 }
 
 /// Posts `n` receives of the whole buffer.
-fn post_recvs<S>(qp: &RcQp<'_, S>, sge: Sge<'_>, n: u32) -> mlx5dv::Result<()> {
+fn post_recvs<S>(qp: &RcQp<S>, sge: Sge<'_>, n: u32) -> mlx5dv::Result<()> {
     for _ in 0..n {
         qp.post_recv(RECV_WRID, &[sge])?;
     }
     Ok(())
 }
 
-fn post_send(qp: &mut RcQp<'_, mlx5dv::state::Rts>, sge: Sge<'_>) -> mlx5dv::Result<()> {
+fn post_send(qp: &mut RcQp<mlx5dv::state::Rts>, sge: Sge<'_>) -> mlx5dv::Result<()> {
     let mut batch = qp.batch();
     batch.send(SEND_WRID).sge(sge)?;
     batch.commit()
@@ -322,13 +322,13 @@ fn post_send(qp: &mut RcQp<'_, mlx5dv::state::Rts>, sge: Sge<'_>) -> mlx5dv::Res
 /// interface id), by the peer's LID otherwise. One difference: on InfiniBand (`roce` false) the
 /// path is always by LID, because [`PeerPath::Gid`] carries no DLID (rc_pingpong.c sets both
 /// the GRH and the DLID); within one subnet the GRH is not needed.
-fn connect<'a>(
-    qp: RcQp<'a, mlx5dv::state::Init>,
+fn connect(
+    qp: RcQp<mlx5dv::state::Init>,
     o: &Opts,
     roce: bool,
     my_psn: u32,
     rem: &Dest,
-) -> Res<RcQp<'a, mlx5dv::state::Rts>> {
+) -> Res<RcQp<mlx5dv::state::Rts>> {
     let path = match o.gid_idx {
         Some(sgid_index) if roce && rem.gid[8..] != [0; 8] => PeerPath::Gid {
             gid: rem.gid,
@@ -417,7 +417,7 @@ fn run(o: &Opts) -> Res<()> {
     mr.write(0, &vec![0x7b; size])?;
     let mr = mr;
     let sge = mr.sge(0, size)?;
-    let cq: Cq<'_> = ctx.create_cq(o.rx_depth + 1)?;
+    let cq: Cq = ctx.create_cq(o.rx_depth + 1)?;
     let caps = RcCaps {
         max_send_wr: 1,
         max_recv_wr: o.rx_depth,

@@ -4,8 +4,8 @@ use crate::addr::DcTargetAddr;
 use crate::error::{Error, Result};
 use crate::pd::Pd;
 use mlx5dv_raw as raw;
-use std::sync::Arc;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// Where a peer is, as an address handle needs it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -96,13 +96,15 @@ impl Pd {
         let mut attr = path.ah_attr(port);
         // SAFETY: the PD is live; attr is initialised.
         let ah = unsafe { raw::ibv_create_ah(self.as_raw(), &mut attr) };
-        NonNull::new(ah).map(|ah| Ah::new(ah, Some(self.clone()))).ok_or_else(|| {
-            Error::last_os_error(
-                "ibv_create_ah",
-                "on RoCE address peers by GID with a valid local sgid_index; on InfiniBand by LID",
-            )
-            .on(self.context().name())
-        })
+        NonNull::new(ah)
+            .map(|ah| Ah::new(ah, Some(self.clone())))
+            .ok_or_else(|| {
+                Error::last_os_error(
+                    "ibv_create_ah",
+                    "on RoCE address peers by GID with a valid local sgid_index; on InfiniBand by LID",
+                )
+                .on(self.context().name())
+            })
     }
 }
 

@@ -26,9 +26,9 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::wait::set_nonblocking;
 use mlx5dv_raw as raw;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Events acknowledged together (one `ibv_ack_cq_events` call per batch).
 const ACK_BATCH: u32 = 16;
@@ -142,4 +142,3 @@ impl std::fmt::Debug for CompChannel {
             .finish()
     }
 }
-

@@ -82,7 +82,7 @@ pub use context::{Context, DeviceAttr, PortAttr};
 pub use cq::{Completion, Cq, WcOpcode, WcStatus};
 pub use dc::{DcKey, DcPeer, Dci, DciBuilder, DciParts, Dct, DctBuilder, Mlx5Caps, Mlx5Context};
 pub use device::{devices, Device, DeviceList};
-pub use endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Policy, Request};
+pub use endpoint::{DciPool, EndpointId, EpCompletion, Policy, PoolConfig, Request};
 pub use error::{Error, Result};
 pub use mlx5dv_raw as raw;
 pub use mr::{Access, AlignedBuf, DmaBuf, MmapBuf, Mr, RegionBuffer, Returned, Sge};

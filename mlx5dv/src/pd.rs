@@ -38,7 +38,8 @@ impl Context {
                 inner: Arc::new(PdInner { pd, ctx: self.clone() }),
             })
             .ok_or_else(|| {
-                Error::last_os_error("ibv_alloc_pd", "the device is out of protection domains or memory").on(self.name())
+                Error::last_os_error("ibv_alloc_pd", "the device is out of protection domains or memory")
+                    .on(self.name())
             })
     }
 }

@@ -124,7 +124,7 @@ pub(crate) struct QpRaw {
     /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
     pub(crate) sq: std::sync::Arc<crate::sq::SendQueue>,
     /// What the QP was made from, kept alive until it is destroyed (never read).
-    pub(crate) _parents: Parents,
+    pub(crate) _parents: Box<Parents>,
 }
 
 /// The objects a queue pair was created from: it holds them so that they outlive it (touched
@@ -138,12 +138,13 @@ pub(crate) struct Parents {
 }
 
 impl Parents {
-    pub(crate) fn of(pd: &crate::pd::Pd, cq: &crate::cq::Cq, srq: Option<&crate::srq::Srq>) -> Parents {
-        Parents {
+    /// Boxed: a failed transition hands the QP back inside the error, which stays small.
+    pub(crate) fn of(pd: &crate::pd::Pd, cq: &crate::cq::Cq, srq: Option<&crate::srq::Srq>) -> Box<Parents> {
+        Box::new(Parents {
             pd: Some(pd.clone()),
             cq: Some(cq.core()),
             srq: srq.cloned(),
-        }
+        })
     }
 }
 

@@ -271,11 +271,7 @@ impl RcQp<state::Reset> {
     ///
     /// # Errors
     /// `ibv_modify_qp (RC INIT)`; the QP comes back in RESET.
-    pub fn init(
-        mut self,
-        port: u8,
-        access: Access,
-    ) -> std::result::Result<RcQp<state::Init>, TransitionError<Self>> {
+    pub fn init(mut self, port: u8, access: Access) -> std::result::Result<RcQp<state::Init>, TransitionError<Self>> {
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_INIT,
             port_num: port,
@@ -388,7 +384,7 @@ impl RcQp<state::Rts> {
             caps,
             device: device.into(),
             sq: std::sync::Arc::new(crate::sq::SendQueue::new(caps.max_send_wr, true)),
-            _parents: Parents::default(),
+            _parents: Box::default(),
         };
         RcQp {
             raw: raw_qp,

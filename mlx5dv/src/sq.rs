@@ -18,8 +18,8 @@
 //! atomics are plain loads and stores (acquire/release) or one `ldmax`/`lock cmpxchg` on
 //! the poller's side.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// One request as the poller needs it.
@@ -296,6 +296,10 @@ mod tests {
         reg.with(|r| r.complete(0x20, 1, true, false));
         assert_eq!(b.outstanding(), 1, "a closed queue gets no completions");
         reg.add(0x20, Arc::new(SendQueue::new(2, false)));
-        assert_eq!(reg.queues.borrow().len(), 2, "the dead queue left when the list changed");
+        assert_eq!(
+            reg.queues.borrow().len(),
+            2,
+            "the dead queue left when the list changed"
+        );
     }
 }

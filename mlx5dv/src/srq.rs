@@ -82,8 +82,11 @@ impl Srq {
         let rc = unsafe { raw::ibv_post_srq_recv(self.as_raw(), &mut wr, &mut bad) };
         if rc != 0 {
             return Err(
-                Error::from_errno("ibv_post_srq_recv", rc, "the SRQ is full or an SGE list is too long")
-                    .on(self.inner.pd.context().name()),
+                Error::from_errno("ibv_post_srq_recv", rc, "the SRQ is full or an SGE list is too long").on(self
+                    .inner
+                    .pd
+                    .context()
+                    .name()),
             );
         }
         Ok(())

@@ -395,11 +395,11 @@ pub mod fake {
     /// objects are static and must not reach `ibv_destroy_*`.
     pub struct FakeQps {
         /// DCI in RTS with every DCI operation enabled and streams.
-        pub dci: ManuallyDrop<Dci<'static, state::Rts>>,
+        pub dci: ManuallyDrop<Dci<state::Rts>>,
         /// RC QP in RTS with every operation enabled.
-        pub rc: ManuallyDrop<RcQp<'static, state::Rts>>,
+        pub rc: ManuallyDrop<RcQp<state::Rts>>,
         /// Address handle (a fake pointer, only recorded).
-        pub ah: ManuallyDrop<Ah<'static>>,
+        pub ah: ManuallyDrop<Ah>,
     }
 
     /// All send operations the batches know.
@@ -454,7 +454,7 @@ pub mod fake {
     }
 
     /// A DC peer at DCT `dctn` with `key`, through `ah`.
-    pub fn peer<'a>(ah: &'a Ah<'_>, dctn: u32, key: u64) -> DcPeer<'a> {
+    pub fn peer(ah: &Ah, dctn: u32, key: u64) -> DcPeer {
         let addr = DcTargetAddr {
             lid: 1,
             gid: [0; 16],

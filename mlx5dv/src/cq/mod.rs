@@ -149,7 +149,12 @@ impl Cq {
     }
 
     #[inline]
-    fn poll_into(&self, cq: *mut raw::ibv_cq_ex, out: &mut [Completion], router: &crate::sq::Router<'_>) -> Result<usize> {
+    fn poll_into(
+        &self,
+        cq: *mut raw::ibv_cq_ex,
+        out: &mut [Completion],
+        router: &crate::sq::Router<'_>,
+    ) -> Result<usize> {
         let mut n = 0;
         while n < out.len() {
             let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
@@ -431,5 +436,4 @@ mod tests {
         assert_eq!(calls(), ["start"]);
         assert_eq!(cq.poll(&mut out).unwrap(), 0, "nothing deferred");
     }
-
 }

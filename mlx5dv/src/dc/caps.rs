@@ -113,4 +113,3 @@ impl Mlx5Context {
         Ok(dct.dct_number())
     }
 }
-

@@ -297,11 +297,7 @@ impl Dci<state::Reset> {
     ///
     /// # Errors
     /// `ibv_modify_qp (DCI INIT)` with the library's errno; the DCI comes back in RESET.
-    pub fn init(
-        mut self,
-        port: u8,
-        pkey_index: u16,
-    ) -> std::result::Result<Dci<state::Init>, TransitionError<Self>> {
+    pub fn init(mut self, port: u8, pkey_index: u16) -> std::result::Result<Dci<state::Init>, TransitionError<Self>> {
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_INIT,
             port_num: port,
@@ -413,10 +409,10 @@ impl Dci<state::Rts> {
             caps: parts.caps,
             device: parts.device.into(),
             sq: std::sync::Arc::new(crate::sq::SendQueue::new(parts.caps.max_send_wr, false)),
-            _parents: Parents {
+            _parents: Box::new(Parents {
                 cq: parts.cq.map(Cq::core),
                 ..Parents::default()
-            },
+            }),
         };
         if let Some(cq) = parts.cq {
             raw_qp.register(cq);
@@ -526,4 +522,3 @@ impl<S> std::fmt::Debug for Dci<S> {
             .finish()
     }
 }
-

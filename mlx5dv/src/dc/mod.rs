@@ -139,4 +139,3 @@ mod tests {
         assert_eq!(mtu_code(0), None);
     }
 }
-

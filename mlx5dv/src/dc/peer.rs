@@ -73,7 +73,7 @@ impl<'b, 'q> Wr<'b, 'q, Dc, NeedsDest> {
 
     /// Names the DC destination, on `stream` when given (the pool's per-endpoint stream).
     #[inline]
-    pub(crate) fn to_on(self, peer: &DcPeer, stream: Option<u16>) -> Wr<'b, 'q, Dc, Ready> {
+    pub(crate) fn dest_on(self, peer: &DcPeer, stream: Option<u16>) -> Wr<'b, 'q, Dc, Ready> {
         self.with_dest(peer.dest(stream))
     }
 

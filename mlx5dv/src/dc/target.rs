@@ -238,7 +238,7 @@ pub struct Dct {
     gid_index: Option<u8>,
     mtu: raw::ibv_mtu,
     ctx: Context,
-    _parents: Parents,
+    _parents: Box<Parents>,
 }
 
 // SAFETY: a DCT in RTR is only queried and destroyed; the library allows both from any thread.
@@ -309,4 +309,3 @@ impl std::fmt::Debug for Dct {
             .finish()
     }
 }
-

@@ -147,13 +147,19 @@ impl<'m> Request<'m> {
         Ok(match self {
             Request::Send { local } => Request::Send { local: f(local)? },
             Request::SendImm { local, imm } => Request::SendImm { local: f(local)?, imm },
-            Request::Write { local, remote } => Request::Write { local: f(local)?, remote },
+            Request::Write { local, remote } => Request::Write {
+                local: f(local)?,
+                remote,
+            },
             Request::WriteImm { local, remote, imm } => Request::WriteImm {
                 local: f(local)?,
                 remote,
                 imm,
             },
-            Request::Read { local, remote } => Request::Read { local: f(local)?, remote },
+            Request::Read { local, remote } => Request::Read {
+                local: f(local)?,
+                remote,
+            },
             Request::CompareSwap {
                 local,
                 remote,

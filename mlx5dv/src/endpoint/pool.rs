@@ -142,8 +142,11 @@ mod busy {
         libc::EAGAIN,
         "this endpoint used its quota while others wait: poll until it drains",
     );
-    pub(super) static NO_DCI: StaticError =
-        StaticError::new(OP, libc::EAGAIN, "every DCI is held by an active endpoint: poll and try again");
+    pub(super) static NO_DCI: StaticError = StaticError::new(
+        OP,
+        libc::EAGAIN,
+        "every DCI is held by an active endpoint: poll and try again",
+    );
     pub(super) static RECOVERING: StaticError = StaticError::new(
         OP,
         libc::EAGAIN,
@@ -367,18 +370,26 @@ impl DciPool {
         };
         let mut b = dci.batch();
         let built = match p.req {
-            Request::Send { local } => b.send(p.wr_id).to_on(peer, stream).sge(local),
-            Request::SendImm { local, imm } => b.send_imm(p.wr_id, imm).to_on(peer, stream).sge(local),
-            Request::Write { local, remote } => b.rdma_write(p.wr_id, remote).to_on(peer, stream).sge(local),
-            Request::WriteImm { local, remote, imm } => b.rdma_write_imm(p.wr_id, remote, imm).to_on(peer, stream).sge(local),
-            Request::Read { local, remote } => b.rdma_read(p.wr_id, remote).to_on(peer, stream).sge(local),
+            Request::Send { local } => b.send(p.wr_id).dest_on(peer, stream).sge(local),
+            Request::SendImm { local, imm } => b.send_imm(p.wr_id, imm).dest_on(peer, stream).sge(local),
+            Request::Write { local, remote } => b.rdma_write(p.wr_id, remote).dest_on(peer, stream).sge(local),
+            Request::WriteImm { local, remote, imm } => {
+                b.rdma_write_imm(p.wr_id, remote, imm).dest_on(peer, stream).sge(local)
+            }
+            Request::Read { local, remote } => b.rdma_read(p.wr_id, remote).dest_on(peer, stream).sge(local),
             Request::CompareSwap {
                 local,
                 remote,
                 compare,
                 swap,
-            } => b.atomic_cmp_swp(p.wr_id, remote, compare, swap).to_on(peer, stream).sge(local),
-            Request::FetchAdd { local, remote, add } => b.atomic_fetch_add(p.wr_id, remote, add).to_on(peer, stream).sge(local),
+            } => b
+                .atomic_cmp_swp(p.wr_id, remote, compare, swap)
+                .dest_on(peer, stream)
+                .sge(local),
+            Request::FetchAdd { local, remote, add } => b
+                .atomic_fetch_add(p.wr_id, remote, add)
+                .dest_on(peer, stream)
+                .sge(local),
         };
         built?;
         b.commit()?;

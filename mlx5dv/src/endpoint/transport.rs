@@ -30,6 +30,18 @@ impl Endpoints {
         }
     }
 
+    /// Keeps `mr` registered while requests may name it ([`DciPool::hold`]; on RC nothing is
+    /// posted twice, so nothing needs holding, and this only checks nothing).
+    ///
+    /// # Errors
+    /// As [`DciPool::hold`].
+    pub fn hold<B: Send + 'static>(&mut self, mr: &crate::mr::Mr<B>) -> Result<()> {
+        match self {
+            Endpoints::Rc(_) => Ok(()),
+            Endpoints::Dc(dc) => dc.hold(mr),
+        }
+    }
+
     /// Polls up to `out.len()` endpoint completions.
     ///
     /// # Errors

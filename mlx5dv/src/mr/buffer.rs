@@ -69,8 +69,9 @@ impl AlignedBuf {
         let layout = Layout::from_size_align(len.div_ceil(PAGE) * PAGE, PAGE)
             .map_err(|_| Error::invalid("AlignedBuf::new", format!("{len} bytes is too large for one buffer")))?;
         // SAFETY: layout has a non-zero size.
-        let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) })
-            .ok_or_else(|| Error::from_errno("AlignedBuf::new", libc::ENOMEM, format!("cannot allocate {len} bytes")))?;
+        let ptr = NonNull::new(unsafe { alloc::alloc_zeroed(layout) }).ok_or_else(|| {
+            Error::from_errno("AlignedBuf::new", libc::ENOMEM, format!("cannot allocate {len} bytes"))
+        })?;
         Ok(AlignedBuf { ptr, layout, len })
     }
 

@@ -177,7 +177,10 @@ fn check_access(op: &'static str, access: Access) -> Result<()> {
     if (access.contains(Access::REMOTE_WRITE) || access.contains(Access::REMOTE_ATOMIC))
         && !access.contains(Access::LOCAL_WRITE)
     {
-        return Err(Error::invalid(op, "remote write or atomic access needs Access::LOCAL_WRITE too"));
+        return Err(Error::invalid(
+            op,
+            "remote write or atomic access needs Access::LOCAL_WRITE too",
+        ));
     }
     Ok(())
 }
@@ -298,14 +301,29 @@ impl Pd {
         }
         let access = access | Access::ON_DEMAND;
         // SAFETY: the PD is live; NULL/SIZE_MAX is the documented implicit-ODP form.
-        let mr = unsafe { raw::ibv_reg_mr(self.as_raw(), std::ptr::null_mut(), usize::MAX, access.bits() as libc::c_int) };
+        let mr = unsafe {
+            raw::ibv_reg_mr(
+                self.as_raw(),
+                std::ptr::null_mut(),
+                usize::MAX,
+                access.bits() as libc::c_int,
+            )
+        };
         match NonNull::new(mr) {
             Some(mr) => Ok(self.region(mr, std::ptr::null_mut(), 0, usize::MAX, access, ImplicitOdp::new())),
             None => Err(Error::last_os_error(OP, "the device refused implicit on-demand paging").on(ctx.name())),
         }
     }
 
-    fn region<B>(&self, mr: NonNull<raw::ibv_mr>, host: *mut u8, addr: u64, len: usize, access: Access, buf: B) -> Mr<B> {
+    fn region<B>(
+        &self,
+        mr: NonNull<raw::ibv_mr>,
+        host: *mut u8,
+        addr: u64,
+        len: usize,
+        access: Access,
+        buf: B,
+    ) -> Mr<B> {
         Mr {
             region: Arc::new(Region {
                 mr,

@@ -72,4 +72,3 @@ impl Sge<'_> {
         unsafe { std::slice::from_raw_parts(sges.as_ptr().cast(), sges.len()) }
     }
 }
-
