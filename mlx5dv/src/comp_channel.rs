@@ -11,7 +11,8 @@
 //!
 //! ```no_run
 //! # fn f(ctx: &mlx5dv::Context) -> mlx5dv::Result<()> {
-//! //! let cq = ctx.create_cq_with_channel(64)?;
+//! use std::time::Duration;
+//! let cq = ctx.create_cq_with_channel(64)?;
 //! let mut done = [mlx5dv::Completion::default(); 16];
 //! loop {
 //!     cq.req_notify(false)?;
