@@ -69,6 +69,17 @@ impl DeviceList {
     }
 }
 
+// SAFETY: the list is an immutable array of device pointers owned by this value; libibverbs
+// allows reading and freeing it from any thread.
+unsafe impl Send for DeviceList {}
+// SAFETY: as above: only read through &self.
+unsafe impl Sync for DeviceList {}
+
+// SAFETY: a device entry is immutable library data, valid while its list is (the borrow).
+unsafe impl Send for Device<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Device<'_> {}
+
 impl Drop for DeviceList {
     fn drop(&mut self) {
         if let Some(list) = self.list {

@@ -91,3 +91,73 @@ pub use qp::{state, QpState, RtsAttr, TransitionError};
 pub use rc::{RcCaps, RcQp, RcRemote};
 pub use srq::Srq;
 pub use wr::{Batch, Wr};
+
+/// The crate's thread-safety promises, checked by the compiler: a change that makes one of
+/// these types lose `Send` or `Sync` does not build. Queue pairs, CQs and the pool are `Send`
+/// and deliberately not `Sync` (each posts or polls from one thread at a time: the send queue
+/// and the CQ's poll cursor are single-threaded in libibverbs' model, and the crate's own
+/// send-queue count is single-producer, single-consumer); the `compile_fail` examples in
+/// [`cq`], [`dc`] and below prove the `!Sync` side.
+///
+/// ```compile_fail,E0277
+/// fn shared<T: Sync>(_: &T) {}
+/// # fn f(pool: &mlx5dv::DciPool, qp: &mlx5dv::RcQp<mlx5dv::state::Rts>) {
+/// shared(pool); // error: a DciPool is not Sync
+/// # }
+/// ```
+///
+/// ```compile_fail,E0277
+/// fn shared<T: Sync>(_: &T) {}
+/// # fn f(qp: &mlx5dv::RcQp<mlx5dv::state::Rts>) {
+/// shared(qp); // error: an RcQp is not Sync
+/// # }
+/// ```
+pub mod thread_safety {
+    use super::*;
+
+    const fn send_sync<T: Send + Sync>() {}
+    const fn send<T: Send>() {}
+
+    const _: () = {
+        send_sync::<DeviceList>();
+        send_sync::<Device<'static>>();
+        send_sync::<Context>();
+        send_sync::<Mlx5Context>();
+        send_sync::<Pd>();
+        send_sync::<Mr>();
+        send_sync::<Mr<Vec<u8>>>();
+        send_sync::<Mr<Box<[u8]>>>();
+        send_sync::<Mr<MmapBuf>>();
+        send_sync::<Mr<&'static mut [u8]>>();
+        send_sync::<Mr<DmaBuf>>();
+        send_sync::<Mr<mr::ImplicitOdp>>();
+        send_sync::<AlignedBuf>();
+        send_sync::<MmapBuf>();
+        send_sync::<Sge<'static>>();
+        send_sync::<Srq>();
+        send_sync::<Ah>();
+        send_sync::<DcPeer>();
+        send_sync::<Dct>();
+        send_sync::<CompChannel>();
+        send_sync::<AsyncEvents>();
+        send_sync::<Error>();
+        send_sync::<Request<'static>>();
+        send::<Cq>();
+        send::<Dci<state::Reset>>();
+        send::<Dci<state::Rts>>();
+        send::<RcQp<state::Reset>>();
+        send::<RcQp<state::Rts>>();
+        send::<DciPool>();
+        send::<endpoint::RcEndpoints>();
+        send::<endpoint::Endpoints>();
+    };
+
+    #[cfg(feature = "cm")]
+    const _: () = {
+        send::<cm::Listener>();
+        send::<cm::Connector>();
+        send::<cm::ConnectRequest>();
+        send::<cm::Connection>();
+        send::<cm::DcTargetService>();
+    };
+}
