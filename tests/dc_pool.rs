@@ -347,7 +347,7 @@ fn streams_a_destroyed_dct_errors_only_its_stream_and_the_dci_never_leaves_rts()
 
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
-fn more_requests_than_the_pool_carries_get_would_block_never_a_full_send_queue() {
+fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_a_full_send_queue() {
     let (ctx, port, gid_index) = open();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
@@ -382,12 +382,18 @@ fn more_requests_than_the_pool_carries_get_would_block_never_a_full_send_queue()
     for i in 0..depth {
         pool.post(eps[0], i as u64, send).unwrap();
     }
-    let e = pool.post(eps[0], 999, send).unwrap_err();
-    assert_eq!(e.errno(), Some(libc::EAGAIN), "{e}");
+    let before = ALLOCATIONS.with(|a| a.get());
+    let full = pool.post(eps[0], 999, send).unwrap_err();
+    let allocated = ALLOCATIONS.with(|a| a.get()) - before;
+    assert!(full.is_would_block(), "{full}");
+    assert_eq!(allocated, 0, "refusing a request (send queue full) allocates nothing");
     // A second endpoint takes the other DCI; a third finds none free.
     pool.post(eps[1], 1000, send).unwrap();
-    let e = pool.post(eps[2], 2000, send).unwrap_err();
-    assert_eq!(e.errno(), Some(libc::EAGAIN), "{e}");
+    let before = ALLOCATIONS.with(|a| a.get());
+    let none_free = pool.post(eps[2], 2000, send).unwrap_err();
+    let allocated = ALLOCATIONS.with(|a| a.get()) - before;
+    assert!(none_free.is_would_block(), "{none_free}");
+    assert_eq!(allocated, 0, "refusing a request (no DCI free) allocates nothing");
     assert_eq!(pool.in_flight(), depth + 1);
     let held: HashSet<_> = eps[..2].iter().map(|&e| pool.assignment(e).unwrap().0).collect();
     assert_eq!(held.len(), 2, "each active endpoint holds its own DCI");

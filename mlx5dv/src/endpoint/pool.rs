@@ -575,6 +575,13 @@ impl DciPool {
         Ok(())
     }
 
+    /// The pool's CQ, for its completion channel when it was created with one
+    /// ([`Cq::req_notify`], [`Cq::try_event`], [`Cq::channel`]'s descriptor for epoll or an
+    /// async runtime). Do not poll it: its completions are the pool's ([`DciPool::poll`]).
+    pub fn cq(&self) -> &Cq {
+        &self.cq
+    }
+
     /// What the pool has recovered so far.
     pub fn recoveries(&self) -> Recoveries {
         self.recovered

@@ -1,0 +1,451 @@
+//! Ownership, threads and memory the application owns, end to end on an mlx5 device
+//! (soft-mlx5 in CI, tier 3; a ConnectX-5+ when present): one struct owning every DC object
+//! moves into a thread and into a tokio task and carries DC traffic there; memory the
+//! application owns (a `Vec`, anonymous and file mappings, a borrowed slice, a dma-buf where
+//! the device takes one) is registered, written over DC, and handed back.
+//!
+//! Opt-in like tests/hw_dc.rs: `MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test ownership --
+//! --ignored` (`MLX5DV_TEST_GID_INDEX` on RoCE). What the machine cannot offer (huge pages,
+//! a dma-buf exporter) is printed as "not run".
+use mlx5dv::endpoint::PoolConfig;
+use mlx5dv::{
+    devices, Access, Completion, Context, Cq, DcKey, DcPeer, DciBuilder, DciPool, Dct, DctBuilder, DmaBuf, EndpointId,
+    EpCompletion, MmapBuf, Mr, Pd, PeerPath, RemoteMemory, Request, RtsAttr, Srq, WcStatus,
+};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+const KEY: DcKey = DcKey::new(0x0B1E_C7ED);
+const CHUNK: usize = 64;
+const WRITES: usize = 32;
+
+fn open() -> (Context, u8, Option<u8>) {
+    let Ok(name) = std::env::var("MLX5DV_TEST_DEVICE") else {
+        panic!("these tests need MLX5DV_TEST_DEVICE naming an mlx5 device (soft-mlx5: scripts/soft-mlx5)");
+    };
+    let gid_index = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok());
+    let list = devices().expect("device list");
+    let dev = list
+        .iter()
+        .find(|d| d.name() == name)
+        .expect("MLX5DV_TEST_DEVICE is listed");
+    (dev.open().expect("open"), 1, gid_index)
+}
+
+/// A DCT (on its own CQ and SRQ) and the peer that reaches it.
+fn target(ctx: &Context, pd: &Pd, port: u8, gid_index: Option<u8>) -> (Cq, Srq, Dct, DcPeer) {
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let cq = ctx.create_cq(64).expect("CQ");
+    let srq = pd.create_srq(16, 1).expect("SRQ");
+    let b = DctBuilder::new(&mlx5, pd, &cq, &srq, KEY).port(port);
+    let dct = match gid_index {
+        Some(g) => b.gid_index(g),
+        None => b,
+    }
+    .build()
+    .expect("DCT to RTR");
+    let addr = dct.target_addr().expect("the DCT's address");
+    let ah = pd
+        .create_ah(port, &PeerPath::to_dc_target(&addr, gid_index))
+        .expect("address handle");
+    (cq, srq, dct, DcPeer::new(&ah, &addr, KEY))
+}
+
+/// Everything one DC node needs, owned by one value: no borrows, so it can move anywhere.
+struct DcNode {
+    _ctx: Context,
+    _pd: Pd,
+    _rx_cq: Cq,
+    _srq: Srq,
+    _dct: Dct,
+    pool: DciPool,
+    ep: EndpointId,
+    /// The send buffer, rewritten between posts while the pool holds it.
+    src: Mr<Vec<u8>>,
+    /// Where the DC writes land (the DCT's side).
+    dst: Mr<Vec<u8>>,
+    dst_remote: RemoteMemory,
+}
+
+impl DcNode {
+    fn new(with_channel: bool) -> DcNode {
+        let (ctx, port, gid_index) = open();
+        let mlx5 = ctx.mlx5().expect("mlx5");
+        let pd = ctx.alloc_pd().expect("PD");
+        let (rx_cq, srq, dct, peer) = target(&ctx, &pd, port, gid_index);
+        let pool_cq = if with_channel {
+            ctx.create_cq_with_channel(256)
+        } else {
+            ctx.create_cq(256)
+        }
+        .expect("pool CQ");
+        let cfg = PoolConfig {
+            dcis: 2,
+            max_endpoints: 4,
+            port,
+            ..PoolConfig::default()
+        };
+        let mut pool = DciPool::new(&mlx5, &pd, pool_cq, cfg).expect("pool");
+        let src = pd
+            .register(vec![0u8; CHUNK], Access::LOCAL_WRITE)
+            .expect("register a Vec");
+        let dst = pd
+            .register(vec![0u8; CHUNK * WRITES], Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+            .expect("register a Vec for remote writes");
+        pool.hold(&src).expect("the pool holds the send buffer");
+        let ep = pool.add_endpoint(peer).expect("endpoint");
+        let dst_remote = dst.remote().expect("remote access");
+        DcNode {
+            _ctx: ctx,
+            _pd: pd,
+            _rx_cq: rx_cq,
+            _srq: srq,
+            _dct: dct,
+            pool,
+            ep,
+            src,
+            dst,
+            dst_remote,
+        }
+    }
+
+    /// Rewrites the send buffer with `i`'s pattern and posts it to slot `i`.
+    fn post(&mut self, i: usize) {
+        self.src
+            .write(0, &[i as u8 + 1; CHUNK])
+            .expect("rewrite the send buffer");
+        let req = Request::Write {
+            local: self.src.sge(0, CHUNK).expect("sge"),
+            remote: self.dst_remote.slice((i * CHUNK) as u64, CHUNK as u64).expect("slot"),
+        };
+        self.pool.post(self.ep, i as u64, req).expect("post");
+    }
+
+    fn check(&self, c: &EpCompletion, i: usize) {
+        assert_eq!((c.endpoint, c.wr_id, c.status), (self.ep, i as u64, WcStatus::Success));
+    }
+
+    /// `WRITES` DC writes, one at a time (the buffer is rewritten only once the previous one
+    /// completed), polling the pool.
+    fn run(&mut self) {
+        let mut out = [EpCompletion::default(); 4];
+        for i in 0..WRITES {
+            self.post(i);
+            let until = Instant::now() + Duration::from_secs(10);
+            loop {
+                assert!(Instant::now() < until, "write {i} did not complete");
+                let n = self.pool.poll(&mut out).expect("poll");
+                if n > 0 {
+                    self.check(&out[0], i);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// As `run`, but waiting for each completion through the CQ's completion channel with
+    /// tokio's `AsyncFd`, never spinning.
+    async fn run_async(&mut self) {
+        struct Fd(RawFd);
+        impl AsRawFd for Fd {
+            fn as_raw_fd(&self) -> RawFd {
+                self.0
+            }
+        }
+        let fd = self.pool.cq().channel().expect("a CQ with a channel").as_raw_fd();
+        // SAFETY: the channel's descriptor stays open while the pool lives, and the pool (borrowed
+        // by this call) outlives the AsyncFd, dropped when this function returns.
+        let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(Fd(fd), tokio::io::Interest::READABLE) }
+            .expect("AsyncFd");
+        let mut out = [EpCompletion::default(); 4];
+        let mut waits = 0;
+        for i in 0..WRITES {
+            self.post(i);
+            loop {
+                self.pool.cq().req_notify(false).expect("arm");
+                // Drain what arrived before arming, then sleep until the channel says more did.
+                if self.pool.poll(&mut out).expect("poll") > 0 {
+                    self.check(&out[0], i);
+                    break;
+                }
+                let mut ready = tokio::time::timeout(Duration::from_secs(10), afd.readable())
+                    .await
+                    .expect("a completion event within 10 s")
+                    .expect("readable");
+                while self.pool.cq().try_event().expect("event") {}
+                ready.clear_ready();
+                waits += 1;
+            }
+        }
+        assert!(waits > 0, "the task never waited on the channel");
+    }
+
+    /// Every slot holds its write's pattern, read back from the Vec the region returns.
+    fn finish(self) {
+        let DcNode { pool, dst, src, .. } = self;
+        drop(pool);
+        let src = src.deregister().expect("the pool is gone: the send buffer comes back");
+        assert_eq!(src, vec![WRITES as u8; CHUNK], "the last pattern written");
+        let dst = dst.deregister().expect("deregister the target");
+        for i in 0..WRITES {
+            assert_eq!(&dst[i * CHUNK..(i + 1) * CHUNK], &[i as u8 + 1; CHUNK][..], "slot {i}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_struct_owning_every_dc_object_moves_into_a_spawned_thread_and_carries_dc_writes_there() {
+    let node = DcNode::new(false);
+    let node = std::thread::spawn(move || {
+        let mut node = node;
+        node.run();
+        node
+    })
+    .join()
+    .expect("the thread ran the traffic");
+    node.finish();
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_struct_owning_every_dc_object_runs_in_a_tokio_task_awaiting_completions_through_the_channel() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let node = DcNode::new(true);
+    let node = rt
+        .block_on(async move {
+            tokio::spawn(async move {
+                let mut node = node;
+                node.run_async().await;
+                node
+            })
+            .await
+        })
+        .expect("the task ran the traffic");
+    node.finish();
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn dropping_handles_in_any_order_frees_the_objects_after_their_children() {
+    let (ctx, port, gid_index) = open();
+    let pd = ctx.alloc_pd().expect("PD");
+    let (rx_cq, srq, dct, peer) = target(&ctx, &pd, port, gid_index);
+    let mut mr = pd.alloc_mr(64, Access::LOCAL_WRITE).expect("MR");
+    let number = dct.dct_number();
+    // Parents first: each child still holds what it needs, and still works.
+    drop((ctx, pd, rx_cq, srq));
+    let addr = dct.target_addr().expect("the DCT's context is still open");
+    assert_eq!((addr.dct_number, peer.dct_number()), (number, number));
+    mr.write(0, b"alive").expect("the region is still registered memory");
+    let mut back = [0u8; 5];
+    mr.read(0, &mut back).unwrap();
+    assert_eq!(&back, b"alive");
+    mr.pd()
+        .context()
+        .query_port(port)
+        .expect("the region's PD keeps the context open");
+    drop(peer);
+    drop(dct);
+    drop(mr);
+}
+
+/// A DCI and a DCT on one device: writes `local` into `remote` and waits for the completion.
+struct Loop {
+    ctx: Context,
+    pd: Pd,
+    cq: Cq,
+    dci: mlx5dv::Dci<mlx5dv::state::Rts>,
+    peer: DcPeer,
+    _target: (Cq, Srq, Dct),
+}
+
+impl Loop {
+    fn new() -> Loop {
+        let (ctx, port, gid_index) = open();
+        let pd = ctx.alloc_pd().expect("PD");
+        let (rx_cq, srq, dct, peer) = target(&ctx, &pd, port, gid_index);
+        let mlx5 = ctx.mlx5().expect("mlx5");
+        let cq = ctx.create_cq(64).expect("CQ");
+        let mtu = ctx.query_port(port).expect("port").active_mtu_bytes();
+        let dci = DciBuilder::new(&mlx5, &pd, &cq)
+            .build_ready(port, mtu, RtsAttr::default())
+            .expect("DCI");
+        Loop {
+            ctx,
+            pd,
+            cq,
+            dci,
+            peer,
+            _target: (rx_cq, srq, dct),
+        }
+    }
+
+    fn write(&mut self, local: mlx5dv::Sge<'_>, remote: RemoteMemory) {
+        let mut b = self.dci.batch();
+        b.rdma_write(7, remote).to(&self.peer).sge(local).expect("write");
+        b.commit().expect("commit");
+        let mut out = [Completion::default(); 1];
+        let until = Instant::now() + Duration::from_secs(10);
+        while self.cq.poll(&mut out).expect("poll") == 0 {
+            assert!(Instant::now() < until, "the write did not complete");
+        }
+        assert_eq!((out[0].wr_id, out[0].status), (7, WcStatus::Success));
+    }
+}
+
+const RW: Access = Access::LOCAL_WRITE.union(Access::REMOTE_WRITE);
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_registered_vec_and_boxed_slice_carry_dc_writes_and_come_back_with_the_data() {
+    let mut l = Loop::new();
+    let src =
+        l.pd.register(b"owned memory over DC".to_vec(), Access::LOCAL_WRITE)
+            .unwrap();
+    let dst = l.pd.register(vec![0u8; 4096].into_boxed_slice(), RW).unwrap();
+    l.write(src.sge(0, 20).unwrap(), dst.remote().unwrap().slice(100, 20).unwrap());
+    let back = dst.deregister().unwrap();
+    assert_eq!(&back[100..120], b"owned memory over DC");
+    assert_eq!(src.deregister().unwrap(), b"owned memory over DC".to_vec());
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn anonymous_and_file_mappings_carry_dc_writes() {
+    let mut l = Loop::new();
+    let mut src =
+        l.pd.register(MmapBuf::anonymous(8192).unwrap(), Access::LOCAL_WRITE)
+            .unwrap();
+    src.write(4096, b"from an anonymous mapping").unwrap();
+    let path = std::env::temp_dir().join(format!("mlx5dv-ownership-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    file.set_len(8192).unwrap();
+    let dst = l.pd.register(MmapBuf::file(&file, 0, 8192).unwrap(), RW).unwrap();
+    l.write(
+        src.sge(4096, 25).unwrap(),
+        dst.remote().unwrap().slice(4096 + 10, 25).unwrap(),
+    );
+    drop(dst.deregister().unwrap()); // unmapped: the data is in the file
+    let on_disk = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(&on_disk[4106..4131], b"from an anonymous mapping");
+    match MmapBuf::huge_pages(2 << 20) {
+        Ok(huge) => {
+            let mut huge = l.pd.register(huge, Access::LOCAL_WRITE).unwrap();
+            huge.write(0, b"huge").unwrap();
+            l.write(
+                huge.sge(0, 4).unwrap(),
+                src.remote().unwrap_or_else(|| local_target(&l)),
+            );
+        }
+        Err(e) => println!("huge pages: not run ({e})"),
+    }
+}
+
+/// A fresh remotely writable region for writes whose landing place is not checked.
+fn local_target(l: &Loop) -> RemoteMemory {
+    let mr = l.pd.alloc_mr(4096, RW).unwrap();
+    let r = mr.remote().unwrap();
+    std::mem::forget(mr); // stays registered for the rest of the test process
+    r
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_borrowed_slice_carries_dc_writes_and_is_usable_again_once_deregistered() {
+    let mut l = Loop::new();
+    let src = l.pd.register(b"borrowed".to_vec(), Access::LOCAL_WRITE).unwrap();
+    let mut buf = [0u8; 512];
+    {
+        let dst = l.pd.register(&mut buf[..], RW).unwrap();
+        l.write(src.sge(0, 8).unwrap(), dst.remote().unwrap().slice(40, 8).unwrap());
+    }
+    assert_eq!(&buf[40..48], b"borrowed");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_dma_buf_is_registered_where_the_device_and_kernel_offer_it() {
+    let l = Loop::new();
+    let Some(fd) = udmabuf(8192) else {
+        println!("dma-buf: not run (no dma-buf exporter here: /dev/udmabuf is absent)");
+        return;
+    };
+    match l.pd.register_dmabuf(DmaBuf::new(fd, 0, 8192, 0), RW) {
+        Ok(mr) => {
+            assert_eq!(mr.len(), 8192);
+            assert!(mr.sge(0, 64).is_ok());
+            let back = mr.deregister().expect("deregister");
+            drop(back.into_fd());
+        }
+        Err(e) if e.error.is_not_supported() || e.error.errno() == Some(libc::EPROTONOSUPPORT) => {
+            println!("dma-buf: not run (the device does not register dma-bufs: {})", e.error);
+            drop(e.into_inner());
+        }
+        Err(e) => panic!("dma-buf registration failed: {}", e.error),
+    }
+    let _ = &l.ctx;
+}
+
+/// A dma-buf of `len` bytes from the kernel's udmabuf driver (memfd pages), if it exists.
+fn udmabuf(len: u64) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let dev = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/udmabuf")
+        .ok()?;
+    // SAFETY: plain syscalls on descriptors this function owns.
+    unsafe {
+        let memfd = libc::memfd_create(c"mlx5dv-udmabuf".as_ptr(), libc::MFD_ALLOW_SEALING);
+        if memfd < 0 || libc::ftruncate(memfd, len as libc::off_t) != 0 {
+            return None;
+        }
+        libc::fcntl(memfd, libc::F_ADD_SEALS, libc::F_SEAL_SHRINK);
+        #[repr(C)]
+        struct Create {
+            memfd: u32,
+            flags: u32,
+            offset: u64,
+            size: u64,
+        }
+        let create = Create {
+            memfd: memfd as u32,
+            flags: 0,
+            offset: 0,
+            size: len,
+        };
+        // UDMABUF_CREATE = _IOW('u', 0x42, struct udmabuf_create)
+        let req = (1u64 << 30) | ((std::mem::size_of::<Create>() as u64) << 16) | (u64::from(b'u') << 8) | 0x42;
+        let fd = libc::ioctl(dev.as_raw_fd(), req as _, &create);
+        libc::close(memfd);
+        (fd >= 0).then(|| std::os::fd::OwnedFd::from_raw_fd(fd))
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn implicit_on_demand_paging_is_registered_where_the_device_has_it_and_refused_otherwise() {
+    let l = Loop::new();
+    let has = l.ctx.has_implicit_odp().expect("query");
+    match l.pd.register_implicit_odp(Access::LOCAL_WRITE) {
+        Ok(mr) => {
+            assert!(has, "registered without the capability");
+            assert_eq!(mr.len(), usize::MAX);
+        }
+        Err(e) if !has => assert!(e.is_not_supported(), "{e}"),
+        Err(e) => println!("implicit ODP: advertised, but the device refused it: {e}"),
+    }
+    assert!(l.pd.register_implicit_odp(RW).unwrap_err().errno() == Some(libc::EINVAL));
+}
