@@ -8,10 +8,11 @@
 //! printed as "not run".
 use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
-    devices, Access, Completion, Context, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId,
-    EpCompletion, Mlx5Context, Pd, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr, Sge,
-    Srq, WcOpcode, WcStatus,
+    Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId, EpCompletion,
+    Mlx5Context, Pd, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
+    WcStatus,
 };
+use mlx5dv_suite::device::open;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -19,19 +20,6 @@ const KEY: DcKey = DcKey::new(0x00C0_FFEE);
 const PEERS: usize = 256;
 const PER_PEER: u64 = 6;
 const MTU: u32 = 1024;
-
-fn open() -> (Context, u8, Option<u8>) {
-    let Ok(name) = std::env::var("MLX5DV_TEST_DEVICE") else {
-        panic!("the DC pool tests need MLX5DV_TEST_DEVICE naming an mlx5 device (soft-mlx5: scripts/soft-mlx5)");
-    };
-    let gid_index = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok());
-    let list = devices().expect("device list");
-    let dev = list
-        .iter()
-        .find(|d| d.name() == name)
-        .expect("MLX5DV_TEST_DEVICE is listed");
-    (dev.open().expect("open"), 1, gid_index)
-}
 
 /// A DCT on `srq` with this file's key and MTU (`access`: its default when None) and the
 /// address initiators reach it at.

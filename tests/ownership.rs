@@ -9,28 +9,16 @@
 //! a dma-buf exporter) is printed as "not run".
 use mlx5dv::endpoint::PoolConfig;
 use mlx5dv::{
-    devices, Access, Completion, Context, Cq, DcKey, DcPeer, DciBuilder, DciPool, Dct, DctBuilder, DmaBuf, EndpointId,
+    Access, Completion, Context, Cq, DcKey, DcPeer, DciBuilder, DciPool, Dct, DctBuilder, DmaBuf, EndpointId,
     EpCompletion, MmapBuf, Mr, Pd, PeerPath, RemoteMemory, Request, RtsAttr, Srq, WcStatus,
 };
+use mlx5dv_suite::device::open;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 const KEY: DcKey = DcKey::new(0x0B1E_C7ED);
 const CHUNK: usize = 64;
 const WRITES: usize = 32;
-
-fn open() -> (Context, u8, Option<u8>) {
-    let Ok(name) = std::env::var("MLX5DV_TEST_DEVICE") else {
-        panic!("these tests need MLX5DV_TEST_DEVICE naming an mlx5 device (soft-mlx5: scripts/soft-mlx5)");
-    };
-    let gid_index = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok());
-    let list = devices().expect("device list");
-    let dev = list
-        .iter()
-        .find(|d| d.name() == name)
-        .expect("MLX5DV_TEST_DEVICE is listed");
-    (dev.open().expect("open"), 1, gid_index)
-}
 
 /// A DCT (on its own CQ and SRQ) and the peer that reaches it.
 fn target(ctx: &Context, pd: &Pd, port: u8, gid_index: Option<u8>) -> (Cq, Srq, Dct, DcPeer) {

@@ -160,9 +160,17 @@ fn a_full_send_queue_is_refused_before_any_library_call_and_the_batch_stays_usab
     batch.commit().unwrap();
     let mut batch = dci.batch();
     let calls = r.last().calls;
+    COUNTING.with(|c| c.set(true));
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
     let err = batch.send(4).to(&p).sge(sge(0xA000, 8, 1)).unwrap_err();
-    assert_eq!(err.errno(), Some(libc::ENOMEM));
-    assert!(err.to_string().contains("max_send_wr (4)"), "{err}");
+    let allocated = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    COUNTING.with(|c| c.set(false));
+    assert_eq!(allocated, 0, "refusing the request allocated");
+    assert!(
+        err.is_would_block(),
+        "a full send queue is backpressure (EAGAIN): {err}"
+    );
+    assert!(err.to_string().contains("max_send_wr"), "{err}");
     assert_eq!(r.last().calls, calls, "the refused request reached the library");
     batch.commit().expect("the batch is still usable");
     // A signaled completion frees it and every request before it.

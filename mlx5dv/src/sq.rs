@@ -79,11 +79,6 @@ impl SendQueue {
         }
     }
 
-    /// The capacity (`max_send_wr`).
-    pub(crate) fn capacity(&self) -> u32 {
-        self.capacity as u32
-    }
-
     /// Requests posted or in the open batch and not yet retired.
     #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
@@ -116,7 +111,10 @@ impl SendQueue {
     /// The open batch was posted (the poster): its slots become visible to the poller.
     #[inline]
     pub(crate) fn commit(&self) {
-        let pending = self.pending.swap(0, Ordering::Relaxed);
+        // Load and store, not swap: `pending` is the poster's alone, and a read-modify-write
+        // would be a locked instruction on x86 on every post.
+        let pending = self.pending.load(Ordering::Relaxed);
+        self.pending.store(0, Ordering::Relaxed);
         let head = self.head.load(Ordering::Relaxed);
         self.head.store(head + u64::from(pending), Ordering::Release);
     }

@@ -22,7 +22,7 @@
 //! ```
 
 use crate::addr::RemoteMemory;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StaticError};
 use crate::mr::Sge;
 use crate::qp::QpRaw;
 use mlx5dv_raw as raw;
@@ -195,7 +195,8 @@ impl<'q, T: Transport> Batch<'q, T> {
     ///
     /// # Errors
     /// `ibv_wr_complete` with the provider's errno; the batch is then discarded. (A full send
-    /// queue never gets this far: each request is refused at its data step instead.)
+    /// queue never gets this far: each request is refused at its data step instead, with
+    /// EAGAIN.)
     #[inline]
     pub fn commit(mut self) -> Result<()> {
         self.done = true;
@@ -296,7 +297,9 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     /// # Errors
     /// EINVAL (nothing is posted and the batch stays usable) when the QP was not created for
     /// this operation, the data does not fit the remote range, or an atomic's buffer is not
-    /// 8 bytes.
+    /// 8 bytes; EAGAIN ([`Error::is_would_block`], allocating nothing) when the send queue
+    /// holds `max_send_wr` requests not yet completed; EIO when an RC QP reported a failed
+    /// completion and waits for a reset.
     #[inline]
     pub fn sge(self, sge: Sge<'_>) -> Result<()> {
         let total = u64::from(sge.len());
@@ -414,7 +417,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).
         if let Err(refusal) = qp.sq.admit(self.wr_id, self.flags & raw::IBV_SEND_SIGNALED != 0) {
-            return Err(refused(self.op.name(), refusal, qp));
+            return Err(refused(refusal));
         }
         let q = qp.qpx.as_ptr();
         // SAFETY: the batch is open on a live QP in RTS; the operation's entry is enabled
@@ -450,25 +453,25 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     }
 }
 
-/// The error of a request the send-queue accounting did not admit (cold path).
-#[cold]
-fn refused(op: &'static str, refusal: crate::sq::Refusal, qp: &QpRaw) -> Error {
+/// The refusals of the send-queue accounting: statics, so refusing allocates nothing.
+static SQ_FULL: StaticError = StaticError::new(
+    "work request",
+    libc::EAGAIN,
+    "the send queue holds max_send_wr requests not yet completed: poll the CQ (a signaled completion \
+     frees every earlier request) or create the QP with a larger max_send_wr; nothing was posted and the \
+     batch stays usable",
+);
+static SQ_HALTED: StaticError = StaticError::new(
+    "work request",
+    libc::EIO,
+    "the QP reported a failed completion and is in ERR: reset and reconnect it before posting",
+);
+
+/// The error of a request the send-queue accounting did not admit.
+#[inline]
+fn refused(refusal: crate::sq::Refusal) -> Error {
     match refusal {
-        crate::sq::Refusal::Full => Error::from_errno(
-            op,
-            libc::ENOMEM,
-            format!(
-                "the send queue holds max_send_wr ({}) requests not yet completed: poll the CQ (a signaled \
-                 completion frees every earlier request) or create the QP with a larger max_send_wr; \
-                 nothing was posted and the batch stays usable",
-                qp.sq.capacity()
-            ),
-        ),
-        crate::sq::Refusal::Halted => Error::from_errno(
-            op,
-            libc::EIO,
-            "the QP reported a failed completion and is in ERR: reset and reconnect it before posting",
-        ),
+        crate::sq::Refusal::Full => Error::from_static(&SQ_FULL),
+        crate::sq::Refusal::Halted => Error::from_static(&SQ_HALTED),
     }
-    .on(&qp.device)
 }

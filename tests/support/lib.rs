@@ -470,3 +470,26 @@ pub mod fake {
         unsafe { Sge::from_raw(raw::ibv_sge { addr, length, lkey }) }
     }
 }
+
+/// The device the opt-in device tests run on (soft-mlx5 in CI, a ConnectX-5+ when present).
+pub mod device {
+    use mlx5dv::{devices, Context};
+
+    /// Opens `MLX5DV_TEST_DEVICE`: the context, port 1, and `MLX5DV_TEST_GID_INDEX` (RoCE).
+    ///
+    /// # Panics
+    /// Without `MLX5DV_TEST_DEVICE`, or when it names no listed device: the opt-in tests were
+    /// asked for without one.
+    pub fn open() -> (Context, u8, Option<u8>) {
+        let Ok(name) = std::env::var("MLX5DV_TEST_DEVICE") else {
+            panic!("this test needs MLX5DV_TEST_DEVICE naming an mlx5 device (soft-mlx5: scripts/soft-mlx5)");
+        };
+        let gid_index = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok());
+        let list = devices().expect("device list");
+        let dev = list
+            .iter()
+            .find(|d| d.name() == name)
+            .expect("MLX5DV_TEST_DEVICE is listed");
+        (dev.open().expect("open"), 1, gid_index)
+    }
+}

@@ -4,12 +4,15 @@ use super::DcKey;
 use crate::addr::DcTargetAddr;
 use crate::ah::Ah;
 use crate::wr::{Dc, DestRaw, NeedsDest, Ready, Wr};
+use mlx5dv_raw as raw;
 
 /// A DC destination: address handle, remote DCT number, DC key and optional DCI stream. Holds
 /// its [`Ah`] (a clone of the handle, taken when the peer is made, never when posting).
 #[derive(Clone)]
 pub struct DcPeer {
     ah: Ah,
+    /// `ah`'s library pointer, read on every post without going through the handle.
+    ah_raw: *mut raw::ibv_ah,
     dctn: u32,
     key: DcKey,
     stream: Option<u16>,
@@ -20,6 +23,7 @@ impl DcPeer {
     pub fn new(ah: &Ah, addr: &DcTargetAddr, key: DcKey) -> DcPeer {
         DcPeer {
             ah: ah.clone(),
+            ah_raw: ah.as_raw(),
             dctn: addr.dct_number,
             key,
             stream: None,
@@ -46,13 +50,19 @@ impl DcPeer {
     #[inline]
     pub(crate) fn dest(&self, stream: Option<u16>) -> DestRaw {
         DestRaw {
-            ah: self.ah.as_raw(),
+            ah: self.ah_raw,
             dctn: self.dctn,
             key: self.key.expose(),
             stream: stream.or(self.stream),
         }
     }
 }
+
+// SAFETY: `ah_raw` is the pointer of the AH that `ah` keeps alive; an AH is immutable and
+// usable from any thread.
+unsafe impl Send for DcPeer {}
+// SAFETY: as above.
+unsafe impl Sync for DcPeer {}
 
 impl std::fmt::Debug for DcPeer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

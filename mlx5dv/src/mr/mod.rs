@@ -185,6 +185,14 @@ fn check_access(op: &'static str, access: Access) -> Result<()> {
     Ok(())
 }
 
+/// What every registration checks first: at least one byte, and the access rule.
+fn check_region(op: &'static str, len: usize, access: Access) -> Result<()> {
+    if len == 0 {
+        return Err(Error::invalid(op, "a memory region needs at least one byte"));
+    }
+    check_access(op, access)
+}
+
 impl Pd {
     /// Allocates `len` zeroed bytes (page-aligned) and registers them with `access`.
     ///
@@ -206,13 +214,7 @@ impl Pd {
     /// back with the error.
     pub fn register<B: RegionBuffer>(&self, mut buf: B, access: Access) -> std::result::Result<Mr<B>, Returned<B>> {
         let (ptr, len) = buf.region();
-        if len == 0 {
-            return Err(Returned {
-                error: Error::invalid("ibv_reg_mr", "a memory region needs at least one byte"),
-                value: buf,
-            });
-        }
-        if let Err(error) = check_access("ibv_reg_mr", access) {
+        if let Err(error) = check_region("ibv_reg_mr", len, access) {
             return Err(Returned { error, value: buf });
         }
         // SAFETY: the PD is live; the buffer's contract keeps ptr..ptr+len valid and in place
@@ -254,13 +256,7 @@ impl Pd {
     /// with the error.
     pub fn register_dmabuf(&self, buf: DmaBuf, access: Access) -> std::result::Result<Mr<DmaBuf>, Returned<DmaBuf>> {
         let (fd, offset, len, iova) = buf.parts();
-        if len == 0 {
-            return Err(Returned {
-                error: Error::invalid("ibv_reg_dmabuf_mr", "a memory region needs at least one byte"),
-                value: buf,
-            });
-        }
-        if let Err(error) = check_access("ibv_reg_dmabuf_mr", access) {
+        if let Err(error) = check_region("ibv_reg_dmabuf_mr", len, access) {
             return Err(Returned { error, value: buf });
         }
         // SAFETY: the PD is live; the descriptor is owned by buf, which the region holds.
