@@ -355,10 +355,11 @@ fn a_borrowed_slice_carries_dc_writes_and_is_usable_again_once_deregistered() {
     let mut l = Loop::new();
     let src = l.pd.register(b"borrowed".to_vec(), Access::LOCAL_WRITE).unwrap();
     let mut buf = [0u8; 512];
-    {
-        let dst = l.pd.register(&mut buf[..], RW).unwrap();
+    let pd = l.pd.clone();
+    pd.register_borrowed(&mut buf, RW, |dst| {
         l.write(src.sge(0, 8).unwrap(), dst.remote().unwrap().slice(40, 8).unwrap());
-    }
+    })
+    .unwrap();
     assert_eq!(&buf[40..48], b"borrowed");
 }
 

@@ -128,7 +128,7 @@ pub mod thread_safety {
         send_sync::<Mr<Vec<u8>>>();
         send_sync::<Mr<Box<[u8]>>>();
         send_sync::<Mr<MmapBuf>>();
-        send_sync::<Mr<&'static mut [u8]>>();
+        send_sync::<Mr<mr::Borrowed<'static>>>();
         send_sync::<Mr<DmaBuf>>();
         send_sync::<Mr<mr::ImplicitOdp>>();
         send_sync::<AlignedBuf>();

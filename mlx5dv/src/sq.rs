@@ -14,9 +14,10 @@
 //! polled from one thread at a time, maybe another one. So the count is a single-producer,
 //! single-consumer ring: the poster writes slots and advances `head` (release), the poller
 //! reads them and advances `tail` (release); each reads the other's index with acquire. No
-//! lock and no reference count is touched when posting or polling; on x86-64 and aarch64 these
-//! atomics are plain loads and stores (acquire/release) or one `ldmax`/`lock cmpxchg` on
-//! the poller's side.
+//! lock and no reference count is touched when posting or polling, and no read-modify-write
+//! either: on x86-64 and aarch64 these atomics are plain loads and stores. A RESET (the poster
+//! empties the queue while a poller may still hold an old completion) moves a `floor` under
+//! which nothing counts as outstanding, instead of writing the poller's `tail`.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -48,8 +49,11 @@ pub(crate) struct SendQueue {
     head: AtomicU64,
     /// Requests in the open batch. The poster's own.
     pending: AtomicU32,
-    /// Requests retired by completions. Only moves forward (the poller, and a reset).
+    /// Requests retired by completions. Written by the poller only.
     tail: AtomicU64,
+    /// Requests retired by a RESET (everything posted before it). Written by the poster only;
+    /// the retired count is the larger of the two.
+    floor: AtomicU64,
     halted: AtomicBool,
     /// The QP is gone: its CQ's registry drops the queue at the next change.
     dead: AtomicBool,
@@ -73,6 +77,7 @@ impl SendQueue {
             head: AtomicU64::new(0),
             pending: AtomicU32::new(0),
             tail: AtomicU64::new(0),
+            floor: AtomicU64::new(0),
             halted: AtomicBool::new(false),
             dead: AtomicBool::new(false),
             has_receives,
@@ -83,7 +88,15 @@ impl SendQueue {
     #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
         let head = self.head.load(Ordering::Relaxed) + u64::from(self.pending.load(Ordering::Relaxed));
-        head.saturating_sub(self.tail.load(Ordering::Acquire))
+        head.saturating_sub(self.retired())
+    }
+
+    /// Requests retired, by completions or by a reset.
+    #[inline]
+    fn retired(&self) -> u64 {
+        self.tail
+            .load(Ordering::Acquire)
+            .max(self.floor.load(Ordering::Acquire))
     }
 
     #[inline]
@@ -128,14 +141,14 @@ impl SendQueue {
     /// The QP went through RESET (the poster): its queue is empty again.
     pub(crate) fn reset(&self) {
         self.pending.store(0, Ordering::Relaxed);
-        self.tail.fetch_max(self.head.load(Ordering::Relaxed), Ordering::AcqRel);
+        self.floor.store(self.head.load(Ordering::Relaxed), Ordering::Release);
         self.halted.store(false, Ordering::Relaxed);
     }
 
-    /// Retires every request before `seq` (the poller; a concurrent reset may be ahead).
+    /// Retires every request before `seq` (the poller).
     #[inline]
     fn retire_to(&self, seq: u64) {
-        self.tail.fetch_max(seq, Ordering::AcqRel);
+        self.tail.store(seq, Ordering::Release);
     }
 
     /// A completion of this QP (the poller): `success`, the `wr_id` it carries, and whether
@@ -145,7 +158,7 @@ impl SendQueue {
         if receive {
             return;
         }
-        let (tail, head) = (self.tail.load(Ordering::Acquire), self.head.load(Ordering::Acquire));
+        let (tail, head) = (self.retired(), self.head.load(Ordering::Acquire));
         if success {
             // Only signaled requests complete successfully: it is the oldest one outstanding.
             if let Some(seq) = (tail..head).find(|&s| self.slot(s).signaled.load(Ordering::Relaxed)) {
@@ -275,6 +288,31 @@ mod tests {
         assert_eq!(sq.admit(2, true), Err(Refusal::Halted));
         sq.reset();
         sq.admit(2, true).unwrap();
+    }
+
+    #[test]
+    fn a_reset_empties_the_queue_even_when_a_stale_completion_is_reported_after_it() {
+        let sq = SendQueue::new(4, false);
+        for i in 0..4 {
+            sq.admit(i, true).unwrap();
+        }
+        sq.commit();
+        sq.reset();
+        assert_eq!(sq.outstanding(), 0);
+        // A poller that read request 0's completion before the reset reports it now.
+        sq.complete(0, true, false);
+        assert_eq!(sq.outstanding(), 0, "the stale completion does not count twice");
+        for i in 10..14 {
+            sq.admit(i, true).unwrap();
+        }
+        sq.commit();
+        assert_eq!(sq.outstanding(), 4, "the queue is whole again after the reset");
+        sq.complete(10, true, false);
+        assert_eq!(
+            sq.outstanding(),
+            3,
+            "a completion after the reset retires the new request"
+        );
     }
 
     #[test]

@@ -34,14 +34,6 @@ unsafe impl RegionBuffer for Box<[u8]> {
     }
 }
 
-// SAFETY: the exclusive borrow keeps the slice alive and untouched for as long as the region
-// holds it.
-unsafe impl RegionBuffer for &mut [u8] {
-    fn region(&mut self) -> (*mut u8, usize) {
-        (self.as_mut_ptr(), self.len())
-    }
-}
-
 const PAGE: usize = 4096;
 
 /// A zeroed, page-aligned heap buffer (what [`crate::Pd::alloc_mr`] registers).
@@ -245,6 +237,39 @@ impl RawMemory {
 
 // SAFETY: guaranteed by RawMemory::new's contract.
 unsafe impl RegionBuffer for RawMemory {
+    fn region(&mut self) -> (*mut u8, usize) {
+        (self.ptr, self.len)
+    }
+}
+
+/// A borrowed slice while [`crate::Pd::register_borrowed`] keeps it registered: the region
+/// cannot outlive the call (the lifetime), cannot be kept by a pool (not `'static`), and is
+/// deregistered before the borrow ends.
+#[derive(Debug)]
+pub struct Borrowed<'a> {
+    ptr: *mut u8,
+    len: usize,
+    _slice: std::marker::PhantomData<&'a mut [u8]>,
+}
+
+// SAFETY: stands for an exclusive borrow of bytes (Send like &mut [u8]).
+unsafe impl Send for Borrowed<'_> {}
+// SAFETY: as above; nothing reads through it.
+unsafe impl Sync for Borrowed<'_> {}
+
+impl<'a> Borrowed<'a> {
+    pub(crate) fn new(slice: &'a mut [u8]) -> Borrowed<'a> {
+        Borrowed {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+            _slice: std::marker::PhantomData,
+        }
+    }
+}
+
+// SAFETY: the exclusive borrow keeps the bytes alive and untouched until register_borrowed
+// has deregistered them.
+unsafe impl RegionBuffer for Borrowed<'_> {
     fn region(&mut self) -> (*mut u8, usize) {
         (self.ptr, self.len)
     }

@@ -6,8 +6,10 @@
 //! on [`Mr::deregister`]:
 //! - [`Pd::alloc_mr`]: a zeroed, page-aligned [`AlignedBuf`] the crate allocates;
 //! - [`Pd::register`]: memory the application owns: a `Vec<u8>`, a `Box<[u8]>`, an
-//!   [`MmapBuf`] (anonymous, huge pages, or a file's pages), or a borrowed `&mut [u8]`
-//!   (the region then cannot outlive the borrow);
+//!   [`MmapBuf`] (anonymous, huge pages, or a file's pages);
+//! - [`Pd::register_borrowed`]: a borrowed `&mut [u8]`, registered for the length of a closure
+//!   (a region handle bound only by a lifetime could be `mem::forget`-ed, ending the borrow
+//!   while peers can still write the bytes: the closure form deregisters before it returns);
 //! - [`Pd::register_raw`] (unsafe): any address and length;
 //! - [`Pd::register_dmabuf`]: device memory exported as a dma-buf (GPU buffers);
 //! - [`Pd::register_implicit_odp`]: the whole address space, paged on demand.
@@ -42,7 +44,7 @@
 mod buffer;
 mod sge;
 
-pub use buffer::{AlignedBuf, DmaBuf, ImplicitOdp, MmapBuf, RawMemory, RegionBuffer};
+pub use buffer::{AlignedBuf, Borrowed, DmaBuf, ImplicitOdp, MmapBuf, RawMemory, RegionBuffer};
 pub use sge::Sge;
 
 use crate::addr::RemoteMemory;
@@ -205,8 +207,8 @@ impl Pd {
         Ok(self.register(AlignedBuf::new(len)?, access)?)
     }
 
-    /// Registers memory the application owns (or borrows exclusively): a `Vec<u8>`, a
-    /// `Box<[u8]>`, an [`MmapBuf`], a `&mut [u8]`; [`Mr::deregister`] gives it back.
+    /// Registers memory the application owns: a `Vec<u8>`, a `Box<[u8]>`, an [`MmapBuf`];
+    /// [`Mr::deregister`] gives it back.
     ///
     /// # Errors
     /// EINVAL for an empty buffer or remote write/atomic without [`Access::LOCAL_WRITE`];
@@ -231,6 +233,39 @@ impl Pd {
                 value: buf,
             }),
         }
+    }
+
+    /// Registers the borrowed `buf` for the length of `f`, which gets the region (to make
+    /// scatter/gather entries and the remote descriptor, and to read); the region is
+    /// deregistered before this returns, so the bytes are ordinary Rust memory again. Post
+    /// nothing through `f` that is still in flight when it returns: such requests fail with a
+    /// protection error once the region is gone.
+    ///
+    /// # Errors
+    /// As [`Pd::register`] (then `f` is not called).
+    ///
+    /// # Panics
+    /// Never; but if deregistration fails at the end (a memory window still bound to the
+    /// region), the process aborts: the adapter and peers could still write bytes whose
+    /// borrow is ending, and no safe program may see that.
+    pub fn register_borrowed<R>(
+        &self,
+        buf: &mut [u8],
+        access: Access,
+        f: impl FnOnce(&Mr<Borrowed<'_>>) -> R,
+    ) -> Result<R> {
+        let mr = self.register(Borrowed::new(buf), access)?;
+        let out = f(&mr);
+        // Only `f` saw the region, through a shared reference: no other handle exists (a
+        // Borrowed region cannot be held by a pool), so deregistration is this call's to do.
+        if let Err(e) = mr.deregister() {
+            eprintln!(
+                "mlx5dv: {}; aborting: a borrowed buffer would stay writable by the adapter",
+                e.error
+            );
+            std::process::abort();
+        }
+        Ok(out)
     }
 
     /// Registers `len` bytes at `ptr` that the region does not own.
