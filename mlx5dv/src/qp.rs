@@ -122,7 +122,7 @@ pub(crate) struct QpRaw {
     pub(crate) caps: raw::ibv_qp_cap,
     pub(crate) device: Box<str>,
     /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
-    pub(crate) sq: std::sync::Arc<crate::sq::SendQueue>,
+    pub(crate) sq: crate::sq::Poster,
     /// What the QP was made from, kept alive until it is destroyed (never read).
     pub(crate) _parents: Box<Parents>,
 }
@@ -183,7 +183,7 @@ impl QpRaw {
 
     /// Puts the queue in the CQ's registry so completions give credit back.
     pub(crate) fn register(&self, cq: &crate::cq::Cq) {
-        cq.registry.add(self.qp_num(), self.sq.clone());
+        cq.registry.add(self.qp_num(), self.sq.shared().clone());
     }
 
     pub(crate) fn query_state(&self) -> Result<QpState> {

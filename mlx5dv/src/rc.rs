@@ -139,7 +139,7 @@ impl Pd {
             // The library writes back the capacities it actually created.
             caps: attr.cap,
             device: ctx.name().into(),
-            sq: std::sync::Arc::new(crate::sq::SendQueue::new(attr.cap.max_send_wr, true)),
+            sq: crate::sq::Poster::new(attr.cap.max_send_wr, true),
             _parents: Parents::of(self, cq, srq),
         };
         raw_qp.register(cq);
@@ -383,7 +383,7 @@ impl RcQp<state::Rts> {
             dci_streams: false,
             caps,
             device: device.into(),
-            sq: std::sync::Arc::new(crate::sq::SendQueue::new(caps.max_send_wr, true)),
+            sq: crate::sq::Poster::new(caps.max_send_wr, true),
             _parents: Box::default(),
         };
         RcQp {

@@ -19,7 +19,7 @@
 //! empties the queue while a poller may still hold an old completion) moves a `floor` under
 //! which nothing counts as outstanding, instead of writing the poller's `tail`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -38,21 +38,19 @@ pub(crate) enum Refusal {
     Halted,
 }
 
-/// One QP's send queue as the crate counts it.
+/// One QP's send queue as the crate counts it: the part the poster and the poller share.
 pub(crate) struct SendQueue {
     /// A power-of-two ring (indexing by mask, no division on the post path), at least
     /// `capacity` long.
     slots: Box<[Slot]>,
     /// `max_send_wr`: how many requests may be outstanding.
     capacity: u64,
-    /// Requests posted (committed batches). Written by the poster.
+    /// Requests posted (committed batches), published by the poster.
     head: AtomicU64,
-    /// Requests in the open batch. The poster's own.
-    pending: AtomicU32,
     /// Requests retired by completions. Written by the poller only.
     tail: AtomicU64,
-    /// Requests retired by a RESET (everything posted before it). Written by the poster only;
-    /// the retired count is the larger of the two.
+    /// Requests retired by a RESET (everything posted before it), published by the poster;
+    /// the retired count is the larger of `tail` and `floor`.
     floor: AtomicU64,
     halted: AtomicBool,
     /// The QP is gone: its CQ's registry drops the queue at the next change.
@@ -62,87 +60,17 @@ pub(crate) struct SendQueue {
 }
 
 impl SendQueue {
-    /// Room for `max_send_wr` requests (at least one).
-    pub(crate) fn new(max_send_wr: u32, has_receives: bool) -> SendQueue {
-        let capacity = u64::from(max_send_wr.max(1));
-        let n = (capacity as usize).next_power_of_two();
-        SendQueue {
-            slots: (0..n)
-                .map(|_| Slot {
-                    wr_id: AtomicU64::new(0),
-                    signaled: AtomicBool::new(false),
-                })
-                .collect(),
-            capacity,
-            head: AtomicU64::new(0),
-            pending: AtomicU32::new(0),
-            tail: AtomicU64::new(0),
-            floor: AtomicU64::new(0),
-            halted: AtomicBool::new(false),
-            dead: AtomicBool::new(false),
-            has_receives,
-        }
-    }
-
-    /// Requests posted or in the open batch and not yet retired.
-    #[inline]
-    pub(crate) fn outstanding(&self) -> u64 {
-        let head = self.head.load(Ordering::Relaxed) + u64::from(self.pending.load(Ordering::Relaxed));
-        head.saturating_sub(self.retired())
-    }
-
-    /// Requests retired, by completions or by a reset.
+    /// Requests retired, by completions or by a reset (the poller's view).
     #[inline]
     fn retired(&self) -> u64 {
         self.tail
-            .load(Ordering::Acquire)
+            .load(Ordering::Relaxed)
             .max(self.floor.load(Ordering::Acquire))
     }
 
     #[inline]
     fn slot(&self, seq: u64) -> &Slot {
         &self.slots[seq as usize & (self.slots.len() - 1)]
-    }
-
-    /// Admits one request into the open batch (the poster).
-    #[inline]
-    pub(crate) fn admit(&self, wr_id: u64, signaled: bool) -> Result<(), Refusal> {
-        if self.halted.load(Ordering::Relaxed) {
-            return Err(Refusal::Halted);
-        }
-        if self.outstanding() >= self.capacity {
-            return Err(Refusal::Full);
-        }
-        let pending = self.pending.load(Ordering::Relaxed);
-        let slot = self.slot(self.head.load(Ordering::Relaxed) + u64::from(pending));
-        slot.wr_id.store(wr_id, Ordering::Relaxed);
-        slot.signaled.store(signaled, Ordering::Relaxed);
-        self.pending.store(pending + 1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// The open batch was posted (the poster): its slots become visible to the poller.
-    #[inline]
-    pub(crate) fn commit(&self) {
-        // Load and store, not swap: `pending` is the poster's alone, and a read-modify-write
-        // would be a locked instruction on x86 on every post.
-        let pending = self.pending.load(Ordering::Relaxed);
-        self.pending.store(0, Ordering::Relaxed);
-        let head = self.head.load(Ordering::Relaxed);
-        self.head.store(head + u64::from(pending), Ordering::Release);
-    }
-
-    /// The open batch was discarded.
-    #[inline]
-    pub(crate) fn abort(&self) {
-        self.pending.store(0, Ordering::Relaxed);
-    }
-
-    /// The QP went through RESET (the poster): its queue is empty again.
-    pub(crate) fn reset(&self) {
-        self.pending.store(0, Ordering::Relaxed);
-        self.floor.store(self.head.load(Ordering::Relaxed), Ordering::Release);
-        self.halted.store(false, Ordering::Relaxed);
     }
 
     /// Retires every request before `seq` (the poller).
@@ -184,10 +112,107 @@ impl SendQueue {
             }
         }
     }
+}
+
+/// The poster's side of a send queue, owned by its QP (which is `Send`, not `Sync`): what only
+/// the poster writes is kept here in plain cells, and published to the poller at commit.
+pub(crate) struct Poster {
+    shared: Arc<SendQueue>,
+    /// Requests posted (the poster's copy of `shared.head`).
+    head: Cell<u64>,
+    /// Requests in the open batch.
+    pending: Cell<u32>,
+    /// The poster's copy of `shared.floor`.
+    floor: Cell<u64>,
+}
+
+impl Poster {
+    /// Room for `max_send_wr` requests (at least one).
+    pub(crate) fn new(max_send_wr: u32, has_receives: bool) -> Poster {
+        let capacity = u64::from(max_send_wr.max(1));
+        let n = (capacity as usize).next_power_of_two();
+        Poster {
+            shared: Arc::new(SendQueue {
+                slots: (0..n)
+                    .map(|_| Slot {
+                        wr_id: AtomicU64::new(0),
+                        signaled: AtomicBool::new(false),
+                    })
+                    .collect(),
+                capacity,
+                head: AtomicU64::new(0),
+                tail: AtomicU64::new(0),
+                floor: AtomicU64::new(0),
+                halted: AtomicBool::new(false),
+                dead: AtomicBool::new(false),
+                has_receives,
+            }),
+            head: Cell::new(0),
+            pending: Cell::new(0),
+            floor: Cell::new(0),
+        }
+    }
+
+    /// The shared part, for the CQ's registry.
+    pub(crate) fn shared(&self) -> &Arc<SendQueue> {
+        &self.shared
+    }
+
+    /// Requests posted or in the open batch and not yet retired.
+    #[inline]
+    pub(crate) fn outstanding(&self) -> u64 {
+        let retired = self.shared.tail.load(Ordering::Acquire).max(self.floor.get());
+        (self.head.get() + u64::from(self.pending.get())).saturating_sub(retired)
+    }
+
+    /// Admits one request into the open batch.
+    #[inline]
+    pub(crate) fn admit(&self, wr_id: u64, signaled: bool) -> Result<(), Refusal> {
+        if self.shared.halted.load(Ordering::Relaxed) {
+            return Err(Refusal::Halted);
+        }
+        if self.outstanding() >= self.shared.capacity {
+            return Err(Refusal::Full);
+        }
+        let pending = self.pending.get();
+        let slot = self.shared.slot(self.head.get() + u64::from(pending));
+        slot.wr_id.store(wr_id, Ordering::Relaxed);
+        slot.signaled.store(signaled, Ordering::Relaxed);
+        self.pending.set(pending + 1);
+        Ok(())
+    }
+
+    /// The open batch was posted: its slots become visible to the poller.
+    #[inline]
+    pub(crate) fn commit(&self) {
+        let head = self.head.get() + u64::from(self.pending.replace(0));
+        self.head.set(head);
+        self.shared.head.store(head, Ordering::Release);
+    }
+
+    /// The open batch was discarded.
+    #[inline]
+    pub(crate) fn abort(&self) {
+        self.pending.set(0);
+    }
+
+    /// The QP went through RESET: its queue is empty again.
+    pub(crate) fn reset(&self) {
+        self.pending.set(0);
+        self.floor.set(self.head.get());
+        self.shared.floor.store(self.head.get(), Ordering::Release);
+        self.shared.halted.store(false, Ordering::Relaxed);
+    }
+
+    /// A completion reported by hand (for a QP whose CQ the crate does not poll).
+    #[inline]
+    pub(crate) fn complete(&self, wr_id: u64, success: bool, receive: bool) {
+        self.shared.complete(wr_id, success, receive);
+    }
 
     /// The QP is being destroyed: no completion of its number is this queue's any more.
     pub(crate) fn close(&self) {
-        self.dead.store(true, Ordering::Release);
+        self.shared.dead.store(true, Ordering::Release);
     }
 }
 
@@ -240,7 +265,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_refuses_until_a_signaled_completion_retires_everything_before_it() {
-        let sq = SendQueue::new(4, false);
+        let sq = Poster::new(4, false);
         for i in 0..3 {
             sq.admit(i, false).unwrap();
         }
@@ -255,7 +280,7 @@ mod tests {
 
     #[test]
     fn an_aborted_batch_gives_its_room_back() {
-        let sq = SendQueue::new(2, false);
+        let sq = Poster::new(2, false);
         sq.admit(1, true).unwrap();
         sq.admit(2, true).unwrap();
         sq.abort();
@@ -264,7 +289,7 @@ mod tests {
 
     #[test]
     fn failed_and_flushed_completions_retire_up_to_the_request_they_name() {
-        let sq = SendQueue::new(8, false);
+        let sq = Poster::new(8, false);
         for (i, signaled) in [(10, false), (11, false), (12, true), (13, false), (14, true)] {
             sq.admit(i, signaled).unwrap();
         }
@@ -279,7 +304,7 @@ mod tests {
 
     #[test]
     fn receives_do_not_retire_sends_and_an_rc_failure_halts_until_reset() {
-        let sq = SendQueue::new(4, true);
+        let sq = Poster::new(4, true);
         sq.admit(1, true).unwrap();
         sq.commit();
         sq.complete(99, true, true);
@@ -292,7 +317,7 @@ mod tests {
 
     #[test]
     fn a_reset_empties_the_queue_even_when_a_stale_completion_is_reported_after_it() {
-        let sq = SendQueue::new(4, false);
+        let sq = Poster::new(4, false);
         for i in 0..4 {
             sq.admit(i, true).unwrap();
         }
@@ -318,10 +343,10 @@ mod tests {
     #[test]
     fn the_registry_routes_completions_by_qp_number() {
         let reg = Registry::default();
-        let a = Arc::new(SendQueue::new(2, false));
-        let b = Arc::new(SendQueue::new(2, false));
-        reg.add(0x20, b.clone());
-        reg.add(0x10, a.clone());
+        let a = Poster::new(2, false);
+        let b = Poster::new(2, false);
+        reg.add(0x20, b.shared().clone());
+        reg.add(0x10, a.shared().clone());
         a.admit(1, true).unwrap();
         a.commit();
         b.admit(1, true).unwrap();
@@ -331,7 +356,7 @@ mod tests {
         b.close();
         reg.with(|r| r.complete(0x20, 1, true, false));
         assert_eq!(b.outstanding(), 1, "a closed queue gets no completions");
-        reg.add(0x20, Arc::new(SendQueue::new(2, false)));
+        reg.add(0x20, Poster::new(2, false).shared().clone());
         assert_eq!(
             reg.queues.borrow().len(),
             2,

@@ -180,7 +180,7 @@ impl<'a> DciBuilder<'a> {
             caps,
             device: ctx.name().into(),
             // A DCI has no receive queue: every completion of its number is a send's.
-            sq: std::sync::Arc::new(crate::sq::SendQueue::new(caps.max_send_wr, false)),
+            sq: crate::sq::Poster::new(caps.max_send_wr, false),
             _parents: Parents::of(self.pd, self.cq, None),
         };
         raw_qp.register(self.cq);
@@ -408,7 +408,7 @@ impl Dci<state::Rts> {
             dci_streams: parts.dci_streams,
             caps: parts.caps,
             device: parts.device.into(),
-            sq: std::sync::Arc::new(crate::sq::SendQueue::new(parts.caps.max_send_wr, false)),
+            sq: crate::sq::Poster::new(parts.caps.max_send_wr, false),
             _parents: Box::new(Parents {
                 cq: parts.cq.map(Cq::core),
                 ..Parents::default()
