@@ -120,20 +120,23 @@ pub(crate) struct QpRaw {
     /// The capacities the library created the QP with (it may round requests up): the post
     /// path checks inline length and SGE count against them before any library call.
     pub(crate) caps: raw::ibv_qp_cap,
-    pub(crate) device: Box<str>,
     /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
     pub(crate) sq: crate::sq::Poster,
-    /// What the QP was made from, kept alive until it is destroyed (never read).
-    pub(crate) _parents: Box<Parents>,
+    /// What the QP was made from, kept alive until it is destroyed, and its device's name.
+    pub(crate) parents: Box<Parents>,
 }
 
 /// The objects a queue pair was created from: it holds them so that they outlive it (touched
 /// at creation and destruction only). An adopted QP may hold none.
 #[derive(Default)]
-#[allow(dead_code)] // held, never read: dropping them is their whole use
 pub(crate) struct Parents {
+    /// The device's name, for errors (here, off the post path's cache lines).
+    pub(crate) device: Box<str>,
+    #[allow(dead_code)] // held, never read: dropping them is their whole use
     pub(crate) pd: Option<crate::pd::Pd>,
+    #[allow(dead_code)]
     pub(crate) cq: Option<std::sync::Arc<crate::cq::CqCore>>,
+    #[allow(dead_code)]
     pub(crate) srq: Option<crate::srq::Srq>,
 }
 
@@ -141,6 +144,7 @@ impl Parents {
     /// Boxed: a failed transition hands the QP back inside the error, which stays small.
     pub(crate) fn of(pd: &crate::pd::Pd, cq: &crate::cq::Cq, srq: Option<&crate::srq::Srq>) -> Box<Parents> {
         Box::new(Parents {
+            device: pd.context().name().into(),
             pd: Some(pd.clone()),
             cq: Some(cq.core()),
             srq: srq.cloned(),
@@ -162,7 +166,7 @@ impl QpRaw {
         op: &'static str,
         hint: &'static str,
     ) -> Result<()> {
-        modify_qp(self.qp, &self.device, attr, mask, op, hint)
+        modify_qp(self.qp, self.device(), attr, mask, op, hint)
     }
 
     pub(crate) fn to_reset(&self, op: &'static str) -> Result<()> {
@@ -193,7 +197,7 @@ impl QpRaw {
         // SAFETY: the QP is live; both out-parameters are writable.
         let rc = unsafe { raw::ibv_query_qp(self.qp.as_ptr(), &mut attr, raw::IBV_QP_STATE as libc::c_int, &mut init) };
         if rc != 0 {
-            return Err(Error::from_errno("ibv_query_qp", rc, "the device may have been removed").on(&self.device));
+            return Err(Error::from_errno("ibv_query_qp", rc, "the device may have been removed").on(self.device()));
         }
         Ok(match attr.qp_state {
             raw::IBV_QPS_RESET => QpState::Reset,
@@ -205,6 +209,11 @@ impl QpRaw {
             raw::IBV_QPS_ERR => QpState::Err,
             _ => QpState::Unknown,
         })
+    }
+
+    /// The device's name, for errors.
+    pub(crate) fn device(&self) -> &str {
+        &self.parents.device
     }
 
     pub(crate) fn qp_num(&self) -> u32 {

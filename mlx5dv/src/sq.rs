@@ -20,7 +20,7 @@
 //! which nothing counts as outstanding, instead of writing the poller's `tail`.
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// One request as the poller needs it.

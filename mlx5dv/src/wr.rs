@@ -209,7 +209,7 @@ impl<'q, T: Transport> Batch<'q, T> {
                 rc,
                 "the provider refused the batch; none of its requests was posted",
             )
-            .on(&self.qp.device));
+            .on(self.qp.device()));
         }
         self.qp.sq.commit();
         Ok(())
@@ -361,14 +361,14 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 self.op.name(),
                 "this queue pair was not created with this operation enabled (send_ops)",
             )
-            .on(&qp.device));
+            .on(qp.device()));
         }
         if self.dest.is_some_and(|d| d.stream.is_some()) && !qp.dci_streams {
             return Err(Error::invalid(
                 self.op.name(),
                 "a stream id needs a DCI built with DCI streams (DciBuilder::streams)",
             )
-            .on(&qp.device));
+            .on(qp.device()));
         }
         // Checked here, before any call: libmlx5 would only flag the overflow in the QP
         // (mqp->err = ENOMEM) and fail the whole batch at commit as if the queue were full.
@@ -382,7 +382,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                         qp.caps.max_inline_data
                     ),
                 )
-                .on(&qp.device));
+                .on(qp.device()));
             }
             Data::List(list) if list.len() > qp.caps.max_send_sge as usize => {
                 return Err(Error::invalid(
@@ -393,7 +393,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                         qp.caps.max_send_sge
                     ),
                 )
-                .on(&qp.device));
+                .on(qp.device()));
             }
             _ => {}
         }
@@ -412,7 +412,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                         "the local data is longer than the remote range"
                     },
                 )
-                .on(&qp.device));
+                .on(qp.device()));
             }
         }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).

@@ -1,4 +1,7 @@
 //! DC initiators: a typestate queue pair that posts to any DC target.
+// A failed transition hands the queue pair back inside its error (nothing handed in is lost),
+// so the error is as large as the queue pair.
+#![allow(clippy::result_large_err)]
 
 use super::{create_dc_qp, mtu_code, Mlx5Context};
 use crate::context::mtu_bytes;
@@ -178,10 +181,9 @@ impl<'a> DciBuilder<'a> {
             send_ops: self.send_ops,
             dci_streams: self.streams.is_some(),
             caps,
-            device: ctx.name().into(),
             // A DCI has no receive queue: every completion of its number is a send's.
             sq: crate::sq::Poster::new(caps.max_send_wr, false),
-            _parents: Parents::of(self.pd, self.cq, None),
+            parents: Parents::of(self.pd, self.cq, None),
         };
         raw_qp.register(self.cq);
         if mqp.is_none() {
@@ -407,9 +409,9 @@ impl Dci<state::Rts> {
             send_ops: parts.send_ops,
             dci_streams: parts.dci_streams,
             caps: parts.caps,
-            device: parts.device.into(),
             sq: crate::sq::Poster::new(parts.caps.max_send_wr, false),
-            _parents: Box::new(Parents {
+            parents: Box::new(Parents {
+                device: parts.device.into(),
                 cq: parts.cq.map(Cq::core),
                 ..Parents::default()
             }),
@@ -495,7 +497,7 @@ impl Dci<state::Rts> {
         if !self.raw.dci_streams {
             return Err(
                 Error::invalid("mlx5dv_dci_stream_id_reset", "this DCI was built without DCI streams")
-                    .on(&self.raw.device),
+                    .on(self.raw.device()),
             );
         }
         // SAFETY: the QP is a live mlx5 DCI with streams.
@@ -507,7 +509,7 @@ impl Dci<state::Rts> {
             } else {
                 "the firmware refused the reset: reset only a stream that is in error"
             };
-            return Err(Error::from_errno("mlx5dv_dci_stream_id_reset", rc, hint).on(&self.raw.device));
+            return Err(Error::from_errno("mlx5dv_dci_stream_id_reset", rc, hint).on(self.raw.device()));
         }
         Ok(())
     }
@@ -516,7 +518,7 @@ impl Dci<state::Rts> {
 impl<S> std::fmt::Debug for Dci<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Dci")
-            .field("device", &self.raw.device)
+            .field("device", &self.raw.device())
             .field("qp_num", &self.raw.qp_num())
             .field("state", &std::any::type_name::<S>())
             .finish()
