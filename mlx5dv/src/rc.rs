@@ -17,7 +17,8 @@ use mlx5dv_raw as raw;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-/// Every operation the batch offers, enabled on RC queue pairs by default.
+/// Every operation the batch offers, enabled on RC queue pairs by default (the atomics only
+/// where the device executes them: libmlx5 refuses a QP asking for atomics otherwise).
 pub const RC_DEFAULT_SEND_OPS: u32 = raw::IBV_QP_EX_WITH_SEND
     | raw::IBV_QP_EX_WITH_SEND_WITH_IMM
     | raw::IBV_QP_EX_WITH_RDMA_WRITE
@@ -83,7 +84,9 @@ pub struct RcQp<S> {
 
 impl Pd {
     /// Creates an RC queue pair with the extended post API (every operation of the batch
-    /// enabled), reporting sends and receives to `cq`, receiving from `srq` if given.
+    /// enabled; the atomics only on a device that executes them, elsewhere an atomic is
+    /// refused at its data step with EINVAL), reporting sends and receives to `cq`, receiving
+    /// from `srq` if given.
     ///
     /// # Errors
     /// EINVAL for capacities beyond the device's limits (`max_qp_wr`, `max_sge`); then
@@ -112,7 +115,13 @@ impl Pd {
             max_recv_sge: if srq.is_some() { 0 } else { caps.max_recv_sge },
             max_inline_data: caps.max_inline_data,
         };
-        let mut attr = init_attr_ex(self, cq, srq, cap, raw::IBV_QPT_RC, u64::from(RC_DEFAULT_SEND_OPS));
+        let atomic_ops = raw::IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | raw::IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+        let send_ops = u64::from(if dev.atomic_cap == raw::IBV_ATOMIC_NONE {
+            RC_DEFAULT_SEND_OPS & !atomic_ops
+        } else {
+            RC_DEFAULT_SEND_OPS
+        });
+        let mut attr = init_attr_ex(self, cq, srq, cap, raw::IBV_QPT_RC, send_ops);
         // SAFETY: the context, PD, CQ and SRQ are live; attr is initialised.
         let qp = unsafe { raw::ibv_create_qp_ex(ctx.as_raw(), &mut attr) };
         let qp = NonNull::new(qp).ok_or_else(|| {
@@ -137,7 +146,7 @@ impl Pd {
             qp,
             qpx,
             mqp: None,
-            send_ops: u64::from(RC_DEFAULT_SEND_OPS),
+            send_ops,
             dci_streams: false,
             // The library writes back the capacities it actually created.
             caps: attr.cap,
