@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::ffi::CStr;
 use std::fmt;
+use std::ptr::NonNull;
 
 /// Result of this crate's operations.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -14,24 +15,73 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[derive(Clone, PartialEq, Eq)]
 pub struct Error(Repr);
 
-/// Boxed so that `Result<(), Error>` stays small on the post path; the refusals a post path
-/// returns in normal operation (EAGAIN backpressure) are statics, so refusing allocates nothing.
-#[derive(Clone, PartialEq, Eq)]
-enum Repr {
-    Static(&'static Inner),
-    Boxed(Box<Inner>),
+/// One pointer: a boxed `Inner` (low bit 0) or a `&'static Inner` (low bit 1). So
+/// `Result<(), Error>` is one register on the post path, and the refusals a post path returns
+/// in normal operation (EAGAIN backpressure) are statics: refusing allocates nothing.
+struct Repr(NonNull<Inner>);
+
+// SAFETY: Repr owns a Box<Inner> or borrows a static Inner; Inner is Send and Sync.
+unsafe impl Send for Repr {}
+// SAFETY: as above: shared access only reads.
+unsafe impl Sync for Repr {}
+
+impl Repr {
+    fn boxed(inner: Box<Inner>) -> Repr {
+        Repr(NonNull::from(Box::leak(inner)))
+    }
+
+    const fn fixed(inner: &'static Inner) -> Repr {
+        let tagged = (inner as *const Inner)
+            .cast::<u8>()
+            .wrapping_add(1)
+            .cast::<Inner>()
+            .cast_mut();
+        // SAFETY: a reference plus one is not null; Inner's alignment (8) keeps bit 0 free.
+        Repr(unsafe { NonNull::new_unchecked(tagged) })
+    }
+
+    #[inline]
+    fn tag(&self) -> usize {
+        self.0.as_ptr() as usize & 1
+    }
 }
 
 impl std::ops::Deref for Repr {
     type Target = Inner;
     #[inline]
     fn deref(&self) -> &Inner {
-        match self {
-            Repr::Static(inner) => inner,
-            Repr::Boxed(inner) => inner,
+        // SAFETY: untagged, the pointer is a live Box or static Inner (see Repr).
+        unsafe { &*self.0.as_ptr().cast::<u8>().wrapping_sub(self.tag()).cast::<Inner>() }
+    }
+}
+
+impl Drop for Repr {
+    #[inline]
+    fn drop(&mut self) {
+        if self.tag() == 0 {
+            // SAFETY: untagged means owned: made by Box::leak in `boxed`, freed once here.
+            drop(unsafe { Box::from_raw(self.0.as_ptr()) });
         }
     }
 }
+
+impl Clone for Repr {
+    fn clone(&self) -> Repr {
+        if self.tag() == 1 {
+            Repr(self.0)
+        } else {
+            Repr::boxed(Box::new((**self).clone()))
+        }
+    }
+}
+
+impl PartialEq for Repr {
+    fn eq(&self, other: &Repr) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Repr {}
 
 /// An error made without allocating: for [`Error::from_static`].
 pub(crate) struct StaticError(Inner);
@@ -64,7 +114,7 @@ struct Inner {
 impl Error {
     /// An error from an errno value returned by the library (0 counts as "no errno").
     pub(crate) fn from_errno(op: &'static str, errno: i32, hint: impl Into<Cow<'static, str>>) -> Self {
-        Error(Repr::Boxed(Box::new(Inner {
+        Error(Repr::boxed(Box::new(Inner {
             op,
             device: None,
             errno: (errno > 0).then_some(errno),
@@ -77,17 +127,15 @@ impl Error {
     /// An error kept in a static: making it allocates nothing.
     #[inline]
     pub(crate) const fn from_static(e: &'static StaticError) -> Self {
-        Error(Repr::Static(&e.0))
+        Error(Repr::fixed(&e.0))
     }
 
     fn inner_mut(&mut self) -> &mut Inner {
-        if let Repr::Static(inner) = self.0 {
-            self.0 = Repr::Boxed(Box::new(inner.clone()));
+        if self.0.tag() == 1 {
+            self.0 = Repr::boxed(Box::new((*self.0).clone()));
         }
-        match &mut self.0 {
-            Repr::Boxed(inner) => inner,
-            Repr::Static(_) => unreachable!("made boxed above"),
-        }
+        // SAFETY: untagged now: the Box this Error owns, borrowed mutably through &mut self.
+        unsafe { &mut *self.0 .0.as_ptr() }
     }
 
     /// A caller mistake found before calling the library (reported as EINVAL).
@@ -240,6 +288,12 @@ mod tests {
         let e = e.on("mlx5_0");
         assert_eq!(e.device(), Some("mlx5_0"));
         assert_eq!(Error::from_static(&BUSY).device(), None, "the static is untouched");
+    }
+
+    #[test]
+    fn an_error_is_one_pointer_wide_and_so_is_a_result_of_unit() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+        assert_eq!(std::mem::size_of::<Result<()>>(), std::mem::size_of::<usize>());
     }
 
     #[test]

@@ -1,8 +1,5 @@
 //! Reliable Connected queue pairs on any verbs device, with the same typestate and batch as
 //! DC: used to test the post path on soft-RoCE and to compare DC with RC.
-// A failed transition hands the queue pair back inside its error (nothing handed in is lost),
-// so the error is as large as the queue pair.
-#![allow(clippy::result_large_err)]
 
 use crate::ah::PeerPath;
 use crate::context::Context;

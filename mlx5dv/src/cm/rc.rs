@@ -12,9 +12,6 @@
 //! QP, [`ConnectRequest::init_qp`], post receives, then [`ConnectRequest::accept`] (RTR, RTS,
 //! REP, wait for the RTU) or [`ConnectRequest::reject`]. Every wait has a timeout; dropping
 //! anything midway destroys its id (the kernel tells the peer) and leaves no event behind.
-// A failed transition hands the queue pair back inside its error (nothing handed in is lost),
-// so the error is as large as the queue pair.
-#![allow(clippy::result_large_err)]
 
 use super::event::{CmEvent, CmFailure};
 use super::id::{any_addr, Endpoint};

@@ -1,7 +1,4 @@
 //! DC initiators: a typestate queue pair that posts to any DC target.
-// A failed transition hands the queue pair back inside its error (nothing handed in is lost),
-// so the error is as large as the queue pair.
-#![allow(clippy::result_large_err)]
 
 use super::{create_dc_qp, mtu_code, Mlx5Context};
 use crate::context::mtu_bytes;
