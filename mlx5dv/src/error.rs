@@ -56,7 +56,7 @@ impl std::ops::Deref for Repr {
 }
 
 impl Drop for Repr {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         if self.tag() == 0 {
             // SAFETY: untagged means owned: made by Box::leak in `boxed`, freed once here.

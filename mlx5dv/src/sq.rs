@@ -89,8 +89,13 @@ impl SendQueue {
         let (tail, head) = (self.retired(), self.head.load(Ordering::Acquire));
         if success {
             // Only signaled requests complete successfully: it is the oldest one outstanding.
-            if let Some(seq) = (tail..head).find(|&s| self.slot(s).signaled.load(Ordering::Relaxed)) {
-                self.retire_to(seq + 1);
+            let mut seq = tail;
+            while seq < head {
+                if self.slot(seq).signaled.load(Ordering::Relaxed) {
+                    self.retire_to(seq + 1);
+                    return;
+                }
+                seq += 1;
             }
             return;
         }
@@ -161,8 +166,9 @@ impl Poster {
     /// Requests posted or in the open batch and not yet retired.
     #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
+        // Never negative: the poller retires only published requests, the floor only posted ones.
         let retired = self.shared.tail.load(Ordering::Acquire).max(self.floor.get());
-        (self.head.get() + u64::from(self.pending.get())).saturating_sub(retired)
+        (self.head.get() + u64::from(self.pending.get())).wrapping_sub(retired)
     }
 
     /// Admits one request into the open batch.
