@@ -274,6 +274,20 @@ pub struct Ah {
 }
 
 impl Qp {
+    /// The remote access this QP grants as a responder. On RC, mlx5_ib's
+    /// `to_mlx5_access_flags` keeps only remote write in the QPC when max_dest_rd_atomic is 0:
+    /// with no responder resources there is nowhere to hold a read or an atomic, so the HCA
+    /// answers them as operations the QP does not enable. A DCT's rre/rwe/rae come from its
+    /// access flags alone (mlx5_ib create_dct), so it keeps them.
+    pub fn responder_access(&self) -> u32 {
+        use crate::engine::responder::ACCESS_REMOTE_WRITE;
+        if self.kind == QpKind::Rc && self.max_dest_rd_atomic == 0 {
+            self.access & ACCESS_REMOTE_WRITE
+        } else {
+            self.access
+        }
+    }
+
     /// The stream channel a DCI stream id selects: one of the 2^log_num_concurent channels the
     /// DCI was created with, the id taken modulo their number. rdma-core's own stream tests
     /// (tests/mlx5_base.py `generate_stream_id`) post on ids up to 2^log_num_concurent + 2 and

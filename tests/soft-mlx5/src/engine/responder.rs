@@ -84,7 +84,7 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     if !matches!(qp.state, QpState::Rtr | QpState::Rts | QpState::Sqd) {
         return Response::Dropped;
     }
-    let access = qp.access;
+    let access = qp.responder_access();
     let pd = qp.pd;
     if qp.kind == QpKind::Ud {
         return receive_datagram(dev, target, req);

@@ -260,7 +260,9 @@ pub fn query_qp(dev: &Device, h: u32) -> Result<ib_uverbs_query_qp_resp, i32> {
     r.qp_state = qp.state as u8;
     r.cur_qp_state = qp.state as u8;
     r.path_mtu = qp.path_mtu as u8;
-    r.qp_access_flags = qp.access;
+    // mlx5_ib_query_qp reads the access bits back from the QPC (rre/rwe/rae), so the ones
+    // max_dest_rd_atomic = 0 cleared are not reported.
+    r.qp_access_flags = qp.responder_access();
     r.pkey_index = qp.pkey_index;
     r.port_num = qp.port;
     r.dest_qp_num = qp.dest_qpn;
