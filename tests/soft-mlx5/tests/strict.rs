@@ -76,3 +76,64 @@ fn a_dct_reads_and_atomics_do_not_depend_on_max_dest_rd_atomic() {
     assert_eq!((c[0].opcode, c[0].wqe_counter), (op::REQ, i), "{c:?}");
     assert_eq!(l.local.buf.read(0, 8), [5; 8]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// S5: the overrun oracle (stricter than silicon on purpose; engine/oracle.rs).
+// ---------------------------------------------------------------------------------------------
+
+/// One pass of the device without the bench's oracle assertion.
+fn step(l: &mut Link) {
+    soft_mlx5::engine::step(&mut l.bed.dev);
+}
+
+#[test]
+fn posting_more_than_the_send_ring_holds_past_the_oldest_uncompleted_wqe_fails_naming_the_qp() {
+    // RC writes of 8 inline bytes take one 64-byte basic block; the ring holds 16.
+    let mut l = Link::new(Transport::Rc);
+    let rk = l.remote.key;
+    for n in 0..16 {
+        l.post(Wr::write_inline(&[n; 8], l.remote.at(8 * usize::from(n)), rk).unsignaled());
+    }
+    l.run();
+    // Sixteen executed and consumed: another full ring is fine.
+    for n in 0..16 {
+        l.post(Wr::write_inline(&[n; 8], l.remote.at(8 * usize::from(n)), rk).unsignaled());
+    }
+    l.run();
+    assert!(l.bed.dev.fault.is_none());
+
+    // A send with no receive waits on RNR (rnr_retry 7): it stays uncompleted, so the 16 basic
+    // blocks from it on are all software may post.
+    let lk = l.local.key;
+    l.post(Wr::send(&[(l.local.at(0), 4, lk)]));
+    l.run();
+    for n in 0..15 {
+        l.post(Wr::write_inline(&[n; 8], l.remote.at(0), rk).unsignaled());
+    }
+    step(&mut l);
+    assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
+    l.post(Wr::write_inline(&[1; 8], l.remote.at(0), rk).unsignaled());
+    step(&mut l);
+    let fault = l.bed.dev.fault.clone().expect("the overrun is caught");
+    let qpn = format!("{:#x}", l.req.qpn);
+    assert!(fault.contains("send queue overrun") && fault.contains(&qpn), "{fault}");
+}
+
+#[test]
+fn posting_more_receives_than_the_receive_ring_holds_fails_naming_the_qp() {
+    let mut l = Link::new(Transport::Rc);
+    let k = l.remote.key;
+    for _ in 0..16 {
+        l.post_recv(&[(l.remote.at(0), 8, k)]);
+    }
+    step(&mut l);
+    assert!(l.bed.dev.fault.is_none());
+    l.post_recv(&[(l.remote.at(0), 8, k)]);
+    step(&mut l);
+    let fault = l.bed.dev.fault.clone().expect("the overrun is caught");
+    let qpn = format!("{:#x}", l.resp.as_ref().unwrap().qpn);
+    assert!(
+        fault.contains("receive queue overrun") && fault.contains(&qpn),
+        "{fault}"
+    );
+}

@@ -93,6 +93,8 @@ pub struct Device {
     pub slot: u32,
     /// The wire to devices of other processes (`SOFT_MLX5_FABRIC`).
     pub fabric: Option<crate::fabric::Fabric>,
+    /// Set when the overrun oracle caught software posting past a ring (engine/oracle.rs).
+    pub fault: Option<String>,
     next_handle: u32,
     next_qpn: u32,
     next_mkey: u32,
@@ -120,6 +122,7 @@ impl Device {
             devx_objs: BTreeMap::new(),
             slot: 0,
             fabric: None,
+            fault: None,
             next_handle: 1,
             next_qpn: FIRST_QPN,
             next_mkey: FIRST_MKEY_INDEX,

@@ -869,7 +869,10 @@ impl Bed {
     /// Steps the device until a pass moves nothing (the timers are not waited for).
     pub fn run(&mut self) {
         for _ in 0..100_000 {
-            if !engine::step(&mut self.dev) {
+            let moved = engine::step(&mut self.dev);
+            // Every test runs under the overrun oracle (the device thread aborts there).
+            assert!(self.dev.fault.is_none(), "{:?}", self.dev.fault);
+            if !moved {
                 return;
             }
         }
@@ -881,6 +884,7 @@ impl Bed {
         let start = Instant::now();
         loop {
             engine::step(&mut self.dev);
+            assert!(self.dev.fault.is_none(), "{:?}", self.dev.fault);
             if done(self) {
                 return;
             }
