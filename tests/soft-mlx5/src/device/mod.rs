@@ -95,6 +95,12 @@ pub struct Device {
     pub fabric: Option<crate::fabric::Fabric>,
     /// Set when the overrun oracle caught software posting past a ring (engine/oracle.rs).
     pub fault: Option<String>,
+    /// Passes of the data path so far: an answer is acted on a pass after its request left,
+    /// so requests behind it are on the wire meanwhile, as on a link with latency.
+    pub pass: u64,
+    /// Completions of different DCI streams in the order they finish rather than send-queue
+    /// order (`SOFT_MLX5_OOO=1`); within a stream always in order.
+    pub ooo_streams: bool,
     next_handle: u32,
     next_qpn: u32,
     next_mkey: u32,
@@ -123,6 +129,8 @@ impl Device {
             slot: 0,
             fabric: None,
             fault: None,
+            pass: 0,
+            ooo_streams: false,
             next_handle: 1,
             next_qpn: FIRST_QPN,
             next_mkey: FIRST_MKEY_INDEX,
@@ -236,6 +244,7 @@ pub fn global() -> MutexGuard<'static, Device> {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
         let mut dev = Device::new(Profile::from_env(), node, Box::new(LocalDma));
+        dev.ooo_streams = std::env::var("SOFT_MLX5_OOO").is_ok_and(|v| v == "1");
         if let Some(root) = std::env::var_os("SOFT_MLX5_FABRIC") {
             match crate::fabric::Fabric::join(std::path::Path::new(&root), node) {
                 Ok(f) => dev.attach(f),

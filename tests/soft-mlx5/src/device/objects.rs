@@ -254,14 +254,16 @@ pub struct Qp {
     pub dci_streams: Option<(u8, u8)>,
     /// Errored DCI stream channels (see [`Qp::stream_channel`]).
     pub errored_streams: Vec<u16>,
-    /// SQ WQEBB counter consumed by the device.
+    /// SQ WQEBB counter consumed by the device: the oldest WQE not yet completed.
     pub sq_ci: u32,
     /// RQ WQEs consumed by the device.
     pub rq_ci: u32,
-    /// Head-of-queue stall and its deadline.
-    pub stall: Option<(Stall, std::time::Instant)>,
-    /// The head request went to another process: its answer, awaited.
-    pub remote: Option<crate::engine::remote::Awaiting>,
+    /// SQ WQEBB counter past the last WQE the requester fetched.
+    pub sq_fetched: u32,
+    /// The WQEs fetched and not yet completed, in send-queue order (engine/requester.rs).
+    pub outstanding: std::collections::VecDeque<crate::engine::requester::Outstanding>,
+    /// Per channel (a DCI stream channel; 0 otherwise): the retry its head waits for.
+    pub stalls: std::collections::BTreeMap<u16, (Stall, std::time::Instant)>,
 }
 
 /// Address handle created through the kernel (RoCE: mlx5_ib resolves the MAC).
@@ -294,5 +296,19 @@ impl Qp {
     /// reset errors on them, which hardware accepts; None for a DCI without streams.
     pub fn stream_channel(&self, stream: u16) -> Option<u16> {
         self.dci_streams.map(|(log_c, _)| stream & ((1u16 << log_c) - 1))
+    }
+
+    /// The in-order channel a WQE of `stream` travels on: its DCI stream channel, or the one
+    /// channel of a QP without streams.
+    pub fn channel(&self, stream: u16) -> u16 {
+        self.stream_channel(stream).unwrap_or(0)
+    }
+
+    /// Forgets the send queue's progress (to RESET: libmlx5 restarts its counters too).
+    pub fn reset_send_queue(&mut self) {
+        self.sq_ci = 0;
+        self.sq_fetched = 0;
+        self.outstanding.clear();
+        self.stalls.clear();
     }
 }

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 /// One pass over every queue: returns whether anything moved.
 pub fn step(dev: &mut Device) -> bool {
     let now = Instant::now();
+    dev.pass += 1;
     let mut moved = remote::poll(dev);
     let cqs: Vec<u32> = dev.cqs.keys().copied().collect();
     scan_uar_doorbells(dev);

@@ -224,10 +224,8 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
     if new == QpState::Reset {
         // To RESET the HCA forgets the rings' progress: counters restart at 0, as libmlx5
         // resets its own (mlx5_modify_qp -> mlx5_init_qp_indices).
-        qp.sq_ci = 0;
+        qp.reset_send_queue();
         qp.rq_ci = 0;
-        qp.stall = None;
-        qp.remote = None;
         qp.errored_streams.clear();
     }
     qp.state = new;

@@ -876,8 +876,9 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         errored_streams: Vec::new(),
         sq_ci: 0,
         rq_ci: 0,
-        stall: None,
-        remote: None,
+        sq_fetched: 0,
+        outstanding: Default::default(),
+        stalls: Default::default(),
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",
