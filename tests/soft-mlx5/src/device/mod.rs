@@ -95,6 +95,11 @@ pub struct Device {
     pub fabric: Option<crate::fabric::Fabric>,
     /// Set when the overrun oracle caught software posting past a ring (engine/oracle.rs).
     pub fault: Option<String>,
+    /// The last packet sequence number a requester of this device used (engine/requester.rs).
+    pub next_psn: u64,
+    /// Per requester connection that reached this device over the fabric: what a responder
+    /// keeps to answer a duplicate (engine/remote.rs).
+    pub connections: std::collections::HashMap<(u64, u32, u16), crate::engine::remote::Connection>,
     /// Passes of the data path so far: an answer is acted on a pass after its request left,
     /// so requests behind it are on the wire meanwhile, as on a link with latency.
     pub pass: u64,
@@ -130,6 +135,8 @@ impl Device {
             fabric: None,
             fault: None,
             pass: 0,
+            next_psn: 0,
+            connections: Default::default(),
             ooo_streams: false,
             next_handle: 1,
             next_qpn: FIRST_QPN,
@@ -247,7 +254,10 @@ pub fn global() -> MutexGuard<'static, Device> {
         dev.ooo_streams = std::env::var("SOFT_MLX5_OOO").is_ok_and(|v| v == "1");
         if let Some(root) = std::env::var_os("SOFT_MLX5_FABRIC") {
             match crate::fabric::Fabric::join(std::path::Path::new(&root), node) {
-                Ok(f) => dev.attach(f),
+                Ok(mut f) => {
+                    f.faults = crate::fabric::faults::Faults::from_env();
+                    dev.attach(f);
+                }
                 Err(e) => eprintln!(
                     "soft-mlx5 (emulated): cannot join the fabric at {} ({e}); this process's device reaches only itself",
                     std::path::Path::new(&root).display()

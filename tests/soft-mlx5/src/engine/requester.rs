@@ -35,6 +35,9 @@ pub struct Outstanding {
     pub wqe: SendWqe,
     /// The channel it travels on ([`Qp::channel`]).
     pub channel: u16,
+    /// Its packet sequence number on the wire to another process, kept across retries so
+    /// the responder knows a retry of what it executed (0 until first sent).
+    pub psn: u64,
     /// Where it is.
     pub state: ReqState,
 }
@@ -150,7 +153,12 @@ fn fetch(dev: &mut Device, h: u32) -> bool {
         };
         qp.sq_fetched = qp.sq_fetched.wrapping_add(wqe.bbs);
         let channel = qp.channel(wqe.stream);
-        qp.outstanding.push_back(Outstanding { wqe, channel, state });
+        qp.outstanding.push_back(Outstanding {
+            wqe,
+            channel,
+            psn: 0,
+            state,
+        });
         moved = true;
         if bad.is_some() {
             break;
@@ -235,14 +243,17 @@ fn take_answers(dev: &mut Device, h: u32, now: Instant) -> bool {
         if let ReqState::Sent {
             answer: answer @ Some(_),
             after,
-            ..
+            remote,
         } = &mut o.state
         {
             if *after <= pass {
                 let answer = answer.take();
+                // Silence from another process is known only once its timer ran out: the
+                // retry goes at once, the timeout having been waited already.
+                let waited = remote.is_some();
                 o.state = ReqState::Queued;
                 if let Some(a) = answer {
-                    conclude(dev, h, i, a, now);
+                    conclude(dev, h, i, a, now, waited);
                 }
                 moved = true;
             }
@@ -252,7 +263,7 @@ fn take_answers(dev: &mut Device, h: u32, now: Instant) -> bool {
 }
 
 /// What the requester makes of the responder's answer (or of its silence) to WQE `i`.
-fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant) {
+fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant, waited: bool) {
     let qp = &dev.qps[&h];
     let o = &qp.outstanding[i];
     let channel = o.channel;
@@ -299,6 +310,7 @@ fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant) 
                 return fail(dev, h, i, syndrome::TRANSPORT_RETRY_EXC_ERR);
             }
             let stall = match ack_timeout(qp.timeout) {
+                Some(_) if waited => (Stall::Timeout { left: left - 1 }, now),
                 Some(t) => (Stall::Timeout { left: left - 1 }, now + t),
                 // Timeout 0 waits forever: the QP never completes the WQE.
                 None => (Stall::Timeout { left }, now + Duration::from_secs(3600)),
@@ -457,7 +469,7 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
             continue;
         }
         let wqe = o.wqe.clone();
-        let (answer, remote) = execute(dev, h, &wqe);
+        let (answer, remote) = execute(dev, h, i, &wqe, now);
         let acked = matches!(answer, Some(Response::Ack(_)));
         let after = dev.pass + 1;
         if let Some(qp) = dev.qps.get_mut(&h) {
@@ -547,9 +559,10 @@ enum Dest {
 
 /// Sends the WQE's request: the answer when it is known at once (this device's target, a
 /// local check that failed, a lost packet), and what awaits another process's answer.
-fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> (Option<Response>, Option<Awaiting>) {
+fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (Option<Response>, Option<Awaiting>) {
     let qp = &dev.qps[&h];
     let (pd, kind, qpn) = (qp.pd, qp.kind, qp.qpn);
+    let (channel, timeout) = (qp.outstanding[i].channel, qp.timeout);
     if wqe.opcode == opcode::NOP {
         return (Some(Response::Ack(None)), None);
     }
@@ -595,15 +608,34 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> (Option<Response>, Option
     match route(dev, h, wqe) {
         Dest::Local(t) => (Some(responder::respond(dev, t, &req)), None),
         Dest::Nowhere => (Some(Response::Dropped), None),
-        Dest::Remote(node, slot, target) => {
+        Dest::Remote(node, slot, mut target) => {
             // Unreliable datagram: nothing comes back, so nothing is awaited.
             let await_answer = kind != QpKind::Ud;
-            match remote::send(dev, node, slot, target, &req, await_answer) {
+            if await_answer {
+                target.channel = channel;
+                target.psn = psn_of(dev, h, i);
+            }
+            let deadline = ack_timeout(timeout).map(|t| now + t);
+            match remote::send(dev, node, slot, target, &req, await_answer, deadline) {
                 Some(a) if await_answer && !a.lost => (None, Some(a)),
                 _ => (Some(Response::Dropped), None),
             }
         }
     }
+}
+
+/// WQE `i`'s packet sequence number: assigned from the device's counter when it is first
+/// sent, the same on every retry. Device-wide and 64-bit, so a new QP that reuses a number
+/// never looks like a retry of the old one to a responder.
+fn psn_of(dev: &mut Device, h: u32, i: usize) -> u64 {
+    let Some(o) = dev.qps.get_mut(&h).and_then(|q| q.outstanding.get_mut(i)) else {
+        return 0;
+    };
+    if o.psn == 0 {
+        dev.next_psn += 1;
+        o.psn = dev.next_psn;
+    }
+    o.psn
 }
 
 /// Where the request goes: the RC peer, or the QP/DCT the address vector names. A request
@@ -633,6 +665,9 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
             dqpn,
             kind: qp.kind,
             key,
+            origin: dev.fabric.as_ref().map_or(0, |f| f.origin),
+            channel: 0,
+            psn: 0,
         },
     )
 }

@@ -48,7 +48,7 @@ pub struct Request<'a> {
 pub const GRH_BYTES: usize = 40;
 
 /// What the requester learns.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Response {
     /// ACK; for a read the data, for an atomic the original value.
     Ack(Option<Vec<u8>>),
