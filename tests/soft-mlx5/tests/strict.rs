@@ -303,3 +303,43 @@ fn an_error_taking_the_dci_to_err_flushes_requests_the_target_executed_before_th
     assert_eq!(l.remote.buf.read(200, 4), [5; 4], "executed at the target all the same");
     assert_eq!(l.bed.state(l.req.h), QpState::Err);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A lossy wire between a device's own QPs (SOFT_MLX5_FAULTS; IBA 9.7.5.1.1, 9.7.6.1.3).
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn on_a_lossy_wire_within_one_device_every_atomic_executes_once_and_every_read_returns_its_data() {
+    for t in BOTH {
+        for spec in ["loss=0.25,seed=9", "dup=1", "loss=0.1,dup=0.3,seed=4"] {
+            let mut l = Link::new(t);
+            l.bed.dev.faults = Some(soft_mlx5::fabric::faults::Faults::parse(spec).unwrap());
+            l.remote.buf.write(512, &[3; 64]);
+            for k in 0..30 {
+                let f = fetch_add_wr(&l, 8 * k, 1);
+                l.post(f);
+                let r = Wr {
+                    opcode: opcode::RDMA_READ,
+                    ..Wr::write(
+                        &[(l.local.at(1024 + 64 * k), 64, l.local.key)],
+                        l.remote.at(512),
+                        l.remote.key,
+                    )
+                };
+                l.post(r);
+                let mut got = Vec::new();
+                while got.len() < 2 {
+                    let scq = &l.scq;
+                    l.bed.run_until(std::time::Duration::from_secs(20), |_| scq.ready());
+                    got.extend(l.scq.drain());
+                }
+                assert!(got.iter().all(|c| c.opcode == op::REQ), "{t:?} {spec}: {got:?}");
+                assert_eq!(l.local.buf.read(1024 + 64 * k, 64), [3; 64], "{t:?} {spec}");
+            }
+            assert_eq!(l.remote.buf.ne64(64), 30, "{t:?} {spec}: each atomic executed once");
+            let mut seen: Vec<u64> = (0..30).map(|k| l.local.buf.ne64(8 * k)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..30).collect::<Vec<u64>>(), "{t:?} {spec}");
+        }
+    }
+}

@@ -99,7 +99,11 @@ pub struct Device {
     pub next_psn: u64,
     /// Per requester connection that reached this device over the fabric: what a responder
     /// keeps to answer a duplicate (engine/remote.rs).
-    pub connections: std::collections::HashMap<(u64, u32, u16), crate::engine::remote::Connection>,
+    pub connections:
+        std::collections::HashMap<crate::engine::responder::ConnectionKey, crate::engine::responder::Connection>,
+    /// Faults of the wire between this device's own QPs (`SOFT_MLX5_FAULTS`): loss and
+    /// duplication of requests and answers; reordering and delay happen on the fabric only.
+    pub faults: Option<crate::fabric::faults::Faults>,
     /// Passes of the data path so far: an answer is acted on a pass after its request left,
     /// so requests behind it are on the wire meanwhile, as on a link with latency.
     pub pass: u64,
@@ -137,6 +141,7 @@ impl Device {
             pass: 0,
             next_psn: 0,
             connections: Default::default(),
+            faults: None,
             ooo_streams: false,
             next_handle: 1,
             next_qpn: FIRST_QPN,
@@ -252,6 +257,7 @@ pub fn global() -> MutexGuard<'static, Device> {
             .unwrap_or(0);
         let mut dev = Device::new(Profile::from_env(), node, Box::new(LocalDma));
         dev.ooo_streams = std::env::var("SOFT_MLX5_OOO").is_ok_and(|v| v == "1");
+        dev.faults = crate::fabric::faults::Faults::from_env();
         if let Some(root) = std::env::var_os("SOFT_MLX5_FABRIC") {
             match crate::fabric::Fabric::join(std::path::Path::new(&root), node) {
                 Ok(mut f) => {

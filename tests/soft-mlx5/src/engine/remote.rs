@@ -2,10 +2,8 @@
 //! requester's side (send, then wait for the answer without holding up other queues) and the
 //! responder's side (execute a request that arrived, answer it).
 
-use super::cqe::syndrome;
 use super::requester::ReqState;
 use super::responder::{self, Response};
-use super::wqe::opcode;
 use crate::device::Device;
 use crate::fabric::message::{self, Message, Target};
 use crate::fabric::Delivery;
@@ -27,22 +25,6 @@ pub struct Awaiting {
     pub lost: bool,
     /// When the local ACK timeout runs out (None: timeout 0, never).
     pub deadline: Option<Instant>,
-}
-
-/// Read and atomic results a responder keeps per connection to replay to a duplicate (its
-/// responder resources, IBA 9.4.4, 9.4.5; 16 = 1 << log_max_ra_res_qp).
-const REPLAY_DEPTH: usize = 16;
-
-/// What a responder remembers of one requester connection (requester device, QP, channel):
-/// the last request it executed and the read and atomic results it may have to send again
-/// (IBA 9.7.5.1.1: a duplicate is acknowledged again, never executed again; a duplicate
-/// atomic gets its saved result).
-#[derive(Debug, Default)]
-pub struct Connection {
-    /// PSN of the newest request executed.
-    pub last_psn: u64,
-    /// (PSN, answer) of the latest reads and atomics.
-    pub replay: std::collections::VecDeque<(u64, Response)>,
 }
 
 /// Sends a request to the device in `slot` of `node`. With `await_answer` it returns what
@@ -113,46 +95,17 @@ pub fn poll(dev: &mut Device) -> bool {
     moved
 }
 
-/// Executes a request that arrived over the fabric, unless it is a duplicate of one already
-/// executed (a retry after a lost answer, or a copy the wire made): that one is answered again
-/// from what the connection remembers.
+/// Executes a request that arrived over the fabric, unless it duplicates one already
+/// executed ([`responder::respond_once`]).
 fn serve(dev: &mut Device, packet: &message::Packet) -> Response {
     let t = packet.target;
     let key = (t.origin, packet.src_qpn, t.channel);
-    let read_or_atomic = matches!(packet.opcode, opcode::RDMA_READ | opcode::ATOMIC_CS | opcode::ATOMIC_FA);
-    if t.psn != 0 {
-        if let Some(c) = dev.connections.get(&key).filter(|c| t.psn <= c.last_psn) {
-            crate::log(format_args!(
-                "responder: duplicate PSN {} from QP {:#x}",
-                t.psn, packet.src_qpn
-            ));
-            if let Some((_, r)) = c.replay.iter().find(|(p, _)| *p == t.psn) {
-                return r.clone();
-            }
-            if packet.opcode == opcode::RDMA_READ {
-                // Beyond the saved results a read may simply be read again (IBA 9.7.5.1.1).
-            } else if read_or_atomic {
-                return Response::Nak(syndrome::REMOTE_INVAL_REQ_ERR);
-            } else {
-                return Response::Ack(None);
-            }
+    responder::respond_once(dev, key, t.psn, packet.opcode, |dev| {
+        match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn) {
+            Some(th) => responder::respond(dev, th, &packet.request()),
+            None => Response::Dropped,
         }
-    }
-    let response = match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn) {
-        Some(th) => responder::respond(dev, th, &packet.request()),
-        None => Response::Dropped,
-    };
-    if t.psn != 0 && matches!(response, Response::Ack(_)) {
-        let c = dev.connections.entry(key).or_default();
-        c.last_psn = c.last_psn.max(t.psn);
-        if read_or_atomic {
-            c.replay.push_back((t.psn, response.clone()));
-            if c.replay.len() > REPLAY_DEPTH {
-                c.replay.pop_front();
-            }
-        }
-    }
-    response
+    })
 }
 
 /// A requester whose peer no longer listens gets "dropped" as its answer: it times out and

@@ -23,6 +23,7 @@ use super::wqe::{decode_send, opcode, Data, SendWqe};
 use crate::device::events::Owner;
 use crate::device::objects::{Path, Qp, QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
+use crate::fabric::faults::Fate;
 use crate::fabric::message::Target;
 use crate::fabric::{MAX_NODES, SLOT_SHIFT};
 use crate::profile::LinkLayer;
@@ -606,7 +607,31 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
         qkey: udp_qkey(dev, h, wqe),
     };
     match route(dev, h, wqe) {
-        Dest::Local(t) => (Some(responder::respond(dev, t, &req)), None),
+        Dest::Local(t) if dev.faults.is_none() => (Some(responder::respond(dev, t, &req)), None),
+        Dest::Local(t) => {
+            // A lossy wire between this device's own QPs: the request may be lost or arrive
+            // twice, and so may its answer; retries carry the same PSN (see `psn_of`).
+            let psn = if kind == QpKind::Ud { 0 } else { psn_of(dev, h, i) };
+            let (there, back) = match dev.faults.as_mut() {
+                Some(f) => (f.fate(), f.fate()),
+                None => (Fate::Deliver, Fate::Deliver),
+            };
+            let copies = match there {
+                Fate::Lose => 0,
+                Fate::Duplicate => 2,
+                Fate::Deliver | Fate::Hold(_) => 1,
+            };
+            let mut answer = Response::Dropped;
+            for _ in 0..copies {
+                answer = responder::respond_once(dev, (0, qpn, channel), psn, wqe.opcode, |dev| {
+                    responder::respond(dev, t, &req)
+                });
+            }
+            if back == Fate::Lose {
+                answer = Response::Dropped;
+            }
+            (Some(answer), None)
+        }
         Dest::Nowhere => (Some(Response::Dropped), None),
         Dest::Remote(node, slot, mut target) => {
             // Unreliable datagram: nothing comes back, so nothing is awaited.
