@@ -333,11 +333,16 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     {
         return Err(libc::EINVAL);
     }
+    static NEXT_UID: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let mut next = NEXT_UID.load(std::sync::atomic::Ordering::Relaxed);
+    let uid = super::devx_uid(dev.profile, req.flags, &mut next)?;
+    NEXT_UID.store(next, std::sync::atomic::Ordering::Relaxed);
     let mut ctxs = contexts();
     let ctx = ctxs.entry(fd).or_default();
     if ctx.ready {
         return Err(libc::EINVAL);
     }
+    ctx.devx_uid = uid;
     let rd = dev.events.create(std::mem::size_of::<ib_uverbs_async_event_desc>())?;
     ctx.async_fd = Some(rd);
     ctx.ready = true;
