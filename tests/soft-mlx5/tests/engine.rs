@@ -1472,3 +1472,41 @@ fn a_cq_resize_smaller_than_its_outstanding_cqes_fails_and_changes_nothing() {
     let got: Vec<u16> = cq.drain().iter().map(|c| c.wqe_counter).collect();
     assert_eq!(got, [0, 1, 2, 3, 4, 5]);
 }
+
+#[test]
+fn a_cq_of_128_byte_cqes_carries_each_cqe64_in_the_second_half_of_its_entry() {
+    // mlx5_ib create_cq_user accepts cqe_size 128; libmlx5 then reads the mlx5_cqe64 at
+    // cqe + 64 and the owner bit in byte 127.
+    let mut bed = Bed::new();
+    let pd = bed.pd();
+    let small = bed.cq(3);
+    let other = bed.cq(15);
+    let ring = Buf::new(4 * 128);
+    ring.fill(0xab);
+    {
+        let c = bed.dev.cqs.get_mut(&small.h).unwrap();
+        c.cqe_size = 128;
+        c.buf = ring.addr();
+    }
+    let remote = bed.mr(pd, 64, ALL_ACCESS);
+    let (mut a, _b) = bed.rc_pair(pd, &small, &other, &QpCfg::default());
+    let mut idx = Vec::new();
+    for n in 0..5u8 {
+        idx.push(a.post(&Wr::write_inline(&[n], remote.at(n as usize), remote.key)));
+        bed.run();
+        // The library's consumer index moves on (doorbell record), so five fit in four.
+        small.db.put_be32(0, u32::from(n) + 1);
+    }
+    // Entry 0 now holds the fifth (second pass: owner bit set).
+    for (n, &i) in idx.iter().enumerate().skip(1) {
+        let entry = (n % 4) * 128;
+        let c = Cqe64::decode(&ring.read(entry + 64, 64));
+        assert_eq!((c.opcode, c.wqe_counter, c.qpn), (op::REQ, i, a.qpn), "CQE {n}");
+        assert_eq!(
+            ring.read(entry + 127, 1)[0] & 1,
+            u8::from(n >= 4),
+            "owner bit of CQE {n}"
+        );
+        assert!(ring.read(entry, 64).iter().all(|&b| b == 0xab), "first half untouched");
+    }
+}

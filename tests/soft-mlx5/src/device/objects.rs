@@ -24,6 +24,13 @@ pub struct Mr {
     pub access: u32,
 }
 
+impl Cq {
+    /// Address of the 64-byte CQE at producer index `pi`.
+    pub fn cqe64_at(&self, pi: u32) -> u64 {
+        self.buf + u64::from(pi & (self.ncqe - 1)) * u64::from(self.cqe_size) + u64::from(self.cqe_size - 64)
+    }
+}
+
 impl Mr {
     /// Whether `[addr, addr+len)` lies inside the region (mlx5 mkey range check).
     pub fn covers(&self, addr: u64, len: u64) -> bool {
@@ -44,6 +51,9 @@ pub struct Cq {
     pub db: u64,
     /// Ring size in CQEs (power of two).
     pub ncqe: u32,
+    /// Bytes per CQE: 64, or 128 with the 64-byte CQE in the second half (libmlx5 reads
+    /// `cqe + 64` then).
+    pub cqe_size: u32,
     /// Producer index (the device's).
     pub pi: u32,
     /// Completion channel (the application's fd of the event file), when created on one.

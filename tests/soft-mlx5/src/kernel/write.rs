@@ -607,8 +607,9 @@ fn create_cq(
     }
     // mlx5_ib_create_cq: entries = roundup_pow_of_two(cqe + 1).
     let ncqe = (cqe + 1).next_power_of_two();
-    if u.cqe_size != 64 {
-        // 128-byte CQEs are a real mlx5 option the emulation does not model.
+    // mlx5_ib create_cq_user: 64- or 128-byte CQEs (the 64-byte CQE sits in the second half
+    // of a 128-byte one; nothing is scattered into the first, as with cs_res off).
+    if u.cqe_size != 64 && u.cqe_size != 128 {
         return Err(libc::EINVAL);
     }
     let channel = if channel >= 0 {
@@ -632,6 +633,7 @@ fn create_cq(
             buf: u.buf_addr,
             db: u.db_addr,
             ncqe,
+            cqe_size: u.cqe_size,
             pi: 0,
             channel,
             armed_sn: None,
@@ -668,9 +670,10 @@ fn resize_cq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         return Err(libc::EINVAL);
     }
     if entries != cur {
-        // resize_user: reserved fields must be zero; the CQE size stays 64 (create refuses
-        // 128-byte CQEs; copy_resize_cqes refuses a change of size).
-        if u.reserved0 != 0 || u.reserved1 != 0 || u.cqe_size != 64 || u.buf_addr == 0 {
+        // resize_user: reserved fields must be zero, the CQE size 64 or 128 and the one the
+        // CQ has (copy_resize_cqes refuses a change of size).
+        let size = dev.cqs.get(&r.cq_handle).map_or(64, |c| c.cqe_size);
+        if u.reserved0 != 0 || u.reserved1 != 0 || u32::from(u.cqe_size) != size || u.buf_addr == 0 {
             return Err(libc::EINVAL);
         }
         // The HCA executes WQEs rung before this command in microseconds, long before the

@@ -647,6 +647,7 @@ impl Bed {
                 buf: ring.addr(),
                 db: db.addr(),
                 ncqe,
+                cqe_size: 64,
                 pi: 0,
                 channel: None,
                 armed_sn: None,
