@@ -1510,3 +1510,32 @@ fn a_cq_of_128_byte_cqes_carries_each_cqe64_in_the_second_half_of_its_entry() {
         assert!(ring.read(entry, 64).iter().all(|&b| b == 0xab), "first half untouched");
     }
 }
+
+#[test]
+fn a_uc_qp_completes_on_the_wire_and_a_send_without_a_receive_is_dropped_not_retried() {
+    // IBA 9.8.2: unreliable connected, no acknowledgements, no RNR NAK; writes land, a send
+    // finding no receive is lost, and the requester completes both once sent.
+    let mut l = Link::new(Transport::Rc);
+    let b = l.resp.as_ref().unwrap().h;
+    for h in [l.req.h, b] {
+        l.bed.dev.qps.get_mut(&h).unwrap().kind = soft_mlx5::device::objects::QpKind::Uc;
+    }
+    let (lk, rk) = (l.local.key, l.remote.key);
+    l.local.buf.write(0, b"uc!!");
+    let i_w = l.post(Wr::write_inline(b"wire", l.remote.at(0), rk));
+    let i_s = l.post(Wr::send(&[(l.local.at(0), 4, lk)]));
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert_req_ok(&c[0], &l, i_w, opcode::RDMA_WRITE);
+    assert_req_ok(&c[1], &l, i_s, opcode::SEND);
+    assert_eq!(l.remote.buf.read(0, 4), b"wire");
+    assert!(l.rcq.drain().is_empty(), "nothing received");
+    // A receive posted now takes the next send, not the lost one.
+    l.post_recv(&[(l.remote.at(100), 16, rk)]);
+    l.post(Wr::send(&[(l.local.at(0), 4, lk)]));
+    l.run();
+    assert_eq!(one(&mut l.rcq).byte_cnt, 4);
+    assert_eq!(l.remote.buf.read(100, 4), b"uc!!");
+    assert_eq!(l.bed.state(l.req.h), QpState::Rts);
+}

@@ -98,6 +98,8 @@ pub struct Srq {
 pub enum QpKind {
     /// Reliable connected.
     Rc,
+    /// Unreliable connected: no acknowledgement, no retry, no reads or atomics (IBA 9.8.2).
+    Uc,
     /// Unreliable datagram.
     Ud,
     /// DC initiator.

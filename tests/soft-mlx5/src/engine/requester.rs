@@ -268,9 +268,9 @@ fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant, 
     let qp = &dev.qps[&h];
     let o = &qp.outstanding[i];
     let channel = o.channel;
-    if qp.kind == QpKind::Ud {
-        // Unreliable datagram: no ACK, no retry; the send completes once on the wire, whatever
-        // became of it (IBA 9.8).
+    if matches!(qp.kind, QpKind::Ud | QpKind::Uc) {
+        // Unreliable datagram or connection: no ACK, no retry; the request completes once on
+        // the wire, whatever became of it (IBA 9.8).
         let n = o.wqe.data.len() as u32;
         return finish(dev, h, i, n);
     }
@@ -611,7 +611,11 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
         Dest::Local(t) => {
             // A lossy wire between this device's own QPs: the request may be lost or arrive
             // twice, and so may its answer; retries carry the same PSN (see `psn_of`).
-            let psn = if kind == QpKind::Ud { 0 } else { psn_of(dev, h, i) };
+            let psn = if matches!(kind, QpKind::Ud | QpKind::Uc) {
+                0
+            } else {
+                psn_of(dev, h, i)
+            };
             let (there, back) = match dev.faults.as_mut() {
                 Some(f) => (f.fate(), f.fate()),
                 None => (Fate::Deliver, Fate::Deliver),
@@ -635,7 +639,7 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
         Dest::Nowhere => (Some(Response::Dropped), None),
         Dest::Remote(node, slot, mut target) => {
             // Unreliable datagram: nothing comes back, so nothing is awaited.
-            let await_answer = kind != QpKind::Ud;
+            let await_answer = !matches!(kind, QpKind::Ud | QpKind::Uc);
             if await_answer {
                 target.channel = channel;
                 target.psn = psn_of(dev, h, i);
@@ -673,7 +677,7 @@ fn psn_of(dev: &mut Device, h: u32, i: usize) -> u64 {
 fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
     let qp = &dev.qps[&h];
     let (node, dqpn, key) = match (qp.kind, wqe.av) {
-        (QpKind::Rc, _) => (path_node(dev, &qp.path), qp.dest_qpn, 0),
+        (QpKind::Rc | QpKind::Uc, _) => (path_node(dev, &qp.path), qp.dest_qpn, 0),
         (QpKind::Dci | QpKind::Ud, Some(av)) => (av_node(dev, &av), av.dqpn, av.key),
         _ => return Dest::Nowhere,
     };

@@ -127,6 +127,7 @@ pub fn accept(dev: &Device, kind: QpKind, dqpn: u32, key: u64, src_qpn: u32) -> 
     let (h, t) = dev.qp_by_num(dqpn)?;
     let ok = match kind {
         QpKind::Rc => t.kind == QpKind::Rc && t.dest_qpn == src_qpn,
+        QpKind::Uc => t.kind == QpKind::Uc && t.dest_qpn == src_qpn,
         QpKind::Dci => t.kind == QpKind::Dct && t.dc_key == key,
         QpKind::Ud => t.kind == QpKind::Ud,
         QpKind::Dct => false,

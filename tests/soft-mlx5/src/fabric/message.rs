@@ -89,6 +89,7 @@ fn kind_code(k: QpKind) -> u8 {
         QpKind::Ud => 1,
         QpKind::Dci => 2,
         QpKind::Dct => 3,
+        QpKind::Uc => 4,
     }
 }
 
@@ -98,6 +99,7 @@ fn kind_of(c: u8) -> Option<QpKind> {
         1 => QpKind::Ud,
         2 => QpKind::Dci,
         3 => QpKind::Dct,
+        4 => QpKind::Uc,
         _ => return None,
     })
 }

@@ -90,6 +90,15 @@ fn masks(kind: QpKind, cur: QpState, new: QpState) -> Option<(u32, u32)> {
             (Rts, Rts) => Some((0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER)),
             _ => None,
         },
+        // qp_state_table in drivers/infiniband/core/verbs.c, UC column.
+        QpKind::Uc => match (cur, new) {
+            (Reset, Init) => Some((PKEY_INDEX | PORT | ACCESS_FLAGS, 0)),
+            (Init, Init) => Some((0, PKEY_INDEX | PORT | ACCESS_FLAGS)),
+            (Init, Rtr) => Some((AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX)),
+            (Rtr, Rts) => Some((SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE)),
+            (Rts, Rts) => Some((0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE)),
+            _ => None,
+        },
         // qp_state_table, UD column.
         QpKind::Ud => match (cur, new) {
             (Reset, Init) => Some((PKEY_INDEX | PORT | QKEY, 0)),

@@ -771,7 +771,7 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     )
 }
 
-/// mlx5_ib_create_qp: RC/UD through the core types, DCI/DCT through IB_QPT_DRIVER with the
+/// mlx5_ib_create_qp: RC/UC/UD through the core types, DCI/DCT through IB_QPT_DRIVER with the
 /// mlx5 flags (create_dci / create_dct), each with the checks that decide the outcome.
 fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bool) -> Result<(), i32> {
     let u: mlx5_ib_create_qp = cmd.udata();
@@ -779,10 +779,12 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         return Err(libc::EINVAL);
     }
     const IB_QPT_RC: u8 = 2;
+    const IB_QPT_UC: u8 = 3;
     const IB_QPT_UD: u8 = 4;
     const IB_QPT_DRIVER: u8 = 0xff;
     let kind = match r.qp_type {
         IB_QPT_RC => QpKind::Rc,
+        IB_QPT_UC => QpKind::Uc,
         IB_QPT_UD => QpKind::Ud,
         IB_QPT_DRIVER => {
             // process_vendor_flags: exactly one of TYPE_DCI / TYPE_DCT.
