@@ -40,6 +40,9 @@ pub struct Profile {
     pub odp: bool,
     /// AV-to-QP mapping general object supported (mlx5dv_map_ah_to_qp).
     pub av_qp_mapping: bool,
+    /// DEVX user contexts (`log_max_uctx` non-zero): without them mlx5_ib refuses a DEVX
+    /// ucontext and exposes no DEVX methods (devx.c), so libmlx5 opens without a DEVX uid.
+    pub devx: bool,
 }
 
 /// Node GUID of device index 0; a device's GUID adds its index (distinct nodes).
@@ -79,6 +82,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: true,
         odp: true,
         av_qp_mapping: true,
+        devx: true,
     },
     Profile {
         name: "cx6dx-roce",
@@ -93,6 +97,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: true,
         odp: true,
         av_qp_mapping: true,
+        devx: true,
     },
     Profile {
         name: "vf-no-atomics",
@@ -107,6 +112,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: true,
         odp: false,
         av_qp_mapping: false,
+        devx: true,
     },
     Profile {
         name: "cx5-no-streams",
@@ -121,6 +127,22 @@ const PROFILES: &[Profile] = &[
         qpc_extension: false,
         odp: true,
         av_qp_mapping: false,
+        devx: true,
+    },
+    Profile {
+        name: "cx5-no-devx",
+        model: "ConnectX-5 InfiniBand without DEVX",
+        pci_device: 0x1017,
+        vendor_part_id: 4119,
+        fw: (16, 35, 2000),
+        link_layer: LinkLayer::InfiniBand,
+        lid: 1,
+        atomics: true,
+        dci_streams: Some((4, 4)),
+        qpc_extension: true,
+        odp: true,
+        av_qp_mapping: false,
+        devx: false,
     },
 ];
 

@@ -93,6 +93,23 @@ pub struct Device {
     pub slot: u32,
     /// The wire to devices of other processes (`SOFT_MLX5_FABRIC`).
     pub fabric: Option<crate::fabric::Fabric>,
+    /// Set when the overrun oracle caught software posting past a ring (engine/oracle.rs).
+    pub fault: Option<String>,
+    /// The last packet sequence number a requester of this device used (engine/requester.rs).
+    pub next_psn: u64,
+    /// Per requester connection that reached this device over the fabric: what a responder
+    /// keeps to answer a duplicate (engine/remote.rs).
+    pub connections:
+        std::collections::HashMap<crate::engine::responder::ConnectionKey, crate::engine::responder::Connection>,
+    /// Faults of the wire between this device's own QPs (`SOFT_MLX5_FAULTS`): loss and
+    /// duplication of requests and answers; reordering and delay happen on the fabric only.
+    pub faults: Option<crate::fabric::faults::Faults>,
+    /// Passes of the data path so far: an answer is acted on a pass after its request left,
+    /// so requests behind it are on the wire meanwhile, as on a link with latency.
+    pub pass: u64,
+    /// Completions of different DCI streams in the order they finish rather than send-queue
+    /// order (`SOFT_MLX5_OOO=1`); within a stream always in order.
+    pub ooo_streams: bool,
     next_handle: u32,
     next_qpn: u32,
     next_mkey: u32,
@@ -120,6 +137,12 @@ impl Device {
             devx_objs: BTreeMap::new(),
             slot: 0,
             fabric: None,
+            fault: None,
+            pass: 0,
+            next_psn: 0,
+            connections: Default::default(),
+            faults: None,
+            ooo_streams: false,
             next_handle: 1,
             next_qpn: FIRST_QPN,
             next_mkey: FIRST_MKEY_INDEX,
@@ -233,9 +256,14 @@ pub fn global() -> MutexGuard<'static, Device> {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
         let mut dev = Device::new(Profile::from_env(), node, Box::new(LocalDma));
+        dev.ooo_streams = std::env::var("SOFT_MLX5_OOO").is_ok_and(|v| v == "1");
+        dev.faults = crate::fabric::faults::Faults::from_env();
         if let Some(root) = std::env::var_os("SOFT_MLX5_FABRIC") {
             match crate::fabric::Fabric::join(std::path::Path::new(&root), node) {
-                Ok(f) => dev.attach(f),
+                Ok(mut f) => {
+                    f.faults = crate::fabric::faults::Faults::from_env();
+                    dev.attach(f);
+                }
                 Err(e) => eprintln!(
                     "soft-mlx5 (emulated): cannot join the fabric at {} ({e}); this process's device reaches only itself",
                     std::path::Path::new(&root).display()

@@ -24,6 +24,13 @@ pub struct Mr {
     pub access: u32,
 }
 
+impl Cq {
+    /// Address of the 64-byte CQE at producer index `pi`.
+    pub fn cqe64_at(&self, pi: u32) -> u64 {
+        self.buf + u64::from(pi & (self.ncqe - 1)) * u64::from(self.cqe_size) + u64::from(self.cqe_size - 64)
+    }
+}
+
 impl Mr {
     /// Whether `[addr, addr+len)` lies inside the region (mlx5 mkey range check).
     pub fn covers(&self, addr: u64, len: u64) -> bool {
@@ -44,6 +51,9 @@ pub struct Cq {
     pub db: u64,
     /// Ring size in CQEs (power of two).
     pub ncqe: u32,
+    /// Bytes per CQE: 64, or 128 with the 64-byte CQE in the second half (libmlx5 reads
+    /// `cqe + 64` then).
+    pub cqe_size: u32,
     /// Producer index (the device's).
     pub pi: u32,
     /// Completion channel (the application's fd of the event file), when created on one.
@@ -88,6 +98,8 @@ pub struct Srq {
 pub enum QpKind {
     /// Reliable connected.
     Rc,
+    /// Unreliable connected: no acknowledgement, no retry, no reads or atomics (IBA 9.8.2).
+    Uc,
     /// Unreliable datagram.
     Ud,
     /// DC initiator.
@@ -254,14 +266,16 @@ pub struct Qp {
     pub dci_streams: Option<(u8, u8)>,
     /// Errored DCI stream channels (see [`Qp::stream_channel`]).
     pub errored_streams: Vec<u16>,
-    /// SQ WQEBB counter consumed by the device.
+    /// SQ WQEBB counter consumed by the device: the oldest WQE not yet completed.
     pub sq_ci: u32,
     /// RQ WQEs consumed by the device.
     pub rq_ci: u32,
-    /// Head-of-queue stall and its deadline.
-    pub stall: Option<(Stall, std::time::Instant)>,
-    /// The head request went to another process: its answer, awaited.
-    pub remote: Option<crate::engine::remote::Awaiting>,
+    /// SQ WQEBB counter past the last WQE the requester fetched.
+    pub sq_fetched: u32,
+    /// The WQEs fetched and not yet completed, in send-queue order (engine/requester.rs).
+    pub outstanding: std::collections::VecDeque<crate::engine::requester::Outstanding>,
+    /// Per channel (a DCI stream channel; 0 otherwise): the retry its head waits for.
+    pub stalls: std::collections::BTreeMap<u16, (Stall, std::time::Instant)>,
 }
 
 /// Address handle created through the kernel (RoCE: mlx5_ib resolves the MAC).
@@ -274,11 +288,39 @@ pub struct Ah {
 }
 
 impl Qp {
+    /// The remote access this QP grants as a responder. On RC, mlx5_ib's
+    /// `to_mlx5_access_flags` keeps only remote write in the QPC when max_dest_rd_atomic is 0:
+    /// with no responder resources there is nowhere to hold a read or an atomic, so the HCA
+    /// answers them as operations the QP does not enable. A DCT's rre/rwe/rae come from its
+    /// access flags alone (mlx5_ib create_dct), so it keeps them.
+    pub fn responder_access(&self) -> u32 {
+        use crate::engine::responder::ACCESS_REMOTE_WRITE;
+        if self.kind == QpKind::Rc && self.max_dest_rd_atomic == 0 {
+            self.access & ACCESS_REMOTE_WRITE
+        } else {
+            self.access
+        }
+    }
+
     /// The stream channel a DCI stream id selects: one of the 2^log_num_concurent channels the
     /// DCI was created with, the id taken modulo their number. rdma-core's own stream tests
     /// (tests/mlx5_base.py `generate_stream_id`) post on ids up to 2^log_num_concurent + 2 and
     /// reset errors on them, which hardware accepts; None for a DCI without streams.
     pub fn stream_channel(&self, stream: u16) -> Option<u16> {
         self.dci_streams.map(|(log_c, _)| stream & ((1u16 << log_c) - 1))
+    }
+
+    /// The in-order channel a WQE of `stream` travels on: its DCI stream channel, or the one
+    /// channel of a QP without streams.
+    pub fn channel(&self, stream: u16) -> u16 {
+        self.stream_channel(stream).unwrap_or(0)
+    }
+
+    /// Forgets the send queue's progress (to RESET: libmlx5 restarts its counters too).
+    pub fn reset_send_queue(&mut self) {
+        self.sq_ci = 0;
+        self.sq_fetched = 0;
+        self.outstanding.clear();
+        self.stalls.clear();
     }
 }

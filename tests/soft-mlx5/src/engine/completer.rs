@@ -50,7 +50,7 @@ pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
         }
         return false;
     }
-    let addr = c.buf + u64::from(c.pi & (c.ncqe - 1)) * 64;
+    let addr = c.cqe64_at(c.pi);
     crate::log(format_args!("cq {:#x} pi {}: {cqe:?}", c.cqn, c.pi));
     let mut bytes = cqe.encode();
     let owner = u8::from(c.pi & c.ncqe != 0);
@@ -116,7 +116,7 @@ pub fn resize(dev: &mut Device, cq: u32, buf: u64, ncqe: u32) -> Result<(), u8> 
     if outstanding > ncqe {
         return Err(MLX5_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR);
     }
-    let addr = c.buf + u64::from(c.pi & (c.ncqe - 1)) * 64;
+    let addr = c.cqe64_at(c.pi);
     let mut bytes = [0u8; 64];
     bytes[63] = (super::cqe::op::RESIZE_CQ << 4) | u8::from(c.pi & c.ncqe != 0);
     dma.write(addr, &bytes[..63]);

@@ -4,6 +4,7 @@
 
 pub mod completer;
 pub mod cqe;
+pub mod oracle;
 pub mod remote;
 pub mod requester;
 pub mod responder;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 /// One pass over every queue: returns whether anything moved.
 pub fn step(dev: &mut Device) -> bool {
     let now = Instant::now();
+    dev.pass += 1;
     let mut moved = remote::poll(dev);
     let cqs: Vec<u32> = dev.cqs.keys().copied().collect();
     scan_uar_doorbells(dev);
@@ -27,6 +29,15 @@ pub fn step(dev: &mut Device) -> bool {
     }
     let qps: Vec<u32> = dev.qps.keys().copied().collect();
     for h in qps {
+        if let Err(msg) = oracle::check(dev, h) {
+            // The QP's rings no longer say what software meant: nothing more of it runs, and
+            // the device thread ends the process with this message (see `start`).
+            if dev.fault.is_none() {
+                crate::log(format_args!("{msg}"));
+                dev.fault = Some(msg);
+            }
+            continue;
+        }
         moved |= requester::run(dev, h, now);
         moved |= flush_receive_queue(dev, h);
     }
@@ -129,7 +140,13 @@ pub fn start() {
                 if PAUSED.load(Ordering::Acquire) {
                     continue;
                 }
-                (step(&mut dev), dev.fabric.as_ref().map(|f| f.raw_fd()))
+                let moved = step(&mut dev);
+                if let Some(msg) = &dev.fault {
+                    // A software overrun fails the run at once, naming the QP (oracle.rs).
+                    eprintln!("soft-mlx5 (emulated): {msg}");
+                    std::process::abort();
+                }
+                (moved, dev.fabric.as_ref().map(|f| f.raw_fd()))
             };
             // Busy while there is work and for 50 us after it (the next doorbell of a
             // ping-pong comes soon); then wait up to 100 us, or until a message arrives on the

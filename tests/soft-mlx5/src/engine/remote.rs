@@ -2,8 +2,8 @@
 //! requester's side (send, then wait for the answer without holding up other queues) and the
 //! responder's side (execute a request that arrived, answer it).
 
+use super::requester::ReqState;
 use super::responder::{self, Response};
-use crate::device::objects::Qp;
 use crate::device::Device;
 use crate::fabric::message::{self, Message, Target};
 use crate::fabric::Delivery;
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// How often a requester still waiting checks that its peer lives.
 const PROBE_EVERY: Duration = Duration::from_millis(20);
 
-/// A send queue whose head request went to another process.
+/// A request on the wire to another process, awaiting its answer.
 #[derive(Debug)]
 pub struct Awaiting {
     /// Matches the answer.
@@ -21,49 +21,34 @@ pub struct Awaiting {
     pub peer: Vec<u8>,
     /// When the peer was last known alive.
     pub checked: Instant,
-    /// The answer, once it is in.
-    pub answer: Option<Response>,
+    /// Nobody listens at the peer's address: the request is lost.
+    pub lost: bool,
+    /// When the local ACK timeout runs out (None: timeout 0, never).
+    pub deadline: Option<Instant>,
 }
 
-/// Whether QP `qp` waits for an answer that has not come.
-pub fn awaiting(qp: &Qp) -> bool {
-    qp.remote.as_ref().is_some_and(|a| a.answer.is_none())
-}
-
-/// The answer for QP `h`'s head request, if it came.
-pub fn take_answer(dev: &mut Device, h: u32) -> Option<Response> {
-    let qp = dev.qps.get_mut(&h)?;
-    if qp.remote.as_ref()?.answer.is_some() {
-        return qp.remote.take()?.answer;
-    }
-    None
-}
-
-/// Sends QP `h`'s request to the device in `slot` of `node`. With `await_answer` the QP waits
-/// for the answer; a peer nobody listens at loses the request (answer: dropped).
+/// Sends a request to the device in `slot` of `node`. With `await_answer` it returns what
+/// the requester waits on; a peer nobody listens at loses the request.
 pub fn send(
     dev: &mut Device,
-    h: u32,
     node: u32,
     slot: u32,
     target: Target,
     req: &responder::Request<'_>,
     await_answer: bool,
-) {
-    let Some(fabric) = dev.fabric.as_mut() else {
-        return;
-    };
+    deadline: Option<Instant>,
+) -> Option<Awaiting> {
+    let fabric = dev.fabric.as_mut()?;
     let seq = if await_answer { fabric.next_seq() } else { 0 };
     let peer = fabric.peer(node, slot);
     let delivery = fabric.send(&peer, &message::encode_request(seq, target, req));
-    if let (true, Some(qp)) = (await_answer, dev.qps.get_mut(&h)) {
-        qp.remote = Some(Awaiting {
-            seq,
-            peer,
-            checked: Instant::now(),
-            answer: (delivery == Delivery::Lost).then_some(Response::Dropped),
-        });
-    }
+    await_answer.then(|| Awaiting {
+        seq,
+        peer,
+        checked: Instant::now(),
+        lost: delivery == Delivery::Lost,
+        deadline,
+    })
 }
 
 /// Serves the fabric: sends what waits, executes the requests that arrived and answers them,
@@ -79,19 +64,25 @@ pub fn poll(dev: &mut Device) -> bool {
     for (from, bytes) in arrived {
         match message::decode(&bytes) {
             Some(Message::Request { seq, packet }) => {
-                let t = packet.target;
-                let response = match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn) {
-                    Some(th) => responder::respond(dev, th, &packet.request()),
-                    None => Response::Dropped,
-                };
+                let response = serve(dev, &packet);
                 if let (true, Some(fabric)) = (seq != 0, dev.fabric.as_mut()) {
                     fabric.send(&from, &message::encode_answer(seq, &response));
                 }
             }
             Some(Message::Answer { seq, response }) => {
-                let waiting = dev.qps.values_mut().filter_map(|q| q.remote.as_mut());
-                if let Some(a) = waiting.into_iter().find(|a| a.seq == seq && a.answer.is_none()) {
-                    a.answer = Some(response);
+                let sent = dev.qps.values_mut().flat_map(|q| q.outstanding.iter_mut());
+                for o in sent {
+                    if let ReqState::Sent {
+                        answer: answer @ None,
+                        remote: Some(a),
+                        ..
+                    } = &mut o.state
+                    {
+                        if a.seq == seq {
+                            *answer = Some(response);
+                            break;
+                        }
+                    }
                 }
             }
             None => crate::log(format_args!(
@@ -104,6 +95,19 @@ pub fn poll(dev: &mut Device) -> bool {
     moved
 }
 
+/// Executes a request that arrived over the fabric, unless it duplicates one already
+/// executed ([`responder::respond_once`]).
+fn serve(dev: &mut Device, packet: &message::Packet) -> Response {
+    let t = packet.target;
+    let key = (t.origin, packet.src_qpn, t.channel);
+    responder::respond_once(dev, key, t.psn, packet.opcode, |dev| {
+        match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn) {
+            Some(th) => responder::respond(dev, th, &packet.request()),
+            None => Response::Dropped,
+        }
+    })
+}
+
 /// A requester whose peer no longer listens gets "dropped" as its answer: it times out and
 /// retries as on a wire where the peer vanished.
 fn check_peers(dev: &mut Device) {
@@ -112,13 +116,26 @@ fn check_peers(dev: &mut Device) {
         return;
     };
     let now = Instant::now();
-    for a in qps.values_mut().filter_map(|q| q.remote.as_mut()) {
-        if a.answer.is_none() && now.duration_since(a.checked) >= PROBE_EVERY {
+    for o in qps.values_mut().flat_map(|q| q.outstanding.iter_mut()) {
+        let ReqState::Sent {
+            answer: answer @ None,
+            remote: Some(a),
+            ..
+        } = &mut o.state
+        else {
+            continue;
+        };
+        if a.deadline.is_some_and(|d| now >= d) {
+            // The local ACK timeout ran out: lost on the way there or back (IBA 9.7.6.1.3).
+            *answer = Some(Response::Dropped);
+            continue;
+        }
+        if now.duration_since(a.checked) >= PROBE_EVERY {
             if fabric.alive(&a.peer) {
                 a.checked = now;
             } else {
                 crate::log(format_args!("fabric: peer {} gone", String::from_utf8_lossy(&a.peer)));
-                a.answer = Some(Response::Dropped);
+                *answer = Some(Response::Dropped);
             }
         }
     }

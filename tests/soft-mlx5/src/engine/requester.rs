@@ -1,108 +1,551 @@
-//! The requester: one send queue's WQEs, in order, as the HCA's send engine executes them:
-//! routing (RC connection, DC address vector and key), local key checks, the responder's
-//! answer (ACK, RNR NAK, NAK, silence), retries with their timers, completions, and the error
-//! state with its flush (IBA 10.8.3, 11.6.2; mlx5 DCI streams per mlx5dv_create_qp(3)).
+//! The requester: a send queue as the HCA's send engine runs it (IBA 9.7, 10.8.3, 11.6.2; mlx5
+//! DCI streams per mlx5dv_create_qp(3)).
+//!
+//! WQEs are fetched in order and put on the wire as far as the transport lets them. Each
+//! channel (a DCI stream channel, or the one channel of any other QP) is in order and stops
+//! behind a request that was not acknowledged (RNR NAK, NAK, silence): IBA's responder discards
+//! what follows such a packet until the requester retries it (9.7.5.1), so nothing behind it in
+//! that channel executes first, while other channels go on. Reads and atomics in flight are
+//! bounded by max_rd_atomic and an RC peer's max_dest_rd_atomic (mlx5_ib log_sra_max,
+//! log_rra_max); a WQE with MLX5_WQE_CTRL_FENCE waits until every earlier read and atomic has
+//! completed (IBA 10.8.3.3, IBV_SEND_FENCE). Answers are acted on as they arrive, a pass after
+//! their request left, so requests behind them are executed at the target meanwhile. An error
+//! that takes the QP to ERR flushes everything outstanding, executed or not. Completions are
+//! written in send-queue order (what libmlx5 cq.c and UCX assume), or, with `SOFT_MLX5_OOO=1`,
+//! per channel as each finishes.
 
 use super::completer;
 use super::cqe::{op, syndrome, Cqe};
-use super::remote;
+use super::remote::{self, Awaiting};
 use super::responder::{self, Request, Response, ACCESS_LOCAL_WRITE};
 use super::timing::{ack_timeout, rnr_delay};
 use super::wqe::{decode_send, opcode, Data, SendWqe};
 use crate::device::events::Owner;
-use crate::device::objects::{Path, QpKind, QpState, Stall};
+use crate::device::objects::{Path, Qp, QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
+use crate::fabric::faults::Fate;
 use crate::fabric::message::Target;
 use crate::fabric::{MAX_NODES, SLOT_SHIFT};
 use crate::profile::LinkLayer;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// Runs the send queue of QP `h` until it is empty or stalled; true when it moved.
+/// One fetched send WQE, from its fetch until its completion is written.
+#[derive(Debug)]
+pub struct Outstanding {
+    /// The WQE as decoded at fetch.
+    pub wqe: SendWqe,
+    /// The channel it travels on ([`Qp::channel`]).
+    pub channel: u16,
+    /// Its packet sequence number on the wire to another process, kept across retries so
+    /// the responder knows a retry of what it executed (0 until first sent).
+    pub psn: u64,
+    /// Where it is.
+    pub state: ReqState,
+}
+
+/// Where an outstanding WQE is.
+#[derive(Debug)]
+pub enum ReqState {
+    /// Fetched, not on the wire (or waiting for its retry).
+    Queued,
+    /// On the wire.
+    Sent {
+        /// The answer, once in.
+        answer: Option<Response>,
+        /// The pass from which the answer is acted on (the acknowledgement's flight).
+        after: u64,
+        /// The request went to another process's device.
+        remote: Option<Awaiting>,
+    },
+    /// Done (successfully, in error or flushed): the CQE to write in its turn.
+    Finished {
+        /// The CQE.
+        cqe: Cqe,
+        /// Whether a CQE is written (success of an unsignaled WQE: none).
+        signal: bool,
+        /// The error took the QP to ERR: when its CQE cannot be written, the affiliated
+        /// fatal event reports it instead.
+        fatal: bool,
+    },
+    /// The CQE is written; the slot is released once every older WQE is done too.
+    Reported,
+}
+
+/// Whether QP `qp` has a request on the wire to another process whose answer has not come.
+pub fn awaiting_remote(qp: &Qp) -> bool {
+    qp.outstanding.iter().any(|o| {
+        matches!(
+            &o.state,
+            ReqState::Sent {
+                answer: None,
+                remote: Some(_),
+                ..
+            }
+        )
+    })
+}
+
+/// Reads and atomics of QP `qp` on the wire (sent, their answer not acted on yet).
+pub fn reads_in_flight(qp: &Qp) -> usize {
+    qp.outstanding
+        .iter()
+        .filter(|o| o.wqe.reads_or_atomic() && matches!(o.state, ReqState::Sent { .. }))
+        .count()
+}
+
+/// Runs the send queue of QP `h` one pass: fetch what was posted, act on the answers that
+/// arrived, put what may go on the wire, write the completions that are due. True when it
+/// moved.
 pub fn run(dev: &mut Device, h: u32, now: Instant) -> bool {
+    let Some(qp) = dev.qps.get(&h) else {
+        return false;
+    };
+    if qp.kind == QpKind::Dct || qp.sq.cnt == 0 {
+        return false;
+    }
+    if matches!(qp.state, QpState::Reset | QpState::Init | QpState::Rtr) {
+        // WQEs posted before RTS wait in the ring, as on the HCA.
+        return false;
+    }
+    let mut moved = fetch(dev, h);
+    moved |= take_answers(dev, h, now);
+    moved |= issue(dev, h, now);
+    moved |= report(dev, h);
+    moved
+}
+
+/// Decodes the WQEs posted since the last fetch. An undecodable WQE is a local QP operation
+/// error once every older WQE is done (nothing past it can be found: its size is unknown).
+fn fetch(dev: &mut Device, h: u32) -> bool {
+    let Device { dma, qps, .. } = dev;
+    let Some(qp) = qps.get_mut(&h) else {
+        return false;
+    };
+    let pi = dma.read_be32(qp.db + 4) & 0xffff;
+    let datagram = matches!(qp.kind, QpKind::Dci | QpKind::Ud);
+    let in_err = qp.state == QpState::Err;
     let mut moved = false;
-    loop {
-        let Some(qp) = dev.qps.get(&h) else {
-            return moved;
-        };
-        if qp.kind == QpKind::Dct || qp.sq.cnt == 0 {
-            return moved;
-        }
-        let pi = dev.dma.read_be32(qp.db + 4) & 0xffff;
-        if qp.sq_ci & 0xffff == pi {
-            return moved;
-        }
-        let state = qp.state;
-        if matches!(state, QpState::Reset | QpState::Init | QpState::Rtr) {
-            // WQEs posted before RTS wait in the ring, as on the HCA.
-            return moved;
-        }
-        if let Some((_, until)) = qp.stall {
-            if now < until && state != QpState::Err {
-                return moved;
+    let mut bad = None;
+    while qp.sq_fetched & 0xffff != pi && qp.sq_fetched.wrapping_sub(qp.sq_ci) < qp.sq.cnt {
+        let (wqe, state) = match decode_send(dma.as_ref(), &qp.sq, qp.sq_fetched, datagram) {
+            Ok(w) => {
+                let state = if in_err { flushed(qp, &w) } else { ReqState::Queued };
+                (w, state)
             }
-        }
-        if state != QpState::Err && remote::awaiting(qp) {
-            return moved;
-        }
-        let datagram = matches!(qp.kind, QpKind::Dci | QpKind::Ud);
-        let wqe = match decode_send(dev.dma.as_ref(), &qp.sq, qp.sq_ci, datagram) {
-            Ok(w) => w,
             Err(e) => {
-                crate::log(format_args!("qp {:#x}: undecodable WQE at {}: {e:?}", qp.qpn, qp.sq_ci));
-                let bb = qp.sq_ci;
-                moved = true;
-                if state == QpState::Err {
-                    // A QP in ERR executes nothing: every WQE completes with a flush error
-                    // (IBA 10.3.1.1, 11.6.2), none is checked again; an unreadable WQE there is
-                    // one more flushed basic block, not a second local QP operation error.
-                    let placeholder = SendWqe {
-                        index: bb as u16,
-                        opcode: 0,
-                        qpn: qp.qpn,
-                        ds: 0,
-                        bbs: 1,
-                        fm_ce_se: 0,
-                        imm: 0,
-                        stream: 0,
-                        av: None,
-                        raddr: None,
-                        atomic: None,
-                        data: Data::Sges(Vec::new()),
-                    };
-                    flush(dev, h, &placeholder);
-                    continue;
+                if !in_err && !qp.outstanding.is_empty() {
+                    break;
                 }
-                error(dev, h, bb as u16, 0, 1, syndrome::LOCAL_QP_OP_ERR, 0);
-                continue;
+                crate::log(format_args!(
+                    "qp {:#x}: undecodable WQE at {}: {e:?}",
+                    qp.qpn, qp.sq_fetched
+                ));
+                let w = placeholder(qp.sq_fetched, qp.qpn);
+                // A QP in ERR executes nothing: an unreadable WQE there is one more flushed
+                // basic block (IBA 10.3.1.1, 11.6.2), not a second local QP operation error.
+                let state = if in_err {
+                    flushed(qp, &w)
+                } else {
+                    bad = Some(qp.outstanding.len());
+                    ReqState::Queued
+                };
+                (w, state)
             }
         };
+        qp.sq_fetched = qp.sq_fetched.wrapping_add(wqe.bbs);
+        let channel = qp.channel(wqe.stream);
+        qp.outstanding.push_back(Outstanding {
+            wqe,
+            channel,
+            psn: 0,
+            state,
+        });
         moved = true;
-        if state == QpState::Err || stream_errored(dev, h, &wqe) {
-            flush(dev, h, &wqe);
-            continue;
+        if bad.is_some() {
+            break;
         }
-        match execute(dev, h, &wqe) {
-            Outcome::Done(byte_cnt) => complete(dev, h, &wqe, byte_cnt),
-            Outcome::Wait(stall, until) => {
-                if let Some(qp) = dev.qps.get_mut(&h) {
-                    qp.stall = Some((stall, until));
+    }
+    if let Some(i) = bad {
+        fail(dev, h, i, syndrome::LOCAL_QP_OP_ERR);
+    }
+    moved
+}
+
+/// A one-basic-block stand-in for a WQE that could not be decoded.
+fn placeholder(bb: u32, qpn: u32) -> SendWqe {
+    SendWqe {
+        index: bb as u16,
+        opcode: 0,
+        qpn,
+        ds: 0,
+        bbs: 1,
+        fm_ce_se: 0,
+        imm: 0,
+        stream: 0,
+        av: None,
+        raddr: None,
+        atomic: None,
+        data: Data::Sges(Vec::new()),
+    }
+}
+
+/// The flush-error completion of `wqe` (IBA 10.3.1.1: every WQE of a QP in ERR).
+fn flushed(qp: &Qp, wqe: &SendWqe) -> ReqState {
+    ReqState::Finished {
+        cqe: Cqe {
+            opcode: op::REQ_ERR,
+            uidx: qp.uidx,
+            qpn: qp.qpn,
+            wqe_opcode: wqe.opcode,
+            wqe_counter: wqe.index,
+            syndrome: syndrome::WR_FLUSH_ERR,
+            ..Default::default()
+        },
+        signal: true,
+        fatal: false,
+    }
+}
+
+/// Flushes every outstanding WQE of `channel` (None: of every channel) that has not finished,
+/// including those the target executed whose acknowledgement had not come back.
+fn flush_pending(qp: &mut Qp, channel: Option<u16>) -> bool {
+    let mut moved = false;
+    for i in 0..qp.outstanding.len() {
+        let o = &qp.outstanding[i];
+        let pending = matches!(o.state, ReqState::Queued | ReqState::Sent { .. });
+        let of_channel = match channel {
+            Some(c) => c == o.channel,
+            None => true,
+        };
+        if pending && of_channel {
+            let state = flushed(qp, &qp.outstanding[i].wqe);
+            qp.outstanding[i].state = state;
+            moved = true;
+        }
+    }
+    moved
+}
+
+/// Acts on the answers that have arrived, in send-queue order.
+fn take_answers(dev: &mut Device, h: u32, now: Instant) -> bool {
+    let pass = dev.pass;
+    let mut moved = false;
+    let mut i = 0;
+    loop {
+        let Some(qp) = dev.qps.get_mut(&h) else {
+            return moved;
+        };
+        if qp.state == QpState::Err {
+            return flush_pending(qp, None) || moved;
+        }
+        let Some(o) = qp.outstanding.get_mut(i) else {
+            return moved;
+        };
+        if let ReqState::Sent {
+            answer: answer @ Some(_),
+            after,
+            remote,
+        } = &mut o.state
+        {
+            if *after <= pass {
+                let answer = answer.take();
+                // Silence from another process is known only once its timer ran out: the
+                // retry goes at once, the timeout having been waited already.
+                let waited = remote.is_some();
+                o.state = ReqState::Queued;
+                if let Some(a) = answer {
+                    conclude(dev, h, i, a, now, waited);
                 }
-                return moved;
+                moved = true;
             }
-            Outcome::Failed(synd) => {
-                error(dev, h, wqe.index, wqe.opcode, wqe.bbs, synd, wqe.stream);
+        }
+        i += 1;
+    }
+}
+
+/// What the requester makes of the responder's answer (or of its silence) to WQE `i`.
+fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant, waited: bool) {
+    let qp = &dev.qps[&h];
+    let o = &qp.outstanding[i];
+    let channel = o.channel;
+    if matches!(qp.kind, QpKind::Ud | QpKind::Uc) {
+        // Unreliable datagram or connection: no ACK, no retry; the request completes once on
+        // the wire, whatever became of it (IBA 9.8).
+        let n = o.wqe.data.len() as u32;
+        return finish(dev, h, i, n);
+    }
+    match answer {
+        Response::Ack(reply) => {
+            let wqe = &dev.qps[&h].outstanding[i].wqe;
+            // Read data and atomic results land in local memory now, with the response.
+            if let Some(bytes) = reply {
+                scatter_local(dev, &wqe.data, &bytes);
             }
-            Outcome::Pending => return moved,
+            let byte_cnt = match wqe.opcode {
+                opcode::ATOMIC_CS | opcode::ATOMIC_FA => 8,
+                _ => wqe.data.len() as u32,
+            };
+            finish(dev, h, i, byte_cnt);
+        }
+        Response::RnrNak(timer) => {
+            let left = match qp.stalls.get(&channel) {
+                Some((Stall::Rnr { left }, _)) => *left,
+                _ => qp.rnr_retry,
+            };
+            // rnr_retry 7 means retry forever (IBA 9.7.5.2.8).
+            if left == 0 {
+                return fail(dev, h, i, syndrome::RNR_RETRY_EXC_ERR);
+            }
+            let left = if left == 7 { 7 } else { left - 1 };
+            if let Some(qp) = dev.qps.get_mut(&h) {
+                qp.stalls.insert(channel, (Stall::Rnr { left }, now + rnr_delay(timer)));
+            }
+        }
+        Response::Nak(synd) => fail(dev, h, i, synd),
+        Response::Dropped => {
+            let left = match qp.stalls.get(&channel) {
+                Some((Stall::Timeout { left }, _)) => *left,
+                _ => qp.retry_cnt.saturating_add(1),
+            };
+            if left == 0 {
+                return fail(dev, h, i, syndrome::TRANSPORT_RETRY_EXC_ERR);
+            }
+            let stall = match ack_timeout(qp.timeout) {
+                Some(_) if waited => (Stall::Timeout { left: left - 1 }, now),
+                Some(t) => (Stall::Timeout { left: left - 1 }, now + t),
+                // Timeout 0 waits forever: the QP never completes the WQE.
+                None => (Stall::Timeout { left }, now + Duration::from_secs(3600)),
+            };
+            if let Some(qp) = dev.qps.get_mut(&h) {
+                qp.stalls.insert(channel, stall);
+            }
         }
     }
 }
 
-enum Outcome {
-    Done(u32),
-    Wait(Stall, Instant),
-    Failed(u8),
-    /// The request went to another process's device; its answer is awaited.
-    Pending,
+/// WQE `i` completed successfully; its channel's retry counters start afresh.
+fn finish(dev: &mut Device, h: u32, i: usize, byte_cnt: u32) {
+    let Some(qp) = dev.qps.get_mut(&h) else {
+        return;
+    };
+    let o = &qp.outstanding[i];
+    let cqe = Cqe {
+        opcode: op::REQ,
+        uidx: qp.uidx,
+        qpn: qp.qpn,
+        wqe_opcode: o.wqe.opcode,
+        wqe_counter: o.wqe.index,
+        byte_cnt,
+        ..Default::default()
+    };
+    let signal = o.wqe.signaled() || qp.sq_sig_all;
+    let channel = o.channel;
+    qp.stalls.remove(&channel);
+    qp.outstanding[i].state = ReqState::Finished {
+        cqe,
+        signal,
+        fatal: false,
+    };
+}
+
+/// WQE `i` completed in error. On a DCI with streams only its stream enters error (its later
+/// WQEs flush) until 2^log_num_errored distinct streams have erred; then, as on any other QP,
+/// the QP goes to ERR and everything outstanding flushes (mlx5dv_create_qp(3),
+/// mlx5dv_dci_stream_id_reset(3); IBA 10.8.3, 11.6.2).
+fn fail(dev: &mut Device, h: u32, i: usize, synd: u8) {
+    let Some(qp) = dev.qps.get_mut(&h) else {
+        return;
+    };
+    let o = &qp.outstanding[i];
+    let cqe = Cqe {
+        opcode: op::REQ_ERR,
+        uidx: qp.uidx,
+        qpn: qp.qpn,
+        wqe_opcode: o.wqe.opcode,
+        wqe_counter: o.wqe.index,
+        syndrome: synd,
+        vendor_err: 0x80 | synd,
+        ..Default::default()
+    };
+    let (channel, index) = (o.channel, o.wqe.index);
+    let mut to_err = true;
+    if let Some((_, log_errored)) = qp.dci_streams {
+        if !qp.errored_streams.contains(&channel) {
+            qp.errored_streams.push(channel);
+        }
+        to_err = qp.errored_streams.len() >= 1usize << log_errored;
+    }
+    qp.stalls.remove(&channel);
+    qp.outstanding[i].state = ReqState::Finished {
+        cqe,
+        signal: true,
+        fatal: to_err,
+    };
+    crate::log(format_args!(
+        "qp {:#x}: WQE {index} failed, syndrome {synd:#x}{}",
+        qp.qpn,
+        if to_err { ", QP to ERR" } else { ", stream error" }
+    ));
+    if to_err {
+        dev.enter_error(h);
+        if let Some(qp) = dev.qps.get_mut(&h) {
+            flush_pending(qp, None);
+        }
+    } else {
+        flush_pending(qp, Some(channel));
+    }
+}
+
+/// mlx5_ib programs log_sra_max = ilog2(max_rd_atomic) (and log_rra_max likewise), so the
+/// HCA keeps 2^that reads and atomics in flight; 0 leaves the field 0: one.
+fn rd_atomic_depth(n: u8) -> usize {
+    1usize << n.max(1).ilog2()
+}
+
+/// How many reads and atomics QP `h` may have on the wire: its own initiator depth and, for an
+/// RC peer on this device, the peer's responder resources.
+fn rd_atomic_bound(dev: &Device, h: u32) -> usize {
+    let qp = &dev.qps[&h];
+    let own = rd_atomic_depth(qp.max_rd_atomic);
+    if qp.kind != QpKind::Rc {
+        return own;
+    }
+    match dev.qp_by_num(qp.dest_qpn) {
+        Some((_, peer)) if peer.kind == QpKind::Rc && peer.dest_qpn == qp.qpn => {
+            own.min(rd_atomic_depth(peer.max_dest_rd_atomic))
+        }
+        _ => own,
+    }
+}
+
+/// Puts on the wire every queued WQE the transport lets go (see the module comment).
+fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
+    let Some(qp) = dev.qps.get(&h) else {
+        return false;
+    };
+    if qp.state == QpState::Err {
+        return false;
+    }
+    let bound = rd_atomic_bound(dev, h);
+    let mut blocked: Vec<u16> = Vec::new();
+    let (mut reads_sent, mut reads_unfinished) = (0usize, 0usize);
+    let mut moved = false;
+    for i in 0..dev.qps[&h].outstanding.len() {
+        let Some(qp) = dev.qps.get_mut(&h) else {
+            return moved;
+        };
+        let o = &qp.outstanding[i];
+        let (ch, ra) = (o.channel, o.wqe.reads_or_atomic());
+        match &o.state {
+            ReqState::Sent { answer, .. } => {
+                if !matches!(answer, Some(Response::Ack(_))) {
+                    blocked.push(ch);
+                }
+                if ra {
+                    reads_sent += 1;
+                    reads_unfinished += 1;
+                }
+                continue;
+            }
+            ReqState::Finished { .. } | ReqState::Reported => continue,
+            ReqState::Queued => {}
+        }
+        let fence_waits = o.wqe.fenced() && reads_unfinished > 0;
+        if ra {
+            reads_unfinished += 1;
+        }
+        if blocked.contains(&ch) {
+            continue;
+        }
+        if qp.dci_streams.is_some() && qp.errored_streams.contains(&ch) {
+            // A WQE of a stream in error is flushed, not executed, until the stream is reset.
+            let state = flushed(qp, &qp.outstanding[i].wqe);
+            qp.outstanding[i].state = state;
+            moved = true;
+            continue;
+        }
+        let retry_later = qp.stalls.get(&ch).is_some_and(|(_, until)| now < *until);
+        if retry_later || fence_waits || (ra && reads_sent >= bound) {
+            blocked.push(ch);
+            continue;
+        }
+        let wqe = o.wqe.clone();
+        let (answer, remote) = execute(dev, h, i, &wqe, now);
+        let acked = matches!(answer, Some(Response::Ack(_)));
+        let after = dev.pass + 1;
+        if let Some(qp) = dev.qps.get_mut(&h) {
+            qp.outstanding[i].state = ReqState::Sent { answer, after, remote };
+        }
+        if !acked {
+            blocked.push(ch);
+        }
+        if ra {
+            reads_sent += 1;
+        }
+        moved = true;
+    }
+    moved
+}
+
+/// Writes the CQEs that are due: in send-queue order, or per channel with `ooo_streams`; then
+/// releases the slots of the oldest WQEs whose completions are written.
+fn report(dev: &mut Device, h: u32) -> bool {
+    let ooo = dev.ooo_streams;
+    let mut moved = false;
+    let mut head_clear = true;
+    let mut waiting: Vec<u16> = Vec::new();
+    let mut i = 0;
+    loop {
+        let Some(qp) = dev.qps.get_mut(&h) else {
+            return moved;
+        };
+        let Some(o) = qp.outstanding.get_mut(i) else {
+            break;
+        };
+        let due = head_clear || (ooo && !waiting.contains(&o.channel));
+        match std::mem::replace(&mut o.state, ReqState::Reported) {
+            ReqState::Finished { cqe, signal, fatal } if due => {
+                let (cq, user_handle) = (qp.send_cq, qp.user_handle);
+                let posted = signal && cq.is_some_and(|cq| completer::post(dev, cq, &cqe));
+                // The error CQE reports it: the affiliated "local work queue catastrophic
+                // error" (IB_EVENT_QP_FATAL) is for errors no completion can report (IBA
+                // 11.6.3.1; mlx5 MLX5_EVENT_TYPE_WQ_CATAS_ERROR), e.g. when the CQ overran.
+                if fatal && !posted {
+                    dev.raise(
+                        AsyncEvent {
+                            element: user_handle,
+                            event_type: event::QP_FATAL,
+                        },
+                        Owner::Qp(h),
+                    );
+                }
+                moved = true;
+            }
+            ReqState::Reported => {}
+            other => {
+                o.state = other;
+                head_clear = false;
+                if !ooo {
+                    break;
+                }
+                waiting.push(o.channel);
+            }
+        }
+        i += 1;
+    }
+    if let Some(qp) = dev.qps.get_mut(&h) {
+        while qp
+            .outstanding
+            .front()
+            .is_some_and(|o| matches!(o.state, ReqState::Reported))
+        {
+            if let Some(o) = qp.outstanding.pop_front() {
+                qp.sq_ci = qp.sq_ci.wrapping_add(o.wqe.bbs);
+                moved = true;
+            }
+        }
+    }
+    moved
 }
 
 /// Where a request goes.
@@ -115,18 +558,17 @@ enum Dest {
     Nowhere,
 }
 
-/// Sends the WQE's request and interprets the answer.
-fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
-    if let Some(answer) = remote::take_answer(dev, h) {
-        return conclude(dev, h, wqe, answer);
-    }
+/// Sends the WQE's request: the answer when it is known at once (this device's target, a
+/// local check that failed, a lost packet), and what awaits another process's answer.
+fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (Option<Response>, Option<Awaiting>) {
     let qp = &dev.qps[&h];
     let (pd, kind, qpn) = (qp.pd, qp.kind, qp.qpn);
+    let (channel, timeout) = (qp.outstanding[i].channel, qp.timeout);
     if wqe.opcode == opcode::NOP {
-        return Outcome::Done(0);
+        return (Some(Response::Ack(None)), None);
     }
     // Local side first: the gather list (send/write) or the scatter list (read/atomic).
-    let local_write = matches!(wqe.opcode, opcode::RDMA_READ | opcode::ATOMIC_CS | opcode::ATOMIC_FA);
+    let local_write = wqe.reads_or_atomic();
     if let Data::Sges(sges) = &wqe.data {
         for &(addr, len, lkey) in sges {
             let need = if local_write { ACCESS_LOCAL_WRITE } else { 0 };
@@ -134,13 +576,15 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
                 .mr_by_key(lkey)
                 .is_some_and(|mr| mr.pd == pd && mr.access & need == need && mr.covers(addr, u64::from(len)));
             if !ok {
-                return Outcome::Failed(syndrome::LOCAL_PROT_ERR);
+                return (Some(Response::Nak(syndrome::LOCAL_PROT_ERR)), None);
             }
         }
     }
     if matches!(wqe.opcode, opcode::ATOMIC_CS | opcode::ATOMIC_FA) && wqe.data.len() != 8 {
-        return Outcome::Failed(syndrome::LOCAL_LENGTH_ERR);
+        return (Some(Response::Nak(syndrome::LOCAL_LENGTH_ERR)), None);
     }
+    // Send and write data is gathered now, when the request leaves (a later read's data,
+    // landing with its response, is not in it unless the WQE was fenced).
     let payload = if local_write {
         Vec::new()
     } else {
@@ -162,70 +606,69 @@ fn execute(dev: &mut Device, h: u32, wqe: &SendWqe) -> Outcome {
         atomic: wqe.atomic,
         qkey: udp_qkey(dev, h, wqe),
     };
-    let answer = match route(dev, h, wqe) {
-        Dest::Local(t) => responder::respond(dev, t, &req),
-        Dest::Nowhere => Response::Dropped,
-        Dest::Remote(node, slot, target) => {
-            // Unreliable datagram: nothing comes back, so nothing is awaited.
-            let await_answer = kind != QpKind::Ud;
-            remote::send(dev, h, node, slot, target, &req, await_answer);
-            if await_answer {
-                return Outcome::Pending;
+    match route(dev, h, wqe) {
+        Dest::Local(t) if dev.faults.is_none() => (Some(responder::respond(dev, t, &req)), None),
+        Dest::Local(t) => {
+            // A lossy wire between this device's own QPs: the request may be lost or arrive
+            // twice, and so may its answer; retries carry the same PSN (see `psn_of`).
+            let psn = if matches!(kind, QpKind::Ud | QpKind::Uc) {
+                0
+            } else {
+                psn_of(dev, h, i)
+            };
+            let (there, back) = match dev.faults.as_mut() {
+                Some(f) => (f.fate(), f.fate()),
+                None => (Fate::Deliver, Fate::Deliver),
+            };
+            let copies = match there {
+                Fate::Lose => 0,
+                Fate::Duplicate => 2,
+                Fate::Deliver | Fate::Hold(_) => 1,
+            };
+            let mut answer = Response::Dropped;
+            for _ in 0..copies {
+                answer = responder::respond_once(dev, (0, qpn, channel), psn, wqe.opcode, |dev| {
+                    responder::respond(dev, t, &req)
+                });
             }
-            Response::Dropped
+            if back == Fate::Lose {
+                answer = Response::Dropped;
+            }
+            (Some(answer), None)
         }
-    };
-    conclude(dev, h, wqe, answer)
+        Dest::Nowhere => (Some(Response::Dropped), None),
+        Dest::Remote(node, slot, mut target) => {
+            // Unreliable datagram: nothing comes back, so nothing is awaited.
+            let await_answer = !matches!(kind, QpKind::Ud | QpKind::Uc);
+            if await_answer {
+                target.channel = channel;
+                target.psn = psn_of(dev, h, i);
+            }
+            // Only a lossy wire loses a message to a live peer; on a perfect one the answer
+            // is awaited however long the peer's process takes to be scheduled (a slow
+            // process is no lost packet), and a dead peer is found by probing.
+            let lossy = dev.fabric.as_ref().is_some_and(|f| f.faults.is_some());
+            let deadline = ack_timeout(timeout).filter(|_| lossy).map(|t| now + t);
+            match remote::send(dev, node, slot, target, &req, await_answer, deadline) {
+                Some(a) if await_answer && !a.lost => (None, Some(a)),
+                _ => (Some(Response::Dropped), None),
+            }
+        }
+    }
 }
 
-/// What the requester makes of the responder's answer (or of its silence).
-fn conclude(dev: &mut Device, h: u32, wqe: &SendWqe, answer: Response) -> Outcome {
-    let now = Instant::now();
-    let qp = &dev.qps[&h];
-    if qp.kind == QpKind::Ud {
-        // Unreliable datagram: no ACK, no retry; the send completes once on the wire, whatever
-        // became of it (IBA 9.8).
-        return Outcome::Done(wqe.data.len() as u32);
+/// WQE `i`'s packet sequence number: assigned from the device's counter when it is first
+/// sent, the same on every retry. Device-wide and 64-bit, so a new QP that reuses a number
+/// never looks like a retry of the old one to a responder.
+fn psn_of(dev: &mut Device, h: u32, i: usize) -> u64 {
+    let Some(o) = dev.qps.get_mut(&h).and_then(|q| q.outstanding.get_mut(i)) else {
+        return 0;
+    };
+    if o.psn == 0 {
+        dev.next_psn += 1;
+        o.psn = dev.next_psn;
     }
-    match answer {
-        Response::Ack(reply) => {
-            if let Some(bytes) = reply {
-                scatter_local(dev, &wqe.data, &bytes);
-            }
-            let byte_cnt = match wqe.opcode {
-                opcode::ATOMIC_CS | opcode::ATOMIC_FA => 8,
-                _ => wqe.data.len() as u32,
-            };
-            Outcome::Done(byte_cnt)
-        }
-        Response::RnrNak(timer) => {
-            let left = match qp.stall {
-                Some((Stall::Rnr { left }, _)) => left,
-                _ => qp.rnr_retry,
-            };
-            // rnr_retry 7 means retry forever (IBA 9.7.5.2.8).
-            if left == 0 {
-                return Outcome::Failed(syndrome::RNR_RETRY_EXC_ERR);
-            }
-            let left = if left == 7 { 7 } else { left - 1 };
-            Outcome::Wait(Stall::Rnr { left }, now + rnr_delay(timer))
-        }
-        Response::Nak(synd) => Outcome::Failed(synd),
-        Response::Dropped => {
-            let left = match qp.stall {
-                Some((Stall::Timeout { left }, _)) => left,
-                _ => qp.retry_cnt.saturating_add(1),
-            };
-            if left == 0 {
-                return Outcome::Failed(syndrome::TRANSPORT_RETRY_EXC_ERR);
-            }
-            match ack_timeout(qp.timeout) {
-                Some(t) => Outcome::Wait(Stall::Timeout { left: left - 1 }, now + t),
-                // Timeout 0 waits forever: the QP never completes the WQE.
-                None => Outcome::Wait(Stall::Timeout { left }, now + std::time::Duration::from_secs(3600)),
-            }
-        }
-    }
+    o.psn
 }
 
 /// Where the request goes: the RC peer, or the QP/DCT the address vector names. A request
@@ -234,7 +677,7 @@ fn conclude(dev: &mut Device, h: u32, wqe: &SendWqe, answer: Response) -> Outcom
 fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
     let qp = &dev.qps[&h];
     let (node, dqpn, key) = match (qp.kind, wqe.av) {
-        (QpKind::Rc, _) => (path_node(dev, &qp.path), qp.dest_qpn, 0),
+        (QpKind::Rc | QpKind::Uc, _) => (path_node(dev, &qp.path), qp.dest_qpn, 0),
         (QpKind::Dci | QpKind::Ud, Some(av)) => (av_node(dev, &av), av.dqpn, av.key),
         _ => return Dest::Nowhere,
     };
@@ -255,6 +698,9 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
             dqpn,
             kind: qp.kind,
             key,
+            origin: dev.fabric.as_ref().map_or(0, |f| f.origin),
+            channel: 0,
+            psn: 0,
         },
     )
 }
@@ -324,107 +770,5 @@ fn scatter_local(dev: &Device, data: &Data, bytes: &[u8]) {
             dev.dma.write(addr, &bytes[off..off + n]);
             off += n;
         }
-    }
-}
-
-fn advance(dev: &mut Device, h: u32, bbs: u32) {
-    if let Some(qp) = dev.qps.get_mut(&h) {
-        qp.sq_ci = qp.sq_ci.wrapping_add(bbs);
-        qp.stall = None;
-        qp.remote = None;
-    }
-}
-
-fn complete(dev: &mut Device, h: u32, wqe: &SendWqe, byte_cnt: u32) {
-    let qp = &dev.qps[&h];
-    let (signal, cq) = (wqe.signaled() || qp.sq_sig_all, qp.send_cq);
-    let cqe = Cqe {
-        opcode: op::REQ,
-        uidx: qp.uidx,
-        qpn: qp.qpn,
-        wqe_opcode: wqe.opcode,
-        wqe_counter: wqe.index,
-        byte_cnt,
-        ..Default::default()
-    };
-    advance(dev, h, wqe.bbs);
-    if let (true, Some(cq)) = (signal, cq) {
-        completer::post(dev, cq, &cqe);
-    }
-}
-
-fn stream_errored(dev: &Device, h: u32, wqe: &SendWqe) -> bool {
-    let qp = &dev.qps[&h];
-    qp.stream_channel(wqe.stream)
-        .is_some_and(|c| qp.errored_streams.contains(&c))
-}
-
-/// A WQE completed in error: the error CQE, then the QP goes to ERR (the rest is flushed by
-/// `run`). On a DCI with streams only the WQE's stream enters error, until the number of
-/// distinct errored streams reaches 2^log_num_errored (mlx5dv_create_qp(3)).
-fn error(dev: &mut Device, h: u32, index: u16, wqe_opcode: u8, bbs: u32, synd: u8, stream: u16) {
-    let qp = dev.qps.get_mut(&h).expect("caller holds the handle");
-    let cqe = Cqe {
-        opcode: op::REQ_ERR,
-        uidx: qp.uidx,
-        qpn: qp.qpn,
-        wqe_opcode,
-        wqe_counter: index,
-        syndrome: synd,
-        vendor_err: 0x80 | synd,
-        ..Default::default()
-    };
-    let cq = qp.send_cq;
-    let mut to_err = true;
-    if let Some((_, log_errored)) = qp.dci_streams {
-        let channel = qp.stream_channel(stream).unwrap_or(stream);
-        if !qp.errored_streams.contains(&channel) {
-            qp.errored_streams.push(channel);
-        }
-        to_err = qp.errored_streams.len() >= 1usize << log_errored;
-    }
-    qp.sq_ci = qp.sq_ci.wrapping_add(bbs);
-    qp.stall = None;
-    qp.remote = None;
-    crate::log(format_args!(
-        "qp {:#x}: WQE {index} failed, syndrome {synd:#x}{}",
-        qp.qpn,
-        if to_err { ", QP to ERR" } else { ", stream error" }
-    ));
-    let user_handle = qp.user_handle;
-    if to_err {
-        dev.enter_error(h);
-    }
-    let reported = cq.is_some_and(|cq| completer::post(dev, cq, &cqe));
-    // The error CQE reports it: the affiliated "local work queue catastrophic error"
-    // (IB_EVENT_QP_FATAL) is for errors that cannot be reported in a completion (IBA 11.6.3.1;
-    // mlx5 raises MLX5_EVENT_TYPE_WQ_CATAS_ERROR only then), e.g. when the CQ overran.
-    if to_err && !reported {
-        dev.raise(
-            AsyncEvent {
-                element: user_handle,
-                event_type: event::QP_FATAL,
-            },
-            Owner::Qp(h),
-        );
-    }
-}
-
-/// Completes a WQE of a QP in ERR (or of an errored stream) with a flush error.
-fn flush(dev: &mut Device, h: u32, wqe: &SendWqe) {
-    let qp = &dev.qps[&h];
-    let cqe = Cqe {
-        opcode: op::REQ_ERR,
-        uidx: qp.uidx,
-        qpn: qp.qpn,
-        wqe_opcode: wqe.opcode,
-        wqe_counter: wqe.index,
-        syndrome: syndrome::WR_FLUSH_ERR,
-        ..Default::default()
-    };
-    let cq = qp.send_cq;
-    advance(dev, h, wqe.bbs);
-    if let Some(cq) = cq {
-        completer::post(dev, cq, &cqe);
     }
 }

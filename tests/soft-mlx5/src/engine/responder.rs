@@ -48,7 +48,7 @@ pub struct Request<'a> {
 pub const GRH_BYTES: usize = 40;
 
 /// What the requester learns.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Response {
     /// ACK; for a read the data, for an atomic the original value.
     Ack(Option<Vec<u8>>),
@@ -60,6 +60,65 @@ pub enum Response {
     Dropped,
 }
 
+/// Read and atomic results a responder keeps per connection to replay to a duplicate (its
+/// responder resources, IBA 9.4.4, 9.4.5; 16 = 1 << log_max_ra_res_qp).
+const REPLAY_DEPTH: usize = 16;
+
+/// A requester connection as a responder tells it apart: the requester device's incarnation
+/// (0 for this device), its QP number and its channel.
+pub type ConnectionKey = (u64, u32, u16);
+
+/// What a responder remembers of one requester connection: the last request it executed and
+/// the read and atomic results it may have to send again.
+#[derive(Debug, Default)]
+pub struct Connection {
+    /// PSN of the newest request executed.
+    pub last_psn: u64,
+    /// (PSN, answer) of the latest reads and atomics.
+    pub replay: std::collections::VecDeque<(u64, Response)>,
+}
+
+/// Executes a request (`execute`) unless it duplicates one this connection already executed:
+/// a retry after a lost answer, or a copy the wire made. A duplicate is acknowledged again,
+/// never executed again; a read or atomic gets its saved result (IBA 9.7.5.1.1, 9.4.5). PSN 0
+/// (unreliable datagram) is never a duplicate.
+pub fn respond_once(
+    dev: &mut Device,
+    key: ConnectionKey,
+    psn: u64,
+    opcode: u8,
+    execute: impl FnOnce(&mut Device) -> Response,
+) -> Response {
+    let read_or_atomic = matches!(opcode, opcode::RDMA_READ | opcode::ATOMIC_CS | opcode::ATOMIC_FA);
+    if psn != 0 {
+        if let Some(c) = dev.connections.get(&key).filter(|c| psn <= c.last_psn) {
+            crate::log(format_args!("responder: duplicate PSN {psn} from QP {:#x}", key.1));
+            if let Some((_, r)) = c.replay.iter().find(|(p, _)| *p == psn) {
+                return r.clone();
+            }
+            if opcode == opcode::RDMA_READ {
+                // Beyond the saved results a read may simply be read again (IBA 9.7.5.1.1).
+            } else if read_or_atomic {
+                return Response::Nak(syndrome::REMOTE_INVAL_REQ_ERR);
+            } else {
+                return Response::Ack(None);
+            }
+        }
+    }
+    let response = execute(dev);
+    if psn != 0 && matches!(response, Response::Ack(_)) {
+        let c = dev.connections.entry(key).or_default();
+        c.last_psn = c.last_psn.max(psn);
+        if read_or_atomic {
+            c.replay.push_back((psn, response.clone()));
+            if c.replay.len() > REPLAY_DEPTH {
+                c.replay.pop_front();
+            }
+        }
+    }
+    response
+}
+
 /// The QP or DCT numbered `dqpn` that a request of a `kind` requester (QP `src_qpn`) reaches,
 /// or None, when it is dropped: an RC request only reaches the RC QP connected to the
 /// requester, a DC request only a DCT whose access key it carries (a wrong key is dropped
@@ -68,6 +127,7 @@ pub fn accept(dev: &Device, kind: QpKind, dqpn: u32, key: u64, src_qpn: u32) -> 
     let (h, t) = dev.qp_by_num(dqpn)?;
     let ok = match kind {
         QpKind::Rc => t.kind == QpKind::Rc && t.dest_qpn == src_qpn,
+        QpKind::Uc => t.kind == QpKind::Uc && t.dest_qpn == src_qpn,
         QpKind::Dci => t.kind == QpKind::Dct && t.dc_key == key,
         QpKind::Ud => t.kind == QpKind::Ud,
         QpKind::Dct => false,
@@ -84,7 +144,7 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     if !matches!(qp.state, QpState::Rtr | QpState::Rts | QpState::Sqd) {
         return Response::Dropped;
     }
-    let access = qp.access;
+    let access = qp.responder_access();
     let pd = qp.pd;
     if qp.kind == QpKind::Ud {
         return receive_datagram(dev, target, req);

@@ -32,6 +32,9 @@ pub mod opcode {
 pub const CTRL_CQ_UPDATE: u8 = 2 << 2;
 /// fm_ce_se: MLX5_WQE_CTRL_SOLICITED.
 pub const CTRL_SOLICITED: u8 = 1 << 1;
+/// fm_ce_se: MLX5_WQE_CTRL_FENCE, fence mode 4 in bits 7:5 (libmlx5 sets it for
+/// IBV_SEND_FENCE): the WQE waits for every earlier RDMA read and atomic of the send queue.
+pub const CTRL_FENCE: u8 = 4 << 5;
 /// byte_count flag of an inline segment (MLX5_INLINE_SEG).
 pub const INLINE_SEG: u32 = 0x8000_0000;
 /// dqp_dct flag of an extended address vector (MLX5_EXTENDED_UD_AV).
@@ -212,6 +215,16 @@ impl SendWqe {
     /// Whether a successful completion is reported.
     pub fn signaled(&self) -> bool {
         self.fm_ce_se & CTRL_CQ_UPDATE != 0
+    }
+    /// Whether the fence mode is MLX5_WQE_CTRL_FENCE (the initiator small fence waits for
+    /// local invalidations and UMRs, which this device never has in flight).
+    pub fn fenced(&self) -> bool {
+        self.fm_ce_se & (7 << 5) == CTRL_FENCE
+    }
+    /// Whether the responder must hold it in its read/atomic resources (IBA 9.4.4, 9.4.5):
+    /// what max_rd_atomic and max_dest_rd_atomic count.
+    pub fn reads_or_atomic(&self) -> bool {
+        matches!(self.opcode, opcode::RDMA_READ | opcode::ATOMIC_CS | opcode::ATOMIC_FA)
     }
 }
 

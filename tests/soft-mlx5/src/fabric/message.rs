@@ -14,6 +14,12 @@ pub struct Target {
     pub kind: QpKind,
     /// The DC access key (DC), Q_Key word of the address vector (UD); 0 for RC.
     pub key: u64,
+    /// The requester device's incarnation ([`crate::fabric::Fabric::origin`]).
+    pub origin: u64,
+    /// The requester's channel (DCI stream channel, else 0): one connection per channel.
+    pub channel: u16,
+    /// The request's packet sequence number, the same on every retry of it (0: none, UD).
+    pub psn: u64,
 }
 
 /// A request with its payload owned (as it arrives off the wire).
@@ -83,6 +89,7 @@ fn kind_code(k: QpKind) -> u8 {
         QpKind::Ud => 1,
         QpKind::Dci => 2,
         QpKind::Dct => 3,
+        QpKind::Uc => 4,
     }
 }
 
@@ -92,6 +99,7 @@ fn kind_of(c: u8) -> Option<QpKind> {
         1 => QpKind::Ud,
         2 => QpKind::Dci,
         3 => QpKind::Dct,
+        4 => QpKind::Uc,
         _ => return None,
     })
 }
@@ -104,6 +112,9 @@ pub fn encode_request(seq: u64, target: Target, req: &Request<'_>) -> Vec<u8> {
     w.extend_from_slice(&target.dqpn.to_le_bytes());
     w.push(kind_code(target.kind));
     w.extend_from_slice(&target.key.to_le_bytes());
+    w.extend_from_slice(&target.origin.to_le_bytes());
+    w.extend_from_slice(&target.channel.to_le_bytes());
+    w.extend_from_slice(&target.psn.to_le_bytes());
     w.extend_from_slice(&req.src_qpn.to_le_bytes());
     w.extend_from_slice(&req.slid.to_le_bytes());
     w.push(u8::from(req.grh));
@@ -177,6 +188,9 @@ pub fn decode(bytes: &[u8]) -> Option<Message> {
                 dqpn: r.u32()?,
                 kind: kind_of(r.u8()?)?,
                 key: r.u64()?,
+                origin: r.u64()?,
+                channel: r.u16()?,
+                psn: r.u64()?,
             };
             let (src_qpn, slid, grh, opcode, imm) = (r.u32()?, r.u16()?, r.flag()?, r.u8()?, r.u32()?);
             let has_remote = r.flag()?;
@@ -238,6 +252,9 @@ mod tests {
             dqpn: 0x8100,
             kind: QpKind::Dci,
             key: 0x1234_5678_9abc_def0,
+            origin: 0x77,
+            channel: 3,
+            psn: 41,
         };
         let Some(Message::Request { seq, packet }) = decode(&encode_request(9, target, &req)) else {
             panic!("request did not decode");

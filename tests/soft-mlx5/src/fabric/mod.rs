@@ -17,6 +17,7 @@
 //! refused, which the requester takes as a packet lost on the wire (it times out and retries
 //! until retry-exceeded, as with a peer that vanished from a real fabric).
 
+pub mod faults;
 pub mod message;
 
 use std::collections::{HashMap, VecDeque};
@@ -46,6 +47,13 @@ pub struct Fabric {
     outbox: VecDeque<(Vec<u8>, Vec<u8>)>,
     partial: HashMap<Vec<u8>, Vec<u8>>,
     next_msg: u64,
+    /// This device's incarnation: a responder tells a new process in an old slot (whose
+    /// sequence numbers start again) from the one that was there.
+    pub origin: u64,
+    /// The lossy wire, when asked for (`SOFT_MLX5_FAULTS`).
+    pub faults: Option<faults::Faults>,
+    /// Messages held back by a reorder or delay fault: (release time, destination, message).
+    held: Vec<(std::time::Instant, Vec<u8>, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for Fabric {
@@ -108,6 +116,9 @@ impl Fabric {
             outbox: VecDeque::new(),
             partial: HashMap::new(),
             next_msg: 1,
+            origin: incarnation(),
+            faults: None,
+            held: Vec::new(),
         }
     }
 
@@ -127,8 +138,33 @@ impl Fabric {
         slot_path(&self.root, node, slot).as_os_str().as_bytes().to_vec()
     }
 
-    /// Sends `msg` to the socket at `to`, in fragments; never blocks.
+    /// Sends `msg` to the socket at `to`, in fragments; never blocks. On a lossy wire the
+    /// message may be lost, duplicated or held back (the sender cannot tell, as on a wire).
     pub fn send(&mut self, to: &[u8], msg: &[u8]) -> Delivery {
+        let fate = self.faults.as_mut().map_or(faults::Fate::Deliver, faults::Faults::fate);
+        match fate {
+            faults::Fate::Deliver => self.transmit(to, msg),
+            faults::Fate::Lose => {
+                crate::log(format_args!(
+                    "fabric: a message to {} lost (fault)",
+                    String::from_utf8_lossy(to)
+                ));
+                Delivery::Sent
+            }
+            faults::Fate::Duplicate => {
+                self.transmit(to, msg);
+                self.transmit(to, msg)
+            }
+            faults::Fate::Hold(d) => {
+                self.held
+                    .push((std::time::Instant::now() + d, to.to_vec(), msg.to_vec()));
+                Delivery::Sent
+            }
+        }
+    }
+
+    /// Queues `msg` for `to` as fragments and sends what it can.
+    fn transmit(&mut self, to: &[u8], msg: &[u8]) -> Delivery {
         let id = self.next_msg;
         self.next_msg += 1;
         let mut chunks = msg.chunks(FRAGMENT).peekable();
@@ -153,6 +189,16 @@ impl Fabric {
     /// datagram to a socket nobody reads is dropped (with everything queued for it); returns
     /// the last such destination.
     pub fn flush(&mut self) -> Option<(Vec<u8>, Delivery)> {
+        if !self.held.is_empty() {
+            let now = std::time::Instant::now();
+            let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
+                .into_iter()
+                .partition(|(at, _, _)| *at <= now);
+            self.held = later;
+            for (_, to, msg) in due {
+                self.transmit(&to, &msg);
+            }
+        }
         let mut lost = None;
         while let Some((to, d)) = self.outbox.front() {
             match sendto(&self.fd, to, d) {
@@ -197,6 +243,14 @@ impl Fabric {
         }
         out
     }
+}
+
+/// A number that differs between processes and between runs (pid and clock), never 0.
+fn incarnation() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (u64::from(std::process::id()) << 40 ^ nanos) | 1
 }
 
 fn slot_path(root: &Path, node: u32, slot: u32) -> PathBuf {

@@ -85,7 +85,7 @@ impl Call {
 }
 
 /// Handles one RDMA_VERBS_IOCTL whose header is at `hdr_addr`; Err(errno).
-pub fn handle(_fd: i32, hdr_addr: u64) -> Result<(), i32> {
+pub fn handle(fd: i32, hdr_addr: u64) -> Result<(), i32> {
     let mut dev = crate::device::global();
     let mut head = [0u8; 24];
     dev.dma.read(hdr_addr, &mut head);
@@ -112,6 +112,14 @@ pub fn handle(_fd: i32, hdr_addr: u64) -> Result<(), i32> {
         method: hdr.method_id,
         attrs,
     };
+    let devx = match call.object {
+        MLX5_IB_OBJECT_DEVX => Some(super::DevxMethod::Other),
+        MLX5_IB_OBJECT_DEVX_OBJ => Some(super::DevxMethod::Object),
+        _ => None,
+    };
+    if let Some(m) = devx {
+        super::devx_allowed(dev.profile, super::devx_uid_of(fd), m)?;
+    }
     let r = match (call.object, call.method) {
         (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER) => devx_other(&dev, &call),
         (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE) => devx_obj_create(&mut dev, &call),

@@ -23,6 +23,50 @@ pub struct Ucontext {
     pub async_fd: Option<i32>,
     /// Completion channels created on this context (their fds).
     pub channels: Vec<i32>,
+    /// The DEVX uid the context was given at GET_CONTEXT (0: none).
+    pub devx_uid: u16,
+}
+
+/// The DEVX methods libmlx5 calls, as devx.c tells them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevxMethod {
+    /// MLX5_IB_METHOD_DEVX_OTHER (the whitelisted general commands: HCA caps and the like).
+    Other,
+    /// MLX5_IB_METHOD_DEVX_OBJ_CREATE / _MODIFY / _DESTROY.
+    Object,
+}
+
+/// mlx5_ib_alloc_ucontext: a context asking for DEVX (MLX5_IB_ALLOC_UCTX_DEVX) gets a uid from
+/// mlx5_ib_devx_create, which fails with EINVAL where the function has no user contexts
+/// (log_max_uctx 0); libmlx5 then opens again without asking. `next` numbers the uids.
+pub fn devx_uid(profile: &crate::profile::Profile, flags: u32, next: &mut u16) -> Result<u16, i32> {
+    if flags & crate::uapi::mlx5_abi::MLX5_IB_ALLOC_UCTX_DEVX == 0 {
+        return Ok(0);
+    }
+    if !profile.devx {
+        return Err(libc::EINVAL);
+    }
+    *next = next.wrapping_add(1).max(1);
+    Ok(*next)
+}
+
+/// Whether a context with DEVX uid `uid` may call `method` (devx.c): without DEVX on the
+/// device the methods are not in the uverbs tree (EPROTONOSUPPORT); the whitelisted general
+/// commands run under the device's whitelist uid, while objects need the context's own uid
+/// (devx_get_uid: EINVAL).
+pub fn devx_allowed(profile: &crate::profile::Profile, uid: u16, method: DevxMethod) -> Result<(), i32> {
+    if !profile.devx {
+        return Err(libc::EPROTONOSUPPORT);
+    }
+    if method == DevxMethod::Object && uid == 0 {
+        return Err(libc::EINVAL);
+    }
+    Ok(())
+}
+
+/// The DEVX uid of the context opened as `fd` (0: none, or no such context).
+pub fn devx_uid_of(fd: i32) -> u16 {
+    contexts().get(&fd).map_or(0, |c| c.devx_uid)
 }
 
 /// Open command-device fds and their contexts.
@@ -174,4 +218,33 @@ pub fn event_read(fd: i32, buf: &mut [u8]) -> Result<usize, i32> {
 /// The library closed an event file.
 pub fn event_close(fd: i32) {
     device::global().events.close(fd);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profile;
+    use crate::uapi::mlx5_abi::MLX5_IB_ALLOC_UCTX_DEVX;
+
+    #[test]
+    fn without_devx_a_devx_context_is_refused_and_devx_methods_are_absent() {
+        let p = Profile::by_name("cx5-no-devx").unwrap();
+        let mut next = 0;
+        assert_eq!(devx_uid(p, MLX5_IB_ALLOC_UCTX_DEVX, &mut next), Err(libc::EINVAL));
+        assert_eq!(devx_uid(p, 0, &mut next), Ok(0), "libmlx5's second open, without DEVX");
+        for m in [DevxMethod::Other, DevxMethod::Object] {
+            assert_eq!(devx_allowed(p, 0, m), Err(libc::EPROTONOSUPPORT));
+        }
+    }
+
+    #[test]
+    fn devx_objects_need_the_contexts_own_uid_general_commands_do_not() {
+        let p = Profile::by_name("cx5-ib").unwrap();
+        let mut next = 0;
+        let uid = devx_uid(p, MLX5_IB_ALLOC_UCTX_DEVX, &mut next).unwrap();
+        assert_ne!(uid, 0);
+        assert_eq!(devx_allowed(p, uid, DevxMethod::Object), Ok(()));
+        assert_eq!(devx_allowed(p, 0, DevxMethod::Object), Err(libc::EINVAL));
+        assert_eq!(devx_allowed(p, 0, DevxMethod::Other), Ok(()));
+    }
 }

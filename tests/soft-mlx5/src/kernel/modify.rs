@@ -90,6 +90,15 @@ fn masks(kind: QpKind, cur: QpState, new: QpState) -> Option<(u32, u32)> {
             (Rts, Rts) => Some((0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER)),
             _ => None,
         },
+        // qp_state_table in drivers/infiniband/core/verbs.c, UC column.
+        QpKind::Uc => match (cur, new) {
+            (Reset, Init) => Some((PKEY_INDEX | PORT | ACCESS_FLAGS, 0)),
+            (Init, Init) => Some((0, PKEY_INDEX | PORT | ACCESS_FLAGS)),
+            (Init, Rtr) => Some((AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX)),
+            (Rtr, Rts) => Some((SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE)),
+            (Rts, Rts) => Some((0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE)),
+            _ => None,
+        },
         // qp_state_table, UD column.
         QpKind::Ud => match (cur, new) {
             (Reset, Init) => Some((PKEY_INDEX | PORT | QKEY, 0)),
@@ -224,10 +233,8 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
     if new == QpState::Reset {
         // To RESET the HCA forgets the rings' progress: counters restart at 0, as libmlx5
         // resets its own (mlx5_modify_qp -> mlx5_init_qp_indices).
-        qp.sq_ci = 0;
+        qp.reset_send_queue();
         qp.rq_ci = 0;
-        qp.stall = None;
-        qp.remote = None;
         qp.errored_streams.clear();
     }
     qp.state = new;
@@ -260,7 +267,9 @@ pub fn query_qp(dev: &Device, h: u32) -> Result<ib_uverbs_query_qp_resp, i32> {
     r.qp_state = qp.state as u8;
     r.cur_qp_state = qp.state as u8;
     r.path_mtu = qp.path_mtu as u8;
-    r.qp_access_flags = qp.access;
+    // mlx5_ib_query_qp reads the access bits back from the QPC (rre/rwe/rae), so the ones
+    // max_dest_rd_atomic = 0 cleared are not reported.
+    r.qp_access_flags = qp.responder_access();
     r.pkey_index = qp.pkey_index;
     r.port_num = qp.port;
     r.dest_qp_num = qp.dest_qpn;

@@ -333,11 +333,16 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     {
         return Err(libc::EINVAL);
     }
+    static NEXT_UID: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let mut next = NEXT_UID.load(std::sync::atomic::Ordering::Relaxed);
+    let uid = super::devx_uid(dev.profile, req.flags, &mut next)?;
+    NEXT_UID.store(next, std::sync::atomic::Ordering::Relaxed);
     let mut ctxs = contexts();
     let ctx = ctxs.entry(fd).or_default();
     if ctx.ready {
         return Err(libc::EINVAL);
     }
+    ctx.devx_uid = uid;
     let rd = dev.events.create(std::mem::size_of::<ib_uverbs_async_event_desc>())?;
     ctx.async_fd = Some(rd);
     ctx.ready = true;
@@ -602,8 +607,9 @@ fn create_cq(
     }
     // mlx5_ib_create_cq: entries = roundup_pow_of_two(cqe + 1).
     let ncqe = (cqe + 1).next_power_of_two();
-    if u.cqe_size != 64 {
-        // 128-byte CQEs are a real mlx5 option the emulation does not model.
+    // mlx5_ib create_cq_user: 64- or 128-byte CQEs (the 64-byte CQE sits in the second half
+    // of a 128-byte one; nothing is scattered into the first, as with cs_res off).
+    if u.cqe_size != 64 && u.cqe_size != 128 {
         return Err(libc::EINVAL);
     }
     let channel = if channel >= 0 {
@@ -627,6 +633,7 @@ fn create_cq(
             buf: u.buf_addr,
             db: u.db_addr,
             ncqe,
+            cqe_size: u.cqe_size,
             pi: 0,
             channel,
             armed_sn: None,
@@ -663,9 +670,10 @@ fn resize_cq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         return Err(libc::EINVAL);
     }
     if entries != cur {
-        // resize_user: reserved fields must be zero; the CQE size stays 64 (create refuses
-        // 128-byte CQEs; copy_resize_cqes refuses a change of size).
-        if u.reserved0 != 0 || u.reserved1 != 0 || u.cqe_size != 64 || u.buf_addr == 0 {
+        // resize_user: reserved fields must be zero, the CQE size 64 or 128 and the one the
+        // CQ has (copy_resize_cqes refuses a change of size).
+        let size = dev.cqs.get(&r.cq_handle).map_or(64, |c| c.cqe_size);
+        if u.reserved0 != 0 || u.reserved1 != 0 || u32::from(u.cqe_size) != size || u.buf_addr == 0 {
             return Err(libc::EINVAL);
         }
         // The HCA executes WQEs rung before this command in microseconds, long before the
@@ -763,7 +771,7 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     )
 }
 
-/// mlx5_ib_create_qp: RC/UD through the core types, DCI/DCT through IB_QPT_DRIVER with the
+/// mlx5_ib_create_qp: RC/UC/UD through the core types, DCI/DCT through IB_QPT_DRIVER with the
 /// mlx5 flags (create_dci / create_dct), each with the checks that decide the outcome.
 fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bool) -> Result<(), i32> {
     let u: mlx5_ib_create_qp = cmd.udata();
@@ -771,10 +779,12 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         return Err(libc::EINVAL);
     }
     const IB_QPT_RC: u8 = 2;
+    const IB_QPT_UC: u8 = 3;
     const IB_QPT_UD: u8 = 4;
     const IB_QPT_DRIVER: u8 = 0xff;
     let kind = match r.qp_type {
         IB_QPT_RC => QpKind::Rc,
+        IB_QPT_UC => QpKind::Uc,
         IB_QPT_UD => QpKind::Ud,
         IB_QPT_DRIVER => {
             // process_vendor_flags: exactly one of TYPE_DCI / TYPE_DCT.
@@ -876,8 +886,9 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         errored_streams: Vec::new(),
         sq_ci: 0,
         rq_ci: 0,
-        stall: None,
-        remote: None,
+        sq_fetched: 0,
+        outstanding: Default::default(),
+        stalls: Default::default(),
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",

@@ -8,7 +8,7 @@
 use soft_mlx5::device::objects::{Cq, Mr, Path, Pd, Qp, QpKind, QpState, Ring, Srq};
 use soft_mlx5::device::Device;
 use soft_mlx5::engine;
-use soft_mlx5::engine::wqe::{opcode, CTRL_CQ_UPDATE, EXTENDED_UD_AV, INLINE_SEG, INVALID_LKEY};
+use soft_mlx5::engine::wqe::{opcode, CTRL_CQ_UPDATE, CTRL_FENCE, EXTENDED_UD_AV, INLINE_SEG, INVALID_LKEY};
 use soft_mlx5::mem::LocalDma;
 use soft_mlx5::profile::Profile;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
@@ -417,6 +417,8 @@ pub struct Wr {
     pub sges: Vec<(u64, u32, u32)>,
     /// Inline bytes.
     pub inline: Option<Vec<u8>>,
+    /// IBV_SEND_FENCE (MLX5_WQE_CTRL_FENCE).
+    pub fence: bool,
 }
 
 impl Wr {
@@ -454,6 +456,11 @@ impl Wr {
     /// Unsignaled.
     pub fn unsignaled(mut self) -> Wr {
         self.signaled = false;
+        self
+    }
+    /// Fenced: waits for every earlier read and atomic.
+    pub fn fenced(mut self) -> Wr {
+        self.fence = true;
         self
     }
     /// On DCI stream `s`.
@@ -499,6 +506,9 @@ pub fn encode_send(index: u16, qpn: u32, wr: &Wr) -> Vec<u8> {
     b[4..8].copy_from_slice(&((qpn << 8) | ds).to_be_bytes());
     b[9..11].copy_from_slice(&wr.stream.to_be_bytes());
     b[11] = if wr.signaled { CTRL_CQ_UPDATE } else { 0 };
+    if wr.fence {
+        b[11] |= CTRL_FENCE;
+    }
     b[12..16].copy_from_slice(&wr.imm.to_be_bytes());
     b.resize(b.len().div_ceil(64) * 64, 0);
     b
@@ -637,6 +647,7 @@ impl Bed {
                 buf: ring.addr(),
                 db: db.addr(),
                 ncqe,
+                cqe_size: 64,
                 pi: 0,
                 channel: None,
                 armed_sn: None,
@@ -762,8 +773,9 @@ impl Bed {
             errored_streams: Vec::new(),
             sq_ci: 0,
             rq_ci: 0,
-            stall: None,
-            remote: None,
+            sq_fetched: 0,
+            outstanding: Default::default(),
+            stalls: Default::default(),
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(qpn, h);
@@ -842,8 +854,9 @@ impl Bed {
             errored_streams: Vec::new(),
             sq_ci: 0,
             rq_ci: 0,
-            stall: None,
-            remote: None,
+            sq_fetched: 0,
+            outstanding: Default::default(),
+            stalls: Default::default(),
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(dctn, h);
@@ -869,7 +882,10 @@ impl Bed {
     /// Steps the device until a pass moves nothing (the timers are not waited for).
     pub fn run(&mut self) {
         for _ in 0..100_000 {
-            if !engine::step(&mut self.dev) {
+            let moved = engine::step(&mut self.dev);
+            // Every test runs under the overrun oracle (the device thread aborts there).
+            assert!(self.dev.fault.is_none(), "{:?}", self.dev.fault);
+            if !moved {
                 return;
             }
         }
@@ -881,6 +897,7 @@ impl Bed {
         let start = Instant::now();
         loop {
             engine::step(&mut self.dev);
+            assert!(self.dev.fault.is_none(), "{:?}", self.dev.fault);
             if done(self) {
                 return;
             }

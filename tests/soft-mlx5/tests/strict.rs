@@ -1,0 +1,345 @@
+//! Where a ConnectX is stricter than a naive model, and so is soft-mlx5: each test names the
+//! kernel, PRM, IBA or man-page behaviour it mirrors and fails when that behaviour is off.
+mod support;
+
+use soft_mlx5::device::objects::QpState;
+use soft_mlx5::engine::cqe::{op, syndrome};
+use soft_mlx5::engine::wqe::opcode;
+use support::*;
+
+fn read_wr(l: &Link, len: u32) -> Wr {
+    Wr {
+        opcode: opcode::RDMA_READ,
+        ..Wr::write(&[(l.local.at(0), len, l.local.key)], l.remote.at(0), l.remote.key)
+    }
+}
+
+fn fetch_add_wr(l: &Link, local_off: usize, add: u64) -> Wr {
+    Wr {
+        raddr: Some((l.remote.at(64), l.remote.key)),
+        atomic: Some((add, 0)),
+        sges: vec![(l.local.at(local_off), 8, l.local.key)],
+        ..Wr::new(opcode::ATOMIC_FA)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// S3: max_dest_rd_atomic = 0 (mlx5_ib to_mlx5_access_flags).
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn an_rc_responder_with_max_dest_rd_atomic_0_refuses_reads_and_atomics_but_takes_writes() {
+    for wr in [read_wr as fn(&Link, u32) -> Wr, |l: &Link, _| fetch_add_wr(l, 0, 1)] {
+        let mut l = Link::new(Transport::Rc);
+        let b = l.resp.as_ref().map(|b| b.h).unwrap();
+        l.bed.dev.qps.get_mut(&b).unwrap().max_dest_rd_atomic = 0;
+        l.remote.buf.write(0, &[7; 8]);
+        let w = wr(&l, 8);
+        let i = l.post(w);
+        l.run();
+        let c = l.scq.drain();
+        assert_eq!(
+            (c[0].opcode, c[0].syndrome, c[0].wqe_counter),
+            (op::REQ_ERR, syndrome::REMOTE_INVAL_REQ_ERR, i),
+            "{c:?}"
+        );
+        assert_eq!(l.local.buf.read(0, 8), [0; 8], "nothing was read");
+        assert_eq!(
+            l.bed.state(b),
+            QpState::Err,
+            "an invalid request takes the RC responder to ERR"
+        );
+    }
+    // Remote write stays enabled.
+    let mut l = Link::new(Transport::Rc);
+    let b = l.resp.as_ref().map(|b| b.h).unwrap();
+    l.bed.dev.qps.get_mut(&b).unwrap().max_dest_rd_atomic = 0;
+    let rk = l.remote.key;
+    let i = l.post(Wr::write_inline(&[9, 9], l.remote.at(0), rk));
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!((c[0].opcode, c[0].wqe_counter), (op::REQ, i), "{c:?}");
+    assert_eq!(l.remote.buf.read(0, 2), [9, 9]);
+}
+
+#[test]
+fn a_dct_reads_and_atomics_do_not_depend_on_max_dest_rd_atomic() {
+    // A DCT takes rre/rae from its access flags alone (mlx5_ib create_dct).
+    let mut l = Link::new(Transport::Dc);
+    let d = l.dct.as_ref().map(|d| d.h).unwrap();
+    assert_eq!(l.bed.dev.qps[&d].max_dest_rd_atomic, 0);
+    l.remote.buf.write(0, &[5; 8]);
+    let w = read_wr(&l, 8);
+    let i = l.post(w);
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!((c[0].opcode, c[0].wqe_counter), (op::REQ, i), "{c:?}");
+    assert_eq!(l.local.buf.read(0, 8), [5; 8]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// S5: the overrun oracle (stricter than silicon on purpose; engine/oracle.rs).
+// ---------------------------------------------------------------------------------------------
+
+/// One pass of the device without the bench's oracle assertion.
+fn step(l: &mut Link) {
+    soft_mlx5::engine::step(&mut l.bed.dev);
+}
+
+#[test]
+fn posting_more_than_the_send_ring_holds_past_the_oldest_uncompleted_wqe_fails_naming_the_qp() {
+    // RC writes of 8 inline bytes take one 64-byte basic block; the ring holds 16.
+    let mut l = Link::new(Transport::Rc);
+    let rk = l.remote.key;
+    for n in 0..16 {
+        l.post(Wr::write_inline(&[n; 8], l.remote.at(8 * usize::from(n)), rk).unsignaled());
+    }
+    l.run();
+    // Sixteen executed and consumed: another full ring is fine.
+    for n in 0..16 {
+        l.post(Wr::write_inline(&[n; 8], l.remote.at(8 * usize::from(n)), rk).unsignaled());
+    }
+    l.run();
+    assert!(l.bed.dev.fault.is_none());
+
+    // A send with no receive waits on RNR (rnr_retry 7): it stays uncompleted, so the 16 basic
+    // blocks from it on are all software may post.
+    let lk = l.local.key;
+    l.post(Wr::send(&[(l.local.at(0), 4, lk)]));
+    step(&mut l);
+    step(&mut l);
+    for n in 0..15 {
+        l.post(Wr::write_inline(&[n; 8], l.remote.at(0), rk).unsignaled());
+    }
+    step(&mut l);
+    assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
+    l.post(Wr::write_inline(&[1; 8], l.remote.at(0), rk).unsignaled());
+    step(&mut l);
+    let fault = l.bed.dev.fault.clone().expect("the overrun is caught");
+    let qpn = format!("{:#x}", l.req.qpn);
+    assert!(fault.contains("send queue overrun") && fault.contains(&qpn), "{fault}");
+}
+
+#[test]
+fn posting_more_receives_than_the_receive_ring_holds_fails_naming_the_qp() {
+    let mut l = Link::new(Transport::Rc);
+    let k = l.remote.key;
+    for _ in 0..16 {
+        l.post_recv(&[(l.remote.at(0), 8, k)]);
+    }
+    step(&mut l);
+    assert!(l.bed.dev.fault.is_none());
+    l.post_recv(&[(l.remote.at(0), 8, k)]);
+    step(&mut l);
+    let fault = l.bed.dev.fault.clone().expect("the overrun is caught");
+    let qpn = format!("{:#x}", l.resp.as_ref().unwrap().qpn);
+    assert!(
+        fault.contains("receive queue overrun") && fault.contains(&qpn),
+        "{fault}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// S1, S2: a pipelined send queue; the fence (MLX5_WQE_CTRL_FENCE).
+// ---------------------------------------------------------------------------------------------
+
+const BOTH: [Transport; 2] = [Transport::Rc, Transport::Dc];
+
+#[test]
+fn a_write_behind_a_read_gathers_its_data_before_the_read_lands_unless_fenced() {
+    // IBA 10.8.3.3: requests are pipelined, so a write gathers its local data when it leaves,
+    // before the response of an earlier read has landed there; IBV_SEND_FENCE makes it wait
+    // for every earlier read and atomic.
+    for t in BOTH {
+        for fence in [false, true] {
+            let mut l = Link::new(t);
+            l.local.buf.write(0, &[1; 8]);
+            l.remote.buf.write(0, &[9; 8]);
+            let r = read_wr(&l, 8);
+            l.post(r);
+            let mut w = Wr::write(&[(l.local.at(0), 8, l.local.key)], l.remote.at(100), l.remote.key);
+            if fence {
+                w = w.fenced();
+            }
+            l.post(w);
+            l.run();
+            let c = l.scq.drain();
+            assert_eq!(c.len(), 2, "{t:?}: {c:?}");
+            assert!(c.iter().all(|c| c.opcode == op::REQ), "{c:?}");
+            let want = if fence { [9; 8] } else { [1; 8] };
+            assert_eq!(l.remote.buf.read(100, 8), want, "{t:?}, fence {fence}");
+        }
+    }
+}
+
+#[test]
+fn reads_and_atomics_in_flight_are_bounded_by_max_rd_atomic_and_the_rc_peers_max_dest_rd_atomic() {
+    // mlx5_ib: log_sra_max = ilog2(max_rd_atomic), log_rra_max = ilog2(max_dest_rd_atomic).
+    for (own, peer, want) in [(16, 16, 4), (2, 16, 2), (3, 16, 2), (16, 1, 1), (0, 16, 1)] {
+        let mut l = Link::new(Transport::Rc);
+        let (a, b) = (l.req.h, l.resp.as_ref().unwrap().h);
+        l.bed.dev.qps.get_mut(&a).unwrap().max_rd_atomic = own;
+        l.bed.dev.qps.get_mut(&b).unwrap().max_dest_rd_atomic = peer;
+        for n in 0..2 {
+            let r = read_wr(&l, 8);
+            l.post(r);
+            let f = fetch_add_wr(&l, 8 + 8 * n, 1);
+            l.post(f);
+        }
+        step(&mut l);
+        let sent = soft_mlx5::engine::requester::reads_in_flight(&l.bed.dev.qps[&a]);
+        assert_eq!(sent, want, "max_rd_atomic {own}, peer max_dest_rd_atomic {peer}");
+        l.run();
+        assert_eq!(l.scq.drain().len(), 4);
+        assert_eq!(l.remote.buf.ne64(64), 2, "both atomics executed once");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// DCI streams as silicon runs them (mlx5dv_create_qp(3), mlx5dv_dci_stream_id_reset(3)).
+// ---------------------------------------------------------------------------------------------
+
+fn dc_streams(log_concurrent: u8, log_errored: u8) -> Link {
+    Link::with(
+        Transport::Dc,
+        &QpCfg {
+            dci_streams: Some((log_concurrent, log_errored)),
+            rnr_retry: 7,
+            min_rnr_timer: 31,
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn an_rnr_wait_on_one_dci_stream_does_not_stop_the_others_but_a_dci_without_streams_waits() {
+    for streams in [true, false] {
+        let mut l = if streams {
+            dc_streams(2, 2)
+        } else {
+            Link::with(
+                Transport::Dc,
+                &QpCfg {
+                    rnr_retry: 7,
+                    min_rnr_timer: 31,
+                    ..Default::default()
+                },
+            )
+        };
+        let (lk, rk) = (l.local.key, l.remote.key);
+        // No receive posted at the DCT's SRQ: the send on stream 1 waits on RNR.
+        let i_send = l.post(Wr::send(&[(l.local.at(0), 4, lk)]).on_stream(1));
+        let i_write = l.post(Wr::write_inline(&[7; 4], l.remote.at(200), rk).on_stream(2));
+        l.bed.run_for(std::time::Duration::from_millis(20));
+        let executed = l.remote.buf.read(200, 4) == [7; 4];
+        assert_eq!(
+            executed, streams,
+            "streams {streams}: the write went ahead of the waiting send"
+        );
+        // Send-queue order: the write's completion waits behind the send's.
+        assert!(l.scq.drain().is_empty());
+        l.post_recv(&[(l.remote.at(0), 16, rk)]);
+        let scq = &l.scq;
+        l.bed.run_until(std::time::Duration::from_secs(20), |_| scq.ready());
+        l.run();
+        let c = l.scq.drain();
+        let order: Vec<u16> = c.iter().map(|c| c.wqe_counter).collect();
+        assert_eq!(order, [i_send, i_write], "streams {streams}: {c:?}");
+        assert_eq!(l.remote.buf.read(200, 4), [7; 4]);
+    }
+}
+
+#[test]
+fn with_out_of_order_completions_a_stream_completes_before_an_older_waiting_stream() {
+    // SOFT_MLX5_OOO=1: completions of different streams as they finish, each stream in order.
+    let mut l = dc_streams(2, 2);
+    l.bed.dev.ooo_streams = true;
+    let (lk, rk) = (l.local.key, l.remote.key);
+    let i_send = l.post(Wr::send(&[(l.local.at(0), 4, lk)]).on_stream(1));
+    let i_after = l.post(Wr::write_inline(&[1], l.remote.at(300), rk).on_stream(1));
+    let i_write = l.post(Wr::write_inline(&[7; 4], l.remote.at(200), rk).on_stream(2));
+    let scq = &l.scq;
+    l.bed.run_until(std::time::Duration::from_secs(20), |_| scq.ready());
+    let c = l.scq.drain();
+    assert_eq!(c.iter().map(|c| c.wqe_counter).collect::<Vec<_>>(), [i_write], "{c:?}");
+    assert_eq!(
+        l.remote.buf.read(300, 1),
+        [0],
+        "stream 1 stays in order behind its send"
+    );
+    // The slots stay the device's until the oldest WQE completes (the overrun oracle's view).
+    assert_eq!(l.bed.dev.qps[&l.req.h].sq_ci, 0);
+    l.post_recv(&[(l.remote.at(0), 16, rk)]);
+    let scq = &l.scq;
+    l.bed.run_until(std::time::Duration::from_secs(20), |_| scq.ready());
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!(c.iter().map(|c| c.wqe_counter).collect::<Vec<_>>(), [i_send, i_after]);
+    assert_eq!(l.remote.buf.read(300, 1), [1]);
+}
+
+#[test]
+fn an_error_taking_the_dci_to_err_flushes_requests_the_target_executed_before_their_ack() {
+    // log_num_errored 0: the first stream error takes the DCI to ERR. The write on stream 2
+    // left with the failing one and was executed at the DCT; its acknowledgement finds the DCI
+    // in ERR, so it completes with a flush (mlx5dv_create_qp(3): the DCI moves to error and
+    // every outstanding WQE is flushed).
+    let mut l = dc_streams(2, 0);
+    let (lk, rk) = (l.local.key, l.remote.key);
+    let bad = Wr::write(&[(l.local.at(0), 8, lk)], l.remote.at(0), 0x00de_ad42).on_stream(1);
+    let i_bad = l.post(bad);
+    let i_good = l.post(Wr::write_inline(&[5; 4], l.remote.at(200), rk).on_stream(2));
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert_eq!(
+        (c[0].opcode, c[0].syndrome, c[0].wqe_counter),
+        (op::REQ_ERR, syndrome::REMOTE_ACCESS_ERR, i_bad)
+    );
+    assert_eq!(
+        (c[1].opcode, c[1].syndrome, c[1].wqe_counter),
+        (op::REQ_ERR, syndrome::WR_FLUSH_ERR, i_good)
+    );
+    assert_eq!(l.remote.buf.read(200, 4), [5; 4], "executed at the target all the same");
+    assert_eq!(l.bed.state(l.req.h), QpState::Err);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A lossy wire between a device's own QPs (SOFT_MLX5_FAULTS; IBA 9.7.5.1.1, 9.7.6.1.3).
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn on_a_lossy_wire_within_one_device_every_atomic_executes_once_and_every_read_returns_its_data() {
+    for t in BOTH {
+        for spec in ["loss=0.25,seed=9", "dup=1", "loss=0.1,dup=0.3,seed=4"] {
+            let mut l = Link::new(t);
+            l.bed.dev.faults = Some(soft_mlx5::fabric::faults::Faults::parse(spec).unwrap());
+            l.remote.buf.write(512, &[3; 64]);
+            for k in 0..30 {
+                let f = fetch_add_wr(&l, 8 * k, 1);
+                l.post(f);
+                let r = Wr {
+                    opcode: opcode::RDMA_READ,
+                    ..Wr::write(
+                        &[(l.local.at(1024 + 64 * k), 64, l.local.key)],
+                        l.remote.at(512),
+                        l.remote.key,
+                    )
+                };
+                l.post(r);
+                let mut got = Vec::new();
+                while got.len() < 2 {
+                    let scq = &l.scq;
+                    l.bed.run_until(std::time::Duration::from_secs(20), |_| scq.ready());
+                    got.extend(l.scq.drain());
+                }
+                assert!(got.iter().all(|c| c.opcode == op::REQ), "{t:?} {spec}: {got:?}");
+                assert_eq!(l.local.buf.read(1024 + 64 * k, 64), [3; 64], "{t:?} {spec}");
+            }
+            assert_eq!(l.remote.buf.ne64(64), 30, "{t:?} {spec}: each atomic executed once");
+            let mut seen: Vec<u64> = (0..30).map(|k| l.local.buf.ne64(8 * k)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..30).collect::<Vec<u64>>(), "{t:?} {spec}");
+        }
+    }
+}
