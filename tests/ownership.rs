@@ -438,3 +438,75 @@ fn implicit_on_demand_paging_is_registered_where_the_device_has_it_and_refused_o
     }
     assert!(l.pd.register_implicit_odp(RW).unwrap_err().errno() == Some(libc::EINVAL));
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn streams_beyond_the_devices_dci_streams_caps_are_refused_before_the_library_naming_the_cap() {
+    let (ctx, port, _) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let caps = mlx5.caps().unwrap().dci_streams;
+    let ask = match caps {
+        Some((c, _)) if c > 0 => c + 1, // more than the device has
+        _ => 1,                         // any stream at all
+    };
+    let err = DciBuilder::new(&mlx5, &pd, &cq).streams(ask, 0).build().unwrap_err();
+    assert!(err.to_string().contains("dci_streams_caps"), "{err}");
+    match caps {
+        Some((c, _)) if c > 0 => assert_eq!(err.errno(), Some(libc::EINVAL), "{err}"),
+        _ => assert!(err.is_not_supported(), "{err}"),
+    }
+    let _ = port;
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_dct_on_a_roce_port_without_a_gid_index_is_refused_saying_so() {
+    let (ctx, port, _) = open();
+    if !ctx.query_port(port).unwrap().is_ethernet() {
+        println!(
+            "RoCE DCT without a GID index: not run ({} port {port} is InfiniBand)",
+            ctx.name()
+        );
+        return;
+    }
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let err = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
+    assert!(err.to_string().contains("gid_index"), "{err}");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_pool_without_an_mtu_takes_the_ports_active_mtu_and_a_dct_gives_its_address() {
+    let (ctx, port, gid_index) = open();
+    let pd = ctx.alloc_pd().unwrap();
+    let (_cq, _srq, dct, _peer) = target(&ctx, &pd, port, gid_index);
+    let addr = dct.target_addr().unwrap();
+    let port_attr = ctx.query_port(port).unwrap();
+    assert_eq!(addr.dct_number, dct.dct_number());
+    assert_eq!(addr.lid, port_attr.lid());
+    assert_eq!(addr.port_mtu.bytes(), port_attr.active_mtu_bytes());
+    if let Some(g) = gid_index {
+        assert_eq!(addr.gid, ctx.query_gid(port, g).unwrap());
+    }
+    let pool = DciPool::new(
+        &ctx.mlx5().unwrap(),
+        &pd,
+        ctx.create_cq(64).unwrap(),
+        PoolConfig {
+            dcis: 1,
+            port,
+            ..PoolConfig::default()
+        },
+    )
+    .expect("a pool at the port's active MTU");
+    assert_eq!(pool.dcis().count(), 1);
+}
