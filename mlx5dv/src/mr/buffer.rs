@@ -13,7 +13,10 @@ use std::ptr::NonNull;
 /// `region` must return a range of readable and writable memory that stays valid, at the same
 /// address, for as long as the value lives, and that nothing reaches through the value while
 /// it is registered (the region holds the value without using it; moving the value must not
-/// move the memory, as moving a `Vec` does not move its heap buffer).
+/// move the memory, as moving a `Vec` does not move its heap buffer). A region can be leaked
+/// (`mem::forget`), and then stays registered forever: the memory must then stay valid and
+/// unreached forever too, so a type borrowing memory for a lifetime must not implement this
+/// trait (borrowed slices go through [`crate::Pd::register_borrowed`]).
 pub unsafe trait RegionBuffer: Send {
     /// Start and length of the memory (called once, when the region is registered).
     fn region(&mut self) -> (*mut u8, usize);
