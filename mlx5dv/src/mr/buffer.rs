@@ -15,8 +15,9 @@ use std::ptr::NonNull;
 /// it is registered (the region holds the value without using it; moving the value must not
 /// move the memory, as moving a `Vec` does not move its heap buffer). A region can be leaked
 /// (`mem::forget`), and then stays registered forever: the memory must then stay valid and
-/// unreached forever too, so a type borrowing memory for a lifetime must not implement this
-/// trait (borrowed slices go through [`crate::Pd::register_borrowed`]).
+/// unreached forever too. So a type that borrows memory for a lifetime must not implement this
+/// trait (the crate's own [`Borrowed`] does, but no value of it can be made outside
+/// [`crate::Pd::register_borrowed`], which never lets the region escape).
 pub unsafe trait RegionBuffer: Send {
     /// Start and length of the memory (called once, when the region is registered).
     fn region(&mut self) -> (*mut u8, usize);
