@@ -43,6 +43,8 @@ pub(crate) struct SendQueue {
     /// A power-of-two ring (indexing by mask, no division on the post path), at least
     /// `capacity` long.
     slots: Box<[Slot]>,
+    /// `slots.len() - 1`.
+    mask: usize,
     /// `max_send_wr`: how many requests may be outstanding.
     capacity: u64,
     /// Requests posted (committed batches), published by the poster.
@@ -70,7 +72,11 @@ impl SendQueue {
 
     #[inline]
     fn slot(&self, seq: u64) -> &Slot {
-        &self.slots[seq as usize & (self.slots.len() - 1)]
+        let i = seq as usize & self.mask;
+        debug_assert!(i < self.slots.len());
+        // SAFETY: `slots` has `mask + 1` entries (a power of two, made in Poster::new), so
+        // `i <= mask` is in bounds.
+        unsafe { self.slots.get_unchecked(i) }
     }
 
     /// Retires every request before `seq` (the poller).
@@ -144,6 +150,7 @@ impl Poster {
                         signaled: AtomicBool::new(false),
                     })
                     .collect(),
+                mask: n - 1,
                 capacity,
                 head: AtomicU64::new(0),
                 tail: AtomicU64::new(0),
