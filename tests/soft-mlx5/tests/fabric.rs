@@ -417,3 +417,36 @@ fn a_write_behind_a_send_waiting_on_rnr_at_another_process_waits_too() {
     assert!(c.iter().all(|c| c.opcode == 0), "{c:?}");
     assert_eq!(t.target.buf.read(100, 4), b"late");
 }
+
+#[test]
+fn a_retried_atomic_finds_its_result_saved_however_many_atomics_followed_it() {
+    // An atomic whose answer was lost stays outstanding, and with it its place in the
+    // initiator depth (max_rd_atomic): no more atomics pass it than the responder keeps
+    // results for (IBA 9.4.5, responder resources), so its retry is answered from the saved
+    // result, never refused and never executed again.
+    for seed in 1..=6 {
+        let dir = fabric_dir("replay-depth");
+        let mut t = TwoNodes::new(
+            &dir,
+            &QpCfg {
+                timeout: 21,
+                retry_cnt: 7,
+                sq_cnt: 64,
+                ..QpCfg::default()
+            },
+        );
+        for bed in [&mut t.a, &mut t.b] {
+            let f = soft_mlx5::fabric::faults::Faults::parse(&format!("loss=0.15,seed={seed}")).unwrap();
+            bed.dev.fabric.as_mut().unwrap().faults = Some(f);
+        }
+        for batch in 0..3 {
+            for k in 0..32 {
+                t.dci.post(&faa_wr(&t, batch * 32 + k));
+            }
+            let c = t.run_until_completions(32, Duration::from_secs(30));
+            assert!(c.iter().all(|c| c.opcode == 0), "seed {seed}: {c:?}");
+        }
+        let seen: Vec<u64> = (0..96).map(|k| t.local.buf.ne64(8 * k)).collect();
+        assert_eq!(seen, (0..96).collect::<Vec<u64>>(), "seed {seed}");
+    }
+}

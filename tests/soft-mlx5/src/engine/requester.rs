@@ -467,7 +467,16 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
                 }
                 continue;
             }
-            ReqState::Finished { .. } | ReqState::Reported => continue,
+            ReqState::Finished { .. } => {
+                // Done but not retired: an older request is still unacknowledged, so this
+                // one still holds its place in the initiator depth (and the result in the
+                // responder's resources that a retry of the older one may need).
+                if ra {
+                    reads_sent += 1;
+                }
+                continue;
+            }
+            ReqState::Reported => continue,
             ReqState::Queued => {}
         }
         let fence_waits = o.wqe.fenced() && reads_unfinished > 0;
