@@ -95,8 +95,8 @@ pub struct Device {
     pub fabric: Option<crate::fabric::Fabric>,
     /// Set when the overrun oracle caught software posting past a ring (engine/oracle.rs).
     pub fault: Option<String>,
-    /// The last packet sequence number a requester of this device used (engine/requester.rs).
-    pub next_psn: u64,
+    /// The last QP incarnation number handed out (engine/requester.rs).
+    pub next_epoch: u64,
     /// Per requester connection that reached this device over the fabric: what a responder
     /// keeps to answer a duplicate (engine/remote.rs).
     pub connections:
@@ -139,7 +139,7 @@ impl Device {
             fabric: None,
             fault: None,
             pass: 0,
-            next_psn: 0,
+            next_epoch: 0,
             connections: Default::default(),
             faults: None,
             ooo_streams: false,

@@ -276,7 +276,25 @@ pub struct Qp {
     pub outstanding: std::collections::VecDeque<crate::engine::requester::Outstanding>,
     /// Per channel (a DCI stream channel; 0 otherwise): the retry its head waits for.
     pub stalls: std::collections::BTreeMap<u16, (Stall, std::time::Instant)>,
+    /// The requester's packet sequence state (engine/requester.rs).
+    pub wire: Wire,
 }
+
+/// A requester's packet sequence numbering: per channel, consecutive numbers (kept across
+/// retries) within one incarnation of the QP, so a responder tells a retry from a new request
+/// and a request that overtook one still missing.
+#[derive(Debug, Default)]
+pub struct Wire {
+    /// This incarnation of the QP (device-unique; 0 until the first request, renewed by RESET).
+    pub epoch: u64,
+    /// Per channel: the last sequence number used and the target it went to (a DCI starts a
+    /// new connection when its target changes).
+    pub channels: std::collections::BTreeMap<u16, (u64, Option<WireDest>)>,
+}
+
+/// Where a connection leads: (node, slot, QP or DCT number); this device's own targets are
+/// (u32::MAX, 0, handle).
+pub type WireDest = (u32, u32, u32);
 
 /// Address handle created through the kernel (RoCE: mlx5_ib resolves the MAC).
 #[derive(Clone, Copy, Debug)]
@@ -322,5 +340,6 @@ impl Qp {
         self.sq_fetched = 0;
         self.outstanding.clear();
         self.stalls.clear();
+        self.wire = Wire::default();
     }
 }

@@ -96,11 +96,11 @@ pub fn poll(dev: &mut Device) -> bool {
 }
 
 /// Executes a request that arrived over the fabric, unless it duplicates one already
-/// executed ([`responder::respond_once`]).
+/// executed ([`responder::respond_in_order`]).
 fn serve(dev: &mut Device, packet: &message::Packet) -> Response {
     let t = packet.target;
-    let key = (t.origin, packet.src_qpn, t.channel);
-    responder::respond_once(dev, key, t.psn, packet.opcode, |dev| {
+    let key = (t.origin, t.epoch, t.channel);
+    responder::respond_in_order(dev, key, t.psn, t.first, packet.opcode, |dev| {
         match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn) {
             Some(th) => responder::respond(dev, th, &packet.request()),
             None => Response::Dropped,

@@ -19,7 +19,7 @@ use super::cqe::{op, syndrome, Cqe};
 use super::remote::{self, Awaiting};
 use super::responder::{self, Request, Response, ACCESS_LOCAL_WRITE};
 use super::timing::{ack_timeout, rnr_delay};
-use super::wqe::{decode_send, opcode, Data, SendWqe};
+use super::wqe::{decode_send, opcode, Av, Data, SendWqe};
 use crate::device::events::Owner;
 use crate::device::objects::{Path, Qp, QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
@@ -29,6 +29,11 @@ use crate::fabric::{MAX_NODES, SLOT_SHIFT};
 use crate::profile::LinkLayer;
 use std::time::{Duration, Instant};
 
+/// Requests of one channel on the wire to another process at a time. The emulated responder
+/// is far slower than a ConnectX, so an unbounded burst behind a lost packet (all of it sent
+/// again, go-back-N) could outlast the local ACK timeout of the retry that repairs it.
+const REMOTE_WINDOW: usize = 8;
+
 /// One fetched send WQE, from its fetch until its completion is written.
 #[derive(Debug)]
 pub struct Outstanding {
@@ -36,9 +41,11 @@ pub struct Outstanding {
     pub wqe: SendWqe,
     /// The channel it travels on ([`Qp::channel`]).
     pub channel: u16,
-    /// Its packet sequence number on the wire to another process, kept across retries so
-    /// the responder knows a retry of what it executed (0 until first sent).
+    /// Its sequence number in its connection, kept across retries so the responder knows a
+    /// retry of what it executed (0 until first sent; see `psn_of`).
     pub psn: u64,
+    /// It opens its connection.
+    pub first: bool,
     /// Where it is.
     pub state: ReqState,
 }
@@ -158,6 +165,7 @@ fn fetch(dev: &mut Device, h: u32) -> bool {
             wqe,
             channel,
             psn: 0,
+            first: false,
             state,
         });
         moved = true;
@@ -302,6 +310,9 @@ fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant, 
             }
         }
         Response::Nak(synd) => fail(dev, h, i, synd),
+        // Sent again once the requests before it are answered (go-back-N, IBA 9.7.5.2.2); no
+        // retry is counted, nothing was lost.
+        Response::OutOfSequence => {}
         Response::Dropped => {
             let left = match qp.stalls.get(&channel) {
                 Some((Stall::Timeout { left }, _)) => *left,
@@ -393,6 +404,10 @@ fn fail(dev: &mut Device, h: u32, i: usize, synd: u8) {
         }
     } else {
         flush_pending(qp, Some(channel));
+        // The HCA reconnects the stream when it is used again.
+        if let Some((_, to)) = qp.wire.channels.get_mut(&channel) {
+            *to = None;
+        }
     }
 }
 
@@ -428,6 +443,9 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
     }
     let bound = rd_atomic_bound(dev, h);
     let mut blocked: Vec<u16> = Vec::new();
+    // Channels with a request on the wire to another process, its answer still out, and the
+    // address it went to.
+    let mut pending: Vec<(u16, Option<Av>)> = Vec::new();
     let (mut reads_sent, mut reads_unfinished) = (0usize, 0usize);
     let mut moved = false;
     for i in 0..dev.qps[&h].outstanding.len() {
@@ -438,8 +456,10 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
         let (ch, ra) = (o.channel, o.wqe.reads_or_atomic());
         match &o.state {
             ReqState::Sent { answer, .. } => {
-                if !matches!(answer, Some(Response::Ack(_))) {
-                    blocked.push(ch);
+                match answer {
+                    Some(Response::Ack(_)) => {}
+                    None => pending.push((ch, o.wqe.av)),
+                    Some(_) => blocked.push(ch),
                 }
                 if ra {
                     reads_sent += 1;
@@ -447,14 +467,33 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
                 }
                 continue;
             }
-            ReqState::Finished { .. } | ReqState::Reported => continue,
+            ReqState::Finished { .. } => {
+                // Done but not retired: an older request is still unacknowledged, so this
+                // one still holds its place in the initiator depth (and the result in the
+                // responder's resources that a retry of the older one may need).
+                if ra {
+                    reads_sent += 1;
+                }
+                continue;
+            }
+            ReqState::Reported => continue,
             ReqState::Queued => {}
         }
         let fence_waits = o.wqe.fenced() && reads_unfinished > 0;
         if ra {
             reads_unfinished += 1;
         }
+        // A request sent before goes again only once those ahead of it are answered; a DCI
+        // reaches another target only once its channel has nothing on the wire (the HCA
+        // drains a DC connection before it connects elsewhere).
+        let ahead = pending.iter().rev().find(|(c, _)| *c == ch).map(|(_, av)| *av);
+        let in_flight = pending.iter().filter(|(c, _)| *c == ch).count();
+        let resend_waits = ahead.is_some_and(|av| o.psn != 0 || av != o.wqe.av) || in_flight >= REMOTE_WINDOW;
         if blocked.contains(&ch) {
+            continue;
+        }
+        if resend_waits {
+            blocked.push(ch);
             continue;
         }
         if qp.dci_streams.is_some() && qp.errored_streams.contains(&ch) {
@@ -471,12 +510,14 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
         }
         let wqe = o.wqe.clone();
         let (answer, remote) = execute(dev, h, i, &wqe, now);
-        let acked = matches!(answer, Some(Response::Ack(_)));
+        let (acked, on_wire) = (matches!(answer, Some(Response::Ack(_))), answer.is_none());
         let after = dev.pass + 1;
         if let Some(qp) = dev.qps.get_mut(&h) {
             qp.outstanding[i].state = ReqState::Sent { answer, after, remote };
         }
-        if !acked {
+        if on_wire {
+            pending.push((ch, wqe.av));
+        } else if !acked {
             blocked.push(ch);
         }
         if ra {
@@ -611,10 +652,10 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
         Dest::Local(t) => {
             // A lossy wire between this device's own QPs: the request may be lost or arrive
             // twice, and so may its answer; retries carry the same PSN (see `psn_of`).
-            let psn = if matches!(kind, QpKind::Ud | QpKind::Uc) {
-                0
+            let (epoch, psn, first) = if matches!(kind, QpKind::Ud | QpKind::Uc) {
+                (0, 0, false)
             } else {
-                psn_of(dev, h, i)
+                psn_of(dev, h, i, (u32::MAX, 0, t))
             };
             let (there, back) = match dev.faults.as_mut() {
                 Some(f) => (f.fate(), f.fate()),
@@ -627,7 +668,7 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
             };
             let mut answer = Response::Dropped;
             for _ in 0..copies {
-                answer = responder::respond_once(dev, (0, qpn, channel), psn, wqe.opcode, |dev| {
+                answer = responder::respond_in_order(dev, (0, epoch, channel), psn, first, wqe.opcode, |dev| {
                     responder::respond(dev, t, &req)
                 });
             }
@@ -641,8 +682,8 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
             // Unreliable datagram: nothing comes back, so nothing is awaited.
             let await_answer = !matches!(kind, QpKind::Ud | QpKind::Uc);
             if await_answer {
+                (target.epoch, target.psn, target.first) = psn_of(dev, h, i, (node, slot, target.dqpn));
                 target.channel = channel;
-                target.psn = psn_of(dev, h, i);
             }
             // Only a lossy wire loses a message to a live peer; on a perfect one the answer
             // is awaited however long the peer's process takes to be scheduled (a slow
@@ -657,18 +698,30 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
     }
 }
 
-/// WQE `i`'s packet sequence number: assigned from the device's counter when it is first
-/// sent, the same on every retry. Device-wide and 64-bit, so a new QP that reuses a number
-/// never looks like a retry of the old one to a responder.
-fn psn_of(dev: &mut Device, h: u32, i: usize) -> u64 {
-    let Some(o) = dev.qps.get_mut(&h).and_then(|q| q.outstanding.get_mut(i)) else {
-        return 0;
+/// WQE `i`'s place in its connection, going to `dest` (node, slot, QP/DCT): the QP's
+/// incarnation, its sequence number and whether it opens the connection. Numbered when first
+/// sent, consecutively per channel, and the same on every retry; a DCI opens a new connection
+/// whenever its target changes (or after its stream erred), as the HCA reconnects then.
+fn psn_of(dev: &mut Device, h: u32, i: usize, dest: (u32, u32, u32)) -> (u64, u64, bool) {
+    let epoch = dev.next_epoch + 1;
+    let Some(qp) = dev.qps.get_mut(&h) else {
+        return (0, 0, false);
+    };
+    if qp.wire.epoch == 0 {
+        qp.wire.epoch = epoch;
+        dev.next_epoch = epoch;
+    }
+    let Some(o) = qp.outstanding.get_mut(i) else {
+        return (0, 0, false);
     };
     if o.psn == 0 {
-        dev.next_psn += 1;
-        o.psn = dev.next_psn;
+        let (last, to) = qp.wire.channels.entry(o.channel).or_default();
+        *last += 1;
+        o.psn = *last;
+        o.first = *to != Some(dest);
+        *to = Some(dest);
     }
-    o.psn
+    (qp.wire.epoch, o.psn, o.first)
 }
 
 /// Where the request goes: the RC peer, or the QP/DCT the address vector names. A request
@@ -699,8 +752,10 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
             kind: qp.kind,
             key,
             origin: dev.fabric.as_ref().map_or(0, |f| f.origin),
+            epoch: 0,
             channel: 0,
             psn: 0,
+            first: false,
         },
     )
 }

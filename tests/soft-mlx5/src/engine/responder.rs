@@ -58,6 +58,9 @@ pub enum Response {
     Nak(u8),
     /// Nothing comes back (dropped: the requester times out).
     Dropped,
+    /// NAK, PSN sequence error (IBA 9.7.5.2.2): an earlier request of the connection has not
+    /// arrived; the requester sends this one again after it.
+    OutOfSequence,
 }
 
 /// Read and atomic results a responder keeps per connection to replay to a duplicate (its
@@ -65,50 +68,67 @@ pub enum Response {
 const REPLAY_DEPTH: usize = 16;
 
 /// A requester connection as a responder tells it apart: the requester device's incarnation
-/// (0 for this device), its QP number and its channel.
-pub type ConnectionKey = (u64, u32, u16);
+/// (0 for this device), the requester QP's incarnation and its channel.
+pub type ConnectionKey = (u64, u64, u16);
 
-/// What a responder remembers of one requester connection: the last request it executed and
-/// the read and atomic results it may have to send again.
+/// What a responder remembers of one requester connection: the sequence number it expects
+/// next and the read and atomic results it may have to send again.
 #[derive(Debug, Default)]
 pub struct Connection {
-    /// PSN of the newest request executed.
-    pub last_psn: u64,
-    /// (PSN, answer) of the latest reads and atomics.
+    /// The sequence number of the next new request.
+    pub next: u64,
+    /// (sequence number, answer) of the latest reads and atomics.
     pub replay: std::collections::VecDeque<(u64, Response)>,
 }
 
-/// Executes a request (`execute`) unless it duplicates one this connection already executed:
-/// a retry after a lost answer, or a copy the wire made. A duplicate is acknowledged again,
-/// never executed again; a read or atomic gets its saved result (IBA 9.7.5.1.1, 9.4.5). PSN 0
-/// (unreliable datagram) is never a duplicate.
-pub fn respond_once(
+/// Executes a request (`execute`) in its connection's order (IBA 9.7.5.1): the expected one is
+/// executed; an earlier one, a retry after a lost answer or a copy the wire made, is
+/// acknowledged again, never executed again (a read or atomic gets its saved result, IBA
+/// 9.7.5.1.1, 9.4.5); a later one waits for the missing one (PSN sequence error NAK). A `first`
+/// request opens the connection anew (a DCI reaching this target again). PSN 0 (unreliable
+/// transports) is executed as it comes.
+pub fn respond_in_order(
     dev: &mut Device,
     key: ConnectionKey,
     psn: u64,
+    first: bool,
     opcode: u8,
     execute: impl FnOnce(&mut Device) -> Response,
 ) -> Response {
+    if psn == 0 {
+        return execute(dev);
+    }
     let read_or_atomic = matches!(opcode, opcode::RDMA_READ | opcode::ATOMIC_CS | opcode::ATOMIC_FA);
-    if psn != 0 {
-        if let Some(c) = dev.connections.get(&key).filter(|c| psn <= c.last_psn) {
-            crate::log(format_args!("responder: duplicate PSN {psn} from QP {:#x}", key.1));
-            if let Some((_, r)) = c.replay.iter().find(|(p, _)| *p == psn) {
-                return r.clone();
+    let next = dev.connections.get(&key).map(|c| c.next);
+    match next {
+        Some(n) if psn < n => {
+            crate::log(format_args!("responder: duplicate PSN {psn} (expected {n})"));
+            let saved = dev
+                .connections
+                .get(&key)
+                .and_then(|c| c.replay.iter().find(|(p, _)| *p == psn))
+                .map(|(_, r)| r.clone());
+            if let Some(r) = saved {
+                return r;
             }
-            if opcode == opcode::RDMA_READ {
-                // Beyond the saved results a read may simply be read again (IBA 9.7.5.1.1).
-            } else if read_or_atomic {
-                return Response::Nak(syndrome::REMOTE_INVAL_REQ_ERR);
-            } else {
-                return Response::Ack(None);
+            if opcode != opcode::RDMA_READ {
+                return if read_or_atomic {
+                    Response::Nak(syndrome::REMOTE_INVAL_REQ_ERR)
+                } else {
+                    Response::Ack(None)
+                };
             }
+            // Beyond the saved results a read may simply be read again (IBA 9.7.5.1.1).
+            return execute(dev);
         }
+        Some(n) if psn == n => {}
+        _ if first => dev.connections.entry(key).or_default().next = psn,
+        _ => return Response::OutOfSequence,
     }
     let response = execute(dev);
-    if psn != 0 && matches!(response, Response::Ack(_)) {
+    if matches!(response, Response::Ack(_)) {
         let c = dev.connections.entry(key).or_default();
-        c.last_psn = c.last_psn.max(psn);
+        c.next = psn + 1;
         if read_or_atomic {
             c.replay.push_back((psn, response.clone()));
             if c.replay.len() > REPLAY_DEPTH {

@@ -16,10 +16,15 @@ pub struct Target {
     pub key: u64,
     /// The requester device's incarnation ([`crate::fabric::Fabric::origin`]).
     pub origin: u64,
+    /// The requester QP's incarnation ([`crate::device::objects::Wire::epoch`]).
+    pub epoch: u64,
     /// The requester's channel (DCI stream channel, else 0): one connection per channel.
     pub channel: u16,
-    /// The request's packet sequence number, the same on every retry of it (0: none, UD).
+    /// The request's sequence number in its connection, the same on every retry of it (0:
+    /// none, UD and UC).
     pub psn: u64,
+    /// The request opens a connection (a DCI's first request to this target).
+    pub first: bool,
 }
 
 /// A request with its payload owned (as it arrives off the wire).
@@ -113,8 +118,10 @@ pub fn encode_request(seq: u64, target: Target, req: &Request<'_>) -> Vec<u8> {
     w.push(kind_code(target.kind));
     w.extend_from_slice(&target.key.to_le_bytes());
     w.extend_from_slice(&target.origin.to_le_bytes());
+    w.extend_from_slice(&target.epoch.to_le_bytes());
     w.extend_from_slice(&target.channel.to_le_bytes());
     w.extend_from_slice(&target.psn.to_le_bytes());
+    w.push(u8::from(target.first));
     w.extend_from_slice(&req.src_qpn.to_le_bytes());
     w.extend_from_slice(&req.slid.to_le_bytes());
     w.push(u8::from(req.grh));
@@ -148,6 +155,7 @@ pub fn encode_answer(seq: u64, response: &Response) -> Vec<u8> {
         Response::RnrNak(t) => w.extend_from_slice(&[2, *t]),
         Response::Nak(s) => w.extend_from_slice(&[3, *s]),
         Response::Dropped => w.push(4),
+        Response::OutOfSequence => w.push(5),
     }
     w
 }
@@ -189,8 +197,10 @@ pub fn decode(bytes: &[u8]) -> Option<Message> {
                 kind: kind_of(r.u8()?)?,
                 key: r.u64()?,
                 origin: r.u64()?,
+                epoch: r.u64()?,
                 channel: r.u16()?,
                 psn: r.u64()?,
+                first: r.flag()?,
             };
             let (src_qpn, slid, grh, opcode, imm) = (r.u32()?, r.u16()?, r.flag()?, r.u8()?, r.u32()?);
             let has_remote = r.flag()?;
@@ -222,6 +232,7 @@ pub fn decode(bytes: &[u8]) -> Option<Message> {
                 2 => Response::RnrNak(r.u8()?),
                 3 => Response::Nak(r.u8()?),
                 4 => Response::Dropped,
+                5 => Response::OutOfSequence,
                 _ => return None,
             };
             Some(Message::Answer { seq, response })
@@ -253,8 +264,10 @@ mod tests {
             kind: QpKind::Dci,
             key: 0x1234_5678_9abc_def0,
             origin: 0x77,
+            epoch: 5,
             channel: 3,
             psn: 41,
+            first: true,
         };
         let Some(Message::Request { seq, packet }) = decode(&encode_request(9, target, &req)) else {
             panic!("request did not decode");
@@ -273,6 +286,7 @@ mod tests {
             Response::RnrNak(12),
             Response::Nak(0x13),
             Response::Dropped,
+            Response::OutOfSequence,
         ] {
             let bytes = encode_answer(5, &r);
             assert_eq!(decode(&bytes), Some(Message::Answer { seq: 5, response: r }));

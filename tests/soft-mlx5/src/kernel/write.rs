@@ -889,6 +889,7 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
         sq_fetched: 0,
         outstanding: Default::default(),
         stalls: Default::default(),
+        wire: Default::default(),
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",

@@ -776,6 +776,7 @@ impl Bed {
             sq_fetched: 0,
             outstanding: Default::default(),
             stalls: Default::default(),
+            wire: Default::default(),
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(qpn, h);
@@ -857,6 +858,7 @@ impl Bed {
             sq_fetched: 0,
             outstanding: Default::default(),
             stalls: Default::default(),
+            wire: Default::default(),
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(dctn, h);
