@@ -5,8 +5,15 @@
 //! ahead of what the device has consumed (send queue: the oldest WQE not yet completed, since
 //! software may reuse a slot only after a CQE covers it, libmlx5 `mlx5_wq_overflow`; receive
 //! queue: the receives taken), and a violation fails the run with a message naming the QP.
+//!
+//! Only a QP that executes its rings is checked. On RESET libmlx5 zeroes its doorbell records
+//! only after the kernel's MODIFY_QP returned (`mlx5_modify_qp`: `mlx5_init_qp_indices`, then
+//! `db[MLX5_SND_DBR] = db[MLX5_RCV_DBR] = 0`), and the device has reset its consumer counters
+//! before that: in between, the record still holds the old producer counter. A ConnectX reads
+//! the record only when rung, which software does in RTS (send) or from INIT (receive), long
+//! after the zeroing; so the send ring is checked from RTS on, the receive ring out of RESET.
 
-use crate::device::objects::QpKind;
+use crate::device::objects::{QpKind, QpState};
 use crate::device::Device;
 
 /// Checks QP `h`'s rings; Err names the QP and the ring that overran.
@@ -18,7 +25,8 @@ pub fn check(dev: &Device, h: u32) -> Result<(), String> {
         return Ok(());
     }
     // The doorbell records carry 16-bit counters (MLX5_SND_DBR / MLX5_RCV_DBR).
-    if qp.sq.cnt > 0 {
+    let executes_sends = !matches!(qp.state, QpState::Reset | QpState::Init | QpState::Rtr);
+    if qp.sq.cnt > 0 && executes_sends {
         let pi = dev.dma.read_be32(qp.db + 4) & 0xffff;
         let ahead = pi.wrapping_sub(qp.sq_ci) & 0xffff;
         if ahead > qp.sq.cnt {
@@ -32,7 +40,7 @@ pub fn check(dev: &Device, h: u32) -> Result<(), String> {
             ));
         }
     }
-    if qp.rq.cnt > 0 && qp.srq.is_none() {
+    if qp.rq.cnt > 0 && qp.srq.is_none() && qp.state != QpState::Reset {
         let posted = dev.dma.read_be32(qp.db) & 0xffff;
         let ahead = posted.wrapping_sub(qp.rq_ci) & 0xffff;
         if ahead > qp.rq.cnt {
