@@ -173,13 +173,16 @@ impl Cq {
             loop {
                 // SAFETY: a completion is current between a successful start/next_poll and end_poll.
                 out[n] = unsafe { read_current(cq) };
-                let c = &out[n];
-                router.complete(
+                let c = &mut out[n];
+                if let Some(wr_id) = router.complete(
                     c.qp_num,
                     c.wr_id,
                     c.status.is_success(),
                     c.opcode.is_some_and(WcOpcode::is_receive),
-                );
+                ) {
+                    // The crate's slot number (DCIs) back to the caller's wr_id.
+                    c.wr_id = wr_id;
+                }
                 n += 1;
                 if !self.batched || n == out.len() {
                     break;

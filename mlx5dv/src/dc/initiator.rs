@@ -428,10 +428,16 @@ impl Dci<state::Rts> {
     }
 
     /// Gives back the send-queue credit of one completion of this DCI polled elsewhere than
-    /// through [`Cq::poll`] on the CQ given to [`DciParts::cq`] (which does it by itself).
+    /// through [`Cq::poll`] on the CQ given to [`DciParts::cq`] (which does it by itself),
+    /// and puts the request's own `wr_id` into `c`: a DCI's work requests carry the crate's
+    /// slot number as their `wr_id` (so that completions in any order name their request
+    /// exactly), which [`Cq::poll`] maps back by itself. A completion that names no request
+    /// of this DCI is left as it is.
     #[inline]
-    pub fn report_completion(&self, c: &crate::cq::Completion) {
-        self.raw.sq.complete(c.wr_id, c.status.is_success(), false);
+    pub fn report_completion(&self, c: &mut crate::cq::Completion) {
+        if let Some(wr_id) = self.raw.sq.complete(c.wr_id, c.status.is_success(), false) {
+            c.wr_id = wr_id;
+        }
     }
 
     /// Requests posted and not yet completed, as the crate counts them (at most

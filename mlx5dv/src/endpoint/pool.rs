@@ -54,6 +54,9 @@ impl Default for PoolConfig {
 #[derive(Copy, Clone, Debug)]
 struct Posted {
     ep: u32,
+    /// The pool's own number for it (unique in the pool): the `wr_id` it is posted with, so
+    /// that completions name it exactly whatever the caller's `wr_id`s.
+    token: u64,
     wr_id: u64,
     stream: u16,
     req: Request<'static>,
@@ -118,6 +121,8 @@ pub struct DciPool {
     recovered: Recoveries,
     /// A recovery error met after completions were written: reported by the next poll.
     deferred: Option<Error>,
+    /// The next request's token.
+    next_token: u64,
 }
 
 /// What the pool has done to bring DCIs back after peers failed.
@@ -221,6 +226,7 @@ impl DciPool {
             waiting: false,
             recovered: Recoveries::default(),
             deferred: None,
+            next_token: 0,
         })
     }
 
@@ -306,9 +312,8 @@ impl DciPool {
         Ok(unsafe { Sge::from_raw(sge.raw()) })
     }
 
-    /// Posts `req` for endpoint `ep`, signaled, with `wr_id`. Under `Streams`, keep `wr_id`s
-    /// unique among requests in flight (e.g. endpoint and sequence number): streams may
-    /// complete out of order on hardware, and the pool matches completions by `wr_id`.
+    /// Posts `req` for endpoint `ep`, signaled, with `wr_id` (any value: the pool matches
+    /// completions by a number of its own, so duplicates and out-of-order streams are fine).
     ///
     /// # Errors
     /// EAGAIN when no DCI can take it now (all held by other endpoints, its DCI's send queue
@@ -344,11 +349,13 @@ impl DciPool {
         }
         let p = Posted {
             ep: ep.0,
+            token: self.next_token,
             wr_id,
             stream: e.stream,
             req: req.map_local(|local| self.held_sge(local))?,
         };
         self.post_on(d, &p)?;
+        self.next_token += 1;
         let e = &mut self.eps[i];
         if matches!(self.policy, Policy::Dcs | Policy::DcsQuota { .. }) && e.dci.is_none() {
             e.dci = Some(d);
@@ -370,24 +377,24 @@ impl DciPool {
         };
         let mut b = dci.batch();
         let built = match p.req {
-            Request::Send { local } => b.send(p.wr_id).dest_on(peer, stream).sge(local),
-            Request::SendImm { local, imm } => b.send_imm(p.wr_id, imm).dest_on(peer, stream).sge(local),
-            Request::Write { local, remote } => b.rdma_write(p.wr_id, remote).dest_on(peer, stream).sge(local),
+            Request::Send { local } => b.send(p.token).dest_on(peer, stream).sge(local),
+            Request::SendImm { local, imm } => b.send_imm(p.token, imm).dest_on(peer, stream).sge(local),
+            Request::Write { local, remote } => b.rdma_write(p.token, remote).dest_on(peer, stream).sge(local),
             Request::WriteImm { local, remote, imm } => {
-                b.rdma_write_imm(p.wr_id, remote, imm).dest_on(peer, stream).sge(local)
+                b.rdma_write_imm(p.token, remote, imm).dest_on(peer, stream).sge(local)
             }
-            Request::Read { local, remote } => b.rdma_read(p.wr_id, remote).dest_on(peer, stream).sge(local),
+            Request::Read { local, remote } => b.rdma_read(p.token, remote).dest_on(peer, stream).sge(local),
             Request::CompareSwap {
                 local,
                 remote,
                 compare,
                 swap,
             } => b
-                .atomic_cmp_swp(p.wr_id, remote, compare, swap)
+                .atomic_cmp_swp(p.token, remote, compare, swap)
                 .dest_on(peer, stream)
                 .sge(local),
             Request::FetchAdd { local, remote, add } => b
-                .atomic_fetch_add(p.wr_id, remote, add)
+                .atomic_fetch_add(p.token, remote, add)
                 .dest_on(peer, stream)
                 .sge(local),
         };
@@ -418,13 +425,12 @@ impl DciPool {
             let Some(d) = self.slots.iter().position(|s| s.qp_num == c.qp_num) else {
                 continue;
             };
-            // In post order, except that DCI streams may complete out of order on hardware:
-            // then the request is the oldest in flight with this wr_id (wr_ids must be unique
-            // among a DCI's requests in flight when streams are used).
+            // In post order, except that DCI streams may complete out of order: the request
+            // is the one with this token.
             let inflight = &mut self.slots[d].inflight;
             let at = match inflight.front() {
-                Some(f) if f.wr_id == c.wr_id => Some(0),
-                _ => inflight.iter().position(|q| q.wr_id == c.wr_id),
+                Some(f) if f.token == c.wr_id => Some(0),
+                _ => inflight.iter().position(|q| q.token == c.wr_id),
             };
             let Some(p) = at.and_then(|i| inflight.remove(i)) else {
                 continue;
