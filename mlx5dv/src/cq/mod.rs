@@ -208,6 +208,15 @@ impl Cq {
         Ok(n)
     }
 
+    /// The completions it holds, as the library created it (`ibv_cq.cqe`: at least what
+    /// [`Context::create_cq`] asked for, rounded by the provider).
+    pub fn capacity(&self) -> u32 {
+        // SAFETY: the CQ is live; `cqe` is set at creation (and by a resize, which the crate
+        // does not do).
+        let cqe = unsafe { (*self.as_raw_cq()).cqe };
+        u32::try_from(cqe).unwrap_or(0)
+    }
+
     /// The context it was created on.
     pub fn context(&self) -> &Context {
         &self.core.ctx

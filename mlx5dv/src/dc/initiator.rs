@@ -491,6 +491,21 @@ impl Dci<state::Rts> {
         })
     }
 
+    /// Moves the DCI to ERR (every request outstanding completes flushed), for a recovery
+    /// that [`Dci::reset_stream`] could not do: the pool escalates to RESET-to-RTS this way.
+    pub(crate) fn force_error(&mut self) -> Result<()> {
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_ERR,
+            ..Default::default()
+        };
+        self.raw.modify(
+            &mut attr,
+            raw::IBV_QP_STATE,
+            "ibv_modify_qp (DCI ERR)",
+            "the DCI could not be moved to ERR to recover it; destroy the pool's DCIs and create new ones",
+        )
+    }
+
     /// Resets DCI stream `stream_id` after an error on it, without taking the DCI to ERR
     /// (`mlx5dv_dci_stream_id_reset`, rdma-core 37+).
     ///
