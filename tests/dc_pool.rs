@@ -230,12 +230,16 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         }
     }
     for (i, &n) in seen.iter().enumerate() {
+        if Some(i) == kill {
+            // Its receives may go with its DCT (libmlx5 cleans the CQ of a destroyed QP).
+            continue;
+        }
         assert!(
             n >= ok[i],
             "peer {i} received {n} requests, {} reported successful",
             ok[i]
         );
-        if Some(i) != kill && errors[i].is_empty() {
+        if errors[i].is_empty() {
             assert_eq!(n, PER_PEER, "peer {i} received all its requests");
         }
     }

@@ -629,7 +629,13 @@ impl DciPool {
                 continue;
             }
             // On failure it stays first in line, and later requests of its stream behind it.
-            self.post_on(d, &p)?;
+            match self.post_on(d, &p) {
+                Ok(()) => {}
+                // The send queue has no room yet (libmlx5 may count a request as outstanding
+                // until a later completion): the next poll tries again.
+                Err(e) if e.is_would_block() => return Ok(()),
+                Err(e) => return Err(e),
+            }
             self.slots[d].replay.remove(i);
             self.recovered.reposted += 1;
         }
