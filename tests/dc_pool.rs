@@ -375,6 +375,37 @@ fn streams_when_a_failure_takes_the_dci_to_err_other_streams_flushed_requests_ar
     eprintln!("peer {bad} saw {:?}; {:?}", o.errors[bad], o.recoveries);
 }
 
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn streams_a_stream_reset_the_device_refuses_escalates_to_the_full_recovery() {
+    // dc-review-2 finding 6: mlx5dv_dci_stream_id_reset is a DEVX command, refused without a
+    // DEVX context (soft-mlx5's cx5-no-devx profile); the pool returned that error on every
+    // poll and the stream's endpoints waited forever. Elsewhere the stream reset works.
+    let policy = Policy::Streams {
+        log_concurrent: 2,
+        log_errored: 1,
+    };
+    let bad = 77;
+    let Some(o) = run(policy, 2, Some(bad)) else {
+        return;
+    };
+    for i in (0..PEERS).filter(|&i| i != bad) {
+        assert!(
+            o.errors[i].iter().all(|&s| s == WcStatus::WrFlushErr),
+            "endpoint {i} saw {:?}",
+            o.errors[i]
+        );
+    }
+    let r = o.recoveries;
+    assert!(r.streams + r.escalated >= 1, "{r:?}");
+    assert!(
+        r.escalated == 0 || r.dcis >= 1,
+        "an escalation ends in the full recovery: {r:?}"
+    );
+    assert!(o.dci_states.iter().all(|&s| s == QpState::Rts), "{:?}", o.dci_states);
+    eprintln!("peer {bad} saw {:?}; {r:?}", o.errors[bad]);
+}
+
 /// The statuses each endpoint saw, in order, once every request completed (or the deadline).
 fn poll_until(pool: &mut DciPool, eps: usize, expected: usize) -> Vec<Vec<WcStatus>> {
     let mut out = [NO_COMPLETION; 64];
