@@ -154,6 +154,17 @@ impl SendQueue {
         Some(user)
     }
 
+    /// The caller's `wr_id` of the request whose completion carries `wr_id` (a DCI's slot
+    /// number), without retiring anything; None as for [`SendQueue::complete`].
+    fn callers_wr_id(&self, wr_id: u64) -> Option<u64> {
+        if self.has_receives || wr_id >= self.head.load(Ordering::Acquire) {
+            return None;
+        }
+        let slot = self.slot(wr_id);
+        let user = slot.wr_id.load(Ordering::Relaxed);
+        (slot.tag.load(Ordering::Acquire) >> TAG_SEQ == wr_id & (u64::MAX >> TAG_SEQ)).then_some(user)
+    }
+
     /// An RC send completion (in send-queue order; the `wr_id` is the caller's).
     #[inline]
     fn complete_in_order(&self, wr_id: u64, success: bool) {
@@ -202,6 +213,8 @@ pub(crate) struct Poster {
     pending: Cell<u32>,
     /// The poster's copy of `shared.floor`.
     floor: Cell<u64>,
+    /// A CQ's registry routes this queue's completions ([`Poster::routed`]).
+    routed: Cell<bool>,
 }
 
 impl Poster {
@@ -230,6 +243,7 @@ impl Poster {
             head: Cell::new(0),
             pending: Cell::new(0),
             floor: Cell::new(0),
+            routed: Cell::new(false),
         }
     }
 
@@ -296,10 +310,24 @@ impl Poster {
         self.shared.halted.store(false, Ordering::Relaxed);
     }
 
+    /// Its completions are routed by a CQ's registry (the queue was added to it).
+    pub(crate) fn routed(&self) {
+        self.routed.set(true);
+    }
+
     /// A completion reported by hand (for a QP whose CQ the crate does not poll); returns
-    /// the caller's `wr_id` as [`SendQueue::complete`] does.
+    /// the caller's `wr_id` as [`SendQueue::complete`] does. Where a CQ's registry routes the
+    /// completions already, only the `wr_id` is looked up: the poller there retires them (a
+    /// second retirer would race it, and count twice).
     #[inline]
     pub(crate) fn complete(&self, wr_id: u64, success: bool, receive: bool) -> Option<u64> {
+        if self.routed.get() {
+            return if receive {
+                None
+            } else {
+                self.shared.callers_wr_id(wr_id)
+            };
+        }
         self.shared.complete(wr_id, success, receive)
     }
 
@@ -523,6 +551,21 @@ mod tests {
             3,
             "a completion after the reset retires the new request"
         );
+    }
+
+    #[test]
+    fn a_completion_reported_by_hand_for_a_routed_queue_is_mapped_but_not_counted_twice() {
+        let reg = Registry::default();
+        let sq = Poster::new(4, DCI);
+        reg.add(0x30, sq.shared().clone());
+        sq.routed();
+        sq.admit(77, true, 0).unwrap();
+        sq.admit(78, true, 0).unwrap();
+        sq.commit();
+        assert_eq!(sq.complete(0, true, false), Some(77), "mapped");
+        assert_eq!(sq.outstanding(), 2, "the CQ's poller retires it, not the hand report");
+        assert_eq!(reg.with(|r| r.complete(0x30, 0, true, false)), Some(77));
+        assert_eq!(sq.outstanding(), 1);
     }
 
     #[test]
