@@ -727,13 +727,17 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
             .collect();
         let path = match gid_index {
             Some(g) => PeerPath::Gid {
+                sl: 0,
                 gid,
                 sgid_index: g,
                 hop_limit: 1,
                 traffic_class: 0,
                 flow_label: 0,
             },
-            None => PeerPath::Lid(port_attr.0.lid),
+            None => PeerPath::Lid {
+                lid: port_attr.0.lid,
+                sl: 0,
+            },
         };
         let partners: Vec<_> = (0..N)
             .map(|_| pd.create_rc_qp(&peer_cq, None, RcCaps::default()).unwrap())

@@ -220,7 +220,7 @@ fn run(o: &Opts) -> Result<(), String> {
                 let remote = |qp_num| RcRemote {
                     qp_num,
                     psn: 0,
-                    path: PeerPath::Lid(lid),
+                    path: PeerPath::Lid { lid, sl: 0 },
                     mtu_bytes: MTU,
                     max_dest_rd_atomic: 1,
                     min_rnr_timer: 12,

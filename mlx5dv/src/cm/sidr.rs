@@ -403,11 +403,13 @@ impl DcResolution {
     }
 
     /// The path to the target from the CM's address vector: by GID (with the local GID index
-    /// the CM chose) when it has a GRH, as on RoCE; by LID otherwise.
+    /// the CM chose) when it has a GRH, as on RoCE; by LID otherwise; on the path record's
+    /// service level.
     pub fn path(&self) -> PeerPath {
         let a = &self.ah_attr;
         if a.is_global != 0 {
             PeerPath::Gid {
+                sl: a.sl,
                 // SAFETY: every bit pattern of the union is a valid [u8; 16].
                 gid: unsafe { a.grh.dgid.raw },
                 sgid_index: a.grh.sgid_index,
@@ -416,7 +418,7 @@ impl DcResolution {
                 flow_label: a.grh.flow_label,
             }
         } else {
-            PeerPath::Lid(a.dlid)
+            PeerPath::Lid { lid: a.dlid, sl: a.sl }
         }
     }
 
@@ -527,6 +529,24 @@ mod tests {
             dct_number: 0x12_3456,
             port_mtu: Mtu::Mtu1024,
         }
+    }
+
+    #[test]
+    fn a_resolved_path_keeps_the_path_records_service_level() {
+        let r = DcResolution {
+            announcement: DcAnnouncement::new(target()),
+            ah_attr: raw::ibv_ah_attr {
+                dlid: 9,
+                sl: 4,
+                port_num: 1,
+                ..Default::default()
+            },
+            device: None,
+            port: 1,
+            qkey: 0,
+        };
+        assert_eq!(r.path(), PeerPath::Lid { lid: 9, sl: 4 });
+        assert_eq!(r.path().ah_attr(1).sl, 4);
     }
 
     #[test]
