@@ -8,9 +8,9 @@
 //! printed as "not run".
 use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
-    Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId, EpCompletion,
-    Mlx5Context, Pd, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
-    WcStatus,
+    state, Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId, EpCompletion,
+    Mlx5Context, Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq,
+    WcOpcode, WcStatus,
 };
 use mlx5dv_suite::device::open;
 use std::collections::HashSet;
@@ -691,6 +691,76 @@ fn write_to_every_peer(eps: &mut Endpoints, ids: &[EndpointId], local: &[Sge<'_>
     }
 }
 
+/// The path from this port to itself (loopback RC).
+fn loopback_path(ctx: &mlx5dv::Context, port: u8, gid_index: Option<u8>) -> PeerPath {
+    match gid_index {
+        Some(g) => PeerPath::Gid {
+            sl: 0,
+            gid: ctx.query_gid(port, g).unwrap(),
+            sgid_index: g,
+            hop_limit: 1,
+            traffic_class: 0,
+            flow_label: 0,
+        },
+        None => PeerPath::Lid {
+            lid: ctx.query_port(port).unwrap().0.lid,
+            sl: 0,
+        },
+    }
+}
+
+/// Connects `qp` (the sender) and `partner` (which grants remote writes) to each other over
+/// `path`; both in RTS.
+fn connect(
+    port: u8,
+    path: PeerPath,
+    qp: RcQp<state::Reset>,
+    partner: RcQp<state::Reset>,
+) -> (RcQp<state::Rts>, RcQp<state::Rts>) {
+    let remote = |qp_num| RcRemote {
+        qp_num,
+        psn: 0,
+        path,
+        mtu_bytes: MTU,
+        max_dest_rd_atomic: 1,
+        min_rnr_timer: 12,
+    };
+    let p = partner
+        .init(port, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+        .map_err(|e| e.error)
+        .unwrap();
+    let qp = qp.init(port, Access::LOCAL_WRITE).map_err(|e| e.error).unwrap();
+    let p = p.rtr(&remote(qp.qp_num())).map_err(|e| e.error).unwrap();
+    let qp = qp.rtr(&remote(p.qp_num())).map_err(|e| e.error).unwrap();
+    let qp = qp.rts(RtsAttr::default()).map_err(|e| e.error).unwrap();
+    let p = p.rts(RtsAttr::default()).map_err(|e| e.error).unwrap();
+    (qp, p)
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn rc_endpoints_refuse_a_qp_whose_send_queue_their_cq_cannot_hold_naming_the_sizes() {
+    // dc-review-2 finding 7, RC side: every RcEndpoints request is signaled.
+    let (ctx, port, gid_index) = open();
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let capacity = cq.capacity();
+    let peer_cq = ctx.create_cq(256).unwrap();
+    let mut eps = RcEndpoints::new(cq, 2);
+    let qp = pd.create_rc_qp(eps.cq(), None, RcCaps::default()).unwrap();
+    let partner = pd.create_rc_qp(&peer_cq, None, RcCaps::default()).unwrap();
+    let (qp, _partner) = connect(port, loopback_path(&ctx, port, gid_index), qp, partner);
+    let depth = qp.caps().max_send_wr;
+    assert!(depth > capacity, "{depth} requests fit {capacity} completions");
+    let err = eps.add(qp).expect_err("a CQ too small is refused");
+    assert_eq!(err.errno(), Some(libc::EINVAL));
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("holds {capacity} completions")) && text.contains(&format!("max_send_wr {depth}")),
+        "{text}"
+    );
+}
+
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
 fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
@@ -698,8 +768,6 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
     let (ctx, port, gid_index) = open();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
-    let port_attr = ctx.query_port(port).unwrap();
-    let gid = gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]);
     let mut src = pd.alloc_mr(N * 8, Access::LOCAL_WRITE).unwrap();
     for i in 0..N {
         src.write(i * 8, &(i as u64 + 1).to_le_bytes()).unwrap();
@@ -725,20 +793,7 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
             .iter()
             .map(|a| pd.create_ah(port, &PeerPath::to_dc_target(a, gid_index)).unwrap())
             .collect();
-        let path = match gid_index {
-            Some(g) => PeerPath::Gid {
-                sl: 0,
-                gid,
-                sgid_index: g,
-                hop_limit: 1,
-                traffic_class: 0,
-                flow_label: 0,
-            },
-            None => PeerPath::Lid {
-                lid: port_attr.0.lid,
-                sl: 0,
-            },
-        };
+        let path = loopback_path(&ctx, port, gid_index);
         let partners: Vec<_> = (0..N)
             .map(|_| pd.create_rc_qp(&peer_cq, None, RcCaps::default()).unwrap())
             .collect();
@@ -767,24 +822,9 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
                 Endpoints::Dc(pool) => pool.add_endpoint(DcPeer::new(&ahs[i], &addrs[i], KEY)).unwrap(),
                 Endpoints::Rc(rc) => {
                     let qp = pd.create_rc_qp(rc.cq(), None, RcCaps::default()).unwrap();
-                    let remote = |qp_num| RcRemote {
-                        qp_num,
-                        psn: 0,
-                        path,
-                        mtu_bytes: MTU,
-                        max_dest_rd_atomic: 1,
-                        min_rnr_timer: 12,
-                    };
-                    let p = p
-                        .init(port, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
-                        .map_err(|e| e.error)
-                        .unwrap();
-                    let qp = qp.init(port, Access::LOCAL_WRITE).map_err(|e| e.error).unwrap();
-                    let p = p.rtr(&remote(qp.qp_num())).map_err(|e| e.error).unwrap();
-                    let qp = qp.rtr(&remote(p.qp_num())).map_err(|e| e.error).unwrap();
+                    let (qp, p) = connect(port, path, qp, p);
                     partners_up.push(p);
-                    rc.add(qp.rts(RtsAttr::default()).map_err(|e| e.error).unwrap())
-                        .unwrap()
+                    rc.add(qp).unwrap()
                 }
             });
         }
