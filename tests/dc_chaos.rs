@@ -13,10 +13,11 @@
 //! `scripts/dc-soak` runs a million requests this way and prints the figures.
 use mlx5dv::endpoint::{PoolConfig, Recoveries};
 use mlx5dv::{
-    Access, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId, EpCompletion, Mlx5Context, Pd, PeerPath,
-    Policy, QpState, RemoteMemory, Request, RtsAttr, WcStatus,
+    Access, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, EndpointId, EpCompletion, Mlx5Context, Pd, PeerPath, Policy,
+    QpState, RemoteMemory, Request, RtsAttr, WcStatus,
 };
 use mlx5dv_suite::device::open;
+use mlx5dv_suite::Rng;
 use std::time::{Duration, Instant};
 
 const KEY: DcKey = DcKey::new(0x00C4_A05E);
@@ -26,20 +27,6 @@ const MTU: u32 = 1024;
 /// Fault events per run: each kills a peer (a new DCT takes its place) and adds an endpoint
 /// with a wrong key.
 const EVENTS: usize = 16;
-
-/// xorshift64: reproducible randomness.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// What one run did and saw.
 #[derive(Debug, Default)]
@@ -96,18 +83,8 @@ fn new_target(
     port: u8,
     gid_index: Option<u8>,
 ) -> (Dct, DcTargetAddr) {
-    let b = DctBuilder::new(mlx5, pd, cq, srq, KEY)
-        .port(port)
-        .mtu(MTU)
-        .access(Access::REMOTE_ATOMIC | Access::REMOTE_WRITE);
-    let dct = match gid_index {
-        Some(g) => b.gid_index(g),
-        None => b,
-    }
-    .build()
-    .expect("DCT to RTR");
-    let addr = dct.target_addr().expect("the DCT's address");
-    (dct, addr)
+    let access = Access::REMOTE_ATOMIC | Access::REMOTE_WRITE;
+    mlx5dv_suite::device::dct(mlx5, pd, cq, srq, port, gid_index, KEY, MTU, Some(access))
 }
 
 /// One chaos run of `requests` requests under `policy`; None when the device cannot run it.
@@ -195,12 +172,7 @@ pub fn chaos(policy: Policy, seed: u64, requests: usize) -> Option<Figures> {
     let mut posted = 0usize;
     let mut completed = 0usize;
     let mut events = 0usize;
-    let mut out = [EpCompletion {
-        endpoint: EndpointId(0),
-        wr_id: 0,
-        status: WcStatus::Success,
-        opcode: None,
-    }; 64];
+    let mut out = [EpCompletion::default(); 64];
     let deadline = Instant::now() + Duration::from_secs(60 + requests as u64 / 2000);
     while completed < posted || posted < requests {
         assert!(

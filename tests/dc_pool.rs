@@ -8,11 +8,12 @@
 //! printed as "not run".
 use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
-    state, Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId, EpCompletion,
-    Mlx5Context, Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq,
-    WcOpcode, WcStatus,
+    state, Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, EndpointId, EpCompletion, Mlx5Context,
+    Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
+    WcStatus,
 };
 use mlx5dv_suite::device::open;
+use mlx5dv_suite::Rng;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,6 @@ const NO_COMPLETION: EpCompletion = EpCompletion {
 
 /// A DCT on `srq` with this file's key and MTU (`access`: its default when None) and the
 /// address initiators reach it at.
-#[allow(clippy::too_many_arguments)]
 fn dct_target(
     mlx5: &Mlx5Context,
     pd: &Pd,
@@ -40,30 +40,7 @@ fn dct_target(
     gid_index: Option<u8>,
     access: Option<Access>,
 ) -> (Dct, DcTargetAddr) {
-    let b = DctBuilder::new(mlx5, pd, cq, srq, KEY).port(port).mtu(MTU);
-    let b = match access {
-        Some(a) => b.access(a),
-        None => b,
-    };
-    let dct = match gid_index {
-        Some(g) => b.gid_index(g),
-        None => b,
-    }
-    .build()
-    .expect("DCT to RTR");
-    let addr = dct.target_addr().expect("the DCT's address");
-    (dct, addr)
-}
-
-/// xorshift64: the traffic's random order, reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+    mlx5dv_suite::device::dct(mlx5, pd, cq, srq, port, gid_index, KEY, MTU, access)
 }
 
 /// What one run saw.
@@ -349,20 +326,15 @@ fn streams_a_destroyed_dct_errors_only_its_stream_and_the_dci_never_leaves_rts()
     assert!(o.recoveries.streams >= 1, "{:?}", o.recoveries);
 }
 
-#[test]
-#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
-fn streams_when_a_failure_takes_the_dci_to_err_other_streams_flushed_requests_are_reported_once_never_run_twice() {
-    // log_errored 0: the first stream error takes the whole DCI to ERR (what current firmware
-    // does), flushing other streams' requests that may already have executed at their target
-    // (dc-review-2 finding 2). run() fails on a number a target receives twice.
+/// run() with peer 77 failing under `Streams` (4 streams, `log_errored`): every other
+/// endpoint saw at most flushes (never another peer's failure), every DCI ends in RTS.
+fn streams_with_a_failing_peer(log_errored: u8) -> Option<Outcome> {
     let policy = Policy::Streams {
         log_concurrent: 2,
-        log_errored: 0,
+        log_errored,
     };
     let bad = 77;
-    let Some(o) = run(policy, 2, Some(bad)) else {
-        return;
-    };
+    let o = run(policy, 2, Some(bad))?;
     for i in (0..PEERS).filter(|&i| i != bad) {
         assert!(
             o.errors[i].iter().all(|&s| s == WcStatus::WrFlushErr),
@@ -370,9 +342,21 @@ fn streams_when_a_failure_takes_the_dci_to_err_other_streams_flushed_requests_ar
             o.errors[i]
         );
     }
-    assert!(o.recoveries.dcis >= 1, "{:?}", o.recoveries);
     assert!(o.dci_states.iter().all(|&s| s == QpState::Rts), "{:?}", o.dci_states);
     eprintln!("peer {bad} saw {:?}; {:?}", o.errors[bad], o.recoveries);
+    Some(o)
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn streams_when_a_failure_takes_the_dci_to_err_other_streams_flushed_requests_are_reported_once_never_run_twice() {
+    // log_errored 0: the first stream error takes the whole DCI to ERR (what current firmware
+    // does), flushing other streams' requests that may already have executed at their target
+    // (dc-review-2 finding 2). run() fails on a number a target receives twice.
+    let Some(o) = streams_with_a_failing_peer(0) else {
+        return;
+    };
+    assert!(o.recoveries.dcis >= 1, "{:?}", o.recoveries);
 }
 
 #[test]
@@ -381,29 +365,15 @@ fn streams_a_stream_reset_the_device_refuses_escalates_to_the_full_recovery() {
     // dc-review-2 finding 6: mlx5dv_dci_stream_id_reset is a DEVX command, refused without a
     // DEVX context (soft-mlx5's cx5-no-devx profile); the pool returned that error on every
     // poll and the stream's endpoints waited forever. Elsewhere the stream reset works.
-    let policy = Policy::Streams {
-        log_concurrent: 2,
-        log_errored: 1,
-    };
-    let bad = 77;
-    let Some(o) = run(policy, 2, Some(bad)) else {
+    let Some(o) = streams_with_a_failing_peer(1) else {
         return;
     };
-    for i in (0..PEERS).filter(|&i| i != bad) {
-        assert!(
-            o.errors[i].iter().all(|&s| s == WcStatus::WrFlushErr),
-            "endpoint {i} saw {:?}",
-            o.errors[i]
-        );
-    }
     let r = o.recoveries;
     assert!(r.streams + r.escalated >= 1, "{r:?}");
     assert!(
         r.escalated == 0 || r.dcis >= 1,
         "an escalation ends in the full recovery: {r:?}"
     );
-    assert!(o.dci_states.iter().all(|&s| s == QpState::Rts), "{:?}", o.dci_states);
-    eprintln!("peer {bad} saw {:?}; {r:?}", o.errors[bad]);
 }
 
 /// The statuses each endpoint saw, in order, once every request completed (or the deadline).

@@ -53,25 +53,11 @@ impl PeerPath {
     }
 
     /// The same path on service level `sl` (the low 4 bits are used).
-    pub fn with_sl(self, sl: u8) -> PeerPath {
-        match self {
-            PeerPath::Lid { lid, .. } => PeerPath::Lid { lid, sl },
-            PeerPath::Gid {
-                gid,
-                sgid_index,
-                hop_limit,
-                traffic_class,
-                flow_label,
-                ..
-            } => PeerPath::Gid {
-                sl,
-                gid,
-                sgid_index,
-                hop_limit,
-                traffic_class,
-                flow_label,
-            },
+    pub fn with_sl(mut self, sl: u8) -> PeerPath {
+        match &mut self {
+            PeerPath::Lid { sl: s, .. } | PeerPath::Gid { sl: s, .. } => *s = sl,
         }
+        self
     }
 
     /// Its service level.
