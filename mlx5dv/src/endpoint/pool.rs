@@ -119,6 +119,9 @@ pub struct DciPool {
     /// Sorted by local key.
     held: Vec<HeldRegion>,
     scratch: Vec<Completion>,
+    /// Flushed requests whose replay the provider refused (with another error than EAGAIN),
+    /// by DCI: they never left, and are reported with `WrFlushErr` by the next poll.
+    unposted: VecDeque<(usize, Posted)>,
     /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota).
     waiting: bool,
     recovered: Recoveries,
@@ -245,6 +248,7 @@ impl DciPool {
             eps: Vec::with_capacity(cfg.max_endpoints),
             held: Vec::new(),
             scratch: vec![Completion::default(); SCRATCH],
+            unposted: VecDeque::with_capacity(needed as usize),
             waiting: false,
             recovered: Recoveries::default(),
             deferred: None,
@@ -439,16 +443,39 @@ impl DciPool {
     /// reported with `WrFlushErr`, never posted again: posting it could run it twice.
     ///
     /// # Errors
-    /// `Cq::poll`'s; a recovery transition that failed, or posting a flushed request again
-    /// (the pool tries again on the next call). An error met after completions were written
-    /// to `out` is reported by the next call, so none is lost.
+    /// `Cq::poll`'s; a recovery transition that failed (the pool tries again on the next
+    /// call); the provider refusing to post a flushed request again (that request is then
+    /// reported to its endpoint with `WrFlushErr` by the next call: it never left). An error
+    /// met after completions were written to `out` is reported by the next call, so none is
+    /// lost.
     pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
         let mut n = 0;
-        let room = out.len().min(SCRATCH);
-        let k = self.cq.poll(&mut self.scratch[..room])?;
+        // First, replays the provider refused: they never left (finding 3: none is dropped).
+        while n < out.len() {
+            let Some((d, p)) = self.unposted.pop_front() else {
+                break;
+            };
+            out[n] = EpCompletion {
+                endpoint: EndpointId(p.ep),
+                wr_id: p.wr_id,
+                status: WcStatus::WrFlushErr,
+                opcode: None,
+            };
+            n += 1;
+            self.retire(d, p.ep as usize);
+        }
+        let room = (out.len() - n).min(SCRATCH);
+        let k = match self.cq.poll(&mut self.scratch[..room]) {
+            Ok(k) => k,
+            Err(e) if n > 0 => {
+                self.deferred = Some(e);
+                return Ok(n);
+            }
+            Err(e) => return Err(e),
+        };
         for j in 0..k {
             let c = self.scratch[j];
             let Some(d) = self.slots.iter().position(|s| s.qp_num == c.qp_num) else {
@@ -616,10 +643,13 @@ impl DciPool {
         self.replay(d)
     }
 
-    /// Posts again, in order, the flushed requests of DCI `d` whose stream is back. A post
-    /// that fails keeps its request (and those behind it) for the next call (finding 3):
-    /// nothing is dropped and the endpoints keep their order.
+    /// Posts again, in order, the flushed requests of DCI `d` whose stream is back (finding
+    /// 3: nothing is dropped, nothing stranded). A post refused with EAGAIN keeps its request
+    /// (and those behind it) for the next call; one refused otherwise is reported with
+    /// `WrFlushErr` by the next poll (it never left), the others are still posted, and the
+    /// first such error is returned.
     fn replay(&mut self, d: usize) -> Result<()> {
+        let mut refused = None;
         let mut i = 0;
         while i < self.slots[d].replay.len() {
             let slot = &self.slots[d];
@@ -628,18 +658,19 @@ impl DciPool {
                 i += 1;
                 continue;
             }
-            // On failure it stays first in line, and later requests of its stream behind it.
             match self.post_on(d, &p) {
-                Ok(()) => {}
+                Ok(()) => self.recovered.reposted += 1,
                 // The send queue has no room yet (libmlx5 may count a request as outstanding
-                // until a later completion): the next poll tries again.
-                Err(e) if e.is_would_block() => return Ok(()),
-                Err(e) => return Err(e),
+                // until a later completion): it stays first in line for the next poll.
+                Err(e) if e.is_would_block() => break,
+                Err(e) => {
+                    self.unposted.push_back((d, p));
+                    refused.get_or_insert(e);
+                }
             }
             self.slots[d].replay.remove(i);
-            self.recovered.reposted += 1;
         }
-        Ok(())
+        refused.map_or(Ok(()), Err)
     }
 
     /// The pool's CQ, for its completion channel when it was created with one
@@ -673,7 +704,11 @@ impl DciPool {
 
     /// Requests in flight on all DCIs (posted, not completed, flushed ones included).
     pub fn in_flight(&self) -> usize {
-        self.slots.iter().map(|s| s.inflight.len() + s.replay.len()).sum()
+        self.slots
+            .iter()
+            .map(|s| s.inflight.len() + s.replay.len())
+            .sum::<usize>()
+            + self.unposted.len()
     }
 }
 
