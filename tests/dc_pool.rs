@@ -8,11 +8,12 @@
 //! printed as "not run".
 use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
-    Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, DctBuilder, EndpointId, EpCompletion,
-    Mlx5Context, Pd, PeerPath, Policy, QpState, RcCaps, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
+    state, Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, EndpointId, EpCompletion, Mlx5Context,
+    Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
     WcStatus,
 };
 use mlx5dv_suite::device::open;
+use mlx5dv_suite::Rng;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -20,10 +21,16 @@ const KEY: DcKey = DcKey::new(0x00C0_FFEE);
 const PEERS: usize = 256;
 const PER_PEER: u64 = 6;
 const MTU: u32 = 1024;
+/// What a completion array starts as.
+const NO_COMPLETION: EpCompletion = EpCompletion {
+    endpoint: EndpointId(0),
+    wr_id: 0,
+    status: WcStatus::Success,
+    opcode: None,
+};
 
 /// A DCT on `srq` with this file's key and MTU (`access`: its default when None) and the
 /// address initiators reach it at.
-#[allow(clippy::too_many_arguments)]
 fn dct_target(
     mlx5: &Mlx5Context,
     pd: &Pd,
@@ -33,30 +40,7 @@ fn dct_target(
     gid_index: Option<u8>,
     access: Option<Access>,
 ) -> (Dct, DcTargetAddr) {
-    let b = DctBuilder::new(mlx5, pd, cq, srq, KEY).port(port).mtu(MTU);
-    let b = match access {
-        Some(a) => b.access(a),
-        None => b,
-    };
-    let dct = match gid_index {
-        Some(g) => b.gid_index(g),
-        None => b,
-    }
-    .build()
-    .expect("DCT to RTR");
-    let addr = dct.target_addr().expect("the DCT's address");
-    (dct, addr)
-}
-
-/// xorshift64: the traffic's random order, reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+    mlx5dv_suite::device::dct(mlx5, pd, cq, srq, port, gid_index, KEY, MTU, access)
 }
 
 /// What one run saw.
@@ -130,13 +114,11 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
     let mut ok = vec![0u64; PEERS];
     let mut errors = vec![Vec::new(); PEERS];
     let mut done: HashSet<u64> = HashSet::new();
+    // Per peer: requests received, and the next number it may receive (never a smaller one:
+    // that would be a duplicate or out of order).
     let mut seen = vec![0u64; PEERS];
-    let mut out = [EpCompletion {
-        endpoint: EndpointId(0),
-        wr_id: 0,
-        status: WcStatus::Success,
-        opcode: None,
-    }; 64];
+    let mut next_seen = vec![0u64; PEERS];
+    let mut out = [NO_COMPLETION; 64];
     let mut rxc = [Completion::default(); 64];
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let mut posted = 0u64;
@@ -201,11 +183,13 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
             let peer = dct_of[&c.qp_num];
             let mut b = [0u8; 8];
             rx.read(c.wr_id as usize * 8, &mut b).unwrap();
-            assert_eq!(
-                u64::from_le_bytes(b),
-                seen[peer],
-                "peer {peer} got its numbers out of order"
+            let number = u64::from_le_bytes(b);
+            assert!(
+                number >= next_seen[peer],
+                "peer {peer} got number {number} after {}: executed twice or out of order",
+                next_seen[peer]
             );
+            next_seen[peer] = number + 1;
             seen[peer] += 1;
         }
         let all_posted = (0..PEERS).all(|i| next[i] == PER_PEER || !errors[i].is_empty());
@@ -223,7 +207,16 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         }
     }
     for (i, &n) in seen.iter().enumerate() {
-        if Some(i) != kill {
+        if Some(i) == kill {
+            // Its receives may go with its DCT (libmlx5 cleans the CQ of a destroyed QP).
+            continue;
+        }
+        assert!(
+            n >= ok[i],
+            "peer {i} received {n} requests, {} reported successful",
+            ok[i]
+        );
+        if errors[i].is_empty() {
             assert_eq!(n, PER_PEER, "peer {i} received all its requests");
         }
     }
@@ -333,6 +326,159 @@ fn streams_a_destroyed_dct_errors_only_its_stream_and_the_dci_never_leaves_rts()
     assert!(o.recoveries.streams >= 1, "{:?}", o.recoveries);
 }
 
+/// run() with peer 77 failing under `Streams` (4 streams, `log_errored`): every other
+/// endpoint saw at most flushes (never another peer's failure), every DCI ends in RTS.
+fn streams_with_a_failing_peer(log_errored: u8) -> Option<Outcome> {
+    let policy = Policy::Streams {
+        log_concurrent: 2,
+        log_errored,
+    };
+    let bad = 77;
+    let o = run(policy, 2, Some(bad))?;
+    for i in (0..PEERS).filter(|&i| i != bad) {
+        assert!(
+            o.errors[i].iter().all(|&s| s == WcStatus::WrFlushErr),
+            "endpoint {i} saw {:?}",
+            o.errors[i]
+        );
+    }
+    assert!(o.dci_states.iter().all(|&s| s == QpState::Rts), "{:?}", o.dci_states);
+    eprintln!("peer {bad} saw {:?}; {:?}", o.errors[bad], o.recoveries);
+    Some(o)
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn streams_when_a_failure_takes_the_dci_to_err_other_streams_flushed_requests_are_reported_once_never_run_twice() {
+    // log_errored 0: the first stream error takes the whole DCI to ERR (what current firmware
+    // does), flushing other streams' requests that may already have executed at their target
+    // (dc-review-2 finding 2). run() fails on a number a target receives twice.
+    let Some(o) = streams_with_a_failing_peer(0) else {
+        return;
+    };
+    assert!(o.recoveries.dcis >= 1, "{:?}", o.recoveries);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn streams_a_stream_reset_the_device_refuses_escalates_to_the_full_recovery() {
+    // dc-review-2 finding 6: mlx5dv_dci_stream_id_reset is a DEVX command, refused without a
+    // DEVX context (soft-mlx5's cx5-no-devx profile); the pool returned that error on every
+    // poll and the stream's endpoints waited forever. Elsewhere the stream reset works.
+    let Some(o) = streams_with_a_failing_peer(1) else {
+        return;
+    };
+    let r = o.recoveries;
+    assert!(r.streams + r.escalated >= 1, "{r:?}");
+    assert!(
+        r.escalated == 0 || r.dcis >= 1,
+        "an escalation ends in the full recovery: {r:?}"
+    );
+}
+
+/// The statuses each endpoint saw, in order, once every request completed (or the deadline).
+/// `batch` completions at most per poll.
+fn poll_until(pool: &mut DciPool, eps: usize, expected: usize, batch: usize) -> Vec<Vec<WcStatus>> {
+    let mut out = [NO_COMPLETION; 64];
+    let out = &mut out[..batch];
+    let mut seen = vec![Vec::new(); eps];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.iter().map(Vec::len).sum::<usize>() < expected {
+        assert!(Instant::now() < deadline, "only {seen:?} completed");
+        let n = pool.poll(out).expect("pool poll");
+        for c in &out[..n] {
+            seen[c.endpoint.0 as usize].push(c.status);
+        }
+    }
+    seen
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn dcs_two_dead_peers_on_two_dcis_each_fail_once_and_one_dcis_recovery_revives_nothing_of_the_other() {
+    // dc-review-2 finding 4: the recovery of Y's DCI cleared X's failure too, so X's flushed
+    // requests were posted again (and failed again). X's first request and Y's only one fail
+    // first; X's next two are posted after (into a DCI in ERR, flushed when fetched, so their
+    // completions come after Y's); one completion per poll, so Y's DCI recovers in between.
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let rx_cq = ctx.create_cq(64).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let (dct_x, addr_x) = dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
+    let (dct_y, addr_y) = dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
+    drop((dct_x, dct_y));
+    let ah_x = pd.create_ah(port, &PeerPath::to_dc_target(&addr_x, gid_index)).unwrap();
+    let ah_y = pd.create_ah(port, &PeerPath::to_dc_target(&addr_y, gid_index)).unwrap();
+    let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+    let cfg = PoolConfig {
+        dcis: 2,
+        max_endpoints: 2,
+        policy: Policy::Dcs,
+        max_send_wr: 16,
+        port,
+        mtu_bytes: Some(MTU),
+        rts: RtsAttr {
+            timeout: 8,
+            retry_cnt: 1,
+            ..RtsAttr::default()
+        },
+        atomics: false,
+    };
+    let mut pool = DciPool::new(&mlx5, &pd, ctx.create_cq(256).unwrap(), cfg).unwrap();
+    pool.hold(&tx).unwrap();
+    let x = pool.add_endpoint(DcPeer::new(&ah_x, &addr_x, KEY)).unwrap();
+    let y = pool.add_endpoint(DcPeer::new(&ah_y, &addr_y, KEY)).unwrap();
+    let send = Request::Send {
+        local: tx.sge(0, 8).unwrap(),
+    };
+    pool.post(x, 0, send).unwrap();
+    pool.post(y, 10, send).unwrap();
+    assert_ne!(pool.assignment(x).unwrap().0, pool.assignment(y).unwrap().0);
+    // Both retries run out (timeout 8, one retry: milliseconds) before the pool looks.
+    std::thread::sleep(Duration::from_millis(200));
+    pool.post(x, 1, send).unwrap();
+    pool.post(x, 2, send).unwrap();
+    let seen = poll_until(&mut pool, 2, 4, 1);
+    let failed_once = [WcStatus::RetryExcErr, WcStatus::WrFlushErr, WcStatus::WrFlushErr];
+    assert_eq!(seen[0], failed_once, "X");
+    assert_eq!(seen[1], [WcStatus::RetryExcErr], "Y");
+    assert_eq!(pool.recoveries().reposted, 0, "{:?}", pool.recoveries());
+    assert_eq!(pool.in_flight(), 0);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_pool_cq_smaller_than_its_dcis_send_queues_is_refused_naming_the_sizes() {
+    // dc-review-2 finding 7: create_cq(16) with 2 DCIs x 16 hung with requests never completed.
+    let (ctx, port, _) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let capacity = cq.capacity();
+    let cfg = PoolConfig {
+        dcis: 2,
+        max_endpoints: 2,
+        max_send_wr: 16,
+        port,
+        mtu_bytes: Some(MTU),
+        ..PoolConfig::default()
+    };
+    let err = DciPool::new(&mlx5, &pd, cq, cfg)
+        .err()
+        .expect("a CQ too small is refused");
+    assert_eq!(err.errno(), Some(libc::EINVAL));
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("holds {capacity} completions")) && text.contains("2 DCIs x max_send_wr"),
+        "{text}"
+    );
+    let needed = 2 * 16;
+    assert!(capacity < needed, "libmlx5 made a CQ of {capacity} for 16");
+    let cq = ctx.create_cq(needed).unwrap();
+    DciPool::new(&mlx5, &pd, cq, cfg).expect("a CQ for every signaled request is accepted");
+}
+
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
 fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_a_full_send_queue() {
@@ -391,12 +537,7 @@ fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_
     for i in 0..(depth + 1) {
         srq.post_recv(i as u64, &[rx.sge(0, 8).unwrap()]).unwrap();
     }
-    let mut out = [EpCompletion {
-        endpoint: EndpointId(0),
-        wr_id: 0,
-        status: WcStatus::Success,
-        opcode: None,
-    }; 64];
+    let mut out = [NO_COMPLETION; 64];
     let mut got = 0;
     let deadline = Instant::now() + Duration::from_secs(10);
     while got < depth + 1 {
@@ -467,12 +608,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
     let send = Request::Send {
         local: tx.sge(0, 8).unwrap(),
     };
-    let mut out = [EpCompletion {
-        endpoint: EndpointId(0),
-        wr_id: 0,
-        status: WcStatus::Success,
-        opcode: None,
-    }; 16];
+    let mut out = [NO_COMPLETION; 16];
     let mut rxc = [Completion::default(); 16];
     let mut round = |wr_id: u64| {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -504,12 +640,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
 /// Application code that knows nothing of the transport: writes each endpoint's number into
 /// `slots[i]` of its peer's memory and waits for every completion.
 fn write_to_every_peer(eps: &mut Endpoints, ids: &[EndpointId], local: &[Sge<'_>], slots: &[RemoteMemory]) {
-    let mut out = [EpCompletion {
-        endpoint: EndpointId(0),
-        wr_id: 0,
-        status: WcStatus::Success,
-        opcode: None,
-    }; 16];
+    let mut out = [NO_COMPLETION; 16];
     let mut pending = ids.len();
     let mut next = 0;
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -536,6 +667,76 @@ fn write_to_every_peer(eps: &mut Endpoints, ids: &[EndpointId], local: &[Sge<'_>
     }
 }
 
+/// The path from this port to itself (loopback RC).
+fn loopback_path(ctx: &mlx5dv::Context, port: u8, gid_index: Option<u8>) -> PeerPath {
+    match gid_index {
+        Some(g) => PeerPath::Gid {
+            sl: 0,
+            gid: ctx.query_gid(port, g).unwrap(),
+            sgid_index: g,
+            hop_limit: 1,
+            traffic_class: 0,
+            flow_label: 0,
+        },
+        None => PeerPath::Lid {
+            lid: ctx.query_port(port).unwrap().0.lid,
+            sl: 0,
+        },
+    }
+}
+
+/// Connects `qp` (the sender) and `partner` (which grants remote writes) to each other over
+/// `path`; both in RTS.
+fn connect(
+    port: u8,
+    path: PeerPath,
+    qp: RcQp<state::Reset>,
+    partner: RcQp<state::Reset>,
+) -> (RcQp<state::Rts>, RcQp<state::Rts>) {
+    let remote = |qp_num| RcRemote {
+        qp_num,
+        psn: 0,
+        path,
+        mtu_bytes: MTU,
+        max_dest_rd_atomic: 1,
+        min_rnr_timer: 12,
+    };
+    let p = partner
+        .init(port, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+        .map_err(|e| e.error)
+        .unwrap();
+    let qp = qp.init(port, Access::LOCAL_WRITE).map_err(|e| e.error).unwrap();
+    let p = p.rtr(&remote(qp.qp_num())).map_err(|e| e.error).unwrap();
+    let qp = qp.rtr(&remote(p.qp_num())).map_err(|e| e.error).unwrap();
+    let qp = qp.rts(RtsAttr::default()).map_err(|e| e.error).unwrap();
+    let p = p.rts(RtsAttr::default()).map_err(|e| e.error).unwrap();
+    (qp, p)
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn rc_endpoints_refuse_a_qp_whose_send_queue_their_cq_cannot_hold_naming_the_sizes() {
+    // dc-review-2 finding 7, RC side: every RcEndpoints request is signaled.
+    let (ctx, port, gid_index) = open();
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let capacity = cq.capacity();
+    let peer_cq = ctx.create_cq(256).unwrap();
+    let mut eps = RcEndpoints::new(cq, 2);
+    let qp = pd.create_rc_qp(eps.cq(), None, RcCaps::default()).unwrap();
+    let partner = pd.create_rc_qp(&peer_cq, None, RcCaps::default()).unwrap();
+    let (qp, _partner) = connect(port, loopback_path(&ctx, port, gid_index), qp, partner);
+    let depth = qp.caps().max_send_wr;
+    assert!(depth > capacity, "{depth} requests fit {capacity} completions");
+    let err = eps.add(qp).expect_err("a CQ too small is refused");
+    assert_eq!(err.errno(), Some(libc::EINVAL));
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("holds {capacity} completions")) && text.contains(&format!("max_send_wr {depth}")),
+        "{text}"
+    );
+}
+
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
 fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
@@ -543,8 +744,6 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
     let (ctx, port, gid_index) = open();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
-    let port_attr = ctx.query_port(port).unwrap();
-    let gid = gid_index.map(|g| ctx.query_gid(port, g).unwrap()).unwrap_or([0; 16]);
     let mut src = pd.alloc_mr(N * 8, Access::LOCAL_WRITE).unwrap();
     for i in 0..N {
         src.write(i * 8, &(i as u64 + 1).to_le_bytes()).unwrap();
@@ -552,7 +751,8 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
     let src = src;
     let local: Vec<_> = (0..N).map(|i| src.sge(i * 8, 8).unwrap()).collect();
     for transport in ["rc", "dc"] {
-        let cq = ctx.create_cq(256).unwrap();
+        // Every request is signaled: N send queues of 128 fit.
+        let cq = ctx.create_cq(1024).unwrap();
         let peer_cq = ctx.create_cq(256).unwrap();
         let target = pd.alloc_mr(N * 8, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
         let slots: Vec<_> = (0..N)
@@ -569,16 +769,7 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
             .iter()
             .map(|a| pd.create_ah(port, &PeerPath::to_dc_target(a, gid_index)).unwrap())
             .collect();
-        let path = match gid_index {
-            Some(g) => PeerPath::Gid {
-                gid,
-                sgid_index: g,
-                hop_limit: 1,
-                traffic_class: 0,
-                flow_label: 0,
-            },
-            None => PeerPath::Lid(port_attr.0.lid),
-        };
+        let path = loopback_path(&ctx, port, gid_index);
         let partners: Vec<_> = (0..N)
             .map(|_| pd.create_rc_qp(&peer_cq, None, RcCaps::default()).unwrap())
             .collect();
@@ -607,24 +798,9 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
                 Endpoints::Dc(pool) => pool.add_endpoint(DcPeer::new(&ahs[i], &addrs[i], KEY)).unwrap(),
                 Endpoints::Rc(rc) => {
                     let qp = pd.create_rc_qp(rc.cq(), None, RcCaps::default()).unwrap();
-                    let remote = |qp_num| RcRemote {
-                        qp_num,
-                        psn: 0,
-                        path,
-                        mtu_bytes: MTU,
-                        max_dest_rd_atomic: 1,
-                        min_rnr_timer: 12,
-                    };
-                    let p = p
-                        .init(port, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
-                        .map_err(|e| e.error)
-                        .unwrap();
-                    let qp = qp.init(port, Access::LOCAL_WRITE).map_err(|e| e.error).unwrap();
-                    let p = p.rtr(&remote(qp.qp_num())).map_err(|e| e.error).unwrap();
-                    let qp = qp.rtr(&remote(p.qp_num())).map_err(|e| e.error).unwrap();
+                    let (qp, p) = connect(port, path, qp, p);
                     partners_up.push(p);
-                    rc.add(qp.rts(RtsAttr::default()).map_err(|e| e.error).unwrap())
-                        .unwrap()
+                    rc.add(qp).unwrap()
                 }
             });
         }

@@ -500,7 +500,7 @@ fn a_pool_without_an_mtu_takes_the_ports_active_mtu_and_a_dct_gives_its_address(
     let pool = DciPool::new(
         &ctx.mlx5().unwrap(),
         &pd,
-        ctx.create_cq(64).unwrap(),
+        ctx.create_cq(128).unwrap(),
         PoolConfig {
             dcis: 1,
             port,

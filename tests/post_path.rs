@@ -55,9 +55,15 @@ fn dc_send_reaches_the_library_with_destination_data_wr_id_and_flags() {
     let rec = r.last();
     assert_eq!(rec.op(), "wr_set_sge");
     assert_eq!(&rec.a[..3], &[0x77, 0xA000, 64]);
-    assert_eq!(rec.wr_id, 0x1122_3344);
+    assert_eq!(rec.wr_id, 0, "a DCI's request carries the crate's slot number");
     assert_eq!(rec.wr_flags, mlx5dv::raw::IBV_SEND_SIGNALED);
     batch.commit().unwrap();
+    let mut c = completed(rec.wr_id);
+    f.dci.report_completion(&mut c);
+    assert_eq!(
+        c.wr_id, 0x1122_3344,
+        "its completion is mapped back to the caller's wr_id"
+    );
     assert_eq!(r.last().op(), "wr_complete");
     // start + send + set_dc_addr + set_sge + complete
     assert_eq!(r.last().calls, 5);
@@ -174,7 +180,7 @@ fn a_full_send_queue_is_refused_before_any_library_call_and_the_batch_stays_usab
     assert_eq!(r.last().calls, calls, "the refused request reached the library");
     batch.commit().expect("the batch is still usable");
     // A signaled completion frees it and every request before it.
-    dci.report_completion(&completed(0));
+    dci.report_completion(&mut completed(0));
     let mut batch = dci.batch();
     batch.send(4).to(&p).sge(sge(0xA000, 8, 1)).unwrap();
     batch.commit().unwrap();
@@ -227,7 +233,8 @@ fn posting_allocates_nothing() {
         batch.send(i).to(&p).sge(local).unwrap();
         batch.rdma_write(i, remote).to(&p).sge(local).unwrap();
         batch.commit().unwrap();
-        f.dci.report_completion(&completed(i));
+        // The DCI's requests carry their slot numbers 2i and 2i + 1.
+        f.dci.report_completion(&mut completed(2 * i + 1));
         let mut batch = f.rc.batch();
         batch.rdma_write(i, remote).sge(local).unwrap();
         batch.commit().unwrap();

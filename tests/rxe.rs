@@ -62,6 +62,7 @@ fn rc_loopback_write_send_and_read_deliver_the_bytes() {
     let a = pd.create_rc_qp(&cq, None, RcCaps::default()).expect("qp a");
     let b = pd.create_rc_qp(&cq, None, RcCaps::default()).expect("qp b");
     let path = PeerPath::Gid {
+        sl: 0,
         gid,
         sgid_index: gid_index,
         hop_limit: 64,
@@ -154,6 +155,7 @@ fn connect(
 ) -> (mlx5dv::RcQp<mlx5dv::state::Rts>, mlx5dv::RcQp<mlx5dv::state::Rts>) {
     let gid = ctx.query_gid(1, gid_index).expect("gid");
     let path = PeerPath::Gid {
+        sl: 0,
         gid,
         sgid_index: gid_index,
         hop_limit: 64,
@@ -478,6 +480,7 @@ fn churning_a_thousand_qps_cqs_mrs_and_ahs_returns_fds_and_memory_to_the_start()
     let cq = ctx.create_cq(64).unwrap();
     let gid = ctx.query_gid(1, gid_index).unwrap();
     let path = PeerPath::Gid {
+        sl: 0,
         gid,
         sgid_index: gid_index,
         hop_limit: 64,

@@ -314,7 +314,10 @@ fn sidr_resolution_returns_the_published_dct_number_key_memory_and_a_usable_ah()
     assert_eq!(res.qkey(), mlx5dv::raw::RDMA_UDP_QKEY);
     match res.path() {
         mlx5dv::PeerPath::Gid {
-            gid: dgid, sgid_index, ..
+            sl: 0,
+            gid: dgid,
+            sgid_index,
+            ..
         } => {
             assert_eq!(dgid, gid, "the GRH names the target's GID");
             assert_eq!(sgid_index, gid_index, "from rxe0's IPv4 GID");

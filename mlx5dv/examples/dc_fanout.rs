@@ -205,7 +205,8 @@ fn run(o: &Opts) -> Result<(), String> {
 
         // RC: one QP per peer, connected to a partner QP that grants remote writes.
         {
-            let cq = ctx.create_cq(4096).map_err(|e| e.to_string())?;
+            // Every request is signaled: the CQ holds each QP's whole send queue.
+            let cq = ctx.create_cq((n as u32 * DEPTH).max(4096)).map_err(|e| e.to_string())?;
             let caps = RcCaps {
                 max_send_wr: DEPTH,
                 max_recv_wr: 1,
@@ -219,7 +220,7 @@ fn run(o: &Opts) -> Result<(), String> {
                 let remote = |qp_num| RcRemote {
                     qp_num,
                     psn: 0,
-                    path: PeerPath::Lid(lid),
+                    path: PeerPath::Lid { lid, sl: 0 },
                     mtu_bytes: MTU,
                     max_dest_rd_atomic: 1,
                     min_rnr_timer: 12,
@@ -258,7 +259,7 @@ fn run(o: &Opts) -> Result<(), String> {
                 ));
             }
             for (name, policy) in policies {
-                let cq = ctx.create_cq(4096).map_err(|e| e.to_string())?;
+                let cq = ctx.create_cq((w as u32 * DEPTH).max(4096)).map_err(|e| e.to_string())?;
                 let cfg = PoolConfig {
                     dcis: w,
                     max_endpoints: n,

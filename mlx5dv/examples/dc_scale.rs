@@ -97,7 +97,7 @@ fn rc(pd: &Pd, cq: &Cq, port: u8, lid: u16, n: usize) -> Result<Row, String> {
         let remote = RcRemote {
             qp_num: p.qp_num(),
             psn: 0,
-            path: PeerPath::Lid(lid),
+            path: PeerPath::Lid { lid, sl: 0 },
             mtu_bytes: MTU,
             max_dest_rd_atomic: 1,
             min_rnr_timer: 12,

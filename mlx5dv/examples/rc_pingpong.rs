@@ -331,13 +331,14 @@ fn connect(
 ) -> Res<RcQp<mlx5dv::state::Rts>> {
     let path = match o.gid_idx {
         Some(sgid_index) if roce && rem.gid[8..] != [0; 8] => PeerPath::Gid {
+            sl: 0,
             gid: rem.gid,
             sgid_index,
             hop_limit: 1,
             traffic_class: 0,
             flow_label: 0,
         },
-        _ => PeerPath::Lid(rem.lid),
+        _ => PeerPath::Lid { lid: rem.lid, sl: 0 },
     };
     let remote = RcRemote {
         qp_num: rem.qpn,

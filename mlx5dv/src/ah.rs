@@ -7,13 +7,21 @@ use mlx5dv_raw as raw;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-/// Where a peer is, as an address handle needs it.
+/// Where a peer is, as an address handle needs it, with the service level to reach it on
+/// (the path record's SL where the subnet manager assigns them; 0 otherwise).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum PeerPath {
     /// InfiniBand: the peer's LID.
-    Lid(u16),
+    Lid {
+        /// Destination LID.
+        lid: u16,
+        /// Service level (0..=15).
+        sl: u8,
+    },
     /// RoCE (or routed InfiniBand): the peer's GID, and the local GID index to send from.
     Gid {
+        /// Service level (0..=15; on RoCE the priority).
+        sl: u8,
         /// Destination GID.
         gid: [u8; 16],
         /// Local source GID index.
@@ -28,17 +36,34 @@ pub enum PeerPath {
 }
 
 impl PeerPath {
-    /// The path to a DC target: by GID when `sgid_index` is given (RoCE), by LID otherwise.
+    /// The path to a DC target: by GID when `sgid_index` is given (RoCE), by LID otherwise;
+    /// on SL 0 (see [`PeerPath::with_sl`]).
     pub fn to_dc_target(addr: &DcTargetAddr, sgid_index: Option<u8>) -> PeerPath {
         match sgid_index {
             Some(sgid_index) => PeerPath::Gid {
+                sl: 0,
                 gid: addr.gid,
                 sgid_index,
                 hop_limit: 64,
                 traffic_class: 0,
                 flow_label: 0,
             },
-            None => PeerPath::Lid(addr.lid),
+            None => PeerPath::Lid { lid: addr.lid, sl: 0 },
+        }
+    }
+
+    /// The same path on service level `sl` (the low 4 bits are used).
+    pub fn with_sl(mut self, sl: u8) -> PeerPath {
+        match &mut self {
+            PeerPath::Lid { sl: s, .. } | PeerPath::Gid { sl: s, .. } => *s = sl,
+        }
+        self
+    }
+
+    /// Its service level.
+    pub fn sl(&self) -> u8 {
+        match *self {
+            PeerPath::Lid { sl, .. } | PeerPath::Gid { sl, .. } => sl,
         }
     }
 
@@ -47,14 +72,16 @@ impl PeerPath {
             port_num: port,
             ..Default::default()
         };
+        attr.sl = self.sl() & 0xf;
         match *self {
-            PeerPath::Lid(lid) => attr.dlid = lid,
+            PeerPath::Lid { lid, .. } => attr.dlid = lid,
             PeerPath::Gid {
                 gid,
                 sgid_index,
                 hop_limit,
                 traffic_class,
                 flow_label,
+                ..
             } => {
                 attr.is_global = 1;
                 attr.grh.dgid = raw::ibv_gid { raw: gid };
@@ -162,5 +189,33 @@ impl Drop for AhInner {
 impl std::fmt::Debug for Ah {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ah").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_carries_its_service_level_into_the_address_handle() {
+        let lid = PeerPath::Lid { lid: 7, sl: 3 };
+        let attr = lid.ah_attr(1);
+        assert_eq!((attr.dlid, attr.sl, attr.port_num, attr.is_global), (7, 3, 1, 0));
+        let gid = PeerPath::Gid {
+            sl: 0,
+            gid: [1; 16],
+            sgid_index: 2,
+            hop_limit: 64,
+            traffic_class: 0,
+            flow_label: 0,
+        }
+        .with_sl(5);
+        let attr = gid.ah_attr(1);
+        assert_eq!((attr.sl, attr.is_global, attr.grh.sgid_index), (5, 1, 2));
+        assert_eq!(
+            PeerPath::Lid { lid: 1, sl: 0 }.with_sl(0x1f).ah_attr(1).sl,
+            0xf,
+            "4 bits"
+        );
     }
 }

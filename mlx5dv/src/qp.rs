@@ -188,6 +188,7 @@ impl QpRaw {
     /// Puts the queue in the CQ's registry so completions give credit back.
     pub(crate) fn register(&self, cq: &crate::cq::Cq) {
         cq.registry.add(self.qp_num(), self.sq.shared().clone());
+        self.sq.routed();
     }
 
     pub(crate) fn query_state(&self) -> Result<QpState> {

@@ -5,19 +5,38 @@
 //! DC address and `_common_wqe_finalize` then write into the previous WQE, possibly already
 //! rung and not yet executed (dc-review.md, finding 1). So a request is admitted only if the
 //! queue has room, counted against the `max_send_wr` the library created the QP with, and
-//! credit comes back with completions: a successful (hence signaled) completion retires
-//! every earlier request of its QP, a failed one retires up to the request it names (flushed
-//! requests each complete on their own). Everything is preallocated at creation; admitting
-//! and retiring touch a few cells only.
-
+//! credit comes back with completions. Everything is preallocated at creation; admitting and
+//! retiring touch a few cells only.
+//!
+//! Which request a completion names (dc-review-2, finding 5):
+//! - On a DCI the crate owns the work request's `wr_id`: it writes the request's sequence
+//!   number there and keeps the caller's `wr_id` in the request's slot; the completion is
+//!   mapped back ([`Router::complete`]). So every completion names its request exactly,
+//!   whatever the caller's `wr_id`s (0, duplicates) and whatever the order: DCI streams may
+//!   complete out of order, in order within a stream only. A completion retires its request
+//!   and the earlier requests of its own stream (unsignaled ones that succeeded silently);
+//!   credit is the oldest request not yet retired.
+//! - libmlx5 counts by position: `mlx5_parse_cqe` sets its tail to the request after the one
+//!   the *last processed* completion names, so an older completion processed after a newer one
+//!   moves its tail back. Admission therefore uses the lower of the two views (the crate's
+//!   oldest outstanding request and libmlx5's last-processed one): libmlx5 never sees a full
+//!   ring. (It never blocks for good: the last completion names one of the last `max_send_wr`
+//!   requests, so libmlx5 sees at most `max_send_wr - 1` outstanding.)
+//! - On an RC QP the `wr_id` stays the caller's: a failed completion cannot be told apart
+//!   from a failed receive, whose `wr_id` is the caller's too. RC completes in order, so a
+//!   successful (hence signaled) completion retires every earlier request; a failure puts the
+//!   QP in ERR and halts posting until the reset, which empties the queue.
+//!
 //! Threads: a queue pair posts from one thread at a time (it is `Send`, not `Sync`) and its CQ is
 //! polled from one thread at a time, maybe another one. So the count is a single-producer,
 //! single-consumer ring: the poster writes slots and advances `head` (release), the poller
-//! reads them and advances `tail` (release); each reads the other's index with acquire. No
-//! lock and no reference count is touched when posting or polling, and no read-modify-write
-//! either: on x86-64 and aarch64 these atomics are plain loads and stores. A RESET (the poster
-//! empties the queue while a poller may still hold an old completion) moves a `floor` under
-//! which nothing counts as outstanding, instead of writing the poller's `tail`.
+//! reads them, marks them done and advances `tail` (release); each reads the other's index
+//! with acquire. The poller writes only slots in `tail..head`, which the poster does not
+//! touch until `tail` has passed them. No lock and no reference count is touched when posting
+//! or polling, and no read-modify-write either: on x86-64 and aarch64 these atomics are plain
+//! loads and stores. A RESET (the poster empties the queue while a poller may still hold an
+//! old completion) moves a `floor` under which nothing counts as outstanding, instead of
+//! writing the poller's `tail`.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,8 +44,20 @@ use std::sync::Arc;
 
 /// One request as the poller needs it.
 struct Slot {
+    /// The caller's `wr_id`.
     wr_id: AtomicU64,
-    signaled: AtomicBool,
+    /// `seq << TAG_SEQ | stream << TAG_STREAM | signaled << 1 | done`.
+    tag: AtomicU64,
+}
+
+const TAG_DONE: u64 = 1;
+const TAG_SIGNALED: u64 = 2;
+const TAG_STREAM: u32 = 2;
+const TAG_SEQ: u32 = 18;
+
+#[inline]
+fn tag_stream(tag: u64) -> u64 {
+    (tag >> TAG_STREAM) & 0xffff
 }
 
 /// Why a request was not admitted.
@@ -49,27 +80,23 @@ pub(crate) struct SendQueue {
     capacity: u64,
     /// Requests posted (committed batches), published by the poster.
     head: AtomicU64,
-    /// Requests retired by completions. Written by the poller only.
+    /// The oldest request not yet retired by a completion. Written by the poller only.
     tail: AtomicU64,
+    /// libmlx5's tail: the request after the one the last processed completion named
+    /// (u64::MAX where completions come in order: RC). Written by the poller only.
+    lib_tail: AtomicU64,
     /// Requests retired by a RESET (everything posted before it), published by the poster;
     /// the retired count is the larger of `tail` and `floor`.
     floor: AtomicU64,
     halted: AtomicBool,
     /// The QP is gone: its CQ's registry drops the queue at the next change.
     dead: AtomicBool,
-    /// Completions of this QP may be receives (RC): a failed one cannot be told apart.
+    /// Completions of this QP may be receives (RC): the `wr_id` stays the caller's and a
+    /// failed completion cannot be told apart.
     has_receives: bool,
 }
 
 impl SendQueue {
-    /// Requests retired, by completions or by a reset (the poller's view).
-    #[inline]
-    fn retired(&self) -> u64 {
-        self.tail
-            .load(Ordering::Relaxed)
-            .max(self.floor.load(Ordering::Acquire))
-    }
-
     #[inline]
     fn slot(&self, seq: u64) -> &Slot {
         let i = seq as usize & self.mask;
@@ -79,46 +106,103 @@ impl SendQueue {
         unsafe { self.slots.get_unchecked(i) }
     }
 
-    /// Retires every request before `seq` (the poller).
+    /// A completion of this QP (the poller): the `wr_id` it carries, `success`, and whether
+    /// it is a receive (known only for successful completions). Returns the caller's `wr_id`
+    /// where the crate wrote its own (DCIs); None where the completion already carries the
+    /// caller's (RC, receives) or names no request of this queue.
     #[inline]
-    fn retire_to(&self, seq: u64) {
-        self.tail.store(seq, Ordering::Release);
+    pub(crate) fn complete(&self, wr_id: u64, success: bool, receive: bool) -> Option<u64> {
+        if receive {
+            return None;
+        }
+        if self.has_receives {
+            self.complete_in_order(wr_id, success);
+            return None;
+        }
+        let seq = wr_id;
+        let slot = self.slot(seq);
+        let user = slot.wr_id.load(Ordering::Relaxed);
+        let tag = slot.tag.load(Ordering::Acquire);
+        if tag >> TAG_SEQ != seq & (u64::MAX >> TAG_SEQ) {
+            // Not a request of this queue, or one a RESET retired whose slot was used again.
+            return None;
+        }
+        let head = self.head.load(Ordering::Acquire);
+        let floor = self.floor.load(Ordering::Acquire);
+        if seq >= head {
+            return None;
+        }
+        if seq >= floor {
+            // libmlx5 moved its tail to just after this request, forwards or backwards.
+            self.lib_tail.store(seq + 1, Ordering::Release);
+        }
+        let tail = self.tail.load(Ordering::Relaxed).max(floor);
+        if seq < tail || tag & TAG_DONE != 0 {
+            // Retired already (by a RESET, or reported twice): no credit, but its own wr_id.
+            return Some(user);
+        }
+        // This request and the earlier ones of its stream are done (a stream runs in order).
+        let stream = tag_stream(tag);
+        for s in tail..=seq {
+            let slot = self.slot(s);
+            let t = slot.tag.load(Ordering::Relaxed);
+            if tag_stream(t) == stream {
+                slot.tag.store(t | TAG_DONE, Ordering::Relaxed);
+            }
+        }
+        let mut t = tail;
+        while t < head && self.slot(t).tag.load(Ordering::Relaxed) & TAG_DONE != 0 {
+            t += 1;
+        }
+        if t != tail {
+            self.tail.store(t, Ordering::Release);
+        }
+        Some(user)
     }
 
-    /// A completion of this QP (the poller): `success`, the `wr_id` it carries, and whether
-    /// it is a receive (known only for successful completions).
-    #[inline]
-    pub(crate) fn complete(&self, wr_id: u64, success: bool, receive: bool) {
-        if receive {
-            return;
+    /// The caller's `wr_id` of the request whose completion carries `wr_id` (a DCI's slot
+    /// number), without retiring anything; None as for [`SendQueue::complete`].
+    fn callers_wr_id(&self, wr_id: u64) -> Option<u64> {
+        if self.has_receives || wr_id >= self.head.load(Ordering::Acquire) {
+            return None;
         }
-        let (tail, head) = (self.retired(), self.head.load(Ordering::Acquire));
+        let slot = self.slot(wr_id);
+        let user = slot.wr_id.load(Ordering::Relaxed);
+        (slot.tag.load(Ordering::Acquire) >> TAG_SEQ == wr_id & (u64::MAX >> TAG_SEQ)).then_some(user)
+    }
+
+    /// An RC send completion (in send-queue order; the `wr_id` is the caller's).
+    #[inline]
+    fn complete_in_order(&self, wr_id: u64, success: bool) {
+        let tail = self
+            .tail
+            .load(Ordering::Relaxed)
+            .max(self.floor.load(Ordering::Acquire));
+        let head = self.head.load(Ordering::Acquire);
         if success {
             // Only signaled requests complete successfully: it is the oldest one outstanding.
             let mut seq = tail;
             while seq < head {
-                if self.slot(seq).signaled.load(Ordering::Relaxed) {
-                    self.retire_to(seq + 1);
+                if self.slot(seq).tag.load(Ordering::Relaxed) & TAG_SIGNALED != 0 {
+                    self.tail.store(seq + 1, Ordering::Release);
                     return;
                 }
                 seq += 1;
             }
             return;
         }
-        if self.has_receives {
-            // An RC failure puts the QP in ERR, and a failed receive looks the same as a
-            // failed send: no more requests until the QP is reset.
-            self.halted.store(true, Ordering::Relaxed);
-        }
+        // An RC failure puts the QP in ERR, and a failed receive looks the same as a failed
+        // send: no more requests until the QP is reset (which empties the queue).
+        self.halted.store(true, Ordering::Relaxed);
         // The failed request lies between the oldest outstanding one and the oldest signaled
         // one (earlier signaled requests reported success first): the first with this wr_id.
         for seq in tail..head {
             let slot = self.slot(seq);
             if slot.wr_id.load(Ordering::Relaxed) == wr_id {
-                self.retire_to(seq + 1);
+                self.tail.store(seq + 1, Ordering::Release);
                 return;
             }
-            if slot.signaled.load(Ordering::Relaxed) {
+            if slot.tag.load(Ordering::Relaxed) & TAG_SIGNALED != 0 {
                 return;
             }
         }
@@ -135,10 +219,13 @@ pub(crate) struct Poster {
     pending: Cell<u32>,
     /// The poster's copy of `shared.floor`.
     floor: Cell<u64>,
+    /// A CQ's registry routes this queue's completions ([`Poster::routed`]).
+    routed: Cell<bool>,
 }
 
 impl Poster {
-    /// Room for `max_send_wr` requests (at least one).
+    /// Room for `max_send_wr` requests (at least one). `has_receives`: an RC QP (the `wr_id`
+    /// stays the caller's); otherwise a DCI (the crate writes its own, see the module).
     pub(crate) fn new(max_send_wr: u32, has_receives: bool) -> Poster {
         let capacity = u64::from(max_send_wr.max(1));
         let n = (capacity as usize).next_power_of_two();
@@ -147,13 +234,14 @@ impl Poster {
                 slots: (0..n)
                     .map(|_| Slot {
                         wr_id: AtomicU64::new(0),
-                        signaled: AtomicBool::new(false),
+                        tag: AtomicU64::new(u64::MAX),
                     })
                     .collect(),
                 mask: n - 1,
                 capacity,
                 head: AtomicU64::new(0),
                 tail: AtomicU64::new(0),
+                lib_tail: AtomicU64::new(if has_receives { u64::MAX } else { 0 }),
                 floor: AtomicU64::new(0),
                 halted: AtomicBool::new(false),
                 dead: AtomicBool::new(false),
@@ -162,6 +250,7 @@ impl Poster {
             head: Cell::new(0),
             pending: Cell::new(0),
             floor: Cell::new(0),
+            routed: Cell::new(false),
         }
     }
 
@@ -170,7 +259,7 @@ impl Poster {
         &self.shared
     }
 
-    /// Requests posted or in the open batch and not yet retired.
+    /// Requests posted or in the open batch and not yet retired by their completions.
     #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
         // Never negative: the poller retires only published requests, the floor only posted ones.
@@ -178,21 +267,32 @@ impl Poster {
         (self.head.get() + u64::from(self.pending.get())).wrapping_sub(retired)
     }
 
-    /// Admits one request into the open batch.
+    /// Admits one request of `stream` (0 without streams) into the open batch; returns the
+    /// `wr_id` to write into the work request (the caller's on RC, the crate's on a DCI).
     #[inline]
-    pub(crate) fn admit(&self, wr_id: u64, signaled: bool) -> Result<(), Refusal> {
-        if self.shared.halted.load(Ordering::Relaxed) {
+    pub(crate) fn admit(&self, wr_id: u64, signaled: bool, stream: u16) -> Result<u64, Refusal> {
+        let shared = &*self.shared;
+        if shared.halted.load(Ordering::Relaxed) {
             return Err(Refusal::Halted);
         }
-        if self.outstanding() >= self.shared.capacity {
+        // The lower of the crate's and libmlx5's views (see the module), above any RESET.
+        let retired = shared
+            .tail
+            .load(Ordering::Acquire)
+            .min(shared.lib_tail.load(Ordering::Acquire))
+            .max(self.floor.get());
+        let seq = self.head.get() + u64::from(self.pending.get());
+        if seq.wrapping_sub(retired) >= shared.capacity {
             return Err(Refusal::Full);
         }
-        let pending = self.pending.get();
-        let slot = self.shared.slot(self.head.get() + u64::from(pending));
+        let slot = shared.slot(seq);
         slot.wr_id.store(wr_id, Ordering::Relaxed);
-        slot.signaled.store(signaled, Ordering::Relaxed);
-        self.pending.set(pending + 1);
-        Ok(())
+        slot.tag.store(
+            seq << TAG_SEQ | u64::from(stream) << TAG_STREAM | u64::from(signaled) << 1,
+            Ordering::Relaxed,
+        );
+        self.pending.set(self.pending.get() + 1);
+        Ok(if shared.has_receives { wr_id } else { seq })
     }
 
     /// The open batch was posted: its slots become visible to the poller.
@@ -217,10 +317,25 @@ impl Poster {
         self.shared.halted.store(false, Ordering::Relaxed);
     }
 
-    /// A completion reported by hand (for a QP whose CQ the crate does not poll).
+    /// Its completions are routed by a CQ's registry (the queue was added to it).
+    pub(crate) fn routed(&self) {
+        self.routed.set(true);
+    }
+
+    /// A completion reported by hand (for a QP whose CQ the crate does not poll); returns
+    /// the caller's `wr_id` as [`SendQueue::complete`] does. Where a CQ's registry routes the
+    /// completions already, only the `wr_id` is looked up: the poller there retires them (a
+    /// second retirer would race it, and count twice).
     #[inline]
-    pub(crate) fn complete(&self, wr_id: u64, success: bool, receive: bool) {
-        self.shared.complete(wr_id, success, receive);
+    pub(crate) fn complete(&self, wr_id: u64, success: bool, receive: bool) -> Option<u64> {
+        if self.routed.get() {
+            return if receive {
+                None
+            } else {
+                self.shared.callers_wr_id(wr_id)
+            };
+        }
+        self.shared.complete(wr_id, success, receive)
     }
 
     /// The QP is being destroyed: no completion of its number is this queue's any more.
@@ -260,15 +375,16 @@ impl Registry {
 pub(crate) struct Router<'a>(&'a [(u32, Arc<SendQueue>)]);
 
 impl Router<'_> {
-    /// Feeds one completion to its QP's queue, if the QP is registered and alive.
+    /// Feeds one completion to its QP's queue, if the QP is registered and alive; returns
+    /// the caller's `wr_id` where the crate wrote its own into the request (DCIs).
     #[inline]
-    pub(crate) fn complete(&self, qp_num: u32, wr_id: u64, success: bool, receive: bool) {
-        if let Ok(i) = self.0.binary_search_by_key(&qp_num, |e| e.0) {
-            let sq = &self.0[i].1;
-            if !sq.dead.load(Ordering::Relaxed) {
-                sq.complete(wr_id, success, receive);
-            }
+    pub(crate) fn complete(&self, qp_num: u32, wr_id: u64, success: bool, receive: bool) -> Option<u64> {
+        let i = self.0.binary_search_by_key(&qp_num, |e| e.0).ok()?;
+        let sq = &self.0[i].1;
+        if sq.dead.load(Ordering::Relaxed) {
+            return None;
         }
+        sq.complete(wr_id, success, receive)
     }
 }
 
@@ -276,76 +392,167 @@ impl Router<'_> {
 mod tests {
     use super::*;
 
+    /// A DCI's queue (the crate owns the wr_id) and an RC QP's.
+    const DCI: bool = false;
+    const RC: bool = true;
+
     #[test]
     fn a_full_queue_refuses_until_a_signaled_completion_retires_everything_before_it() {
-        let sq = Poster::new(4, false);
+        let sq = Poster::new(4, DCI);
         for i in 0..3 {
-            sq.admit(i, false).unwrap();
+            assert_eq!(
+                sq.admit(100 + i, false, 0),
+                Ok(i),
+                "the request carries its slot number"
+            );
         }
-        sq.admit(3, true).unwrap();
-        assert_eq!(sq.admit(4, true), Err(Refusal::Full));
+        sq.admit(103, true, 0).unwrap();
+        assert_eq!(sq.admit(104, true, 0), Err(Refusal::Full));
         sq.commit();
-        assert_eq!(sq.admit(4, true), Err(Refusal::Full));
-        sq.complete(3, true, false);
+        assert_eq!(sq.admit(104, true, 0), Err(Refusal::Full));
+        assert_eq!(
+            sq.complete(3, true, false),
+            Some(103),
+            "mapped back to the caller's wr_id"
+        );
         assert_eq!(sq.outstanding(), 0);
-        sq.admit(4, true).unwrap();
+        sq.admit(104, true, 0).unwrap();
     }
 
     #[test]
     fn an_aborted_batch_gives_its_room_back() {
-        let sq = Poster::new(2, false);
-        sq.admit(1, true).unwrap();
-        sq.admit(2, true).unwrap();
+        let sq = Poster::new(2, DCI);
+        sq.admit(1, true, 0).unwrap();
+        sq.admit(2, true, 0).unwrap();
         sq.abort();
         assert_eq!(sq.outstanding(), 0);
     }
 
     #[test]
     fn failed_and_flushed_completions_retire_up_to_the_request_they_name() {
-        let sq = Poster::new(8, false);
+        let sq = Poster::new(8, DCI);
         for (i, signaled) in [(10, false), (11, false), (12, true), (13, false), (14, true)] {
-            sq.admit(i, signaled).unwrap();
+            sq.admit(i, signaled, 0).unwrap();
         }
         sq.commit();
-        sq.complete(11, false, false); // 10 succeeded silently, 11 failed
+        assert_eq!(sq.complete(1, false, false), Some(11)); // 10 succeeded silently, 11 failed
         assert_eq!(sq.outstanding(), 3);
-        sq.complete(12, false, false); // flushed
-        sq.complete(13, false, false);
-        sq.complete(14, false, false);
+        sq.complete(2, false, false); // flushed
+        sq.complete(3, false, false);
+        sq.complete(4, false, false);
         assert_eq!(sq.outstanding(), 0);
     }
 
     #[test]
-    fn receives_do_not_retire_sends_and_an_rc_failure_halts_until_reset() {
-        let sq = Poster::new(4, true);
-        sq.admit(1, true).unwrap();
+    fn two_signaled_requests_completing_newer_failed_then_older_succeeded_leave_nothing_outstanding() {
+        // dc-review-2 finding 5 (a): it leaked one credit when completions assumed queue order.
+        let sq = Poster::new(4, DCI);
+        sq.admit(1, true, 1).unwrap();
+        sq.admit(2, true, 2).unwrap();
         sq.commit();
-        sq.complete(99, true, true);
+        assert_eq!(sq.complete(1, false, false), Some(2));
+        assert_eq!(sq.outstanding(), 2, "the older request is still out");
+        assert_eq!(sq.complete(0, true, false), Some(1));
+        assert_eq!(sq.outstanding(), 0);
+    }
+
+    #[test]
+    fn four_unsignaled_requests_with_wr_id_0_three_flushed_leave_nothing_outstanding() {
+        // dc-review-2 finding 5 (b): the first succeeded silently, the second failed, two
+        // flushed; every wr_id is 0, so the caller's wr_id cannot tell them apart.
+        let sq = Poster::new(4, DCI);
+        for _ in 0..4 {
+            sq.admit(0, false, 0).unwrap();
+        }
+        sq.commit();
+        for seq in 1..4 {
+            assert_eq!(sq.complete(seq, false, false), Some(0));
+        }
+        assert_eq!(sq.outstanding(), 0);
+        assert_eq!(sq.admit(0, true, 0), Ok(4), "the whole queue is free again");
+    }
+
+    #[test]
+    fn out_of_order_streams_admit_no_more_than_libmlx5s_last_processed_completion_allows() {
+        // libmlx5's tail follows the last processed completion: after stream 2's newer request
+        // then stream 1's older one, it counts everything after the older one as outstanding.
+        let sq = Poster::new(4, DCI);
+        sq.admit(10, true, 1).unwrap(); // 0
+        sq.admit(20, true, 2).unwrap(); // 1
+        sq.admit(21, true, 2).unwrap(); // 2
+        sq.commit();
+        assert_eq!(sq.complete(2, true, false), Some(21), "stream 2 retires 1 and 2");
+        assert_eq!(
+            sq.outstanding(),
+            3,
+            "request 0 (stream 1) is still out: nothing retires"
+        );
+        sq.admit(30, true, 1).unwrap(); // 3: one slot free
+        assert_eq!(sq.admit(31, true, 1), Err(Refusal::Full));
+        sq.commit();
+        assert_eq!(sq.complete(0, true, false), Some(10));
+        assert_eq!(sq.outstanding(), 1, "the crate sees request 3 only");
+        // libmlx5's tail is back at 1: it counts 1, 2 and 3 as outstanding, one slot is free.
+        sq.admit(40, true, 1).unwrap();
+        assert_eq!(
+            sq.admit(41, true, 1),
+            Err(Refusal::Full),
+            "libmlx5 would see a full ring"
+        );
+        sq.commit();
+        sq.complete(4, true, false);
+        assert_eq!(sq.outstanding(), 0);
+        for i in 0..4 {
+            sq.admit(50 + i, true, 0).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_completion_reported_twice_retires_nothing_more() {
+        let sq = Poster::new(2, DCI);
+        sq.admit(5, true, 0).unwrap();
+        sq.admit(6, true, 0).unwrap();
+        sq.commit();
+        sq.complete(0, true, false);
+        assert_eq!(sq.complete(0, true, false), Some(5));
         assert_eq!(sq.outstanding(), 1);
+        assert_eq!(sq.complete(9, true, false), None, "a request never posted");
+    }
+
+    #[test]
+    fn rc_keeps_the_callers_wr_id_and_an_rc_failure_halts_until_reset() {
+        let sq = Poster::new(4, RC);
+        assert_eq!(sq.admit(1, true, 0), Ok(1));
+        sq.commit();
+        assert_eq!(sq.complete(99, true, true), None);
+        assert_eq!(sq.outstanding(), 1, "receives do not retire sends");
         sq.complete(7, false, false);
-        assert_eq!(sq.admit(2, true), Err(Refusal::Halted));
+        assert_eq!(sq.admit(2, true, 0), Err(Refusal::Halted));
         sq.reset();
-        sq.admit(2, true).unwrap();
+        sq.admit(2, true, 0).unwrap();
+        sq.commit();
+        assert_eq!(sq.complete(2, true, false), None);
+        assert_eq!(sq.outstanding(), 0);
     }
 
     #[test]
     fn a_reset_empties_the_queue_even_when_a_stale_completion_is_reported_after_it() {
-        let sq = Poster::new(4, false);
+        let sq = Poster::new(4, DCI);
         for i in 0..4 {
-            sq.admit(i, true).unwrap();
+            sq.admit(i, true, 0).unwrap();
         }
         sq.commit();
         sq.reset();
         assert_eq!(sq.outstanding(), 0);
         // A poller that read request 0's completion before the reset reports it now.
-        sq.complete(0, true, false);
+        assert_eq!(sq.complete(0, true, false), Some(0));
         assert_eq!(sq.outstanding(), 0, "the stale completion does not count twice");
         for i in 10..14 {
-            sq.admit(i, true).unwrap();
+            sq.admit(i, true, 0).unwrap();
         }
         sq.commit();
         assert_eq!(sq.outstanding(), 4, "the queue is whole again after the reset");
-        sq.complete(10, true, false);
+        assert_eq!(sq.complete(4, true, false), Some(10));
         assert_eq!(
             sq.outstanding(),
             3,
@@ -354,22 +561,37 @@ mod tests {
     }
 
     #[test]
+    fn a_completion_reported_by_hand_for_a_routed_queue_is_mapped_but_not_counted_twice() {
+        let reg = Registry::default();
+        let sq = Poster::new(4, DCI);
+        reg.add(0x30, sq.shared().clone());
+        sq.routed();
+        sq.admit(77, true, 0).unwrap();
+        sq.admit(78, true, 0).unwrap();
+        sq.commit();
+        assert_eq!(sq.complete(0, true, false), Some(77), "mapped");
+        assert_eq!(sq.outstanding(), 2, "the CQ's poller retires it, not the hand report");
+        assert_eq!(reg.with(|r| r.complete(0x30, 0, true, false)), Some(77));
+        assert_eq!(sq.outstanding(), 1);
+    }
+
+    #[test]
     fn the_registry_routes_completions_by_qp_number() {
         let reg = Registry::default();
-        let a = Poster::new(2, false);
-        let b = Poster::new(2, false);
+        let a = Poster::new(2, DCI);
+        let b = Poster::new(2, DCI);
         reg.add(0x20, b.shared().clone());
         reg.add(0x10, a.shared().clone());
-        a.admit(1, true).unwrap();
+        a.admit(1, true, 0).unwrap();
         a.commit();
-        b.admit(1, true).unwrap();
+        b.admit(1, true, 0).unwrap();
         b.commit();
-        reg.with(|r| r.complete(0x10, 1, true, false));
+        assert_eq!(reg.with(|r| r.complete(0x10, 0, true, false)), Some(1));
         assert_eq!((a.outstanding(), b.outstanding()), (0, 1));
         b.close();
-        reg.with(|r| r.complete(0x20, 1, true, false));
+        reg.with(|r| r.complete(0x20, 0, true, false));
         assert_eq!(b.outstanding(), 1, "a closed queue gets no completions");
-        reg.add(0x20, Poster::new(2, false).shared().clone());
+        reg.add(0x20, Poster::new(2, DCI).shared().clone());
         assert_eq!(
             reg.queues.borrow().len(),
             2,

@@ -416,15 +416,25 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             }
         }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).
-        if let Err(refusal) = qp.sq.admit(self.wr_id, self.flags & raw::IBV_SEND_SIGNALED != 0) {
-            return Err(refused(refusal));
-        }
+        // On a DCI the request carries the crate's slot number as its wr_id (mapped back to
+        // this one by Cq::poll), so that completions in any order name it exactly.
+        let stream = match self.dest {
+            Some(DestRaw { stream: Some(s), .. }) => s,
+            _ => 0,
+        };
+        let wr_id = match qp
+            .sq
+            .admit(self.wr_id, self.flags & raw::IBV_SEND_SIGNALED != 0, stream)
+        {
+            Ok(wr_id) => wr_id,
+            Err(refusal) => return Err(refused(refusal)),
+        };
         let q = qp.qpx.as_ptr();
         // SAFETY: the batch is open on a live QP in RTS; the operation's entry is enabled
         // (checked above); the DC entries exist because DC requests carry a destination only on
         // DCIs, which always have an mlx5dv_qp_ex; pointers passed stay valid during the calls.
         unsafe {
-            (*q).wr_id = self.wr_id;
+            (*q).wr_id = wr_id;
             (*q).wr_flags = self.flags;
             match self.op {
                 Op::Send => raw::ibv_wr_send(q),

@@ -472,8 +472,59 @@ pub mod fake {
 }
 
 /// The device the opt-in device tests run on (soft-mlx5 in CI, a ConnectX-5+ when present).
+/// xorshift64: reproducible randomness for traffic and faults.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next number (the state must not be 0).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
 pub mod device {
-    use mlx5dv::{devices, Context};
+    use mlx5dv::{devices, Access, Context, Cq, DcKey, DcTargetAddr, Dct, DctBuilder, Mlx5Context, Pd, Srq};
+
+    /// A DCT on `srq` with `key` and path MTU `mtu` (`access`: the builder's default when
+    /// None; by GID index on RoCE), taken to RTR, and the address initiators reach it at.
+    ///
+    /// # Panics
+    /// When the DCT cannot be built: the test's device is unusable.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dct(
+        mlx5: &Mlx5Context,
+        pd: &Pd,
+        cq: &Cq,
+        srq: &Srq,
+        port: u8,
+        gid_index: Option<u8>,
+        key: DcKey,
+        mtu: u32,
+        access: Option<Access>,
+    ) -> (Dct, DcTargetAddr) {
+        let b = DctBuilder::new(mlx5, pd, cq, srq, key).port(port).mtu(mtu);
+        let b = match access {
+            Some(a) => b.access(a),
+            None => b,
+        };
+        let dct = match gid_index {
+            Some(g) => b.gid_index(g),
+            None => b,
+        }
+        .build()
+        .expect("DCT to RTR");
+        let addr = dct.target_addr().expect("the DCT's address");
+        (dct, addr)
+    }
 
     /// Opens `MLX5DV_TEST_DEVICE`: the context, port 1, and `MLX5DV_TEST_GID_INDEX` (RoCE).
     ///

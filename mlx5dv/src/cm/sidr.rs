@@ -181,10 +181,40 @@ impl DcAnnouncement {
 }
 
 /// A DC target published on an IP address and port of the CM's UDP port space.
+///
+/// A DCT lives on one device, so a service bound to the unspecified address on a host with
+/// several HCAs answers each request with the target of the device the request came in on
+/// ([`DcTargetService::add_device`]); the announcement given to [`DcTargetService::bind`]
+/// answers requests from any other device.
 pub struct DcTargetService {
     ep: Endpoint,
+    /// What [`DcTargetService::bind`] published (devices without one of their own).
     announcement: DcAnnouncement,
-    blob: Vec<u8>,
+    answers: Answers,
+}
+
+/// The encoded announcements: one for any device, and one per device name.
+struct Answers {
+    any: Vec<u8>,
+    per_device: Vec<(String, DcAnnouncement, Vec<u8>)>,
+}
+
+impl Answers {
+    /// The announcement's DCT number and encoding for a request that arrived on `device`
+    /// (`default`: the one for any device).
+    fn for_device<'a>(&'a self, default: &'a DcAnnouncement, device: Option<&str>) -> (&'a DcAnnouncement, &'a [u8]) {
+        match self.per_device.iter().find(|(d, ..)| Some(d.as_str()) == device) {
+            Some((_, a, blob)) => (a, blob),
+            None => (default, &self.any),
+        }
+    }
+}
+
+/// The encoded announcement, or EINVAL naming why it cannot be published.
+fn encode(announcement: &DcAnnouncement) -> Result<Vec<u8>> {
+    announcement
+        .encode()
+        .map_err(|e| Error::invalid("rdma_listen (DC target)", e.to_string()))
 }
 
 /// The id of one SIDR request, destroyed once answered.
@@ -205,9 +235,7 @@ impl DcTargetService {
     /// EINVAL for a DCT number wider than 24 bits; `rdma_create_event_channel` (ENODEV
     /// without RDMA devices or CM modules); `rdma_bind_addr`; `rdma_listen`.
     pub fn bind(addr: SocketAddr, announcement: DcAnnouncement) -> Result<DcTargetService> {
-        let blob = announcement
-            .encode()
-            .map_err(|e| Error::invalid("rdma_listen (DC target)", e.to_string()))?;
+        let blob = encode(&announcement)?;
         let mut ep = Endpoint::create(raw::RDMA_PS_UDP)?;
         ep.bind(&addr)?;
         // SAFETY: the id is live and bound.
@@ -217,7 +245,27 @@ impl DcTargetService {
                 "the bound id could not listen",
             ));
         }
-        Ok(DcTargetService { ep, announcement, blob })
+        Ok(DcTargetService {
+            ep,
+            announcement,
+            answers: Answers {
+                any: blob,
+                per_device: Vec::new(),
+            },
+        })
+    }
+
+    /// Answers requests arriving on device `device` (its name, e.g. `mlx5_1`) with
+    /// `announcement`: that device's own DCT. Adding a device twice replaces its entry.
+    ///
+    /// # Errors
+    /// EINVAL for a DCT number wider than 24 bits.
+    pub fn add_device(&mut self, device: &str, announcement: DcAnnouncement) -> Result<()> {
+        let blob = encode(&announcement)?;
+        let per_device = &mut self.answers.per_device;
+        per_device.retain(|(d, ..)| d != device);
+        per_device.push((device.to_owned(), announcement, blob));
+        Ok(())
     }
 
     /// The address listened on (with the port chosen when 0 was asked).
@@ -246,9 +294,21 @@ impl DcTargetService {
                     let id = RequestId(ev.id);
                     // SAFETY: the request's id is live.
                     let peer = unsafe { super::id::from_sockaddr(raw::rdma_get_peer_addr(id.0)) };
+                    // The device the request came in on: its own DCT answers it.
+                    // SAFETY: the request's id is live and bound to its device (verbs and the
+                    // device outlive the id); the name is copied at once.
+                    let device = unsafe {
+                        let verbs = (*id.0).verbs;
+                        (!verbs.is_null() && !(*verbs).device.is_null()).then(|| {
+                            std::ffi::CStr::from_ptr(raw::ibv_get_device_name((*verbs).device))
+                                .to_string_lossy()
+                                .into_owned()
+                        })
+                    };
+                    let (announcement, blob) = self.answers.for_device(&self.announcement, device.as_deref());
                     let mut cp = raw::rdma_conn_param {
-                        private_data: self.blob.as_ptr().cast(),
-                        private_data_len: self.blob.len() as u8,
+                        private_data: blob.as_ptr().cast(),
+                        private_data_len: blob.len() as u8,
                         responder_resources: 0,
                         initiator_depth: 0,
                         flow_control: 0,
@@ -256,7 +316,7 @@ impl DcTargetService {
                         rnr_retry_count: 0,
                         srq: 0,
                         // The SIDR reply's QP number: the DCT number.
-                        qp_num: self.announcement.target.dct_number,
+                        qp_num: announcement.target.dct_number,
                     };
                     // SAFETY: the id is live; cp and the blob outlive the call (copied).
                     if unsafe { raw::rdma_accept(id.0, &mut cp) } != 0 {
@@ -288,6 +348,10 @@ impl std::fmt::Debug for DcTargetService {
         f.debug_struct("DcTargetService")
             .field("addr", &self.local_addr())
             .field("announcement", &self.announcement)
+            .field(
+                "devices",
+                &self.answers.per_device.iter().map(|(d, ..)| d).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -339,11 +403,13 @@ impl DcResolution {
     }
 
     /// The path to the target from the CM's address vector: by GID (with the local GID index
-    /// the CM chose) when it has a GRH, as on RoCE; by LID otherwise.
+    /// the CM chose) when it has a GRH, as on RoCE; by LID otherwise; on the path record's
+    /// service level.
     pub fn path(&self) -> PeerPath {
         let a = &self.ah_attr;
         if a.is_global != 0 {
             PeerPath::Gid {
+                sl: a.sl,
                 // SAFETY: every bit pattern of the union is a valid [u8; 16].
                 gid: unsafe { a.grh.dgid.raw },
                 sgid_index: a.grh.sgid_index,
@@ -352,7 +418,7 @@ impl DcResolution {
                 flow_label: a.grh.flow_label,
             }
         } else {
-            PeerPath::Lid(a.dlid)
+            PeerPath::Lid { lid: a.dlid, sl: a.sl }
         }
     }
 
@@ -463,6 +529,43 @@ mod tests {
             dct_number: 0x12_3456,
             port_mtu: Mtu::Mtu1024,
         }
+    }
+
+    #[test]
+    fn a_resolved_path_keeps_the_path_records_service_level() {
+        let r = DcResolution {
+            announcement: DcAnnouncement::new(target()),
+            ah_attr: raw::ibv_ah_attr {
+                dlid: 9,
+                sl: 4,
+                port_num: 1,
+                ..Default::default()
+            },
+            device: None,
+            port: 1,
+            qkey: 0,
+        };
+        assert_eq!(r.path(), PeerPath::Lid { lid: 9, sl: 4 });
+        assert_eq!(r.path().ah_attr(1).sl, 4);
+    }
+
+    #[test]
+    fn a_sidr_request_is_answered_with_the_dct_of_the_device_it_came_in_on() {
+        let any = DcAnnouncement::new(target());
+        let mut other = target();
+        other.dct_number = 0x00ab_cdef;
+        let mlx5_1 = DcAnnouncement::new(other);
+        let answers = Answers {
+            any: encode(&any).unwrap(),
+            per_device: vec![("mlx5_1".into(), mlx5_1, encode(&mlx5_1).unwrap())],
+        };
+        let (a, blob) = answers.for_device(&any, Some("mlx5_1"));
+        assert_eq!(a.target.dct_number, 0x00ab_cdef);
+        assert_eq!(DcAnnouncement::decode(blob).unwrap(), mlx5_1);
+        let (a, blob) = answers.for_device(&any, Some("mlx5_0"));
+        assert_eq!(*a, any, "a device without its own: the bound announcement");
+        assert_eq!(DcAnnouncement::decode(blob).unwrap(), any);
+        assert_eq!(*answers.for_device(&any, None).0, any);
     }
 
     #[test]

@@ -173,13 +173,16 @@ impl Cq {
             loop {
                 // SAFETY: a completion is current between a successful start/next_poll and end_poll.
                 out[n] = unsafe { read_current(cq) };
-                let c = &out[n];
-                router.complete(
+                let c = &mut out[n];
+                if let Some(wr_id) = router.complete(
                     c.qp_num,
                     c.wr_id,
                     c.status.is_success(),
                     c.opcode.is_some_and(WcOpcode::is_receive),
-                );
+                ) {
+                    // The crate's slot number (DCIs) back to the caller's wr_id.
+                    c.wr_id = wr_id;
+                }
                 n += 1;
                 if !self.batched || n == out.len() {
                     break;
@@ -203,6 +206,15 @@ impl Cq {
             }
         }
         Ok(n)
+    }
+
+    /// The completions it holds, as the library created it (`ibv_cq.cqe`: at least what
+    /// [`Context::create_cq`] asked for, rounded by the provider).
+    pub fn capacity(&self) -> u32 {
+        // SAFETY: the CQ is live; `cqe` is set at creation (and by a resize, which the crate
+        // does not do).
+        let cqe = unsafe { (*self.as_raw_cq()).cqe };
+        u32::try_from(cqe).unwrap_or(0)
     }
 
     /// The context it was created on.

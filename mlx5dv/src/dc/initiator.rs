@@ -390,10 +390,14 @@ impl Dci<state::Rts> {
     /// `wr_set_dc_addr_stream` slot overlaps other data, so nothing at run time can check it;
     /// `caps` as the library reported them at creation; created with `sq_sig_all` 0); nothing
     /// else may destroy it or post on it; its PD (and its CQ unless given in `parts.cq`, which
-    /// the DCI then holds) must outlive it. When `parts.cq` is given, that CQ's completions
-    /// of this DCI must be polled only through [`Cq::poll`] on that `Cq` (which gives the
-    /// credit back, on the thread holding the CQ); otherwise every completion of this DCI
-    /// must be reported, once, with [`Dci::report_completion`], from one thread at a time.
+    /// the DCI then holds) must outlive it. Its requests carry the crate's slot numbers as
+    /// their `wr_id`s: [`Cq::poll`] and [`Dci::report_completion`] give the caller's back.
+    /// When `parts.cq` is given, that CQ must be polled only through [`Cq::poll`] on that very
+    /// `Cq` handle, from the one thread holding it at a time: never through the raw CQ
+    /// (`ibv_poll_cq`, `ibv_start_poll`, another handle over the same CQ), which would take
+    /// completions without giving their credit back. Otherwise every completion of this DCI
+    /// must be reported, once, with [`Dci::report_completion`], from the thread that holds
+    /// the DCI (the credit is the DCI's own state, which is not `Sync`).
     pub unsafe fn from_raw_parts(
         qpx: NonNull<raw::ibv_qp_ex>,
         mqp: NonNull<raw::mlx5dv_qp_ex>,
@@ -428,10 +432,18 @@ impl Dci<state::Rts> {
     }
 
     /// Gives back the send-queue credit of one completion of this DCI polled elsewhere than
-    /// through [`Cq::poll`] on the CQ given to [`DciParts::cq`] (which does it by itself).
+    /// through [`Cq::poll`], and puts the request's own `wr_id` into `c`: a DCI's work
+    /// requests carry the crate's slot number as their `wr_id` (so that completions in any
+    /// order name their request exactly), which [`Cq::poll`] maps back by itself. For a DCI
+    /// whose CQ the crate polls (built by the crate, or adopted with [`DciParts::cq`]) only
+    /// the `wr_id` is mapped: that CQ's [`Cq::poll`] gives the credit back, and counting it
+    /// here too would count it twice. A completion that names no request of this DCI is left
+    /// as it is.
     #[inline]
-    pub fn report_completion(&self, c: &crate::cq::Completion) {
-        self.raw.sq.complete(c.wr_id, c.status.is_success(), false);
+    pub fn report_completion(&self, c: &mut crate::cq::Completion) {
+        if let Some(wr_id) = self.raw.sq.complete(c.wr_id, c.status.is_success(), false) {
+            c.wr_id = wr_id;
+        }
     }
 
     /// Requests posted and not yet completed, as the crate counts them (at most
@@ -483,6 +495,21 @@ impl Dci<state::Rts> {
             error: e.error,
             object: e.object.into_state(),
         })
+    }
+
+    /// Moves the DCI to ERR (every request outstanding completes flushed), for a recovery
+    /// that [`Dci::reset_stream`] could not do: the pool escalates to RESET-to-RTS this way.
+    pub(crate) fn force_error(&mut self) -> Result<()> {
+        let mut attr = raw::ibv_qp_attr {
+            qp_state: raw::IBV_QPS_ERR,
+            ..Default::default()
+        };
+        self.raw.modify(
+            &mut attr,
+            raw::IBV_QP_STATE,
+            "ibv_modify_qp (DCI ERR)",
+            "the DCI could not be moved to ERR to recover it; destroy the pool's DCIs and create new ones",
+        )
     }
 
     /// Resets DCI stream `stream_id` after an error on it, without taking the DCI to ERR

@@ -16,10 +16,15 @@
 //! Every request is signaled, and its completion comes back through [`DciPool::poll`] as an
 //! [`EpCompletion`] naming the endpoint. When a peer fails (retry exceeded, a remote access
 //! error, a DCT that is gone), its endpoint gets the error; the pool brings the DCI back
-//! (RESET, RTS, or a stream reset) on its own, and re-posts, in their original order, the
-//! requests of the other endpoints that the failure flushed: they see latency, never an error.
-//! The bookkeeping for that is allocated when the pool is created: posting and polling
-//! allocate nothing.
+//! (RESET, RTS, or a stream reset; a stream reset the device refuses escalates to the full
+//! recovery) on its own, and re-posts, in their original order, the requests of the other
+//! endpoints that the failure flushed and that provably never left: without streams all of
+//! them (the DCI stops at the failing request), with streams those queued behind it on its
+//! own stream. A request of another stream flushed when the whole DCI went to ERR may have
+//! executed at its target: it is reported to its endpoint with `WrFlushErr`, once, never run
+//! twice. Each request completes exactly once. The CQ must hold a completion for every request
+//! the DCIs can have outstanding (checked at creation). The bookkeeping is allocated when the
+//! pool is created: posting and polling allocate nothing.
 //!
 //! [`Endpoints`] puts RC (one connected QP per endpoint, [`RcEndpoints`]) and DC (the pool)
 //! behind the same post and poll, so an application switches transport where it creates its

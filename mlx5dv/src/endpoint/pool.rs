@@ -54,6 +54,9 @@ impl Default for PoolConfig {
 #[derive(Copy, Clone, Debug)]
 struct Posted {
     ep: u32,
+    /// The pool's own number for it (unique in the pool): the `wr_id` it is posted with, so
+    /// that completions name it exactly whatever the caller's `wr_id`s.
+    token: u64,
     wr_id: u64,
     stream: u16,
     req: Request<'static>,
@@ -66,13 +69,15 @@ struct Slot {
     depth: usize,
     /// Posted and not yet completed, in post order (= completion order).
     inflight: VecDeque<Posted>,
-    /// Flushed requests of healthy endpoints, in post order, to post again.
+    /// Flushed requests of healthy endpoints that provably never left (no streams, or queued
+    /// behind the failing request on its own stream), in post order, to post again.
     replay: VecDeque<Posted>,
     /// The endpoint holding the DCI (Dcs, DcsQuota).
     holder: Option<u32>,
     /// The DCI is in ERR: no new requests until it is recovered.
     failed: bool,
-    /// Errored streams (Streams): no new requests on them until they are reset.
+    /// Streams on which a request failed (stream 0 without streams), until the stream is
+    /// reset or the DCI recovered: no new requests on them meanwhile.
     stream_failed: Vec<bool>,
 }
 
@@ -84,8 +89,9 @@ struct Ep {
     outstanding: u32,
     /// Requests posted since it took its DCI (DcsQuota).
     since_acquire: u32,
-    /// Its peer failed: its flushed requests are reported, not posted again.
-    failed: bool,
+    /// Its peer failed, on this DCI: its flushed requests are reported, not posted again,
+    /// until that DCI (or its stream) is recovered.
+    failed: Option<usize>,
 }
 
 /// A region the pool keeps registered while its requests may name it.
@@ -113,11 +119,16 @@ pub struct DciPool {
     /// Sorted by local key.
     held: Vec<HeldRegion>,
     scratch: Vec<Completion>,
+    /// Flushed requests whose replay the provider refused (with another error than EAGAIN),
+    /// by DCI: they never left, and are reported with `WrFlushErr` by the next poll.
+    unposted: VecDeque<(usize, Posted)>,
     /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota).
     waiting: bool,
     recovered: Recoveries,
     /// A recovery error met after completions were written: reported by the next poll.
     deferred: Option<Error>,
+    /// The next request's token.
+    next_token: u64,
 }
 
 /// What the pool has done to bring DCIs back after peers failed.
@@ -129,6 +140,13 @@ pub struct Recoveries {
     pub streams: u64,
     /// Flushed requests of healthy endpoints posted again.
     pub reposted: u64,
+    /// Stream resets that failed and were escalated to the full recovery (the DCI was moved
+    /// to ERR, its requests of other streams reported flushed, then RESET to RTS).
+    pub escalated: u64,
+    /// Flushed requests of healthy endpoints reported to them (with `WrFlushErr`) instead of
+    /// posted again, because they may have executed: requests of other streams than the
+    /// failing one when the whole DCI went to ERR.
+    pub reported_flushed: u64,
 }
 
 const SCRATCH: usize = 64;
@@ -165,10 +183,15 @@ impl DciPool {
     /// Creates the pool: `cfg.dcis` DCIs in RTS reporting to `cq` (which the pool then owns),
     /// and room for `cfg.max_endpoints`.
     ///
+    /// Every pool request is signaled, so `cq` must hold a completion for every request the
+    /// DCIs can have outstanding: `dcis` x `max_send_wr` as the library rounded it (a CQ that
+    /// overruns stops reporting completions: the pool would hang).
+    ///
     /// # Errors
-    /// EINVAL for no DCIs or a zero queue depth; the DCI creation and transitions with their
-    /// errors (EOPNOTSUPP for streams or atomics the device lacks, named before any library
-    /// call).
+    /// EINVAL for no DCIs or a zero queue depth, and for a CQ smaller than the DCIs' send
+    /// queues together (the message names both sizes); the DCI creation and transitions with
+    /// their errors (EOPNOTSUPP for streams or atomics the device lacks, named before any
+    /// library call).
     pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> Result<Self> {
         if cfg.dcis == 0 || cfg.dcis > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
             return Err(Error::invalid(
@@ -210,6 +233,13 @@ impl DciPool {
                 stream_failed: vec![false; streams],
             });
         }
+        let needed: u64 = slots.iter().map(|s| s.depth as u64).sum();
+        check_cq_room("DciPool::new", &cq, needed, || {
+            format!(
+                "{} DCIs x max_send_wr {} (as the library rounded {})",
+                cfg.dcis, slots[0].depth, cfg.max_send_wr
+            )
+        })?;
         Ok(DciPool {
             cq,
             pd: pd.clone(),
@@ -218,9 +248,11 @@ impl DciPool {
             eps: Vec::with_capacity(cfg.max_endpoints),
             held: Vec::new(),
             scratch: vec![Completion::default(); SCRATCH],
+            unposted: VecDeque::with_capacity(needed as usize),
             waiting: false,
             recovered: Recoveries::default(),
             deferred: None,
+            next_token: 0,
         })
     }
 
@@ -249,7 +281,7 @@ impl DciPool {
             stream,
             outstanding: 0,
             since_acquire: 0,
-            failed: false,
+            failed: None,
         });
         Ok(EndpointId(i as u32))
     }
@@ -306,9 +338,8 @@ impl DciPool {
         Ok(unsafe { Sge::from_raw(sge.raw()) })
     }
 
-    /// Posts `req` for endpoint `ep`, signaled, with `wr_id`. Under `Streams`, keep `wr_id`s
-    /// unique among requests in flight (e.g. endpoint and sequence number): streams may
-    /// complete out of order on hardware, and the pool matches completions by `wr_id`.
+    /// Posts `req` for endpoint `ep`, signaled, with `wr_id` (any value: the pool matches
+    /// completions by a number of its own, so duplicates and out-of-order streams are fine).
     ///
     /// # Errors
     /// EAGAIN when no DCI can take it now (all held by other endpoints, its DCI's send queue
@@ -336,7 +367,11 @@ impl DciPool {
             },
         };
         let s = &self.slots[d];
-        if s.failed || s.stream_failed[usize::from(e.stream)] {
+        if s.failed
+            || s.stream_failed[usize::from(e.stream)]
+            || (!s.replay.is_empty() && s.replay.iter().any(|p| p.stream == e.stream))
+        {
+            // (Requests waiting to be posted again go first: the endpoint's order.)
             return Err(would_block(&busy::RECOVERING));
         }
         if s.inflight.len() + s.replay.len() >= s.depth {
@@ -344,11 +379,13 @@ impl DciPool {
         }
         let p = Posted {
             ep: ep.0,
+            token: self.next_token,
             wr_id,
             stream: e.stream,
             req: req.map_local(|local| self.held_sge(local))?,
         };
         self.post_on(d, &p)?;
+        self.next_token += 1;
         let e = &mut self.eps[i];
         if matches!(self.policy, Policy::Dcs | Policy::DcsQuota { .. }) && e.dci.is_none() {
             e.dci = Some(d);
@@ -370,24 +407,24 @@ impl DciPool {
         };
         let mut b = dci.batch();
         let built = match p.req {
-            Request::Send { local } => b.send(p.wr_id).dest_on(peer, stream).sge(local),
-            Request::SendImm { local, imm } => b.send_imm(p.wr_id, imm).dest_on(peer, stream).sge(local),
-            Request::Write { local, remote } => b.rdma_write(p.wr_id, remote).dest_on(peer, stream).sge(local),
+            Request::Send { local } => b.send(p.token).dest_on(peer, stream).sge(local),
+            Request::SendImm { local, imm } => b.send_imm(p.token, imm).dest_on(peer, stream).sge(local),
+            Request::Write { local, remote } => b.rdma_write(p.token, remote).dest_on(peer, stream).sge(local),
             Request::WriteImm { local, remote, imm } => {
-                b.rdma_write_imm(p.wr_id, remote, imm).dest_on(peer, stream).sge(local)
+                b.rdma_write_imm(p.token, remote, imm).dest_on(peer, stream).sge(local)
             }
-            Request::Read { local, remote } => b.rdma_read(p.wr_id, remote).dest_on(peer, stream).sge(local),
+            Request::Read { local, remote } => b.rdma_read(p.token, remote).dest_on(peer, stream).sge(local),
             Request::CompareSwap {
                 local,
                 remote,
                 compare,
                 swap,
             } => b
-                .atomic_cmp_swp(p.wr_id, remote, compare, swap)
+                .atomic_cmp_swp(p.token, remote, compare, swap)
                 .dest_on(peer, stream)
                 .sge(local),
             Request::FetchAdd { local, remote, add } => b
-                .atomic_fetch_add(p.wr_id, remote, add)
+                .atomic_fetch_add(p.token, remote, add)
                 .dest_on(peer, stream)
                 .sge(local),
         };
@@ -397,34 +434,59 @@ impl DciPool {
         Ok(())
     }
 
-    /// Polls the CQ: up to `out.len()` completions of the endpoints' requests. Flushed
-    /// requests of healthy endpoints are not reported: they are posted again once their DCI
-    /// (or stream) has been brought back, which this call does when the DCI's last
-    /// outstanding request has completed.
+    /// Polls the CQ: up to `out.len()` completions of the endpoints' requests, each request
+    /// reported exactly once. A flushed request of a healthy endpoint that provably never
+    /// left (no streams, or queued behind the failing request on its own stream) is not
+    /// reported: it is posted again once its DCI (or stream) has been brought back, which
+    /// this call does when the DCI's last outstanding request has completed. A flushed
+    /// request that may have executed (another stream's, when the whole DCI went to ERR) is
+    /// reported with `WrFlushErr`, never posted again: posting it could run it twice.
     ///
     /// # Errors
-    /// `Cq::poll`'s; a recovery transition that failed, or posting a flushed request again
-    /// (the pool tries again on the next call). An error met after completions were written
-    /// to `out` is reported by the next call, so none is lost.
+    /// `Cq::poll`'s; a recovery transition that failed (the pool tries again on the next
+    /// call); the provider refusing to post a flushed request again (that request is then
+    /// reported to its endpoint with `WrFlushErr` by the next call: it never left). An error
+    /// met after completions were written to `out` is reported by the next call, so none is
+    /// lost.
     pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
         let mut n = 0;
-        let room = out.len().min(SCRATCH);
-        let k = self.cq.poll(&mut self.scratch[..room])?;
+        // First, replays the provider refused: they never left (finding 3: none is dropped).
+        while n < out.len() {
+            let Some((d, p)) = self.unposted.pop_front() else {
+                break;
+            };
+            out[n] = EpCompletion {
+                endpoint: EndpointId(p.ep),
+                wr_id: p.wr_id,
+                status: WcStatus::WrFlushErr,
+                opcode: None,
+            };
+            n += 1;
+            self.retire(d, p.ep as usize);
+        }
+        let room = (out.len() - n).min(SCRATCH);
+        let k = match self.cq.poll(&mut self.scratch[..room]) {
+            Ok(k) => k,
+            Err(e) if n > 0 => {
+                self.deferred = Some(e);
+                return Ok(n);
+            }
+            Err(e) => return Err(e),
+        };
         for j in 0..k {
             let c = self.scratch[j];
             let Some(d) = self.slots.iter().position(|s| s.qp_num == c.qp_num) else {
                 continue;
             };
-            // In post order, except that DCI streams may complete out of order on hardware:
-            // then the request is the oldest in flight with this wr_id (wr_ids must be unique
-            // among a DCI's requests in flight when streams are used).
+            // In post order, except that DCI streams may complete out of order: the request
+            // is the one with this token.
             let inflight = &mut self.slots[d].inflight;
             let at = match inflight.front() {
-                Some(f) if f.wr_id == c.wr_id => Some(0),
-                _ => inflight.iter().position(|q| q.wr_id == c.wr_id),
+                Some(f) if f.token == c.wr_id => Some(0),
+                _ => inflight.iter().position(|q| q.token == c.wr_id),
             };
             let Some(p) = at.and_then(|i| inflight.remove(i)) else {
                 continue;
@@ -441,12 +503,12 @@ impl DciPool {
                     n += 1;
                     self.retire(d, ep);
                 }
-                WcStatus::WrFlushErr if !self.eps[ep].failed => {
-                    // Another peer's failure flushed it: post it again later, in order. A flush
-                    // on a stream that did not fail means the whole DCI entered ERR (the
-                    // errored streams reached their limit after the state was read).
+                WcStatus::WrFlushErr if self.eps[ep].failed.is_none() && self.replayable(d, p.stream) => {
+                    // Another peer's failure flushed it before it left: post it again later,
+                    // in order.
                     let slot = &mut self.slots[d];
                     if !slot.stream_failed[usize::from(p.stream)] {
+                        // A flush without a failure on its stream: the whole DCI is in ERR.
                         slot.failed = true;
                     }
                     slot.replay.push_back(p);
@@ -461,6 +523,11 @@ impl DciPool {
                     n += 1;
                     if status != WcStatus::WrFlushErr {
                         self.fail(d, ep, p.stream);
+                    } else if self.eps[ep].failed.is_none() {
+                        // Another stream's failure took the whole DCI to ERR: this request may
+                        // have executed, so it is reported, not posted again.
+                        self.slots[d].failed = true;
+                        self.recovered.reported_flushed += 1;
                     }
                     self.retire(d, ep);
                 }
@@ -490,28 +557,39 @@ impl DciPool {
         }
     }
 
+    /// Whether a flushed request of a healthy endpoint on DCI `d`, stream `stream`, provably
+    /// never left: without streams the DCI stops at the failing request and everything
+    /// flushed was queued behind it; with streams only the failing stream stops, so only
+    /// requests of a stream that failed (queued behind its failing request: a stream runs in
+    /// order) never left, while other streams' requests may have executed before the flush.
+    fn replayable(&self, d: usize, stream: u16) -> bool {
+        !matches!(self.policy, Policy::Streams { .. }) || self.slots[d].stream_failed[usize::from(stream)]
+    }
+
     /// Endpoint `ep`'s peer failed on DCI `d` (stream `stream`): the DCI entered ERR, or with
     /// streams only the stream did. A state that cannot be read counts as ERR: the full
     /// recovery is the safe side.
     fn fail(&mut self, d: usize, ep: usize, stream: u16) {
-        self.eps[ep].failed = true;
+        self.eps[ep].failed = Some(d);
         let slot = &mut self.slots[d];
+        slot.stream_failed[usize::from(stream)] = true;
         let dci_err = match (&self.policy, slot.dci.as_ref()) {
             (Policy::Streams { .. }, Some(dci)) => dci.query_state().map_or(true, |s| s == QpState::Err),
             _ => true,
         };
         if dci_err {
             slot.failed = true;
-        } else {
-            slot.stream_failed[usize::from(stream)] = true;
         }
     }
 
-    /// Brings DCI `d` (or its errored streams) back once nothing of it is outstanding, and
-    /// posts again what the failure flushed.
+    /// Brings DCI `d` (or its errored streams) back once nothing of it (of them) is
+    /// outstanding, and posts again what the failure flushed before it left.
     fn restore(&mut self, d: usize) -> Result<()> {
         let slot = &mut self.slots[d];
-        if slot.failed && slot.inflight.is_empty() {
+        if slot.failed {
+            if !slot.inflight.is_empty() {
+                return Ok(());
+            }
             let Some(dci) = slot.dci.take() else {
                 return Ok(());
             };
@@ -525,54 +603,74 @@ impl DciPool {
             slot.failed = false;
             slot.stream_failed.iter_mut().for_each(|f| *f = false);
             self.recovered.dcis += 1;
-            for ep in self.eps.iter_mut().filter(|e| e.dci == Some(d) || e.failed) {
-                ep.failed = false;
+            // Only the endpoints that failed on this DCI (finding 4: not those of others).
+            for ep in self.eps.iter_mut().filter(|e| e.failed == Some(d)) {
+                ep.failed = None;
             }
-            while let Some(p) = self.slots[d].replay.pop_front() {
-                self.post_on(d, &p)?;
-                self.recovered.reposted += 1;
-            }
-            return Ok(());
         }
-        for s in 0..slot.stream_failed.len() {
+        for s in 0..self.slots[d].stream_failed.len() {
             let slot = &mut self.slots[d];
             if !slot.stream_failed[s] || slot.inflight.iter().any(|p| usize::from(p.stream) == s) {
                 continue;
             }
-            if let Some(dci) = slot.dci.as_mut() {
-                // The DCI may have entered ERR after its state was read (hardware moves it
-                // there once the errored streams reach the limit): then it needs the full
-                // recovery, on the next poll.
-                if dci.query_state()? == QpState::Err {
-                    slot.failed = true;
-                    return Ok(());
-                }
-                dci.reset_stream(s as u16)?;
+            let Some(dci) = slot.dci.as_mut() else {
+                return Ok(());
+            };
+            // The DCI may have entered ERR after its state was read (hardware moves it there
+            // once the errored streams reach the limit): then it needs the full recovery.
+            if dci.query_state()? == QpState::Err {
+                slot.failed = true;
+                return Ok(());
+            }
+            if dci.reset_stream(s as u16).is_err() {
+                // Escalate (finding 6): to ERR, so that every other stream's request
+                // completes (flushed) before the full recovery on a later poll.
+                dci.force_error()?;
+                slot.failed = true;
+                self.recovered.escalated += 1;
+                return Ok(());
             }
             slot.stream_failed[s] = false;
             self.recovered.streams += 1;
             for ep in self
                 .eps
                 .iter_mut()
-                .filter(|e| e.dci == Some(d) && usize::from(e.stream) == s)
+                .filter(|e| e.failed == Some(d) && usize::from(e.stream) == s)
             {
-                ep.failed = false;
-            }
-            // Post again, in order, what the stream's failure flushed.
-            let pending = self.slots[d].replay.len();
-            for _ in 0..pending {
-                let Some(p) = self.slots[d].replay.pop_front() else {
-                    break;
-                };
-                if usize::from(p.stream) == s {
-                    self.post_on(d, &p)?;
-                    self.recovered.reposted += 1;
-                } else {
-                    self.slots[d].replay.push_back(p);
-                }
+                ep.failed = None;
             }
         }
-        Ok(())
+        self.replay(d)
+    }
+
+    /// Posts again, in order, the flushed requests of DCI `d` whose stream is back (finding
+    /// 3: nothing is dropped, nothing stranded). A post refused with EAGAIN keeps its request
+    /// (and those behind it) for the next call; one refused otherwise is reported with
+    /// `WrFlushErr` by the next poll (it never left), the others are still posted, and the
+    /// first such error is returned.
+    fn replay(&mut self, d: usize) -> Result<()> {
+        let mut refused = None;
+        let mut i = 0;
+        while i < self.slots[d].replay.len() {
+            let slot = &self.slots[d];
+            let p = slot.replay[i];
+            if slot.failed || slot.stream_failed[usize::from(p.stream)] {
+                i += 1;
+                continue;
+            }
+            match self.post_on(d, &p) {
+                Ok(()) => self.recovered.reposted += 1,
+                // The send queue has no room yet (libmlx5 may count a request as outstanding
+                // until a later completion): it stays first in line for the next poll.
+                Err(e) if e.is_would_block() => break,
+                Err(e) => {
+                    self.unposted.push_back((d, p));
+                    refused.get_or_insert(e);
+                }
+            }
+            self.slots[d].replay.remove(i);
+        }
+        refused.map_or(Ok(()), Err)
     }
 
     /// The pool's CQ, for its completion channel when it was created with one
@@ -606,8 +704,31 @@ impl DciPool {
 
     /// Requests in flight on all DCIs (posted, not completed, flushed ones included).
     pub fn in_flight(&self) -> usize {
-        self.slots.iter().map(|s| s.inflight.len() + s.replay.len()).sum()
+        self.slots
+            .iter()
+            .map(|s| s.inflight.len() + s.replay.len())
+            .sum::<usize>()
+            + self.unposted.len()
     }
+}
+
+/// Refuses a CQ that cannot hold `needed` completions (each a signaled request that may be
+/// outstanding at once); `what` says where the number comes from.
+pub(super) fn check_cq_room(op: &'static str, cq: &Cq, needed: u64, what: impl FnOnce() -> String) -> Result<()> {
+    let capacity = cq.capacity();
+    if needed > u64::from(capacity) {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "the CQ holds {capacity} completions but {} signals up to {needed} at once: a CQ that overruns stops \
+                 reporting completions and the requests hang; create the CQ with at least {needed} entries or use \
+                 fewer or shallower send queues",
+                what()
+            ),
+        )
+        .on(cq.context().name()));
+    }
+    Ok(())
 }
 
 /// splitmix64: a fixed, well-spread DCI per endpoint (Rand).

@@ -88,8 +88,13 @@ impl RcEndpoints {
 
     /// Adds the endpoint that `qp` (connected to its peer, its send CQ this one's) reaches.
     ///
+    /// Every request is signaled, so the CQ must hold a completion for every request the QPs
+    /// can have outstanding together (their `max_send_wr` as the library rounded it).
+    ///
     /// # Errors
-    /// ENOSPC when `max_endpoints` are there already (the QP is dropped with the error).
+    /// ENOSPC when `max_endpoints` are there already; EINVAL when the CQ cannot hold the send
+    /// queues of the QPs added so far and this one (the message names the sizes). The QP is
+    /// dropped with the error.
     pub fn add(&mut self, qp: RcQp<Rts>) -> Result<EndpointId> {
         if self.qps.len() == self.qps.capacity() {
             return Err(Error::from_errno(
@@ -98,6 +103,15 @@ impl RcEndpoints {
                 "the endpoint table is full: create it with a larger max_endpoints",
             ));
         }
+        let needed: u64 = self
+            .qps
+            .iter()
+            .chain(std::iter::once(&qp))
+            .map(|q| u64::from(q.caps().max_send_wr))
+            .sum();
+        super::pool::check_cq_room("RcEndpoints::add", &self.cq, needed, || {
+            format!("{} RC QPs with max_send_wr {} in all", self.qps.len() + 1, needed)
+        })?;
         let ep = self.qps.len() as u32;
         let at = self.by_qpn.partition_point(|&(q, _)| q < qp.qp_num());
         self.by_qpn.insert(at, (qp.qp_num(), ep));
