@@ -286,6 +286,21 @@ pub fn chaos(policy: Policy, seed: u64, requests: usize) -> Option<Figures> {
             }
         }
     }
+    // Recovery is driven by polling: a failure met by the last poll (a stream reset the device
+    // refused, escalated to ERR) is brought back by the next ones. Poll until every DCI is
+    // back in RTS (bounded); nothing may complete any more.
+    let settle = Instant::now() + Duration::from_secs(10);
+    while !(pool.dcis().count() == dcis && pool.dcis().all(|d| d.query_state().ok() == Some(QpState::Rts))) {
+        assert!(
+            Instant::now() < settle,
+            "the DCIs did not come back to RTS after the traffic"
+        );
+        assert_eq!(
+            pool.poll(&mut out).expect("pool poll"),
+            0,
+            "a completion after every request completed"
+        );
+    }
     figures.recoveries = pool.recoveries();
     assert_eq!(figures.lost, 0, "requests never completed");
     assert_eq!(pool.in_flight(), 0);
