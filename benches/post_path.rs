@@ -78,21 +78,28 @@ fn post_path(c: &mut Criterion) {
         })
     });
     let mut f = fakes(&r);
+    // The DCI's requests carry its own sequence number as their wr_id: it runs on across
+    // criterion's calls of the routine (warm-up, samples), so it lives out here.
+    let mut seq = 0u64;
     g.bench_function("dc_send/safe_dc_send", |b| {
         let p = peer(&f.ah, DCTN, DC_KEY);
         let local = sge(ADDR, LEN, LKEY);
-        let mut wr_id = 0u64;
         b.iter(|| {
-            wr_id += 1;
             let mut batch = f.dci.batch();
-            let sent = batch.send(wr_id).to(black_box(&p)).sge(local);
+            let sent = batch.send(seq).to(black_box(&p)).sge(local);
             let posted = batch.commit();
             // The credit its completion gives back (what Cq::poll does per completion).
-            // (The request carried the crate's slot number, wr_id - 1.)
-            f.dci.report_completion(&mut completed(wr_id - 1));
-            (sent, posted)
+            let mut c = completed(seq);
+            f.dci.report_completion(&mut c);
+            seq += 1;
+            (sent, posted, c.wr_id)
         })
     });
+    assert_eq!(
+        f.dci.outstanding(),
+        0,
+        "every request of the bench was posted and retired"
+    );
     g.bench_function("rc_write/safe_rc_write", |b| {
         let remote = RemoteMemory {
             addr: RADDR,

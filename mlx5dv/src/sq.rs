@@ -85,6 +85,8 @@ pub(crate) struct SendQueue {
     /// libmlx5's tail: the request after the one the last processed completion named
     /// (u64::MAX where completions come in order: RC). Written by the poller only.
     lib_tail: AtomicU64,
+    /// Requests marked done beyond `tail` (completed out of order). The poller's own.
+    done_ahead: AtomicU64,
     /// Requests retired by a RESET (everything posted before it), published by the poster;
     /// the retired count is the larger of `tail` and `floor`.
     floor: AtomicU64,
@@ -136,28 +138,55 @@ impl SendQueue {
             // libmlx5 moved its tail to just after this request, forwards or backwards.
             self.lib_tail.store(seq + 1, Ordering::Release);
         }
-        let tail = self.tail.load(Ordering::Relaxed).max(floor);
+        let done_tail = self.tail.load(Ordering::Relaxed);
+        let tail = done_tail.max(floor);
         if seq < tail || tag & TAG_DONE != 0 {
             // Retired already (by a RESET, or reported twice): no credit, but its own wr_id.
             return Some(user);
         }
+        // Past a RESET nothing is done ahead of the tail (the new requests' tags are fresh).
+        let ahead = if done_tail < floor {
+            0
+        } else {
+            self.done_ahead.load(Ordering::Relaxed)
+        };
+        if seq == tail && ahead == 0 {
+            // The common case, in order: the oldest request completed and nothing after it
+            // has yet, so the tail moves past it alone.
+            self.tail.store(seq + 1, Ordering::Release);
+            return Some(user);
+        }
+        self.complete_out_of_order(seq, tag, tail, ahead, head);
+        Some(user)
+    }
+
+    /// The rest of [`SendQueue::complete`]: a completion that is not the oldest request's, or
+    /// one that leaves requests already done after it (out of order). Kept out of line, so
+    /// the in-order path stays small (not `#[cold]`: unsignaled batches take it too).
+    #[inline(never)]
+    fn complete_out_of_order(&self, seq: u64, tag: u64, tail: u64, ahead: u64, head: u64) {
         // This request and the earlier ones of its stream are done (a stream runs in order).
         let stream = tag_stream(tag);
+        let mut marked = 0;
         for s in tail..=seq {
             let slot = self.slot(s);
             let t = slot.tag.load(Ordering::Relaxed);
-            if tag_stream(t) == stream {
+            if tag_stream(t) == stream && t & TAG_DONE == 0 {
                 slot.tag.store(t | TAG_DONE, Ordering::Relaxed);
+                marked += 1;
             }
         }
         let mut t = tail;
         while t < head && self.slot(t).tag.load(Ordering::Relaxed) & TAG_DONE != 0 {
             t += 1;
         }
+        // Slots done but still ahead of the tail (completed out of order): what the fast path
+        // must not skip. A RESET may leave stale ones counted: that only costs a scan.
+        self.done_ahead
+            .store((ahead + marked).saturating_sub(t - tail), Ordering::Relaxed);
         if t != tail {
             self.tail.store(t, Ordering::Release);
         }
-        Some(user)
     }
 
     /// The caller's `wr_id` of the request whose completion carries `wr_id` (a DCI's slot
@@ -242,6 +271,7 @@ impl Poster {
                 head: AtomicU64::new(0),
                 tail: AtomicU64::new(0),
                 lib_tail: AtomicU64::new(if has_receives { u64::MAX } else { 0 }),
+                done_ahead: AtomicU64::new(0),
                 floor: AtomicU64::new(0),
                 halted: AtomicBool::new(false),
                 dead: AtomicBool::new(false),
