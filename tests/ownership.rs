@@ -25,14 +25,8 @@ fn target(ctx: &Context, pd: &Pd, port: u8, gid_index: Option<u8>) -> (Cq, Srq, 
     let mlx5 = ctx.mlx5().expect("mlx5");
     let cq = ctx.create_cq(64).expect("CQ");
     let srq = pd.create_srq(16, 1).expect("SRQ");
-    let b = DctBuilder::new(&mlx5, pd, &cq, &srq, KEY).port(port);
-    let dct = match gid_index {
-        Some(g) => b.gid_index(g),
-        None => b,
-    }
-    .build()
-    .expect("DCT to RTR");
-    let addr = dct.target_addr().expect("the DCT's address");
+    let mtu = ctx.query_port(port).expect("port").active_mtu_bytes();
+    let (dct, addr) = mlx5dv_suite::device::dct(&mlx5, pd, &cq, &srq, port, gid_index, KEY, mtu, None);
     let ah = pd
         .create_ah(port, &PeerPath::to_dc_target(&addr, gid_index))
         .expect("address handle");
