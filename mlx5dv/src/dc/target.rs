@@ -171,7 +171,6 @@ impl<'a> DctBuilder<'a> {
         )?;
         let mut dct = Dct {
             qp,
-            device: ctx.name().into(),
             dct_number: 0,
             port: self.port,
             gid_index: self.gid_index,
@@ -199,7 +198,7 @@ impl<'a> DctBuilder<'a> {
                     libc::EOPNOTSUPP,
                     "the device does not support remote atomics: build the DCT without Access::REMOTE_ATOMIC",
                 )
-                .on(&dct.device)
+                .on(dct.ctx.name())
             } else {
                 e
             }
@@ -232,7 +231,6 @@ impl<'a> DctBuilder<'a> {
 /// A DC target in RTR, ready to be reached; destroyed on drop. Holds its PD, CQ and SRQ.
 pub struct Dct {
     qp: NonNull<raw::ibv_qp>,
-    device: Box<str>,
     dct_number: u32,
     port: u8,
     gid_index: Option<u8>,
@@ -251,7 +249,7 @@ impl Dct {
     fn modify(&self, attr: &mut raw::ibv_qp_attr, mask: u32, op: &'static str) -> Result<()> {
         modify_qp(
             self.qp,
-            &self.device,
+            self.ctx.name(),
             attr,
             mask,
             op,
@@ -304,7 +302,7 @@ impl Drop for Dct {
 impl std::fmt::Debug for Dct {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Dct")
-            .field("device", &self.device)
+            .field("device", &self.ctx.name())
             .field("dct_number", &self.dct_number)
             .finish()
     }
