@@ -96,6 +96,12 @@ pub(crate) struct SendQueue {
     /// Completions of this QP may be receives (RC): the `wr_id` stays the caller's and a
     /// failed completion cannot be told apart.
     has_receives: bool,
+    /// The direct backend's map from a WQE's index in the ring (`wqe_counter & mask`) to the
+    /// sequence number of the request written there; empty on the wr API, where the
+    /// completion carries the `wr_id` itself. Written by the poster when it writes the WQE
+    /// (before the doorbell), read by the poller for a completion naming that index.
+    #[allow(dead_code)] // until the direct backend (issue 17) lands
+    wqe_seq: Box<[AtomicU64]>,
 }
 
 impl SendQueue {
@@ -189,6 +195,19 @@ impl SendQueue {
         }
     }
 
+    /// The sequence number of the request the direct backend wrote at WQE index
+    /// `wqe_counter` (a CQE's `wqe_counter`), or None on the wr API.
+    #[inline]
+    #[allow(dead_code)] // until the direct backend (issue 17) lands
+    pub(crate) fn seq_of_wqe(&self, wqe_counter: u16) -> Option<u64> {
+        let n = self.wqe_seq.len();
+        if n == 0 {
+            return None;
+        }
+        let i = usize::from(wqe_counter) & (n - 1);
+        Some(self.wqe_seq[i].load(Ordering::Acquire))
+    }
+
     /// The caller's `wr_id` of the request whose completion carries `wr_id` (a DCI's slot
     /// number), without retiring anything; None as for [`SendQueue::complete`].
     fn callers_wr_id(&self, wr_id: u64) -> Option<u64> {
@@ -256,6 +275,13 @@ impl Poster {
     /// Room for `max_send_wr` requests (at least one). `has_receives`: an RC QP (the `wr_id`
     /// stays the caller's); otherwise a DCI (the crate writes its own, see the module).
     pub(crate) fn new(max_send_wr: u32, has_receives: bool) -> Poster {
+        Poster::with_wqe_map(max_send_wr, has_receives, 0)
+    }
+
+    /// As [`Poster::new`], for the direct backend: with a map from the `wqe_cnt` WQE indexes
+    /// of the send ring (a power of two) to the requests written there ([`Poster::note_wqe`]).
+    pub(crate) fn with_wqe_map(max_send_wr: u32, has_receives: bool, wqe_cnt: usize) -> Poster {
+        debug_assert!(wqe_cnt == 0 || wqe_cnt.is_power_of_two());
         let capacity = u64::from(max_send_wr.max(1));
         let n = (capacity as usize).next_power_of_two();
         Poster {
@@ -276,6 +302,7 @@ impl Poster {
                 halted: AtomicBool::new(false),
                 dead: AtomicBool::new(false),
                 has_receives,
+                wqe_seq: (0..wqe_cnt).map(|_| AtomicU64::new(u64::MAX)).collect(),
             }),
             head: Cell::new(0),
             pending: Cell::new(0),
@@ -323,6 +350,17 @@ impl Poster {
         );
         self.pending.set(self.pending.get() + 1);
         Ok(if shared.has_receives { wr_id } else { seq })
+    }
+
+    /// The direct backend wrote request `seq` (as [`Poster::admit`] returned it) at WQE index
+    /// `wqe_index` of the ring: a completion naming that index retires it.
+    #[inline]
+    #[allow(dead_code)] // until the direct backend (issue 17) lands
+    pub(crate) fn note_wqe(&self, wqe_index: u16, seq: u64) {
+        let map = &self.shared.wqe_seq;
+        debug_assert!(!map.is_empty(), "a WQE map exists only for the direct backend");
+        let i = usize::from(wqe_index) & (map.len() - 1);
+        map[i].store(seq, Ordering::Release);
     }
 
     /// The open batch was posted: its slots become visible to the poller.
@@ -405,6 +443,21 @@ impl Registry {
 pub(crate) struct Router<'a>(&'a [(u32, Arc<SendQueue>)]);
 
 impl Router<'_> {
+    /// Feeds one send completion read directly from the CQ (direct backend: it names the WQE
+    /// index, not a `wr_id`); returns the caller's `wr_id`, or None when the QP is unknown,
+    /// gone, or not driven by the direct backend.
+    #[inline]
+    #[allow(dead_code)] // until the direct backend (issue 17) lands
+    pub(crate) fn complete_wqe(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Option<u64> {
+        let i = self.0.binary_search_by_key(&qp_num, |e| e.0).ok()?;
+        let sq = &self.0[i].1;
+        if sq.dead.load(Ordering::Relaxed) {
+            return None;
+        }
+        let seq = sq.seq_of_wqe(wqe_counter)?;
+        sq.complete(seq, success, false)
+    }
+
     /// Feeds one completion to its QP's queue, if the QP is registered and alive; returns
     /// the caller's `wr_id` where the crate wrote its own into the request (DCIs).
     #[inline]
@@ -603,6 +656,35 @@ mod tests {
         assert_eq!(sq.outstanding(), 2, "the CQ's poller retires it, not the hand report");
         assert_eq!(reg.with(|r| r.complete(0x30, 0, true, false)), Some(77));
         assert_eq!(sq.outstanding(), 1);
+    }
+
+    #[test]
+    fn a_direct_completion_names_its_wqe_index_and_retires_the_request_written_there() {
+        let reg = Registry::default();
+        let sq = Poster::with_wqe_map(4, DCI, 4);
+        reg.add(0x40, sq.shared().clone());
+        sq.routed();
+        // Three requests; the second takes two WQE basic blocks (indexes 1 and 2).
+        for (wr_id, index) in [(70, 0u16), (71, 1), (72, 3)] {
+            let seq = sq.admit(wr_id, true, 0).unwrap();
+            sq.note_wqe(index, seq);
+        }
+        sq.commit();
+        assert_eq!(
+            reg.with(|r| r.complete_wqe(0x40, 1, true)),
+            Some(71),
+            "index 1: the second request"
+        );
+        assert_eq!(reg.with(|r| r.complete_wqe(0x40, 3, true)), Some(72));
+        assert_eq!(sq.outstanding(), 0, "in-order retirement covers the first one too");
+        assert_eq!(reg.with(|r| r.complete_wqe(0x41, 0, true)), None, "an unknown QP");
+        let wr = Poster::new(4, DCI);
+        reg.add(0x50, wr.shared().clone());
+        assert_eq!(
+            reg.with(|r| r.complete_wqe(0x50, 0, true)),
+            None,
+            "a wr-API queue has no WQE map"
+        );
     }
 
     #[test]

@@ -233,6 +233,13 @@ impl Cq {
         raw::ibv_cq_ex_to_cq(self.as_raw())
     }
 
+    /// Whether this CQ is read directly (the direct backend's CQ, which only direct QPs may
+    /// use) rather than through libmlx5's poll functions.
+    #[allow(dead_code)] // until the direct backend (issue 17) lands
+    pub(crate) fn is_direct(&self) -> bool {
+        false
+    }
+
     /// A handle that keeps the library CQ alive (held by the queue pairs reporting to it).
     pub(crate) fn core(&self) -> Arc<CqCore> {
         self.core.clone()
