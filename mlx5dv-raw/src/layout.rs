@@ -109,6 +109,7 @@ pin! {
     mlx5dv_qp_rq: 16, 16, align 8;
     mlx5dv_qp_bf: 16, 16, align 8;
     mlx5dv_srq: 48, 48, align 8;
+    mlx5dv_ah: 16, 16, align 8;
     mlx5dv_obj: 128, 128, align 8;
     mlx5dv_obj_qp: 16, 16, align 8;
     mlx5dv_obj_cq: 16, 16, align 8;
@@ -118,6 +119,15 @@ pin! {
     mlx5dv_obj_ah: 16, 16, align 8;
     mlx5dv_obj_pd: 16, 16, align 8;
     mlx5dv_obj_devx: 16, 16, align 8;
+    mlx5_wqe_data_seg: 16, 16, align 8;
+    mlx5_wqe_ctrl_seg: 16, 16, align 4;
+    mlx5_wqe_av: 48, 48, align 8;
+    mlx5_wqe_av_key: 8, 8, align 8;
+    mlx5_wqe_av_key_qkey: 8, 8, align 4;
+    mlx5_wqe_datagram_seg: 48, 48, align 8;
+    mlx5_wqe_raddr_seg: 16, 16, align 8;
+    mlx5_wqe_atomic_seg: 16, 16, align 8;
+    mlx5_wqe_inl_data_seg: 4, 4, align 4;
     mlx5dv_context_attr: 24, 24, align 8;
     ibv_send_wr_bind_mw_tso: 48, 48, align 8;
     mlx5dv_dc_init_attr_key_or_streams: 8, 8, align 8;

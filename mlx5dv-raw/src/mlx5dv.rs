@@ -8,6 +8,11 @@ use crate::verbs::{ibv_ah, ibv_context, ibv_cq_ex, ibv_cq_init_attr_ex, ibv_devi
 use crate::verbs::{ibv_qp, ibv_qp_ex, ibv_qp_init_attr_ex, ibv_sge, ibv_srq};
 use libc::{c_int, c_uint, c_void, size_t};
 
+/// Doorbell record word of the receive queue (`dbrec[MLX5_RCV_DBR]`).
+pub const MLX5_RCV_DBR: u32 = 0;
+/// Doorbell record word of the send queue (`dbrec[MLX5_SND_DBR]`).
+pub const MLX5_SND_DBR: u32 = 1;
+
 /// `enum mlx5dv_context_comp_mask`: which parts of `struct mlx5dv_context` to fill.
 pub type mlx5dv_context_comp_mask = c_uint;
 /// `cqe_comp_caps`.
@@ -540,6 +545,16 @@ pub struct mlx5dv_srq {
     pub srqn: u32,
 }
 
+/// `struct mlx5dv_ah`: what `mlx5dv_init_obj` tells of an address handle.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_ah {
+    /// The address vector libmlx5 copies into each datagram segment (owned by the AH).
+    pub av: *mut mlx5_wqe_av,
+    /// Compatibility mask.
+    pub comp_mask: u64,
+}
+
 /// `struct mlx5dv_obj`: the objects `mlx5dv_init_obj` describes, each an input and an output
 /// (only the members this crate uses are typed; the rest are untyped pointers).
 #[repr(C)]
@@ -649,6 +664,49 @@ pub const MLX5DV_OBJ_QP: u64 = 1 << 0;
 pub const MLX5DV_OBJ_CQ: u64 = 1 << 1;
 /// `enum mlx5dv_obj_type`: describe an SRQ.
 pub const MLX5DV_OBJ_SRQ: u64 = 1 << 2;
+/// `enum mlx5dv_obj_type`: describe an address handle.
+pub const MLX5DV_OBJ_AH: u64 = 1 << 5;
+
+/// WQE opcode: no operation.
+pub const MLX5_OPCODE_NOP: u32 = 0x00;
+/// WQE opcode: send with invalidate.
+pub const MLX5_OPCODE_SEND_INVAL: u32 = 0x01;
+/// WQE opcode: RDMA write.
+pub const MLX5_OPCODE_RDMA_WRITE: u32 = 0x08;
+/// WQE opcode: RDMA write with immediate.
+pub const MLX5_OPCODE_RDMA_WRITE_IMM: u32 = 0x09;
+/// WQE opcode: send.
+pub const MLX5_OPCODE_SEND: u32 = 0x0a;
+/// WQE opcode: send with immediate.
+pub const MLX5_OPCODE_SEND_IMM: u32 = 0x0b;
+/// WQE opcode: TCP segmentation offload.
+pub const MLX5_OPCODE_TSO: u32 = 0x0e;
+/// WQE opcode: RDMA read.
+pub const MLX5_OPCODE_RDMA_READ: u32 = 0x10;
+/// WQE opcode: atomic compare-and-swap.
+pub const MLX5_OPCODE_ATOMIC_CS: u32 = 0x11;
+/// WQE opcode: atomic fetch-and-add.
+pub const MLX5_OPCODE_ATOMIC_FA: u32 = 0x12;
+/// WQE opcode: masked compare-and-swap.
+pub const MLX5_OPCODE_ATOMIC_MASKED_CS: u32 = 0x14;
+/// WQE opcode: masked fetch-and-add.
+pub const MLX5_OPCODE_ATOMIC_MASKED_FA: u32 = 0x15;
+/// WQE opcode: fast memory registration.
+pub const MLX5_OPCODE_FMR: u32 = 0x19;
+/// WQE opcode: local invalidate.
+pub const MLX5_OPCODE_LOCAL_INVAL: u32 = 0x1b;
+/// WQE opcode: configuration command.
+pub const MLX5_OPCODE_CONFIG_CMD: u32 = 0x1f;
+/// WQE opcode: set PSV.
+pub const MLX5_OPCODE_SET_PSV: u32 = 0x20;
+/// WQE opcode: user memory registration.
+pub const MLX5_OPCODE_UMR: u32 = 0x25;
+/// WQE opcode: tag matching.
+pub const MLX5_OPCODE_TAG_MATCHING: u32 = 0x28;
+/// WQE opcode: flow table access.
+pub const MLX5_OPCODE_FLOW_TBL_ACCESS: u32 = 0x2c;
+/// WQE opcode: memory-to-memory offload.
+pub const MLX5_OPCODE_MMO: u32 = 0x2F;
 
 /// `enum mlx5dv_cqe_comp_res_format`.
 pub type mlx5dv_cqe_comp_res_format = c_uint;
@@ -667,6 +725,157 @@ pub const MLX5DV_SW_PARSING: mlx5dv_sw_parsing_offloads = 1;
 pub const MLX5DV_SW_PARSING_CSUM: mlx5dv_sw_parsing_offloads = 1 << 1;
 /// Software parsing LSO.
 pub const MLX5DV_SW_PARSING_LSO: mlx5dv_sw_parsing_offloads = 1 << 2;
+
+/// Data segment lkey meaning "no key".
+pub const MLX5_INVALID_LKEY: u32 = 0x100;
+
+/// `dqp_dct` bit: the address vector is the extended (DC) one.
+pub const MLX5_EXTENDED_UD_AV: u32 = 0x80000000;
+
+/// `fm_ce_se`: write a CQE on completion.
+pub const MLX5_WQE_CTRL_CQ_UPDATE: u32 = 2 << 2;
+/// `fm_ce_se`: solicited event.
+pub const MLX5_WQE_CTRL_SOLICITED: u32 = 1 << 1;
+/// `fm_ce_se`: fence (wait for earlier reads and atomics).
+pub const MLX5_WQE_CTRL_FENCE: u32 = 4 << 5;
+/// `fm_ce_se`: initiator small fence.
+pub const MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE: u32 = 1 << 5;
+
+/// Bytes in a send-queue basic block.
+pub const MLX5_SEND_WQE_BB: u32 = 64;
+/// log2 of [`MLX5_SEND_WQE_BB`].
+pub const MLX5_SEND_WQE_SHIFT: u32 = 6;
+
+/// `byte_count` bit of an inline data segment.
+pub const MLX5_INLINE_SEG: u32 = 0x80000000;
+
+/// `struct mlx5_wqe_data_seg`: one gather entry (big-endian fields).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5_wqe_data_seg {
+    /// Length in bytes.
+    pub byte_count: u32,
+    /// Local key.
+    pub lkey: u32,
+    /// Address.
+    pub addr: u64,
+}
+
+/// `struct mlx5_wqe_ctrl_seg`: the first 16 bytes of every send WQE (big-endian fields; C
+/// packs it, so the 16-bit stream id sits at byte 9: it is kept here as its two bytes).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5_wqe_ctrl_seg {
+    /// `opmod << 24 | wqe index << 8 | opcode`.
+    pub opmod_idx_opcode: u32,
+    /// `qpn << 8 | ds` (16-byte units of the WQE).
+    pub qpn_ds: u32,
+    /// WQE signature.
+    pub signature: u8,
+    /// DCI stream id (`__be16`, as bytes: unaligned in C).
+    pub dci_stream_channel_id: [u8; 2],
+    /// Fence, completion and solicited-event flags (`MLX5_WQE_CTRL_*`).
+    pub fm_ce_se: u8,
+    /// Immediate data (or invalidate key).
+    pub imm: u32,
+}
+
+/// `struct mlx5_wqe_av`: the address vector of a datagram (UD/DC) WQE (big-endian fields).
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub struct mlx5_wqe_av {
+    /// Q_Key (UD) or DC access key (DC).
+    pub key: mlx5_wqe_av_key,
+    /// Remote QP / DCT number, `MLX5_EXTENDED_UD_AV`.
+    pub dqp_dct: u32,
+    /// Static rate and service level.
+    pub stat_rate_sl: u8,
+    /// GRH flag and source LID path bits.
+    pub fl_mlid: u8,
+    /// Remote LID.
+    pub rlid: u16,
+    /// Reserved.
+    pub reserved0: [u8; 4],
+    /// Remote MAC (RoCE).
+    pub rmac: [u8; 6],
+    /// Traffic class.
+    pub tclass: u8,
+    /// Hop limit.
+    pub hop_limit: u8,
+    /// GID index and flow label.
+    pub grh_gid_fl: u32,
+    /// Remote GID.
+    pub rgid: [u8; 16],
+}
+
+/// The anonymous `key` union of `struct mlx5_wqe_av`.
+#[repr(C)]
+#[derive(Copy, Clone)]
+pub union mlx5_wqe_av_key {
+    /// UD: Q_Key.
+    pub qkey: mlx5_wqe_av_key_qkey,
+    /// DC: access key.
+    pub dc_key: u64,
+}
+
+/// The anonymous `qkey` struct of `mlx5_wqe_av.key`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5_wqe_av_key_qkey {
+    /// Q_Key.
+    pub qkey: u32,
+    /// Reserved.
+    pub reserved: u32,
+}
+
+impl core::fmt::Debug for mlx5_wqe_av {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // The key is a secret on DC: never shown.
+        f.debug_struct("mlx5_wqe_av")
+            .field("dqp_dct", &self.dqp_dct)
+            .field("rlid", &self.rlid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `struct mlx5_wqe_datagram_seg`: the address vector segment of a UD/DC WQE.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5_wqe_datagram_seg {
+    /// The address vector.
+    pub av: mlx5_wqe_av,
+}
+
+/// `struct mlx5_wqe_raddr_seg`: remote address of an RDMA or atomic WQE (big-endian fields).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5_wqe_raddr_seg {
+    /// Remote address.
+    pub raddr: u64,
+    /// Remote key.
+    pub rkey: u32,
+    /// Reserved.
+    pub reserved: u32,
+}
+
+/// `struct mlx5_wqe_atomic_seg`: operands of an atomic WQE (big-endian fields).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5_wqe_atomic_seg {
+    /// Swap value (compare-and-swap) or addend (fetch-and-add).
+    pub swap_add: u64,
+    /// Compare value.
+    pub compare: u64,
+}
+
+/// `struct mlx5_wqe_inl_data_seg`: header of inline data (`byte_count | MLX5_INLINE_SEG`,
+/// big-endian); the data follows it.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+pub struct mlx5_wqe_inl_data_seg {
+    /// Length, with `MLX5_INLINE_SEG`.
+    pub byte_count: u32,
+}
 
 /// `enum mlx5dv_context_attr_flags`.
 pub type mlx5dv_context_attr_flags = c_uint;

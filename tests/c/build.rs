@@ -133,7 +133,16 @@ fn main() {
                 continue;
             }
             let cfield = exc.rename.get(&key).cloned().unwrap_or_else(|| bare.to_string());
-            writeln!(c, "  FIELD({name}, {cty}, {bare}, {cfield}),").unwrap();
+            if exc.packed.contains(&key) {
+                // A packed member has alignment 1 where it sits, whatever its type's.
+                writeln!(
+                    c,
+                    "  {{ \"{name}\", \"{bare}\", offsetof({cty}, {cfield}), sizeof((({cty} *)0)->{cfield}), 1, 1 }},"
+                )
+                .unwrap();
+            } else {
+                writeln!(c, "  FIELD({name}, {cty}, {bare}, {cfield}),").unwrap();
+            }
             let offset = if decl.is_union {
                 format!("memoffset::offset_of_union!(raw::{name}, {field})")
             } else {

@@ -17,6 +17,7 @@ struct Exceptions {
     nested: std::collections::BTreeMap<String, (String, String)>,
     skip: std::collections::BTreeSet<String>,
     rename: std::collections::BTreeMap<String, String>,
+    packed: std::collections::BTreeSet<String>,
 }
 
 fn parse_exceptions(text: &str) -> Exceptions {
@@ -38,6 +39,9 @@ fn parse_exceptions(text: &str) -> Exceptions {
             }
             ["skip", name] => {
                 exc.skip.insert(name.to_string());
+            }
+            ["packed", key] => {
+                exc.packed.insert(key.to_string());
             }
             ["rename", key, cname] => {
                 exc.rename.insert(key.to_string(), cname.to_string());

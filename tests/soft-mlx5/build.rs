@@ -51,6 +51,10 @@ fn main() {
         exc.since.is_empty(),
         "uapi-layout-exceptions.txt: `since` is not used for one header version"
     );
+    assert!(
+        exc.packed.is_empty(),
+        "uapi-layout-exceptions.txt: `packed` is not supported by this probe"
+    );
     let mut decls: BTreeMap<String, Decl> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     let mut consts: Vec<String> = Vec::new();
