@@ -104,6 +104,9 @@ pub struct Ah {
 
 struct AhInner {
     ah: NonNull<raw::ibv_ah>,
+    /// Its mlx5 address vector (`mlx5dv_init_obj`, owned by the AH), which the direct backend
+    /// copies into each WQE; null for an adopted AH or another provider's.
+    av: *const raw::mlx5_wqe_av,
     /// None for an adopted AH (its PD is the caller's to keep alive).
     _pd: Option<Pd>,
 }
@@ -124,7 +127,13 @@ impl Pd {
         // SAFETY: the PD is live; attr is initialised.
         let ah = unsafe { raw::ibv_create_ah(self.as_raw(), &mut attr) };
         NonNull::new(ah)
-            .map(|ah| Ah::new(ah, Some(self.clone())))
+            .map(|ah| {
+                let mut new = Ah::new(ah, Some(self.clone()));
+                if let Some(inner) = Arc::get_mut(&mut new.inner) {
+                    inner.av = mlx5_av(ah, self.context());
+                }
+                new
+            })
             .ok_or_else(|| {
                 Error::last_os_error(
                     "ibv_create_ah",
@@ -138,8 +147,18 @@ impl Pd {
 impl Ah {
     fn new(ah: NonNull<raw::ibv_ah>, pd: Option<Pd>) -> Ah {
         Ah {
-            inner: Arc::new(AhInner { ah, _pd: pd }),
+            inner: Arc::new(AhInner {
+                ah,
+                av: std::ptr::null(),
+                _pd: pd,
+            }),
         }
+    }
+
+    /// The AH's mlx5 address vector, or null (see `AhInner::av`).
+    #[inline]
+    pub(crate) fn av(&self) -> *const raw::mlx5_wqe_av {
+        self.inner.av
     }
 
     /// Maps this AH to the initiator QP `qp_num` (a DCI or RC QP of this context) whose ECE
@@ -176,6 +195,28 @@ impl Ah {
     pub fn as_raw(&self) -> *mut raw::ibv_ah {
         self.inner.ah.as_ptr()
     }
+}
+
+/// The mlx5 address vector of `ah` (created on `ctx`), or null when the provider is not mlx5.
+fn mlx5_av(ah: NonNull<raw::ibv_ah>, ctx: &crate::Context) -> *const raw::mlx5_wqe_av {
+    // SAFETY: the context is open; its device pointer is valid while it is.
+    if !unsafe { raw::mlx5dv_is_supported((*ctx.as_raw()).device) } {
+        return std::ptr::null();
+    }
+    let mut out = raw::mlx5dv_ah {
+        av: std::ptr::null_mut(),
+        comp_mask: 0,
+    };
+    // SAFETY: all-zero is a valid mlx5dv_obj; only the AH member is asked for.
+    let mut obj: raw::mlx5dv_obj = unsafe { std::mem::zeroed() };
+    obj.ah.r#in = ah.as_ptr().cast();
+    obj.ah.out = (&mut out as *mut raw::mlx5dv_ah).cast();
+    // SAFETY: a live mlx5 AH; `out` is writable during the call.
+    let rc = unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_AH) };
+    if rc != 0 {
+        return std::ptr::null();
+    }
+    out.av
 }
 
 impl Drop for AhInner {

@@ -122,6 +122,8 @@ pub(crate) struct QpRaw {
     pub(crate) caps: raw::ibv_qp_cap,
     /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
     pub(crate) sq: crate::sq::Poster,
+    /// The direct backend's send queue; None on the wr API.
+    pub(crate) direct: Option<Box<crate::direct::DirectSq>>,
     /// What the QP was made from, kept alive until it is destroyed, and its device's name.
     pub(crate) parents: Box<Parents>,
 }
@@ -182,6 +184,9 @@ impl QpRaw {
         )?;
         // RESET empties the send queue (libmlx5 resets its indices and cleans the CQ).
         self.sq.reset();
+        if let Some(d) = &self.direct {
+            d.reset(self.sq.retired());
+        }
         Ok(())
     }
 

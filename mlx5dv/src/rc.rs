@@ -90,6 +90,13 @@ impl Pd {
     /// `ibv_create_qp_ex (RC)` with the library's errno.
     pub fn create_rc_qp(&self, cq: &Cq, srq: Option<&Srq>, caps: RcCaps) -> Result<RcQp<state::Reset>> {
         let ctx: &Context = self.context();
+        if cq.is_direct() {
+            return Err(Error::invalid(
+                "ibv_create_qp_ex (RC)",
+                "the CQ is a direct one (Context::create_direct_cq), which only direct DCIs may use; the direct backend does not write RC WQEs yet: give the RC QP a CQ from Context::create_cq",
+            )
+            .on(ctx.name()));
+        }
         let dev = ctx.query_device()?.0;
         let max_wr = dev.max_qp_wr.max(0) as u32;
         let max_sge = dev.max_sge.max(0) as u32;
@@ -148,6 +155,7 @@ impl Pd {
             // The library writes back the capacities it actually created.
             caps: attr.cap,
             sq: crate::sq::Poster::new(attr.cap.max_send_wr, true),
+            direct: None,
             parents: Parents::of(self, cq, srq),
         };
         raw_qp.register(cq);
@@ -391,6 +399,7 @@ impl RcQp<state::Rts> {
             dci_streams: false,
             caps,
             sq: crate::sq::Poster::new(caps.max_send_wr, true),
+            direct: None,
             parents: Box::new(Parents {
                 device: device.into(),
                 ..Parents::default()

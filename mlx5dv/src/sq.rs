@@ -100,7 +100,6 @@ pub(crate) struct SendQueue {
     /// sequence number of the request written there; empty on the wr API, where the
     /// completion carries the `wr_id` itself. Written by the poster when it writes the WQE
     /// (before the doorbell), read by the poller for a completion naming that index.
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     wqe_seq: Box<[AtomicU64]>,
 }
 
@@ -332,12 +331,7 @@ impl Poster {
         if shared.halted.load(Ordering::Relaxed) {
             return Err(Refusal::Halted);
         }
-        // The lower of the crate's and libmlx5's views (see the module), above any RESET.
-        let retired = shared
-            .tail
-            .load(Ordering::Acquire)
-            .min(shared.lib_tail.load(Ordering::Acquire))
-            .max(self.floor.get());
+        let retired = self.retired();
         let seq = self.head.get() + u64::from(self.pending.get());
         if seq.wrapping_sub(retired) >= shared.capacity {
             return Err(Refusal::Full);
@@ -352,10 +346,21 @@ impl Poster {
         Ok(if shared.has_receives { wr_id } else { seq })
     }
 
+    /// The requests before this one are retired: the lower of the crate's and libmlx5's
+    /// views (see the module), above any RESET.
+    #[inline]
+    pub(crate) fn retired(&self) -> u64 {
+        let shared = &*self.shared;
+        shared
+            .tail
+            .load(Ordering::Acquire)
+            .min(shared.lib_tail.load(Ordering::Acquire))
+            .max(self.floor.get())
+    }
+
     /// The direct backend wrote request `seq` (as [`Poster::admit`] returned it) at WQE index
     /// `wqe_index` of the ring: a completion naming that index retires it.
     #[inline]
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     pub(crate) fn note_wqe(&self, wqe_index: u16, seq: u64) {
         let map = &self.shared.wqe_seq;
         debug_assert!(!map.is_empty(), "a WQE map exists only for the direct backend");

@@ -62,7 +62,7 @@ mod sealed {
 }
 
 #[derive(Copy, Clone, Debug)]
-enum Op {
+pub(crate) enum Op {
     Send,
     SendImm(u32),
     Write(RemoteMemory),
@@ -73,7 +73,7 @@ enum Op {
 }
 
 impl Op {
-    fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Op::Send => "ibv_wr_send",
             Op::SendImm(_) => "ibv_wr_send_imm",
@@ -120,9 +120,12 @@ pub struct Batch<'q, T: Transport> {
 
 impl<'q, T: Transport> Batch<'q, T> {
     pub(crate) fn start(qp: &'q QpRaw) -> Self {
-        // SAFETY: the QP is live and in RTS (callers are typestate-restricted); the batch holds
-        // the QP's exclusive borrow until commit or abort.
-        unsafe { raw::ibv_wr_start(qp.qpx.as_ptr()) };
+        match qp.direct.as_deref() {
+            Some(d) => d.start(),
+            // SAFETY: the QP is live and in RTS (callers are typestate-restricted); the batch
+            // holds the QP's exclusive borrow until commit or abort.
+            None => unsafe { raw::ibv_wr_start(qp.qpx.as_ptr()) },
+        }
         Batch {
             qp,
             done: false,
@@ -200,6 +203,11 @@ impl<'q, T: Transport> Batch<'q, T> {
     #[inline]
     pub fn commit(mut self) -> Result<()> {
         self.done = true;
+        if let Some(d) = self.qp.direct.as_deref() {
+            d.commit();
+            self.qp.sq.commit();
+            return Ok(());
+        }
         // SAFETY: closes the batch opened in start.
         let rc = unsafe { raw::ibv_wr_complete(self.qp.qpx.as_ptr()) };
         if rc != 0 {
@@ -219,8 +227,11 @@ impl<'q, T: Transport> Batch<'q, T> {
 impl<T: Transport> Drop for Batch<'_, T> {
     fn drop(&mut self) {
         if !self.done {
-            // SAFETY: discards the batch opened in start.
-            unsafe { raw::ibv_wr_abort(self.qp.qpx.as_ptr()) };
+            match self.qp.direct.as_deref() {
+                Some(d) => d.abort(),
+                // SAFETY: discards the batch opened in start.
+                None => unsafe { raw::ibv_wr_abort(self.qp.qpx.as_ptr()) },
+            }
             self.qp.sq.abort();
         }
     }
@@ -230,6 +241,8 @@ impl<T: Transport> Drop for Batch<'_, T> {
 #[derive(Copy, Clone)]
 pub(crate) struct DestRaw {
     pub(crate) ah: *mut raw::ibv_ah,
+    /// The AH's mlx5 address vector (the direct backend copies it); null for an adopted AH.
+    pub(crate) av: *const raw::mlx5_wqe_av,
     pub(crate) dctn: u32,
     pub(crate) key: u64,
     pub(crate) stream: Option<u16>,
@@ -285,7 +298,8 @@ impl<'b, 'q, T: Transport, S> Wr<'b, 'q, T, S> {
     }
 }
 
-enum Data<'a> {
+#[derive(Copy, Clone)]
+pub(crate) enum Data<'a> {
     Sge(raw::ibv_sge),
     List(&'a [raw::ibv_sge]),
     Inline(&'a [u8]),
@@ -415,6 +429,9 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 .on(qp.device()));
             }
         }
+        if let Some(d) = qp.direct.as_deref() {
+            return d.post(qp, self.op, self.dest, data, self.flags, self.wr_id);
+        }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).
         // On a DCI the request carries the crate's slot number as its wr_id (mapped back to
         // this one by Cq::poll), so that completions in any order name it exactly.
@@ -479,7 +496,7 @@ static SQ_HALTED: StaticError = StaticError::new(
 
 /// The error of a request the send-queue accounting did not admit.
 #[inline]
-fn refused(refusal: crate::sq::Refusal) -> Error {
+pub(crate) fn refused(refusal: crate::sq::Refusal) -> Error {
     match refusal {
         crate::sq::Refusal::Full => Error::from_static(&SQ_FULL),
         crate::sq::Refusal::Halted => Error::from_static(&SQ_HALTED),

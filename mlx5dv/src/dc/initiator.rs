@@ -6,6 +6,7 @@ use crate::cq::Cq;
 use crate::error::{Error, Result};
 use crate::pd::Pd;
 use crate::qp::{rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::direct::{DirectSq, SendBackend};
 use crate::wr::{Batch, Dc};
 use mlx5dv_raw as raw;
 use std::marker::PhantomData;
@@ -20,6 +21,7 @@ pub struct DciBuilder<'a> {
     cap: raw::ibv_qp_cap,
     send_ops: u64,
     streams: Option<raw::mlx5dv_dci_streams>,
+    backend: SendBackend,
 }
 
 /// The RC send operations a DCI enables by default.
@@ -47,6 +49,7 @@ impl<'a> DciBuilder<'a> {
             },
             send_ops: u64::from(DCI_DEFAULT_SEND_OPS),
             streams: None,
+            backend: SendBackend::WrApi,
         }
     }
 
@@ -87,6 +90,32 @@ impl<'a> DciBuilder<'a> {
         self
     }
 
+    /// How the DCI posts: libmlx5's wr API (the default) or the crate's direct writer
+    /// ([`SendBackend::Direct`], which needs a CQ from `Context::create_direct_cq`).
+    pub fn backend(mut self, backend: SendBackend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Refuses a backend that does not match the CQ: the direct CQ maps completions through
+    /// the direct writer's WQE indexes, which a wr-API DCI does not fill.
+    fn check_backend(&self) -> Result<()> {
+        const OP: &str = "mlx5dv_create_qp (DCI)";
+        match (self.backend, self.cq.is_direct()) {
+            (SendBackend::Direct, false) => Err(Error::invalid(
+                OP,
+                "a DCI with the direct backend needs a direct CQ (Context::create_direct_cq): libmlx5's CQ cannot name the requests the direct writer posts",
+            )
+            .on(self.mlx5.context().name())),
+            (SendBackend::WrApi, true) => Err(Error::invalid(
+                OP,
+                "a direct CQ (Context::create_direct_cq) serves only DCIs with the direct backend (DciBuilder::backend(SendBackend::Direct)): give this DCI a CQ from Context::create_cq",
+            )
+            .on(self.mlx5.context().name())),
+            _ => Ok(()),
+        }
+    }
+
     /// Refuses streams the device does not have, naming the capability.
     fn check_streams(&self, asked: raw::mlx5dv_dci_streams) -> Result<()> {
         const OP: &str = "mlx5dv_create_qp (DCI streams)";
@@ -123,6 +152,7 @@ impl<'a> DciBuilder<'a> {
     /// device with DC).
     pub fn build(self) -> Result<Dci<state::Reset>> {
         let ctx = self.mlx5.context();
+        self.check_backend()?;
         if let Some(asked) = self.streams {
             self.check_streams(asked)?;
         }
@@ -171,6 +201,17 @@ impl<'a> DciBuilder<'a> {
         };
         // SAFETY: the QP was created by mlx5dv_create_qp, so it is an mlx5 QP.
         let mqp = NonNull::new(unsafe { raw::mlx5dv_qp_ex_from_ibv_qp_ex(qpx.as_ptr()) });
+        let direct = match self.backend {
+            SendBackend::WrApi => None,
+            SendBackend::Direct => match DirectSq::new(qp, caps.max_send_wr, ctx.name()) {
+                Ok(d) => Some(Box::new(d)),
+                Err(e) => {
+                    // SAFETY: destroys the QP created above, which nothing else references.
+                    unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
+                    return Err(e);
+                }
+            },
+        };
         let raw_qp = QpRaw {
             qp,
             qpx,
@@ -178,8 +219,14 @@ impl<'a> DciBuilder<'a> {
             send_ops: self.send_ops,
             dci_streams: self.streams.is_some(),
             caps,
-            // A DCI has no receive queue: every completion of its number is a send's.
-            sq: crate::sq::Poster::new(caps.max_send_wr, false),
+            // A DCI has no receive queue: every completion of its number is a send's. The
+            // direct backend's completions name WQE indexes, mapped to requests.
+            sq: crate::sq::Poster::with_wqe_map(
+                caps.max_send_wr,
+                false,
+                direct.as_ref().map_or(0, |d| d.wqe_cnt() as usize),
+            ),
+            direct,
             parents: Parents::of(self.pd, self.cq, None),
         };
         raw_qp.register(self.cq);
@@ -411,6 +458,7 @@ impl Dci<state::Rts> {
             dci_streams: parts.dci_streams,
             caps: parts.caps,
             sq: crate::sq::Poster::new(parts.caps.max_send_wr, false),
+            direct: None,
             parents: Box::new(Parents {
                 device: parts.device.into(),
                 cq: parts.cq.map(Cq::core),
@@ -495,6 +543,38 @@ impl Dci<state::Rts> {
             error: e.error,
             object: e.object.into_state(),
         })
+    }
+
+    /// Test hook of the differential test (`tests/direct_wqe.rs`), not an API: from now on the
+    /// DCI posts through `backend`, its send queue empty, the direct writer's ring position at
+    /// `cur_post` (libmlx5's after a RESET is 0; the test puts the writer where libmlx5 got
+    /// by executing requests).
+    ///
+    /// # Safety
+    /// Only right after [`Dci::recover`] (RESET -> RTS), with nothing outstanding and nothing
+    /// of this DCI in `cq`, its CQ; `cur_post` then is libmlx5's own position for this QP.
+    ///
+    /// # Errors
+    /// As [`DciBuilder::build`] for the direct backend's `mlx5dv_init_obj`.
+    #[doc(hidden)]
+    pub unsafe fn diff_test_backend(&mut self, cq: &Cq, backend: SendBackend, cur_post: u32) -> Result<()> {
+        let direct = match backend {
+            SendBackend::WrApi => None,
+            SendBackend::Direct => Some(Box::new(DirectSq::new(
+                self.raw.qp,
+                self.raw.caps.max_send_wr,
+                self.raw.device(),
+            )?)),
+        };
+        self.raw.sq.close();
+        let cnt = direct.as_ref().map_or(0, |d| d.wqe_cnt() as usize);
+        self.raw.sq = crate::sq::Poster::with_wqe_map(self.raw.caps.max_send_wr, false, cnt);
+        if let Some(d) = &direct {
+            d.restart_at(0, cur_post);
+        }
+        self.raw.direct = direct;
+        self.raw.register(cq);
+        Ok(())
     }
 
     /// Moves the DCI to ERR (every request outstanding completes flushed), for a recovery

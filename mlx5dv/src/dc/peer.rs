@@ -13,6 +13,8 @@ pub struct DcPeer {
     ah: Ah,
     /// `ah`'s library pointer, read on every post without going through the handle.
     ah_raw: *mut raw::ibv_ah,
+    /// `ah`'s mlx5 address vector (the direct backend's), or null.
+    av: *const raw::mlx5_wqe_av,
     dctn: u32,
     key: DcKey,
     stream: Option<u16>,
@@ -24,6 +26,7 @@ impl DcPeer {
         DcPeer {
             ah: ah.clone(),
             ah_raw: ah.as_raw(),
+            av: ah.av(),
             dctn: addr.dct_number,
             key,
             stream: None,
@@ -51,6 +54,7 @@ impl DcPeer {
     pub(crate) fn dest(&self, stream: Option<u16>) -> DestRaw {
         DestRaw {
             ah: self.ah_raw,
+            av: self.av,
             dctn: self.dctn,
             key: self.key.expose(),
             stream: stream.or(self.stream),
@@ -58,7 +62,7 @@ impl DcPeer {
     }
 }
 
-// SAFETY: `ah_raw` is the pointer of the AH that `ah` keeps alive; an AH is immutable and
+// SAFETY: `ah_raw` and `av` point into the AH that `ah` keeps alive; an AH is immutable and
 // usable from any thread.
 unsafe impl Send for DcPeer {}
 // SAFETY: as above.

@@ -1,0 +1,507 @@
+//! The direct backend: DC work requests written straight into the send queue, and the
+//! doorbell rung by the crate, byte for byte as libmlx5's wr API writes them.
+//!
+//! A queue pair chooses its backend at creation ([`SendBackend`]); the typestate batch
+//! ([`crate::Batch`]) is the same for both. On a direct QP the crate's send-queue state replaces
+//! libmlx5's (the two never drive one QP): the ring position (`cur_post`), the BlueFlame
+//! offset, and the room left in 64-byte basic blocks. What libmlx5's wr API does, and this
+//! module does the same way (rdma-core `providers/mlx5/qp.c`, 44 to 59):
+//! - a request starts at basic block `cur_post & (wqe_cnt - 1)`: the control segment (WQE
+//!   index and opcode; QP number and size in 16-byte units; stream id; fence, completion and
+//!   solicited flags; immediate data for the `_IMM` opcodes, left as it was otherwise), then
+//!   the 48-byte address vector copied from the AH with the DCT number, `MLX5_EXTENDED_UD_AV`
+//!   and the DC key; the segments after it start in the next basic block, which is the
+//!   ring's first when the request started in its last;
+//! - then the remote address (RDMA, atomics), the atomic operands (compare left as it was for
+//!   fetch-and-add), and the data: one data segment per non-empty SGE (wrapping to the ring's
+//!   start where it ends), or an inline segment whose bytes wrap the same way;
+//! - `cur_post` moves by the request's basic blocks; at commit, after a store barrier, the
+//!   doorbell record takes `cur_post`, then the last request's first 64-byte blocks are copied
+//!   to the BlueFlame register (one request of more than 16 bytes that fits it) or its first 8
+//!   bytes are written to it, the write-combining buffer is flushed, and the BlueFlame offset
+//!   toggles;
+//! - a RESET restarts `cur_post` at 0 (libmlx5's `mlx5_init_qp_indices`).
+//!
+//! Admission: a request is admitted when the crate's count of outstanding requests allows it
+//! ([`crate::sq`]) and the ring has room for its basic blocks past the last retired request's
+//! (a DC request spans 1 to several blocks), so an unretired WQE is never overwritten.
+//!
+//! Known limit: libmlx5 serialises a BlueFlame register that several QPs share (`need_lock`,
+//! medium-latency bfregs) with a lock the direct writer cannot take; `mlx5dv_init_obj` does not
+//! say whether the register is shared. The direct writer keeps its own offset, as UCX does.
+
+use crate::error::{Error, Result};
+use crate::qp::QpRaw;
+use crate::sq::Poster;
+use crate::wr::{Data, DestRaw, Op};
+use mlx5dv_raw as raw;
+use std::cell::Cell;
+use std::ptr::NonNull;
+
+/// How a queue pair posts its work requests.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum SendBackend {
+    /// libmlx5's wr API (`ibv_wr_*`, `mlx5dv_wr_set_dc_addr`): the default.
+    #[default]
+    WrApi,
+    /// The crate writes the WQEs and rings the doorbell itself (DC initiators): its CQ must be
+    /// a direct one (`Context::create_direct_cq`), whose completions the crate reads itself.
+    Direct,
+}
+
+const BB: usize = raw::MLX5_SEND_WQE_BB as usize;
+
+/// One direct QP's send queue: where the ring is, and libmlx5's state for it, kept here.
+pub(crate) struct DirectSq {
+    buf: NonNull<u8>,
+    /// `buf` + the ring's bytes.
+    qend: *mut u8,
+    wqe_cnt: u32,
+    /// The send word of the doorbell record.
+    dbrec: *mut u32,
+    bf_reg: *mut u8,
+    /// BlueFlame buffer size (0: no BlueFlame, 8-byte doorbells only).
+    bf_size: u32,
+    /// libmlx5's `prefer_bf` (MLX5_POST_SEND_PREFER_BF, default on).
+    prefer_bf: bool,
+    /// `qp_num << 8`.
+    qpn8: u32,
+    /// libmlx5's `sq.cur_post`.
+    cur_post: Cell<u32>,
+    /// `cur_post` when the batch opened (an aborted batch rolls back to it).
+    batch_post: Cell<u32>,
+    /// Requests in the open batch, whether one was inline, and the last one's control segment
+    /// and size (16-byte units).
+    nreq: Cell<u32>,
+    inline: Cell<bool>,
+    last_ctrl: Cell<*mut u8>,
+    last_ds: Cell<u32>,
+    bf_offset: Cell<u32>,
+    /// `cur_post` after each request, by its sequence number (ring of the count's size).
+    end_bb: Box<[Cell<u32>]>,
+    /// Sequence number and `cur_post` of the last RESET: nothing before them is in the ring.
+    base_seq: Cell<u64>,
+    base_bb: Cell<u32>,
+}
+
+impl DirectSq {
+    /// Finds `qp`'s send ring, doorbell record and BlueFlame register (`mlx5dv_init_obj`).
+    /// `max_send_wr`: the count's capacity (sizes the per-request ring).
+    pub(crate) fn new(qp: NonNull<raw::ibv_qp>, max_send_wr: u32, device: &str) -> Result<DirectSq> {
+        const OP: &str = "mlx5dv_init_obj (direct send queue)";
+        // SAFETY: all-zero is a valid mlx5dv_qp (pointers and integers).
+        let mut out: raw::mlx5dv_qp = unsafe { std::mem::zeroed() };
+        // SAFETY: all-zero is a valid mlx5dv_obj; only the QP member is asked for.
+        let mut obj: raw::mlx5dv_obj = unsafe { std::mem::zeroed() };
+        obj.qp.r#in = qp.as_ptr();
+        obj.qp.out = &mut out;
+        // SAFETY: a live mlx5 QP; `out` is writable for the call.
+        let rc = unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_QP) };
+        if rc != 0 {
+            return Err(Error::from_errno(
+                OP,
+                rc,
+                "libmlx5 did not describe the QP: use the wr API backend",
+            )
+            .on(device));
+        }
+        let (Some(buf), false) = (NonNull::new(out.sq.buf.cast::<u8>()), out.dbrec.is_null()) else {
+            return Err(Error::from_errno(
+                OP,
+                libc::EOPNOTSUPP,
+                "the QP has no send ring or doorbell record: use the wr API backend",
+            )
+            .on(device));
+        };
+        if out.sq.stride as usize != BB || !out.sq.wqe_cnt.is_power_of_two() || out.sq.wqe_cnt > 1 << 16 {
+            return Err(Error::from_errno(
+                OP,
+                libc::EOPNOTSUPP,
+                format!(
+                    "send ring of {} blocks of {} bytes: the direct writer needs a power of two of 64-byte blocks; use the wr API backend",
+                    out.sq.wqe_cnt, out.sq.stride
+                ),
+            )
+            .on(device));
+        }
+        let env_on = |name: &str, default: bool| std::env::var_os(name).map_or(default, |v| v != "0");
+        let shut_up_bf = env_on("MLX5_SHUT_UP_BF", false);
+        let n = (max_send_wr.max(1) as usize).next_power_of_two();
+        // SAFETY: the QP is live.
+        let qp_num = unsafe { (*qp.as_ptr()).qp_num };
+        Ok(DirectSq {
+            buf,
+            // SAFETY: the ring is wqe_cnt blocks of BB bytes.
+            qend: unsafe { buf.as_ptr().add(out.sq.wqe_cnt as usize * BB) },
+            wqe_cnt: out.sq.wqe_cnt,
+            // SAFETY: the record has the receive word then the send word.
+            dbrec: unsafe { out.dbrec.add(raw::MLX5_SND_DBR as usize) },
+            bf_reg: out.bf.reg.cast(),
+            bf_size: if shut_up_bf { 0 } else { out.bf.size },
+            prefer_bf: env_on("MLX5_POST_SEND_PREFER_BF", true),
+            qpn8: qp_num << 8,
+            cur_post: Cell::new(0),
+            batch_post: Cell::new(0),
+            nreq: Cell::new(0),
+            inline: Cell::new(false),
+            last_ctrl: Cell::new(std::ptr::null_mut()),
+            last_ds: Cell::new(0),
+            bf_offset: Cell::new(0),
+            end_bb: (0..n).map(|_| Cell::new(0)).collect(),
+            base_seq: Cell::new(0),
+            base_bb: Cell::new(0),
+        })
+    }
+
+    /// The ring's basic blocks (`wqe_cnt`), for the WQE-index map.
+    pub(crate) fn wqe_cnt(&self) -> u32 {
+        self.wqe_cnt
+    }
+
+    /// Opens a batch (`mlx5_send_wr_start`).
+    #[inline]
+    pub(crate) fn start(&self) {
+        self.batch_post.set(self.cur_post.get());
+        self.nreq.set(0);
+        self.inline.set(false);
+    }
+
+    /// Discards the open batch (`mlx5_send_wr_abort`): its WQEs stay in the ring, unrung, and
+    /// are written over.
+    #[inline]
+    pub(crate) fn abort(&self) {
+        self.cur_post.set(self.batch_post.get());
+        self.nreq.set(0);
+    }
+
+    /// The QP went through RESET (`mlx5_init_qp_indices`); `next_seq` is the count's next
+    /// request (everything before it is retired).
+    pub(crate) fn reset(&self, next_seq: u64) {
+        self.restart_at(next_seq, 0);
+    }
+
+    /// As [`DirectSq::reset`], at ring position `cur_post` (the differential test's hook).
+    pub(crate) fn restart_at(&self, next_seq: u64, cur_post: u32) {
+        self.cur_post.set(cur_post);
+        self.batch_post.set(cur_post);
+        self.nreq.set(0);
+        self.base_seq.set(next_seq);
+        self.base_bb.set(cur_post);
+    }
+
+    /// `cur_post` after the requests before `seq` (all in the ring since the last RESET).
+    #[inline]
+    fn end_before(&self, seq: u64) -> u32 {
+        if seq <= self.base_seq.get() {
+            return self.base_bb.get();
+        }
+        let i = (seq - 1) as usize & (self.end_bb.len() - 1);
+        // SAFETY: `end_bb` has a power-of-two length, so the mask keeps `i` in bounds.
+        unsafe { self.end_bb.get_unchecked(i) }.get()
+    }
+
+    /// Writes one DC request (the checks of `Wr::emit` passed): admission by count and by
+    /// basic blocks, the WQE, and its index in the count's map.
+    #[inline]
+    pub(crate) fn post(&self, qp: &QpRaw, op: Op, dest: Option<DestRaw>, data: Data<'_>, flags: u32, wr_id: u64) -> Result<()> {
+        let Some(dest) = dest.filter(|d| !d.av.is_null()) else {
+            return Err(no_av(op, qp));
+        };
+        // Size in 16-byte units: control and address vector, then the op's and the data's.
+        let mut ds = 4 + op_units(op);
+        ds += match data {
+            Data::Sge(s) => u32::from(s.length != 0),
+            Data::List(list) => list.iter().filter(|s| s.length != 0).count() as u32,
+            Data::Inline(bytes) if bytes.is_empty() => 0,
+            Data::Inline(bytes) => (bytes.len() as u32 + 4).div_ceil(16),
+        };
+        let bbs = ds.div_ceil(4);
+        let sq: &Poster = &qp.sq;
+        let cur = self.cur_post.get();
+        // Room in the ring past the last retired request's blocks.
+        if cur.wrapping_sub(self.end_before(sq.retired())) + bbs > self.wqe_cnt {
+            return Err(crate::wr::refused(crate::sq::Refusal::Full));
+        }
+        let stream = dest.stream.unwrap_or(0);
+        let seq = sq
+            .admit(wr_id, flags & raw::IBV_SEND_SIGNALED != 0, stream)
+            .map_err(crate::wr::refused)?;
+        // SAFETY: the ring has room for `bbs` blocks from `cur` (checked above, nothing
+        // unretired there); every write below stays in the ring, wrapping at its end.
+        unsafe { self.write(cur, ds, op, &dest, data, flags) };
+        let next = cur.wrapping_add(bbs);
+        self.cur_post.set(next);
+        let i = seq as usize & (self.end_bb.len() - 1);
+        // SAFETY: power-of-two length, masked index.
+        unsafe { self.end_bb.get_unchecked(i) }.set(next);
+        sq.note_wqe(cur as u16, seq);
+        self.nreq.set(self.nreq.get() + 1);
+        if matches!(data, Data::Inline(_)) {
+            self.inline.set(true);
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// `ds` units from block `cur` are free ring space.
+    #[inline(always)]
+    unsafe fn write(&self, cur: u32, ds: u32, op: Op, dest: &DestRaw, data: Data<'_>, flags: u32) {
+        let idx = (cur & (self.wqe_cnt - 1)) as usize;
+        // SAFETY (whole function): `ctrl` is a block of the ring; `next` and the segments
+        // after it stay in the ring (the caller's room check), each wrapping at `qend`.
+        let ctrl = unsafe { self.buf.as_ptr().add(idx * BB) };
+        let (opcode, imm) = op_code(op);
+        let mut fm_ce_se = 0u8;
+        if flags & raw::IBV_SEND_FENCE != 0 {
+            fm_ce_se |= raw::MLX5_WQE_CTRL_FENCE as u8;
+        }
+        if flags & raw::IBV_SEND_SIGNALED != 0 {
+            fm_ce_se |= raw::MLX5_WQE_CTRL_CQ_UPDATE as u8;
+        }
+        if flags & raw::IBV_SEND_SOLICITED != 0 {
+            fm_ce_se |= raw::MLX5_WQE_CTRL_SOLICITED as u8;
+        }
+        let sid = dest.stream.unwrap_or(0).to_be_bytes();
+        unsafe {
+            put32(ctrl, ((cur & 0xffff) << 8 | opcode).to_be());
+            put32(ctrl.add(4), (ds | self.qpn8).to_be());
+            put32(ctrl.add(8), u32::from_ne_bytes([0, sid[0], sid[1], fm_ce_se]));
+            if let Some(imm) = imm {
+                put32(ctrl.add(12), imm);
+            }
+            // The address vector, from the AH, with the DCT number and the key.
+            let av = ctrl.add(16);
+            std::ptr::copy_nonoverlapping(dest.av.cast::<u8>(), av, std::mem::size_of::<raw::mlx5_wqe_av>());
+            let dqp = av.add(std::mem::offset_of!(raw::mlx5_wqe_av, dqp_dct));
+            put32(dqp, dqp.cast::<u32>().read() | (dest.dctn | raw::MLX5_EXTENDED_UD_AV).to_be());
+            put64(av, dest.key.to_be());
+        }
+        let mut seg = unsafe { ctrl.add(BB) };
+        if seg == self.qend {
+            seg = self.buf.as_ptr();
+        }
+        if let Some(r) = op_remote(op) {
+            unsafe {
+                put64(seg, r.addr.to_be());
+                put32(seg.add(8), r.rkey.to_be());
+                put32(seg.add(12), 0);
+                seg = seg.add(16);
+            }
+            match op {
+                Op::CmpSwap(_, compare, swap) => unsafe {
+                    put64(seg, swap.to_be());
+                    put64(seg.add(8), compare.to_be());
+                    seg = seg.add(16);
+                },
+                Op::FetchAdd(_, add) => unsafe {
+                    put64(seg, add.to_be());
+                    seg = seg.add(16);
+                },
+                _ => {}
+            }
+        }
+        match data {
+            Data::Sge(s) => {
+                if s.length != 0 {
+                    unsafe { put_dseg(seg, &s) };
+                }
+            }
+            Data::List(list) => {
+                for s in list {
+                    if seg == self.qend {
+                        seg = self.buf.as_ptr();
+                    }
+                    if s.length == 0 {
+                        continue;
+                    }
+                    unsafe {
+                        put_dseg(seg, s);
+                        seg = seg.add(16);
+                    }
+                }
+            }
+            Data::Inline(bytes) => {
+                if !bytes.is_empty() {
+                    unsafe {
+                        self.copy_wrapping(seg.add(4), bytes);
+                        put32(seg, (bytes.len() as u32 | raw::MLX5_INLINE_SEG).to_be());
+                    }
+                }
+            }
+        }
+        self.last_ctrl.set(ctrl);
+        self.last_ds.set(ds);
+    }
+
+    /// Copies `bytes` to `dest`, continuing at the ring's start where it ends.
+    ///
+    /// # Safety
+    /// `dest` is in the ring and `bytes` fit in free ring space from it.
+    #[inline(always)]
+    unsafe fn copy_wrapping(&self, dest: *mut u8, bytes: &[u8]) {
+        let room = self.qend as usize - dest as usize;
+        // SAFETY: per the contract; the two parts are within the ring.
+        unsafe {
+            if bytes.len() > room {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), dest, room);
+                std::ptr::copy_nonoverlapping(bytes.as_ptr().add(room), self.buf.as_ptr(), bytes.len() - room);
+            } else {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), dest, bytes.len());
+            }
+        }
+    }
+
+    /// Posts the open batch (`mlx5_send_wr_complete` -> `post_send_db`): doorbell record,
+    /// then BlueFlame or doorbell.
+    #[inline]
+    pub(crate) fn commit(&self) {
+        let nreq = self.nreq.replace(0);
+        if nreq == 0 {
+            return;
+        }
+        let cur = self.cur_post.get();
+        // The WQEs are written before the doorbell record.
+        udma_to_device_barrier();
+        // SAFETY: the doorbell record's send word, in memory the device reads.
+        unsafe { std::ptr::write_volatile(self.dbrec, (cur & 0xffff).to_be()) };
+        // The record is written before the register (mmio_wc_start).
+        mmio_flush_writes();
+        let ds = self.last_ds.get();
+        let ctrl = self.last_ctrl.get();
+        let offset = self.bf_offset.get();
+        // SAFETY: the register is the QP's BlueFlame/doorbell register with two buffers of
+        // `bf_size` bytes (or a doorbell when 0); `ctrl` is the last WQE, in the ring.
+        unsafe {
+            let reg = self.bf_reg.add(offset as usize);
+            if nreq == 1 && self.bf_size != 0 && (self.inline.get() || self.prefer_bf) && ds > 1 && ds * 16 <= self.bf_size
+            {
+                self.bf_copy(reg, ctrl, (ds as usize * 16).div_ceil(BB));
+            } else {
+                std::ptr::write_volatile(reg.cast::<u64>(), ctrl.cast::<u64>().read());
+            }
+        }
+        mmio_flush_writes();
+        self.bf_offset.set(offset ^ self.bf_size);
+    }
+
+    /// Copies `blocks` 64-byte blocks from `src` (wrapping at the ring's end) to the register.
+    ///
+    /// # Safety
+    /// `reg` has room for them; `src` is a block of the ring.
+    #[inline(always)]
+    unsafe fn bf_copy(&self, reg: *mut u8, mut src: *mut u8, blocks: usize) {
+        for b in 0..blocks {
+            // SAFETY: per the contract, 8-byte aligned words within a block.
+            unsafe {
+                let dst = reg.add(b * BB).cast::<u64>();
+                for w in 0..BB / 8 {
+                    std::ptr::write_volatile(dst.add(w), src.cast::<u64>().add(w).read());
+                }
+                src = src.add(BB);
+            }
+            if src == self.qend {
+                src = self.buf.as_ptr();
+            }
+        }
+    }
+}
+
+/// Units of 16 bytes the operation adds after the address vector.
+#[inline(always)]
+fn op_units(op: Op) -> u32 {
+    match op {
+        Op::Send | Op::SendImm(_) => 0,
+        Op::Write(_) | Op::WriteImm(..) | Op::Read(_) => 1,
+        Op::CmpSwap(..) | Op::FetchAdd(..) => 2,
+    }
+}
+
+/// The WQE opcode, and the immediate (already big-endian) for the `_IMM` ones.
+#[inline(always)]
+fn op_code(op: Op) -> (u32, Option<u32>) {
+    match op {
+        Op::Send => (raw::MLX5_OPCODE_SEND, None),
+        Op::SendImm(imm) => (raw::MLX5_OPCODE_SEND_IMM, Some(imm)),
+        Op::Write(_) => (raw::MLX5_OPCODE_RDMA_WRITE, None),
+        Op::WriteImm(_, imm) => (raw::MLX5_OPCODE_RDMA_WRITE_IMM, Some(imm)),
+        Op::Read(_) => (raw::MLX5_OPCODE_RDMA_READ, None),
+        Op::CmpSwap(..) => (raw::MLX5_OPCODE_ATOMIC_CS, None),
+        Op::FetchAdd(..) => (raw::MLX5_OPCODE_ATOMIC_FA, None),
+    }
+}
+
+#[inline(always)]
+fn op_remote(op: Op) -> Option<crate::addr::RemoteMemory> {
+    match op {
+        Op::Write(r) | Op::WriteImm(r, _) | Op::Read(r) | Op::CmpSwap(r, ..) | Op::FetchAdd(r, _) => Some(r),
+        Op::Send | Op::SendImm(_) => None,
+    }
+}
+
+#[cold]
+fn no_av(op: Op, qp: &QpRaw) -> Error {
+    Error::invalid(
+        op.name(),
+        "the peer's address handle has no mlx5 address vector (an adopted AH): create it with Pd::create_ah for a direct DCI",
+    )
+    .on(qp.device())
+}
+
+/// # Safety
+/// `p` is valid for a 4-byte write, 4-byte aligned.
+#[inline(always)]
+unsafe fn put32(p: *mut u8, v: u32) {
+    // SAFETY: per the contract.
+    unsafe { p.cast::<u32>().write(v) }
+}
+
+/// # Safety
+/// `p` is valid for an 8-byte write, 8-byte aligned.
+#[inline(always)]
+unsafe fn put64(p: *mut u8, v: u64) {
+    // SAFETY: per the contract.
+    unsafe { p.cast::<u64>().write(v) }
+}
+
+/// # Safety
+/// `p` is a 16-byte segment of the ring.
+#[inline(always)]
+unsafe fn put_dseg(p: *mut u8, s: &raw::ibv_sge) {
+    // SAFETY: per the contract.
+    unsafe {
+        put32(p, s.length.to_be());
+        put32(p.add(4), s.lkey.to_be());
+        put64(p.add(8), s.addr.to_be());
+    }
+}
+
+/// rdma-core's `udma_to_device_barrier`: memory the device reads is written before what
+/// follows.
+#[inline(always)]
+fn udma_to_device_barrier() {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a barrier instruction only.
+    unsafe {
+        std::arch::asm!("dmb oshst", options(nostack, preserves_flags))
+    };
+    #[cfg(not(target_arch = "aarch64"))]
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// rdma-core's `mmio_flush_writes` (and `mmio_wc_start`): stores to write-combining memory
+/// leave the CPU before what follows.
+#[inline(always)]
+fn mmio_flush_writes() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a barrier instruction only.
+    unsafe {
+        std::arch::asm!("sfence", options(nostack, preserves_flags))
+    };
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a barrier instruction only.
+    unsafe {
+        std::arch::asm!("dsb st", options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
