@@ -19,6 +19,7 @@
 //! the NIC, not the post path).
 use ::mlx5dv::RemoteMemory;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use mlx5dv_suite::device::{pause_hook, PauseFn};
 use mlx5dv_suite::fake::{completed, fakes, peer, sge};
 use mlx5dv_suite::raw::*;
 use mlx5dv_suite::recorder::{m5dv_c_dc_send, m5dv_c_rc_write, recorder};
@@ -144,15 +145,6 @@ fn post_path(c: &mut Criterion) {
     drop(r);
 }
 
-type PauseFn = unsafe extern "C" fn(libc::c_int);
-
-/// The emulator's pause hook, when this process runs on soft-mlx5.
-fn pause_hook() -> Option<PauseFn> {
-    // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
-    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"soft_mlx5_test_pause".as_ptr()) };
-    // SAFETY: the preload exports it with exactly this signature.
-    (!sym.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, PauseFn>(sym) })
-}
 
 /// Times `post` over `iters` requests in chunks of one send queue, the device paused; between
 /// chunks (untimed) `reset` empties the queue.

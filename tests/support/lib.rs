@@ -543,4 +543,17 @@ pub mod device {
             .expect("MLX5DV_TEST_DEVICE is listed");
         (dev.open().expect("open"), 1, gid_index)
     }
+
+    /// soft-mlx5's test hook `soft_mlx5_test_pause(1/0)`: stops (1) or restarts (0) the
+    /// emulated device thread, so posted WQEs stay unexecuted. None when this process does
+    /// not run on soft-mlx5 (a ConnectX cannot be paused).
+    pub type PauseFn = unsafe extern "C" fn(libc::c_int);
+
+    /// The emulator's pause hook, when this process runs on soft-mlx5.
+    pub fn pause_hook() -> Option<PauseFn> {
+        // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
+        let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"soft_mlx5_test_pause".as_ptr()) };
+        // SAFETY: the preload exports it with exactly this signature.
+        (!sym.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, PauseFn>(sym) })
+    }
 }

@@ -1,0 +1,466 @@
+//! Tier 3 (soft-mlx5): the direct backend writes the send queue byte for byte as libmlx5's wr
+//! API does. One DCI, the device paused: each request shape is posted through the wr API and
+//! the bytes copied (the whole send ring, prefilled with a pattern so that stale bytes cannot
+//! hide a difference, the doorbell record, and the BlueFlame/doorbell register's two
+//! buffers); then the DCI goes RESET -> RTS (libmlx5 restarts its indexes at 0, and so does
+//! the direct writer) and the same shape is posted through the direct writer and copied.
+//!
+//! Excluded, with the reason: which of the two BlueFlame buffers the bytes land in. libmlx5
+//! toggles its offset in per-context state that `mlx5dv_init_obj` does not expose, on every
+//! doorbell of the test's wr-API phases; the direct writer keeps its own (hardware takes a
+//! doorbell or BlueFlame write in either buffer). The bytes written there are compared.
+//!
+//! At the ring's wrap: libmlx5 gets there by executing requests (the device runs them, their
+//! completions free the ring); the direct writer is then put at the same index with the
+//! test hook `Dci::diff_test_backend`, as its RESET would put it at 0.
+//!
+//! Opt-in (needs soft-mlx5's pause hook): `scripts/soft-mlx5 [--profile P] [--rdma-core
+//! 44|59] -- cargo test --test direct_wqe -- --ignored`.
+use mlx5dv::raw;
+use mlx5dv::{
+    Access, Cq, DcKey, DcPeer, Dci, DciBuilder, Mlx5Context, Mr, PeerPath, RemoteMemory, RtsAttr, SendBackend,
+    WcStatus,
+};
+use mlx5dv_suite::device::{dct, open, pause_hook, PauseFn};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const KEY: DcKey = DcKey::new(0x0123_4567_89AB_CDEF);
+const MTU: u32 = 1024;
+/// Every test pauses the one device thread: one at a time.
+static DEVICE: Mutex<()> = Mutex::new(());
+
+/// Where libmlx5 says the DCI's send queue is.
+struct Ring {
+    buf: *mut u8,
+    len: usize,
+    wqe_cnt: u32,
+    dbrec: *mut u32,
+    bf: *mut u8,
+    bf_size: usize,
+}
+
+fn ring_of<S>(dci: &Dci<S>) -> Ring {
+    // SAFETY: all-zero is valid for both out-structs.
+    let mut out: raw::mlx5dv_qp = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let mut obj: raw::mlx5dv_obj = unsafe { std::mem::zeroed() };
+    obj.qp.r#in = dci.as_raw();
+    obj.qp.out = &mut out;
+    // SAFETY: a live mlx5 DCI.
+    assert_eq!(unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_QP) }, 0);
+    Ring {
+        buf: out.sq.buf.cast(),
+        len: (out.sq.wqe_cnt * out.sq.stride) as usize,
+        wqe_cnt: out.sq.wqe_cnt,
+        // SAFETY: the record's send word.
+        dbrec: unsafe { out.dbrec.add(raw::MLX5_SND_DBR as usize) },
+        bf: out.bf.reg.cast(),
+        bf_size: out.bf.size as usize,
+    }
+}
+
+/// What a post left in the send queue.
+#[derive(PartialEq, Eq, Debug)]
+struct Capture {
+    ring: Vec<u8>,
+    dbrec: u32,
+    /// The bytes of the BlueFlame buffer that was written (the 8-byte doorbell included).
+    register: Vec<u8>,
+}
+
+impl Ring {
+    /// A pattern no writer produces by chance in the ring, and zeros in the register.
+    fn prefill(&self) {
+        for i in 0..self.len {
+            // SAFETY: within the ring; the device is paused, nothing else touches it.
+            unsafe { self.buf.add(i).write((i as u8).wrapping_mul(13) ^ 0xA5) };
+        }
+        for i in 0..2 * self.register_len() {
+            // SAFETY: the UAR page is plain shared memory on soft-mlx5, with both buffers.
+            unsafe { self.bf.add(i).write_volatile(0) };
+        }
+    }
+
+    fn register_len(&self) -> usize {
+        self.bf_size.max(8)
+    }
+
+    fn capture(&self) -> Capture {
+        // SAFETY: within the ring.
+        let ring = unsafe { std::slice::from_raw_parts(self.buf, self.len) }.to_vec();
+        // SAFETY: the doorbell record's send word.
+        let dbrec = u32::from_be(unsafe { self.dbrec.read_volatile() });
+        let n = self.register_len();
+        let read = |from: usize| -> Vec<u8> {
+            // SAFETY: within the register's two buffers (plain memory on soft-mlx5).
+            (from..from + n).map(|i| unsafe { self.bf.add(i).read_volatile() }).collect()
+        };
+        let (a, b) = (read(0), read(self.bf_size));
+        let register = if a.iter().any(|&x| x != 0) { a } else { b };
+        Capture { ring, dbrec, register }
+    }
+}
+
+#[derive(Copy, Clone, Debug)]
+enum OpKind {
+    Send,
+    SendImm,
+    Write,
+    WriteImm,
+    Read,
+    CmpSwap,
+    FetchAdd,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum DataKind {
+    Inline(usize),
+    Sge(u32),
+    List(usize),
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Shape {
+    op: OpKind,
+    data: DataKind,
+    signaled: bool,
+    fence: bool,
+    solicited: bool,
+    stream: Option<u16>,
+    /// Requests in the batch (one doorbell).
+    count: u64,
+}
+
+impl Shape {
+    fn new(op: OpKind, data: DataKind) -> Shape {
+        Shape {
+            op,
+            data,
+            signaled: true,
+            fence: false,
+            solicited: false,
+            stream: None,
+            count: 1,
+        }
+    }
+}
+
+/// The test's objects: a DCT to execute requests, one DCI, memory.
+struct Bench {
+    _dct: mlx5dv::Dct,
+    cq: Cq,
+    peer: DcPeer,
+    local: Mr,
+    target: Mr,
+    dci: Option<Dci<mlx5dv::state::Rts>>,
+    pause: PauseFn,
+    atomics: bool,
+    streams: bool,
+}
+
+const MAX_SGE: u32 = 5;
+
+fn bench() -> Bench {
+    let pause = pause_hook().expect("the differential test runs on soft-mlx5 (scripts/soft-mlx5): it pauses the device");
+    let (ctx, port, gid_index) = open();
+    let mlx5: Mlx5Context = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(256).unwrap();
+    let dct_cq = ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let (d, mut addr) = dct(&mlx5, &pd, &dct_cq, &srq, port, gid_index, KEY, MTU, None);
+    if let Some(i) = gid_index {
+        addr.gid = ctx.query_gid(port, i).unwrap();
+    }
+    let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let atomics = mlx5.has_atomics().unwrap();
+    let streams = mlx5.caps().unwrap().dci_streams.is_some_and(|(c, _)| c >= 2);
+    let mut b = DciBuilder::new(&mlx5, &pd, &cq)
+        .max_send_wr(32)
+        .max_inline_data(64)
+        .max_send_sge(MAX_SGE);
+    if atomics {
+        b = b.with_atomics();
+    }
+    if streams {
+        b = b.streams(2, 1);
+    }
+    let dci = b.build_ready(port, MTU, RtsAttr::default()).expect("DCI to RTS");
+    let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ | Access::REMOTE_ATOMIC;
+    Bench {
+        _dct: d,
+        cq,
+        peer,
+        local: pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap(),
+        target: pd.alloc_mr(4096, access).unwrap(),
+        dci: Some(dci),
+        pause,
+        atomics,
+        streams,
+    }
+}
+
+impl Bench {
+    fn dci(&mut self) -> &mut Dci<mlx5dv::state::Rts> {
+        self.dci.as_mut().unwrap()
+    }
+
+    /// RESET -> RTS, then `backend` from ring index `cur_post`.
+    fn restart(&mut self, backend: SendBackend, cur_post: u32) {
+        let dci = self.dci.take().unwrap().recover().map_err(|e| e.error).expect("RESET -> RTS");
+        self.dci = Some(dci);
+        let cq = &self.cq;
+        // SAFETY: right after the recovery, nothing outstanding; cur_post is 0 (libmlx5's
+        // after RESET) or where libmlx5 got to (the wrap case).
+        unsafe { self.dci.as_mut().unwrap().diff_test_backend(cq, backend, cur_post) }.expect("backend");
+    }
+
+    fn remote(&self, len: u64) -> RemoteMemory {
+        self.target.remote().unwrap().slice(256, len).unwrap()
+    }
+
+    /// Posts `s` in one batch.
+    fn post(&mut self, s: &Shape) -> mlx5dv::Result<()> {
+        let payload: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(7) ^ 0x3C).collect();
+        let (lkey_len, list_len) = match s.data {
+            DataKind::Sge(n) => (n, 0),
+            DataKind::List(k) => (16, k),
+            DataKind::Inline(_) => (0, 0),
+        };
+        let len = match (s.op, s.data) {
+            (OpKind::CmpSwap | OpKind::FetchAdd, _) => 8,
+            (_, DataKind::Inline(n)) => n as u64,
+            (_, DataKind::Sge(n)) => u64::from(n),
+            (_, DataKind::List(k)) => 16 * k as u64,
+        };
+        let remote = self.remote(len.max(8));
+        let local = &self.local;
+        let one = local.sge(64, if matches!(s.op, OpKind::CmpSwap | OpKind::FetchAdd) { 8 } else { lkey_len.max(1) as usize })?;
+        let list: Vec<_> = (0..list_len).map(|i| local.sge(512 + 64 * i, 16).unwrap()).collect();
+        let peer = self.peer.clone();
+        let dci = self.dci.as_mut().unwrap();
+        let mut batch = dci.batch();
+        for i in 0..s.count {
+            let wr = match s.op {
+                OpKind::Send => batch.send(i),
+                OpKind::SendImm => batch.send_imm(i, 0xC0DE_0000 | i as u32),
+                OpKind::Write => batch.rdma_write(i, remote),
+                OpKind::WriteImm => batch.rdma_write_imm(i, remote, 0xBEEF_0000 | i as u32),
+                OpKind::Read => batch.rdma_read(i, remote),
+                OpKind::CmpSwap => batch.atomic_cmp_swp(i, remote, 0x1111_2222_3333_4444, 0x5555_6666_7777_8888),
+                OpKind::FetchAdd => batch.atomic_fetch_add(i, remote, 0x0102_0304_0506_0708),
+            };
+            let wr = if s.signaled { wr } else { wr.unsignaled() };
+            let wr = if s.fence { wr.fence() } else { wr };
+            let wr = if s.solicited { wr.solicited() } else { wr };
+            let wr = match s.stream {
+                Some(id) => wr.to_stream(&peer, id),
+                None => wr.to(&peer),
+            };
+            match s.data {
+                DataKind::Inline(n) => wr.inline(&payload[..n])?,
+                DataKind::Sge(_) => wr.sge(one)?,
+                DataKind::List(_) => wr.sge_list(&list)?,
+            }
+        }
+        batch.commit()
+    }
+
+    /// Writes executed by the device until libmlx5's ring index is `at` (from 0): 2- and
+    /// 3-block inline RDMA writes, each waited for.
+    fn advance_to(&mut self, at: u32) {
+        let mut pos = 0;
+        while pos < at {
+            let left = at - pos;
+            // 2 blocks: 5 + 3 units (44 bytes); 3 blocks: 5 + 4 units (60 bytes).
+            let (n, bbs) = if left == 3 || left > 4 { (60, 3) } else { (44, 2) };
+            assert!(left >= 2, "cannot advance by one block with writes");
+            let remote = self.remote(64);
+            let peer = self.peer.clone();
+            let mut batch = self.dci().batch();
+            batch.rdma_write(1, remote).to(&peer).inline(&[0x77; 64][..n]).unwrap();
+            batch.commit().unwrap();
+            let mut c = [mlx5dv::Completion::default(); 4];
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                let k = self.cq.poll(&mut c).unwrap();
+                if k > 0 {
+                    assert_eq!(c[0].status, WcStatus::Success, "filler write");
+                    break;
+                }
+                assert!(Instant::now() < deadline, "filler write never completed");
+            }
+            pos += bbs;
+        }
+    }
+
+    /// The shape through both backends, from ring index `at`; both captures.
+    fn both(&mut self, s: &Shape, at: u32) -> (Capture, Capture) {
+        self.restart(SendBackend::WrApi, 0);
+        self.advance_to(at);
+        let ring = ring_of(self.dci());
+        assert_eq!(
+            u32::from_be(unsafe { ring.dbrec.read_volatile() }),
+            at,
+            "libmlx5's index after the fillers"
+        );
+        // SAFETY: the hook takes an int and returns once the device thread is idle.
+        unsafe { (self.pause)(1) };
+        ring.prefill();
+        self.post(s).unwrap_or_else(|e| panic!("{s:?} through the wr API: {e}"));
+        let lib = ring.capture();
+        self.restart(SendBackend::Direct, at);
+        ring.prefill();
+        self.post(s).unwrap_or_else(|e| panic!("{s:?} through the direct writer: {e}"));
+        let direct = ring.capture();
+        // Unexecuted WQEs: the next RESET discards them.
+        self.restart(SendBackend::WrApi, 0);
+        // SAFETY: as above.
+        unsafe { (self.pause)(0) };
+        (lib, direct)
+    }
+}
+
+/// Names the WQE field at `offset` bytes from a DC WQE's control segment.
+fn field_at(offset: usize) -> &'static str {
+    match offset {
+        0..=3 => "ctrl.opmod_idx_opcode",
+        4..=7 => "ctrl.qpn_ds",
+        8 => "ctrl.signature",
+        9..=10 => "ctrl.dci_stream_channel_id",
+        11 => "ctrl.fm_ce_se",
+        12..=15 => "ctrl.imm",
+        16..=23 => "av.key.dc_key",
+        24..=27 => "av.dqp_dct",
+        28..=63 => "av (from the AH)",
+        _ => "segments after the address vector (raddr / atomic / data / inline)",
+    }
+}
+
+/// Every difference between the two captures, said in WQE fields.
+fn diff(s: &Shape, at: u32, wqe_cnt: u32, lib: &Capture, direct: &Capture) -> Vec<String> {
+    let mut out = Vec::new();
+    let len = lib.ring.len();
+    let start = (at % wqe_cnt) as usize * 64;
+    for (i, (a, b)) in lib.ring.iter().zip(&direct.ring).enumerate() {
+        if a != b {
+            let rel = (i + len - start) % len;
+            out.push(format!(
+                "{s:?} at index {at}: ring byte {i:#x} (+{rel:#x}, {}): libmlx5 {a:#04x}, direct {b:#04x}",
+                field_at(rel % (len.max(1)))
+            ));
+            if out.len() > 8 {
+                break;
+            }
+        }
+    }
+    if lib.dbrec != direct.dbrec {
+        out.push(format!(
+            "{s:?}: doorbell record libmlx5 {:#x}, direct {:#x}",
+            lib.dbrec, direct.dbrec
+        ));
+    }
+    if lib.register != direct.register {
+        out.push(format!(
+            "{s:?}: BlueFlame/doorbell register bytes differ:\n  libmlx5 {:02x?}\n  direct  {:02x?}",
+            lib.register, direct.register
+        ));
+    }
+    out
+}
+
+fn shapes(b: &Bench) -> Vec<Shape> {
+    use DataKind::*;
+    use OpKind::*;
+    let mut v = Vec::new();
+    for op in [Send, SendImm, Write, WriteImm] {
+        for data in [Inline(0), Inline(1), Inline(12), Inline(28), Inline(60), Inline(64), Sge(40), Sge(1), List(1), List(3), List(MAX_SGE as usize)] {
+            v.push(Shape::new(op, data));
+        }
+    }
+    for data in [Sge(40), Sge(1), List(2)] {
+        v.push(Shape::new(Read, data));
+    }
+    if b.atomics {
+        v.push(Shape::new(CmpSwap, Sge(8)));
+        v.push(Shape::new(FetchAdd, Sge(8)));
+    }
+    let mut flagged = Vec::new();
+    for base in [Shape::new(Send, Inline(12)), Shape::new(Write, Sge(40)), Shape::new(Read, Sge(40))] {
+        flagged.push(Shape { signaled: false, ..base });
+        flagged.push(Shape { fence: true, ..base });
+        flagged.push(Shape { solicited: true, ..base });
+        flagged.push(Shape { fence: true, signaled: false, ..base });
+        flagged.push(Shape { count: 3, ..base });
+        flagged.push(Shape { count: 2, signaled: false, ..base });
+        if b.streams {
+            flagged.push(Shape { stream: Some(1), ..base });
+            flagged.push(Shape { stream: Some(3), fence: true, ..base });
+        }
+    }
+    if b.atomics {
+        flagged.push(Shape { fence: true, ..Shape::new(FetchAdd, Sge(8)) });
+        flagged.push(Shape { signaled: false, ..Shape::new(CmpSwap, Sge(8)) });
+    }
+    v.extend(flagged);
+    v
+}
+
+#[test]
+#[ignore = "needs soft-mlx5: scripts/soft-mlx5 -- cargo test --test direct_wqe -- --ignored"]
+fn direct_wqes_equal_libmlx5s_for_every_request_shape() {
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut b = bench();
+    let wqe_cnt = ring_of(b.dci()).wqe_cnt;
+    let mut failures = Vec::new();
+    let all = shapes(&b);
+    for s in &all {
+        let (lib, direct) = b.both(s, 0);
+        failures.extend(diff(s, 0, wqe_cnt, &lib, &direct));
+    }
+    eprintln!(
+        "{} shapes compared (atomics {}, streams {}), ring of {wqe_cnt} blocks",
+        all.len(),
+        b.atomics,
+        b.streams
+    );
+    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs soft-mlx5: scripts/soft-mlx5 -- cargo test --test direct_wqe -- --ignored"]
+fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
+    use DataKind::*;
+    use OpKind::*;
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut b = bench();
+    let n = ring_of(b.dci()).wqe_cnt;
+    let mut cases = vec![
+        // Control and address vector in the last block: the next segment is the ring's first.
+        (n - 1, Shape::new(Send, Sge(40))),
+        (n - 1, Shape::new(Send, Inline(60))),
+        (n - 1, Shape::new(Write, Inline(28))),
+        (n - 1, Shape::new(WriteImm, List(MAX_SGE as usize))),
+        (n - 1, Shape::new(Read, Sge(40))),
+        // The inline bytes or the SGE list cross the ring's end.
+        (n - 2, Shape::new(Write, Inline(60))),
+        (n - 2, Shape::new(SendImm, Inline(64))),
+        (n - 2, Shape::new(Send, List(MAX_SGE as usize))),
+        // A batch whose second request starts at the ring's first block.
+        (n - 2, Shape { count: 2, ..Shape::new(Write, Sge(40)) }),
+        (n - 3, Shape { count: 3, signaled: false, ..Shape::new(Send, Inline(12)) }),
+    ];
+    if b.atomics {
+        cases.push((n - 1, Shape::new(CmpSwap, Sge(8))));
+        cases.push((n - 1, Shape::new(FetchAdd, Sge(8))));
+    }
+    let mut failures = Vec::new();
+    for (at, s) in &cases {
+        let (lib, direct) = b.both(s, *at);
+        failures.extend(diff(s, *at, n, &lib, &direct));
+    }
+    eprintln!("{} shapes compared at the wrap of a ring of {n} blocks", cases.len());
+    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+}
