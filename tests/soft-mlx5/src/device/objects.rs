@@ -202,6 +202,9 @@ pub enum Stall {
 pub struct Qp {
     /// The user's handle (async events).
     pub user_handle: u64,
+    /// The blue-flame register mlx5_ib allocated to it (None: the library chose one, or a
+    /// DCT), freed with the QP.
+    pub bfregn: Option<u32>,
     /// QP number (for a DCT: the DCT number, assigned at RTR as mlx5_ib does).
     pub qpn: u32,
     /// Kind.

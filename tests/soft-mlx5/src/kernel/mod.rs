@@ -25,6 +25,64 @@ pub struct Ucontext {
     pub channels: Vec<i32>,
     /// The DEVX uid the context was given at GET_CONTEXT (0: none).
     pub devx_uid: u16,
+    /// QPs using each blue-flame register (mlx5_bfreg_info.count), by bfreg number.
+    pub bfreg_count: Vec<u32>,
+    /// mlx5_bfreg_info.num_low_latency_bfregs.
+    pub low_latency_bfregs: u32,
+}
+
+/// mlx5_ib's blue-flame register allocation (drivers/infiniband/hw/mlx5/qp.c: alloc_bfreg,
+/// alloc_high_class_bfreg, alloc_med_class_bfreg, adjust_bfregn; 4K UARs, uapi v2): a QP gets
+/// an unused low-latency register (the highest class), else the least used medium one, else
+/// register 0 (8-byte doorbells only). Returns the bfreg number; the response carries
+/// [`adjust_bfregn`] of it.
+pub fn alloc_bfreg(fd: i32) -> u32 {
+    let mut ctxs = contexts();
+    let Some(ctx) = ctxs.get_mut(&fd) else {
+        return 0;
+    };
+    let max = ctx.bfreg_count.len() as i64;
+    // num_med_bfreg: all but the low-latency ones and the non-blue-flame register 0.
+    let med = (max - i64::from(ctx.low_latency_bfregs) - 1).max(0);
+    let first_hi = med + 1;
+    let count = &mut ctx.bfreg_count;
+    if let Some(i) = (first_hi..max).find(|&i| count[i as usize] == 0) {
+        count[i as usize] += 1;
+        return i as u32;
+    }
+    if med > 0 {
+        let mut minidx = 1;
+        for i in 1..first_hi as usize {
+            if count[i] < count[minidx] {
+                minidx = i;
+            }
+            if count[minidx] == 0 {
+                break;
+            }
+        }
+        count[minidx] += 1;
+        return minidx as u32;
+    }
+    if let Some(c) = count.first_mut() {
+        *c += 1;
+    }
+    0
+}
+
+/// mlx5_ib's free_bfreg: the QP using register `bfregn` of context `fd` is gone.
+pub fn free_bfreg(fd: i32, bfregn: u32) {
+    if let Some(c) = contexts()
+        .get_mut(&fd)
+        .and_then(|ctx| ctx.bfreg_count.get_mut(bfregn as usize))
+    {
+        *c = c.saturating_sub(1);
+    }
+}
+
+/// mlx5_ib's adjust_bfregn: a bfreg number as the library indexes its registers (4 per UAR
+/// page, of which the first 2 are not fast-path).
+pub fn adjust_bfregn(bfregn: u32) -> u32 {
+    bfregn / 2 * 4 + bfregn % 2
 }
 
 /// The DEVX methods libmlx5 calls, as devx.c tells them apart.

@@ -239,11 +239,11 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
                 is_srq: r.is_srq,
                 ..Default::default()
             };
-            create_qp(dev, cmd, &ex, false)
+            create_qp(dev, fd, cmd, &ex, false)
         }
         (IB_USER_VERBS_EX_CMD_CREATE_QP, true) => {
             let r: ib_uverbs_ex_create_qp = cmd.req();
-            create_qp(dev, cmd, &r, true)
+            create_qp(dev, fd, cmd, &r, true)
         }
         (IB_USER_VERBS_CMD_MODIFY_QP, false) => {
             let r: ib_uverbs_modify_qp = cmd.req();
@@ -279,6 +279,9 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
             let r: ib_uverbs_destroy_qp = cmd.req();
             let qp = dev.qps.remove(&r.qp_handle).ok_or(libc::EINVAL)?;
             dev.qpn_to_handle.remove(&qp.qpn);
+            if let Some(bfregn) = qp.bfregn {
+                super::free_bfreg(fd, bfregn);
+            }
             let events_reported = dev.events.release(Owner::Qp(r.qp_handle));
             cmd.respond(dev, &ib_uverbs_destroy_qp_resp { events_reported })
         }
@@ -343,6 +346,10 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
         return Err(libc::EINVAL);
     }
     ctx.devx_uid = uid;
+    // mlx5_ib_alloc_ucontext: total_num_bfregs aligned to the bfregs of a system page (2 with
+    // 4K UARs), num_static_sys_pages of them.
+    ctx.bfreg_count = vec![0; req.total_num_bfregs.next_multiple_of(2) as usize];
+    ctx.low_latency_bfregs = req.num_low_latency_bfregs;
     let rd = dev.events.create(std::mem::size_of::<ib_uverbs_async_event_desc>())?;
     ctx.async_fd = Some(rd);
     ctx.ready = true;
@@ -773,7 +780,7 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
 
 /// mlx5_ib_create_qp: RC/UC/UD through the core types, DCI/DCT through IB_QPT_DRIVER with the
 /// mlx5 flags (create_dci / create_dct), each with the checks that decide the outcome.
-fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bool) -> Result<(), i32> {
+fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bool) -> Result<(), i32> {
     let u: mlx5_ib_create_qp = cmd.udata();
     if !dev.pds.contains_key(&r.pd_handle) {
         return Err(libc::EINVAL);
@@ -850,7 +857,16 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
     let h = dev.handle();
     // A DCT gets its number at RTR (mlx5_ib_modify_dct creates the firmware object there).
     let qpn = if kind == QpKind::Dct { 0 } else { dev.qpn() };
+    // create_user_qp: the register the library chose (MLX5_QP_FLAG_BFREG_INDEX, a dynamic
+    // UAR), else mlx5_ib's allocation; a DCT sends nothing and gets none.
+    let (bfregn, bfreg_index) = if kind == QpKind::Dct || u.flags & MLX5_QP_FLAG_BFREG_INDEX != 0 {
+        (None, u.bfreg_index)
+    } else {
+        let n = super::alloc_bfreg(fd);
+        (Some(n), super::adjust_bfregn(n))
+    };
     let qp = Qp {
+        bfregn,
         user_handle: r.user_handle,
         qpn,
         kind,
@@ -924,7 +940,7 @@ fn create_qp(dev: &mut Device, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bo
     cmd.respond_driver(
         dev,
         &mlx5_ib_create_qp_resp {
-            bfreg_index: u.bfreg_index,
+            bfreg_index,
             ..Default::default()
         },
     )
