@@ -159,7 +159,8 @@ struct Bench {
     streams: bool,
 }
 
-const MAX_SGE: u32 = 5;
+/// Up to 17 units of 16 bytes: either side of a 256-byte BlueFlame buffer.
+const MAX_SGE: u32 = 13;
 
 fn bench() -> Bench {
     let pause = pause_hook().expect("the differential test runs on soft-mlx5 (scripts/soft-mlx5): it pauses the device");
@@ -376,7 +377,7 @@ fn shapes(b: &Bench) -> Vec<Shape> {
     use OpKind::*;
     let mut v = Vec::new();
     for op in [Send, SendImm, Write, WriteImm] {
-        for data in [Inline(0), Inline(1), Inline(12), Inline(28), Inline(60), Inline(64), Sge(40), Sge(1), List(1), List(3), List(MAX_SGE as usize)] {
+        for data in [Inline(0), Inline(1), Inline(12), Inline(28), Inline(60), Inline(64), Sge(40), Sge(1), List(1), List(3), List(11), List(12), List(MAX_SGE as usize)] {
             v.push(Shape::new(op, data));
         }
     }
@@ -414,6 +415,7 @@ fn direct_wqes_equal_libmlx5s_for_every_request_shape() {
     let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     let mut b = bench();
     let wqe_cnt = ring_of(b.dci()).wqe_cnt;
+    eprintln!("BlueFlame buffer: {} bytes", ring_of(b.dci()).bf_size);
     let mut failures = Vec::new();
     let all = shapes(&b);
     for s in &all {
