@@ -157,6 +157,8 @@ struct Bench {
     pause: PauseFn,
     atomics: bool,
     streams: bool,
+    /// The DCT's GID on RoCE (the address vector then carries a GRH).
+    gid: Option<[u8; 16]>,
 }
 
 /// Up to 17 units of 16 bytes: either side of a 256-byte BlueFlame buffer.
@@ -200,6 +202,7 @@ fn bench() -> Bench {
         pause,
         atomics,
         streams,
+        gid: gid_index.map(|_| addr.gid),
     }
 }
 
@@ -418,8 +421,13 @@ fn direct_wqes_equal_libmlx5s_for_every_request_shape() {
     eprintln!("BlueFlame buffer: {} bytes", ring_of(b.dci()).bf_size);
     let mut failures = Vec::new();
     let all = shapes(&b);
-    for s in &all {
+    for (i, s) in all.iter().enumerate() {
         let (lib, direct) = b.both(s, 0);
+        if let (0, Some(gid)) = (i, b.gid) {
+            // RoCE: the address vector (from byte 16) carries the GRH with the DCT's GID.
+            assert_eq!(&lib.ring[16 + 32..16 + 48], &gid, "libmlx5's AV has the GID");
+            assert_ne!(gid, [0; 16]);
+        }
         failures.extend(diff(s, 0, wqe_cnt, &lib, &direct));
     }
     eprintln!(
