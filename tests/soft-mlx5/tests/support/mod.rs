@@ -726,6 +726,7 @@ impl Bed {
         let lid = self.dev.profile.lid_of(self.dev.node);
         let qp = Qp {
             user_handle,
+            bfregn: None,
             qpn,
             kind,
             // RESET -> INIT -> RTR -> RTS with the attributes below (modify.rs).
@@ -817,6 +818,7 @@ impl Bed {
         let lid = self.dev.profile.lid_of(self.dev.node);
         let qp = Qp {
             user_handle: 0xd000_0000 | u64::from(h),
+            bfregn: None,
             qpn: dctn,
             kind: QpKind::Dct,
             state: QpState::Rtr,
