@@ -145,7 +145,6 @@ fn post_path(c: &mut Criterion) {
     drop(r);
 }
 
-
 /// Times `post` over `iters` requests in chunks of one send queue, the device paused; between
 /// chunks (untimed) `reset` empties the queue.
 fn paused_chunks<S>(

@@ -18,8 +18,7 @@
 //! 44|59] -- cargo test --test direct_wqe -- --ignored`.
 use mlx5dv::raw;
 use mlx5dv::{
-    Access, Cq, DcKey, DcPeer, Dci, DciBuilder, Mlx5Context, Mr, PeerPath, RemoteMemory, RtsAttr, SendBackend,
-    WcStatus,
+    Access, Cq, DcKey, DcPeer, Dci, DciBuilder, Mlx5Context, Mr, PeerPath, RemoteMemory, RtsAttr, SendBackend, WcStatus,
 };
 use mlx5dv_suite::device::{dct, open, pause_hook, PauseFn};
 use std::sync::Mutex;
@@ -94,7 +93,9 @@ impl Ring {
         let n = self.register_len();
         let read = |from: usize| -> Vec<u8> {
             // SAFETY: within the register's two buffers (plain memory on soft-mlx5).
-            (from..from + n).map(|i| unsafe { self.bf.add(i).read_volatile() }).collect()
+            (from..from + n)
+                .map(|i| unsafe { self.bf.add(i).read_volatile() })
+                .collect()
         };
         let (a, b) = (read(0), read(self.bf_size));
         let register = if a.iter().any(|&x| x != 0) { a } else { b };
@@ -165,7 +166,8 @@ struct Bench {
 const MAX_SGE: u32 = 13;
 
 fn bench() -> Bench {
-    let pause = pause_hook().expect("the differential test runs on soft-mlx5 (scripts/soft-mlx5): it pauses the device");
+    let pause =
+        pause_hook().expect("the differential test runs on soft-mlx5 (scripts/soft-mlx5): it pauses the device");
     let (ctx, port, gid_index) = open();
     let mlx5: Mlx5Context = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
@@ -213,7 +215,13 @@ impl Bench {
 
     /// RESET -> RTS, then `backend` from ring index `cur_post`.
     fn restart(&mut self, backend: SendBackend, cur_post: u32) {
-        let dci = self.dci.take().unwrap().recover().map_err(|e| e.error).expect("RESET -> RTS");
+        let dci = self
+            .dci
+            .take()
+            .unwrap()
+            .recover()
+            .map_err(|e| e.error)
+            .expect("RESET -> RTS");
         self.dci = Some(dci);
         let cq = &self.cq;
         // SAFETY: right after the recovery, nothing outstanding; cur_post is 0 (libmlx5's
@@ -241,7 +249,14 @@ impl Bench {
         };
         let remote = self.remote(len.max(8));
         let local = &self.local;
-        let one = local.sge(64, if matches!(s.op, OpKind::CmpSwap | OpKind::FetchAdd) { 8 } else { lkey_len.max(1) as usize })?;
+        let one = local.sge(
+            64,
+            if matches!(s.op, OpKind::CmpSwap | OpKind::FetchAdd) {
+                8
+            } else {
+                lkey_len.max(1) as usize
+            },
+        )?;
         let list: Vec<_> = (0..list_len).map(|i| local.sge(512 + 64 * i, 16).unwrap()).collect();
         let peer = self.peer.clone();
         let dci = self.dci.as_mut().unwrap();
@@ -317,7 +332,8 @@ impl Bench {
         let lib = ring.capture();
         self.restart(SendBackend::Direct, at);
         ring.prefill();
-        self.post(s).unwrap_or_else(|e| panic!("{s:?} through the direct writer: {e}"));
+        self.post(s)
+            .unwrap_or_else(|e| panic!("{s:?} through the direct writer: {e}"));
         let direct = ring.capture();
         // Unexecuted WQEs: the next RESET discards them.
         self.restart(SendBackend::WrApi, 0);
@@ -380,7 +396,21 @@ fn shapes(b: &Bench) -> Vec<Shape> {
     use OpKind::*;
     let mut v = Vec::new();
     for op in [Send, SendImm, Write, WriteImm] {
-        for data in [Inline(0), Inline(1), Inline(12), Inline(28), Inline(60), Inline(64), Sge(40), Sge(1), List(1), List(3), List(11), List(12), List(MAX_SGE as usize)] {
+        for data in [
+            Inline(0),
+            Inline(1),
+            Inline(12),
+            Inline(28),
+            Inline(60),
+            Inline(64),
+            Sge(40),
+            Sge(1),
+            List(1),
+            List(3),
+            List(11),
+            List(12),
+            List(MAX_SGE as usize),
+        ] {
             v.push(Shape::new(op, data));
         }
     }
@@ -392,21 +422,52 @@ fn shapes(b: &Bench) -> Vec<Shape> {
         v.push(Shape::new(FetchAdd, Sge(8)));
     }
     let mut flagged = Vec::new();
-    for base in [Shape::new(Send, Inline(12)), Shape::new(Write, Sge(40)), Shape::new(Read, Sge(40))] {
-        flagged.push(Shape { signaled: false, ..base });
+    for base in [
+        Shape::new(Send, Inline(12)),
+        Shape::new(Write, Sge(40)),
+        Shape::new(Read, Sge(40)),
+    ] {
+        flagged.push(Shape {
+            signaled: false,
+            ..base
+        });
         flagged.push(Shape { fence: true, ..base });
-        flagged.push(Shape { solicited: true, ..base });
-        flagged.push(Shape { fence: true, signaled: false, ..base });
+        flagged.push(Shape {
+            solicited: true,
+            ..base
+        });
+        flagged.push(Shape {
+            fence: true,
+            signaled: false,
+            ..base
+        });
         flagged.push(Shape { count: 3, ..base });
-        flagged.push(Shape { count: 2, signaled: false, ..base });
+        flagged.push(Shape {
+            count: 2,
+            signaled: false,
+            ..base
+        });
         if b.streams {
-            flagged.push(Shape { stream: Some(1), ..base });
-            flagged.push(Shape { stream: Some(3), fence: true, ..base });
+            flagged.push(Shape {
+                stream: Some(1),
+                ..base
+            });
+            flagged.push(Shape {
+                stream: Some(3),
+                fence: true,
+                ..base
+            });
         }
     }
     if b.atomics {
-        flagged.push(Shape { fence: true, ..Shape::new(FetchAdd, Sge(8)) });
-        flagged.push(Shape { signaled: false, ..Shape::new(CmpSwap, Sge(8)) });
+        flagged.push(Shape {
+            fence: true,
+            ..Shape::new(FetchAdd, Sge(8))
+        });
+        flagged.push(Shape {
+            signaled: false,
+            ..Shape::new(CmpSwap, Sge(8))
+        });
     }
     v.extend(flagged);
     v
@@ -436,7 +497,12 @@ fn direct_wqes_equal_libmlx5s_for_every_request_shape() {
         b.atomics,
         b.streams
     );
-    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -459,8 +525,21 @@ fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
         (n - 2, Shape::new(SendImm, Inline(64))),
         (n - 2, Shape::new(Send, List(MAX_SGE as usize))),
         // A batch whose second request starts at the ring's first block.
-        (n - 2, Shape { count: 2, ..Shape::new(Write, Sge(40)) }),
-        (n - 3, Shape { count: 3, signaled: false, ..Shape::new(Send, Inline(12)) }),
+        (
+            n - 2,
+            Shape {
+                count: 2,
+                ..Shape::new(Write, Sge(40))
+            },
+        ),
+        (
+            n - 3,
+            Shape {
+                count: 3,
+                signaled: false,
+                ..Shape::new(Send, Inline(12))
+            },
+        ),
     ];
     if b.atomics {
         cases.push((n - 1, Shape::new(CmpSwap, Sge(8))));
@@ -472,5 +551,10 @@ fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
         failures.extend(diff(s, *at, n, &lib, &direct));
     }
     eprintln!("{} shapes compared at the wrap of a ring of {n} blocks", cases.len());
-    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -122,8 +122,9 @@ pub(crate) struct QpRaw {
     pub(crate) caps: raw::ibv_qp_cap,
     /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
     pub(crate) sq: crate::sq::Poster,
-    /// The direct backend's send queue; None on the wr API.
-    pub(crate) direct: Option<Box<crate::direct::DirectSq>>,
+    /// Whether the direct backend drives the send queue (its state is `parents.direct`: the
+    /// QP stays small, and the wr API's post path tests this flag only).
+    pub(crate) direct: bool,
     /// What the QP was made from, kept alive until it is destroyed, and its device's name.
     pub(crate) parents: Box<Parents>,
 }
@@ -140,6 +141,8 @@ pub(crate) struct Parents {
     pub(crate) cq: Option<std::sync::Arc<crate::cq::CqCore>>,
     #[allow(dead_code)]
     pub(crate) srq: Option<crate::srq::Srq>,
+    /// The direct backend's send-queue state (see `QpRaw::direct`).
+    pub(crate) direct: Option<crate::direct::DirectSq>,
 }
 
 impl Parents {
@@ -150,6 +153,7 @@ impl Parents {
             pd: Some(pd.clone()),
             cq: Some(cq.core()),
             srq: srq.cloned(),
+            direct: None,
         })
     }
 }
@@ -184,7 +188,7 @@ impl QpRaw {
         )?;
         // RESET empties the send queue (libmlx5 resets its indices and cleans the CQ).
         self.sq.reset();
-        if let Some(d) = &self.direct {
+        if let Some(d) = self.direct() {
             d.reset(self.sq.retired());
         }
         Ok(())
@@ -215,6 +219,16 @@ impl QpRaw {
             raw::IBV_QPS_ERR => QpState::Err,
             _ => QpState::Unknown,
         })
+    }
+
+    /// The direct backend's send queue, None on the wr API.
+    #[inline(always)]
+    pub(crate) fn direct(&self) -> Option<&crate::direct::DirectSq> {
+        if self.direct {
+            self.parents.direct.as_ref()
+        } else {
+            None
+        }
     }
 
     /// The device's name, for errors.

@@ -155,7 +155,7 @@ impl Pd {
             // The library writes back the capacities it actually created.
             caps: attr.cap,
             sq: crate::sq::Poster::new(attr.cap.max_send_wr, true),
-            direct: None,
+            direct: false,
             parents: Parents::of(self, cq, srq),
         };
         raw_qp.register(cq);
@@ -399,7 +399,7 @@ impl RcQp<state::Rts> {
             dci_streams: false,
             caps,
             sq: crate::sq::Poster::new(caps.max_send_wr, true),
-            direct: None,
+            direct: false,
             parents: Box::new(Parents {
                 device: device.into(),
                 ..Parents::default()

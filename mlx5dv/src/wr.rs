@@ -120,7 +120,7 @@ pub struct Batch<'q, T: Transport> {
 
 impl<'q, T: Transport> Batch<'q, T> {
     pub(crate) fn start(qp: &'q QpRaw) -> Self {
-        match qp.direct.as_deref() {
+        match qp.direct() {
             Some(d) => d.start(),
             // SAFETY: the QP is live and in RTS (callers are typestate-restricted); the batch
             // holds the QP's exclusive borrow until commit or abort.
@@ -203,7 +203,7 @@ impl<'q, T: Transport> Batch<'q, T> {
     #[inline]
     pub fn commit(mut self) -> Result<()> {
         self.done = true;
-        if let Some(d) = self.qp.direct.as_deref() {
+        if let Some(d) = self.qp.direct() {
             d.commit();
             self.qp.sq.commit();
             return Ok(());
@@ -227,7 +227,7 @@ impl<'q, T: Transport> Batch<'q, T> {
 impl<T: Transport> Drop for Batch<'_, T> {
     fn drop(&mut self) {
         if !self.done {
-            match self.qp.direct.as_deref() {
+            match self.qp.direct() {
                 Some(d) => d.abort(),
                 // SAFETY: discards the batch opened in start.
                 None => unsafe { raw::ibv_wr_abort(self.qp.qpx.as_ptr()) },
@@ -429,7 +429,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 .on(qp.device()));
             }
         }
-        if let Some(d) = qp.direct.as_deref() {
+        if let Some(d) = qp.direct() {
             return d.post(qp, self.op, self.dest, data, self.flags, self.wr_id);
         }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).

@@ -3,10 +3,10 @@
 use super::{create_dc_qp, mtu_code, Mlx5Context};
 use crate::context::mtu_bytes;
 use crate::cq::Cq;
+use crate::direct::{DirectSq, SendBackend};
 use crate::error::{Error, Result};
 use crate::pd::Pd;
 use crate::qp::{rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
-use crate::direct::{DirectSq, SendBackend};
 use crate::wr::{Batch, Dc};
 use mlx5dv_raw as raw;
 use std::marker::PhantomData;
@@ -204,7 +204,7 @@ impl<'a> DciBuilder<'a> {
         let direct = match self.backend {
             SendBackend::WrApi => None,
             SendBackend::Direct => match DirectSq::new(qp, caps.max_send_wr, ctx.name()) {
-                Ok(d) => Some(Box::new(d)),
+                Ok(d) => Some(d),
                 Err(e) => {
                     // SAFETY: destroys the QP created above, which nothing else references.
                     unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
@@ -212,7 +212,7 @@ impl<'a> DciBuilder<'a> {
                 }
             },
         };
-        let raw_qp = QpRaw {
+        let mut raw_qp = QpRaw {
             qp,
             qpx,
             mqp,
@@ -226,9 +226,10 @@ impl<'a> DciBuilder<'a> {
                 false,
                 direct.as_ref().map_or(0, |d| d.wqe_cnt() as usize),
             ),
-            direct,
+            direct: direct.is_some(),
             parents: Parents::of(self.pd, self.cq, None),
         };
+        raw_qp.parents.direct = direct;
         raw_qp.register(self.cq);
         if mqp.is_none() {
             return Err(Error::from_errno(
@@ -458,7 +459,7 @@ impl Dci<state::Rts> {
             dci_streams: parts.dci_streams,
             caps: parts.caps,
             sq: crate::sq::Poster::new(parts.caps.max_send_wr, false),
-            direct: None,
+            direct: false,
             parents: Box::new(Parents {
                 device: parts.device.into(),
                 cq: parts.cq.map(Cq::core),
@@ -560,11 +561,11 @@ impl Dci<state::Rts> {
     pub unsafe fn diff_test_backend(&mut self, cq: &Cq, backend: SendBackend, cur_post: u32) -> Result<()> {
         let direct = match backend {
             SendBackend::WrApi => None,
-            SendBackend::Direct => Some(Box::new(DirectSq::new(
+            SendBackend::Direct => Some(DirectSq::new(
                 self.raw.qp,
                 self.raw.caps.max_send_wr,
                 self.raw.device(),
-            )?)),
+            )?),
         };
         self.raw.sq.close();
         let cnt = direct.as_ref().map_or(0, |d| d.wqe_cnt() as usize);
@@ -572,7 +573,8 @@ impl Dci<state::Rts> {
         if let Some(d) = &direct {
             d.restart_at(0, cur_post);
         }
-        self.raw.direct = direct;
+        self.raw.direct = direct.is_some();
+        self.raw.parents.direct = direct;
         self.raw.register(cq);
         Ok(())
     }

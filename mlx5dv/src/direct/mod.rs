@@ -98,12 +98,9 @@ impl DirectSq {
         // SAFETY: a live mlx5 QP; `out` is writable for the call.
         let rc = unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_QP) };
         if rc != 0 {
-            return Err(Error::from_errno(
-                OP,
-                rc,
-                "libmlx5 did not describe the QP: use the wr API backend",
-            )
-            .on(device));
+            return Err(
+                Error::from_errno(OP, rc, "libmlx5 did not describe the QP: use the wr API backend").on(device),
+            );
         }
         let (Some(buf), false) = (NonNull::new(out.sq.buf.cast::<u8>()), out.dbrec.is_null()) else {
             return Err(Error::from_errno(
@@ -203,7 +200,15 @@ impl DirectSq {
     /// Writes one DC request (the checks of `Wr::emit` passed): admission by count and by
     /// basic blocks, the WQE, and its index in the count's map.
     #[inline]
-    pub(crate) fn post(&self, qp: &QpRaw, op: Op, dest: Option<DestRaw>, data: Data<'_>, flags: u32, wr_id: u64) -> Result<()> {
+    pub(crate) fn post(
+        &self,
+        qp: &QpRaw,
+        op: Op,
+        dest: Option<DestRaw>,
+        data: Data<'_>,
+        flags: u32,
+        wr_id: u64,
+    ) -> Result<()> {
         let Some(dest) = dest.filter(|d| !d.av.is_null()) else {
             return Err(no_av(op, qp));
         };
@@ -212,7 +217,7 @@ impl DirectSq {
         ds += match data {
             Data::Sge(s) => u32::from(s.length != 0),
             Data::List(list) => list.iter().filter(|s| s.length != 0).count() as u32,
-            Data::Inline(bytes) if bytes.is_empty() => 0,
+            Data::Inline([]) => 0,
             Data::Inline(bytes) => (bytes.len() as u32 + 4).div_ceil(16),
         };
         let bbs = ds.div_ceil(4);
@@ -273,7 +278,10 @@ impl DirectSq {
             let av = ctrl.add(16);
             std::ptr::copy_nonoverlapping(dest.av.cast::<u8>(), av, std::mem::size_of::<raw::mlx5_wqe_av>());
             let dqp = av.add(std::mem::offset_of!(raw::mlx5_wqe_av, dqp_dct));
-            put32(dqp, dqp.cast::<u32>().read() | (dest.dctn | raw::MLX5_EXTENDED_UD_AV).to_be());
+            put32(
+                dqp,
+                dqp.cast::<u32>().read() | (dest.dctn | raw::MLX5_EXTENDED_UD_AV).to_be(),
+            );
             put64(av, dest.key.to_be());
         }
         let mut seg = unsafe { ctrl.add(BB) };
@@ -373,7 +381,11 @@ impl DirectSq {
         // `bf_size` bytes (or a doorbell when 0); `ctrl` is the last WQE, in the ring.
         unsafe {
             let reg = self.bf_reg.add(offset as usize);
-            if nreq == 1 && self.bf_size != 0 && (self.inline.get() || self.prefer_bf) && ds > 1 && ds * 16 <= self.bf_size
+            if nreq == 1
+                && self.bf_size != 0
+                && (self.inline.get() || self.prefer_bf)
+                && ds > 1
+                && ds * 16 <= self.bf_size
             {
                 self.bf_copy(reg, ctrl, (ds as usize * 16).div_ceil(BB));
             } else {
