@@ -58,11 +58,20 @@ impl std::ops::Deref for Repr {
 impl Drop for Repr {
     #[inline(always)]
     fn drop(&mut self) {
+        // Dropping `Ok(())` or a static refusal is one test; freeing a boxed error stays out of
+        // line, so the drop glue of `Result<(), Error>` inlines on the post path.
         if self.tag() == 0 {
-            // SAFETY: untagged means owned: made by Box::leak in `boxed`, freed once here.
-            drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+            free_boxed(self.0);
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn free_boxed(inner: NonNull<Inner>) {
+    // SAFETY: called once, from Repr's drop, for an untagged (owned) pointer made by Box::leak
+    // in `Repr::boxed`.
+    drop(unsafe { Box::from_raw(inner.as_ptr()) });
 }
 
 impl Clone for Repr {
