@@ -6,7 +6,10 @@
 //! - `raw_inline`: the same through mlx5dv-raw's Rust inline functions (direct table calls);
 //! - `raw_shim`: the same through the shim's `m5dv_*` exports (one extra call per step);
 //! - `safe_dc_send` / `safe_rc_write`: the same through mlx5dv's batch and builder, with its
-//!   bounds and operation checks. Target: within 1.10x of `c_inline`.
+//!   bounds and operation checks and the send-queue count. Target: within 1.10x of `c_inline`.
+//!   The DC send is timed as posts alone (chunks of 256, their completions' credit given back
+//!   untimed in between), as C posts; `safe_dc_send_and_completion` adds each completion's
+//!   accounting, which the C sequence does not do.
 //!
 //! Group `real_mlx5`: the DC send posted into a real libmlx5 send queue, in C with rdma-core's
 //! inline functions (`c_inline`) and through the safe crate (`safe_dc_send`), so the cost is
@@ -31,6 +34,8 @@ const RKEY: u32 = 0x5678;
 const ADDR: u64 = 0x7f00_0000_1000;
 const RADDR: u64 = 0x7f00_0010_0000;
 const LEN: u32 = 64;
+/// Requests timed between two untimed returns of credit (a typical send queue's depth).
+const CHUNK: u64 = 256;
 
 fn post_path(c: &mut Criterion) {
     let r = recorder();
@@ -82,14 +87,43 @@ fn post_path(c: &mut Criterion) {
     // The DCI's requests carry its own sequence number as their wr_id: it runs on across
     // criterion's calls of the routine (warm-up, samples), so it lives out here.
     let mut seq = 0u64;
+    let p = peer(&f.ah, DCTN, DC_KEY);
+    let local = sge(ADDR, LEN, LKEY);
+    // The post alone, as `c_inline` (and the `real_mlx5` group) time it: chunks of one send
+    // queue's worth are posted, timed; their completions give the credit back between
+    // chunks, untimed.
     g.bench_function("dc_send/safe_dc_send", |b| {
-        let p = peer(&f.ah, DCTN, DC_KEY);
-        let local = sge(ADDR, LEN, LKEY);
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut done = 0;
+            while done < iters {
+                let n = CHUNK.min(iters - done);
+                let first = seq;
+                let start = std::time::Instant::now();
+                for _ in 0..n {
+                    let mut batch = f.dci.batch();
+                    let sent = batch.send(seq).to(black_box(&p)).sge(local);
+                    let posted = batch.commit();
+                    let _ = black_box((sent, posted));
+                    seq += 1;
+                }
+                total += start.elapsed();
+                done += n;
+                assert_eq!(f.dci.outstanding(), n, "every request of the chunk was posted");
+                for s in first..seq {
+                    f.dci.report_completion(&mut completed(s));
+                }
+            }
+            total
+        })
+    });
+    // The post and its completion's accounting together (what Cq::poll does per completion),
+    // which `c_inline` does not do: the whole cost of a request to the crate.
+    g.bench_function("dc_send/safe_dc_send_and_completion", |b| {
         b.iter(|| {
             let mut batch = f.dci.batch();
             let sent = batch.send(seq).to(black_box(&p)).sge(local);
             let posted = batch.commit();
-            // The credit its completion gives back (what Cq::poll does per completion).
             let mut c = completed(seq);
             f.dci.report_completion(&mut c);
             seq += 1;

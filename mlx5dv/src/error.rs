@@ -15,9 +15,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[derive(Clone, PartialEq, Eq)]
 pub struct Error(Repr);
 
-/// One pointer: a boxed `Inner` (low bit 0) or a `&'static Inner` (low bit 1). So
-/// `Result<(), Error>` is one register on the post path, and the refusals a post path returns
-/// in normal operation (EAGAIN backpressure) are statics: refusing allocates nothing.
+/// One pointer: a `&'static Inner` (low bit 0) or a boxed `Inner` (low bit 1). So
+/// `Result<(), Error>` is one register on the post path (`Ok` is null), dropping it is one bit
+/// test (only the boxed form owns anything), and the refusals a post path returns in normal
+/// operation (EAGAIN backpressure) are statics: refusing allocates nothing.
 struct Repr(NonNull<Inner>);
 
 // SAFETY: Repr owns a Box<Inner> or borrows a static Inner; Inner is Send and Sync.
@@ -27,17 +28,20 @@ unsafe impl Sync for Repr {}
 
 impl Repr {
     fn boxed(inner: Box<Inner>) -> Repr {
-        Repr(NonNull::from(Box::leak(inner)))
+        let tagged = Box::into_raw(inner).cast::<u8>().wrapping_add(1).cast::<Inner>();
+        // SAFETY: a Box pointer plus one is not null; Inner's alignment (8) keeps bit 0 free.
+        Repr(unsafe { NonNull::new_unchecked(tagged) })
     }
 
     const fn fixed(inner: &'static Inner) -> Repr {
-        let tagged = (inner as *const Inner)
-            .cast::<u8>()
-            .wrapping_add(1)
-            .cast::<Inner>()
-            .cast_mut();
-        // SAFETY: a reference plus one is not null; Inner's alignment (8) keeps bit 0 free.
-        Repr(unsafe { NonNull::new_unchecked(tagged) })
+        // SAFETY: a reference is not null.
+        Repr(unsafe { NonNull::new_unchecked((inner as *const Inner).cast_mut()) })
+    }
+
+    /// The pointer without its tag.
+    #[inline]
+    fn untagged(&self) -> *mut Inner {
+        self.0.as_ptr().cast::<u8>().wrapping_sub(self.tag()).cast::<Inner>()
     }
 
     #[inline]
@@ -51,23 +55,32 @@ impl std::ops::Deref for Repr {
     #[inline]
     fn deref(&self) -> &Inner {
         // SAFETY: untagged, the pointer is a live Box or static Inner (see Repr).
-        unsafe { &*self.0.as_ptr().cast::<u8>().wrapping_sub(self.tag()).cast::<Inner>() }
+        unsafe { &*self.untagged() }
     }
 }
 
 impl Drop for Repr {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.tag() == 0 {
-            // SAFETY: untagged means owned: made by Box::leak in `boxed`, freed once here.
-            drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+        // Dropping `Ok(())` or a static refusal is one test; freeing a boxed error stays out of
+        // line, so the drop glue of `Result<(), Error>` inlines on the post path.
+        if self.tag() == 1 {
+            free_boxed(self.untagged());
         }
     }
 }
 
+#[cold]
+#[inline(never)]
+fn free_boxed(inner: *mut Inner) {
+    // SAFETY: called once, from Repr's drop, with the untagged pointer of an owned Inner made
+    // by Box::into_raw in `Repr::boxed`.
+    drop(unsafe { Box::from_raw(inner) });
+}
+
 impl Clone for Repr {
     fn clone(&self) -> Repr {
-        if self.tag() == 1 {
+        if self.tag() == 0 {
             Repr(self.0)
         } else {
             Repr::boxed(Box::new((**self).clone()))
@@ -131,11 +144,11 @@ impl Error {
     }
 
     fn inner_mut(&mut self) -> &mut Inner {
-        if self.0.tag() == 1 {
+        if self.0.tag() == 0 {
             self.0 = Repr::boxed(Box::new((*self.0).clone()));
         }
-        // SAFETY: untagged now: the Box this Error owns, borrowed mutably through &mut self.
-        unsafe { &mut *self.0 .0.as_ptr() }
+        // SAFETY: boxed now: the Inner this Error owns, borrowed mutably through &mut self.
+        unsafe { &mut *self.0.untagged() }
     }
 
     /// A caller mistake found before calling the library (reported as EINVAL).

@@ -87,7 +87,7 @@ pub(crate) struct SendQueue {
     lib_tail: AtomicU64,
     /// Requests marked done beyond `tail` (completed out of order). The poller's own.
     done_ahead: AtomicU64,
-    /// Requests retired by a RESET (everything posted before it), published by the poster;
+    /// Requests retired by a RESET (everything posted before it), written by the poster only;
     /// the retired count is the larger of `tail` and `floor`.
     floor: AtomicU64,
     halted: AtomicBool,
@@ -128,16 +128,38 @@ impl SendQueue {
         }
         let seq = wr_id;
         let slot = self.slot(seq);
-        let user = slot.wr_id.load(Ordering::Relaxed);
         let tag = slot.tag.load(Ordering::Acquire);
         if tag >> TAG_SEQ != seq & (u64::MAX >> TAG_SEQ) {
             // Not a request of this queue, or one a RESET retired whose slot was used again.
             return None;
         }
+        let user = slot.wr_id.load(Ordering::Relaxed);
+        // The common case, in order: the oldest request completed and nothing after it has
+        // yet, so the tail (and libmlx5's, which follows the last completion) moves past it
+        // alone. The slot at the tail is never marked done (the tail moves past done slots).
+        // Below a RESET's floor this is harmless: what is retired is the larger of the two.
+        if seq == self.tail.load(Ordering::Relaxed)
+            && self.done_ahead.load(Ordering::Relaxed) == 0
+            && seq < self.head.load(Ordering::Acquire)
+        {
+            self.tail.store(seq + 1, Ordering::Release);
+            self.lib_tail.store(seq + 1, Ordering::Release);
+            return Some(user);
+        }
+        self.complete_slow(seq, tag);
+        Some(user)
+    }
+
+    /// The rest of [`SendQueue::complete`]: a completion that is not the oldest request's, one
+    /// that leaves requests already done after it (out of order), one from before a RESET, or
+    /// one reported twice. Kept out of line, so the in-order path stays small (not `#[cold]`:
+    /// unsignaled batches take it too).
+    #[inline(never)]
+    fn complete_slow(&self, seq: u64, tag: u64) {
         let head = self.head.load(Ordering::Acquire);
         let floor = self.floor.load(Ordering::Acquire);
         if seq >= head {
-            return None;
+            return;
         }
         if seq >= floor {
             // libmlx5 moved its tail to just after this request, forwards or backwards.
@@ -146,8 +168,8 @@ impl SendQueue {
         let done_tail = self.tail.load(Ordering::Relaxed);
         let tail = done_tail.max(floor);
         if seq < tail || tag & TAG_DONE != 0 {
-            // Retired already (by a RESET, or reported twice): no credit, but its own wr_id.
-            return Some(user);
+            // Retired already (by a RESET, or reported twice): no credit.
+            return;
         }
         // Past a RESET nothing is done ahead of the tail (the new requests' tags are fresh).
         let ahead = if done_tail < floor {
@@ -156,19 +178,15 @@ impl SendQueue {
             self.done_ahead.load(Ordering::Relaxed)
         };
         if seq == tail && ahead == 0 {
-            // The common case, in order: the oldest request completed and nothing after it
-            // has yet, so the tail moves past it alone.
             self.tail.store(seq + 1, Ordering::Release);
-            return Some(user);
+            return;
         }
         self.complete_out_of_order(seq, tag, tail, ahead, head);
-        Some(user)
     }
 
-    /// The rest of [`SendQueue::complete`]: a completion that is not the oldest request's, or
-    /// one that leaves requests already done after it (out of order). Kept out of line, so
-    /// the in-order path stays small (not `#[cold]`: unsignaled batches take it too).
-    #[inline(never)]
+    /// A completion that is not the oldest outstanding request's, or that leaves requests done
+    /// after it: marks it and its stream's earlier requests done, then moves the tail past
+    /// every done request.
     fn complete_out_of_order(&self, seq: u64, tag: u64, tail: u64, ahead: u64, head: u64) {
         // This request and the earlier ones of its stream are done (a stream runs in order).
         let stream = tag_stream(tag);
@@ -264,8 +282,10 @@ pub(crate) struct Poster {
     head: Cell<u64>,
     /// Requests in the open batch.
     pending: Cell<u32>,
-    /// The poster's copy of `shared.floor`.
-    floor: Cell<u64>,
+    /// Requests that may still be admitted before the poller's progress is read again: a lower
+    /// bound of the free room (the poller only ever frees more), so most admissions read no
+    /// cache line the poller writes.
+    room: Cell<u64>,
     /// A CQ's registry routes this queue's completions ([`Poster::routed`]).
     routed: Cell<bool>,
 }
@@ -305,7 +325,7 @@ impl Poster {
             }),
             head: Cell::new(0),
             pending: Cell::new(0),
-            floor: Cell::new(0),
+            room: Cell::new(capacity),
             routed: Cell::new(false),
         }
     }
@@ -319,23 +339,32 @@ impl Poster {
     #[inline]
     pub(crate) fn outstanding(&self) -> u64 {
         // Never negative: the poller retires only published requests, the floor only posted ones.
-        let retired = self.shared.tail.load(Ordering::Acquire).max(self.floor.get());
+        let retired = self
+            .shared
+            .tail
+            .load(Ordering::Acquire)
+            .max(self.shared.floor.load(Ordering::Relaxed));
         (self.head.get() + u64::from(self.pending.get())).wrapping_sub(retired)
     }
 
     /// Admits one request of `stream` (0 without streams) into the open batch; returns the
-    /// `wr_id` to write into the work request (the caller's on RC, the crate's on a DCI).
+    /// `wr_id` to write into the work request: the crate's sequence number where `crate_wr_id`
+    /// (a DCI), the caller's otherwise (RC). `crate_wr_id` is a constant of the transport, so
+    /// each caller keeps only its own branch.
     #[inline]
-    pub(crate) fn admit(&self, wr_id: u64, signaled: bool, stream: u16) -> Result<u64, Refusal> {
+    pub(crate) fn admit(&self, wr_id: u64, signaled: bool, stream: u16, crate_wr_id: bool) -> Result<u64, Refusal> {
         let shared = &*self.shared;
-        if shared.halted.load(Ordering::Relaxed) {
+        debug_assert_eq!(crate_wr_id, !shared.has_receives);
+        // Only an RC QP halts (a failed completion of a DCI is handled by its recovery).
+        if !crate_wr_id && shared.halted.load(Ordering::Relaxed) {
             return Err(Refusal::Halted);
         }
-        let retired = self.retired();
-        let seq = self.head.get() + u64::from(self.pending.get());
-        if seq.wrapping_sub(retired) >= shared.capacity {
+        let room = self.room.get();
+        if room == 0 && !self.refill() {
             return Err(Refusal::Full);
         }
+        self.room.set(self.room.get() - 1);
+        let seq = self.head.get() + u64::from(self.pending.get());
         let slot = shared.slot(seq);
         slot.wr_id.store(wr_id, Ordering::Relaxed);
         slot.tag.store(
@@ -343,7 +372,17 @@ impl Poster {
             Ordering::Relaxed,
         );
         self.pending.set(self.pending.get() + 1);
-        Ok(if shared.has_receives { wr_id } else { seq })
+        Ok(if crate_wr_id { seq } else { wr_id })
+    }
+
+    /// Reads the poller's progress into `room`; false when the queue is still full.
+    #[inline(never)]
+    fn refill(&self) -> bool {
+        let shared = &*self.shared;
+        let used = (self.head.get() + u64::from(self.pending.get())).wrapping_sub(self.retired());
+        let room = shared.capacity.saturating_sub(used);
+        self.room.set(room);
+        room != 0
     }
 
     /// The requests before this one are retired: the lower of the crate's and libmlx5's
@@ -355,7 +394,7 @@ impl Poster {
             .tail
             .load(Ordering::Acquire)
             .min(shared.lib_tail.load(Ordering::Acquire))
-            .max(self.floor.get())
+            .max(shared.floor.load(Ordering::Relaxed))
     }
 
     /// The direct backend wrote request `seq` (as [`Poster::admit`] returned it) at WQE index
@@ -376,16 +415,16 @@ impl Poster {
         self.shared.head.store(head, Ordering::Release);
     }
 
-    /// The open batch was discarded.
+    /// The open batch was discarded: its room is free again.
     #[inline]
     pub(crate) fn abort(&self) {
-        self.pending.set(0);
+        self.room.set(self.room.get() + u64::from(self.pending.replace(0)));
     }
 
     /// The QP went through RESET: its queue is empty again.
     pub(crate) fn reset(&self) {
         self.pending.set(0);
-        self.floor.set(self.head.get());
+        self.room.set(self.shared.capacity);
         self.shared.floor.store(self.head.get(), Ordering::Release);
         self.shared.halted.store(false, Ordering::Relaxed);
     }
@@ -484,43 +523,55 @@ mod tests {
     const DCI: bool = false;
     const RC: bool = true;
 
+    /// Admits as the queue's transport does (the crate's wr_id on a DCI, the caller's on RC).
+    fn admit(sq: &Poster, wr_id: u64, signaled: bool, stream: u16) -> Result<u64, Refusal> {
+        sq.admit(wr_id, signaled, stream, !sq.shared.has_receives)
+    }
+
     #[test]
     fn a_full_queue_refuses_until_a_signaled_completion_retires_everything_before_it() {
         let sq = Poster::new(4, DCI);
         for i in 0..3 {
             assert_eq!(
-                sq.admit(100 + i, false, 0),
+                admit(&sq, 100 + i, false, 0),
                 Ok(i),
                 "the request carries its slot number"
             );
         }
-        sq.admit(103, true, 0).unwrap();
-        assert_eq!(sq.admit(104, true, 0), Err(Refusal::Full));
+        admit(&sq, 103, true, 0).unwrap();
+        assert_eq!(admit(&sq, 104, true, 0), Err(Refusal::Full));
         sq.commit();
-        assert_eq!(sq.admit(104, true, 0), Err(Refusal::Full));
+        assert_eq!(admit(&sq, 104, true, 0), Err(Refusal::Full));
         assert_eq!(
             sq.complete(3, true, false),
             Some(103),
             "mapped back to the caller's wr_id"
         );
         assert_eq!(sq.outstanding(), 0);
-        sq.admit(104, true, 0).unwrap();
+        admit(&sq, 104, true, 0).unwrap();
     }
 
     #[test]
     fn an_aborted_batch_gives_its_room_back() {
         let sq = Poster::new(2, DCI);
-        sq.admit(1, true, 0).unwrap();
-        sq.admit(2, true, 0).unwrap();
+        admit(&sq, 1, true, 0).unwrap();
+        admit(&sq, 2, true, 0).unwrap();
         sq.abort();
         assert_eq!(sq.outstanding(), 0);
+        admit(&sq, 3, true, 0).unwrap();
+        admit(&sq, 4, true, 0).unwrap();
+        assert_eq!(
+            admit(&sq, 5, true, 0),
+            Err(Refusal::Full),
+            "the room given back, no more"
+        );
     }
 
     #[test]
     fn failed_and_flushed_completions_retire_up_to_the_request_they_name() {
         let sq = Poster::new(8, DCI);
         for (i, signaled) in [(10, false), (11, false), (12, true), (13, false), (14, true)] {
-            sq.admit(i, signaled, 0).unwrap();
+            admit(&sq, i, signaled, 0).unwrap();
         }
         sq.commit();
         assert_eq!(sq.complete(1, false, false), Some(11)); // 10 succeeded silently, 11 failed
@@ -535,8 +586,8 @@ mod tests {
     fn two_signaled_requests_completing_newer_failed_then_older_succeeded_leave_nothing_outstanding() {
         // dc-review-2 finding 5 (a): it leaked one credit when completions assumed queue order.
         let sq = Poster::new(4, DCI);
-        sq.admit(1, true, 1).unwrap();
-        sq.admit(2, true, 2).unwrap();
+        admit(&sq, 1, true, 1).unwrap();
+        admit(&sq, 2, true, 2).unwrap();
         sq.commit();
         assert_eq!(sq.complete(1, false, false), Some(2));
         assert_eq!(sq.outstanding(), 2, "the older request is still out");
@@ -550,14 +601,14 @@ mod tests {
         // flushed; every wr_id is 0, so the caller's wr_id cannot tell them apart.
         let sq = Poster::new(4, DCI);
         for _ in 0..4 {
-            sq.admit(0, false, 0).unwrap();
+            admit(&sq, 0, false, 0).unwrap();
         }
         sq.commit();
         for seq in 1..4 {
             assert_eq!(sq.complete(seq, false, false), Some(0));
         }
         assert_eq!(sq.outstanding(), 0);
-        assert_eq!(sq.admit(0, true, 0), Ok(4), "the whole queue is free again");
+        assert_eq!(admit(&sq, 0, true, 0), Ok(4), "the whole queue is free again");
     }
 
     #[test]
@@ -565,9 +616,9 @@ mod tests {
         // libmlx5's tail follows the last processed completion: after stream 2's newer request
         // then stream 1's older one, it counts everything after the older one as outstanding.
         let sq = Poster::new(4, DCI);
-        sq.admit(10, true, 1).unwrap(); // 0
-        sq.admit(20, true, 2).unwrap(); // 1
-        sq.admit(21, true, 2).unwrap(); // 2
+        admit(&sq, 10, true, 1).unwrap(); // 0
+        admit(&sq, 20, true, 2).unwrap(); // 1
+        admit(&sq, 21, true, 2).unwrap(); // 2
         sq.commit();
         assert_eq!(sq.complete(2, true, false), Some(21), "stream 2 retires 1 and 2");
         assert_eq!(
@@ -575,15 +626,15 @@ mod tests {
             3,
             "request 0 (stream 1) is still out: nothing retires"
         );
-        sq.admit(30, true, 1).unwrap(); // 3: one slot free
-        assert_eq!(sq.admit(31, true, 1), Err(Refusal::Full));
+        admit(&sq, 30, true, 1).unwrap(); // 3: one slot free
+        assert_eq!(admit(&sq, 31, true, 1), Err(Refusal::Full));
         sq.commit();
         assert_eq!(sq.complete(0, true, false), Some(10));
         assert_eq!(sq.outstanding(), 1, "the crate sees request 3 only");
         // libmlx5's tail is back at 1: it counts 1, 2 and 3 as outstanding, one slot is free.
-        sq.admit(40, true, 1).unwrap();
+        admit(&sq, 40, true, 1).unwrap();
         assert_eq!(
-            sq.admit(41, true, 1),
+            admit(&sq, 41, true, 1),
             Err(Refusal::Full),
             "libmlx5 would see a full ring"
         );
@@ -591,15 +642,15 @@ mod tests {
         sq.complete(4, true, false);
         assert_eq!(sq.outstanding(), 0);
         for i in 0..4 {
-            sq.admit(50 + i, true, 0).unwrap();
+            admit(&sq, 50 + i, true, 0).unwrap();
         }
     }
 
     #[test]
     fn a_completion_reported_twice_retires_nothing_more() {
         let sq = Poster::new(2, DCI);
-        sq.admit(5, true, 0).unwrap();
-        sq.admit(6, true, 0).unwrap();
+        admit(&sq, 5, true, 0).unwrap();
+        admit(&sq, 6, true, 0).unwrap();
         sq.commit();
         sq.complete(0, true, false);
         assert_eq!(sq.complete(0, true, false), Some(5));
@@ -610,14 +661,14 @@ mod tests {
     #[test]
     fn rc_keeps_the_callers_wr_id_and_an_rc_failure_halts_until_reset() {
         let sq = Poster::new(4, RC);
-        assert_eq!(sq.admit(1, true, 0), Ok(1));
+        assert_eq!(admit(&sq, 1, true, 0), Ok(1));
         sq.commit();
         assert_eq!(sq.complete(99, true, true), None);
         assert_eq!(sq.outstanding(), 1, "receives do not retire sends");
         sq.complete(7, false, false);
-        assert_eq!(sq.admit(2, true, 0), Err(Refusal::Halted));
+        assert_eq!(admit(&sq, 2, true, 0), Err(Refusal::Halted));
         sq.reset();
-        sq.admit(2, true, 0).unwrap();
+        admit(&sq, 2, true, 0).unwrap();
         sq.commit();
         assert_eq!(sq.complete(2, true, false), None);
         assert_eq!(sq.outstanding(), 0);
@@ -627,7 +678,7 @@ mod tests {
     fn a_reset_empties_the_queue_even_when_a_stale_completion_is_reported_after_it() {
         let sq = Poster::new(4, DCI);
         for i in 0..4 {
-            sq.admit(i, true, 0).unwrap();
+            admit(&sq, i, true, 0).unwrap();
         }
         sq.commit();
         sq.reset();
@@ -636,7 +687,7 @@ mod tests {
         assert_eq!(sq.complete(0, true, false), Some(0));
         assert_eq!(sq.outstanding(), 0, "the stale completion does not count twice");
         for i in 10..14 {
-            sq.admit(i, true, 0).unwrap();
+            admit(&sq, i, true, 0).unwrap();
         }
         sq.commit();
         assert_eq!(sq.outstanding(), 4, "the queue is whole again after the reset");
@@ -654,8 +705,8 @@ mod tests {
         let sq = Poster::new(4, DCI);
         reg.add(0x30, sq.shared().clone());
         sq.routed();
-        sq.admit(77, true, 0).unwrap();
-        sq.admit(78, true, 0).unwrap();
+        admit(&sq, 77, true, 0).unwrap();
+        admit(&sq, 78, true, 0).unwrap();
         sq.commit();
         assert_eq!(sq.complete(0, true, false), Some(77), "mapped");
         assert_eq!(sq.outstanding(), 2, "the CQ's poller retires it, not the hand report");
@@ -671,7 +722,7 @@ mod tests {
         sq.routed();
         // Three requests; the second takes two WQE basic blocks (indexes 1 and 2).
         for (wr_id, index) in [(70, 0u16), (71, 1), (72, 3)] {
-            let seq = sq.admit(wr_id, true, 0).unwrap();
+            let seq = admit(&sq, wr_id, true, 0).unwrap();
             sq.note_wqe(index, seq);
         }
         sq.commit();
@@ -699,9 +750,9 @@ mod tests {
         let b = Poster::new(2, DCI);
         reg.add(0x20, b.shared().clone());
         reg.add(0x10, a.shared().clone());
-        a.admit(1, true, 0).unwrap();
+        admit(&a, 1, true, 0).unwrap();
         a.commit();
-        b.admit(1, true, 0).unwrap();
+        admit(&b, 1, true, 0).unwrap();
         b.commit();
         assert_eq!(reg.with(|r| r.complete(0x10, 0, true, false)), Some(1));
         assert_eq!((a.outstanding(), b.outstanding()), (0, 1));

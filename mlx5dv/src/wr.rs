@@ -39,6 +39,10 @@ pub enum Ready {}
 pub trait Transport: sealed::Sealed {
     /// The state a new request starts in.
     type Start;
+    /// Whether the crate writes its own sequence number as the request's `wr_id` (DC; see
+    /// `sq.rs`) rather than the caller's (RC, whose failed sends look like failed receives).
+    #[doc(hidden)]
+    const CRATE_WR_ID: bool;
 }
 
 /// DC transport marker.
@@ -50,9 +54,11 @@ pub enum Rc {}
 
 impl Transport for Dc {
     type Start = NeedsDest;
+    const CRATE_WR_ID: bool = true;
 }
 impl Transport for Rc {
     type Start = Ready;
+    const CRATE_WR_ID: bool = false;
 }
 
 mod sealed {
@@ -439,10 +445,12 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             Some(DestRaw { stream: Some(s), .. }) => s,
             _ => 0,
         };
-        let wr_id = match qp
-            .sq
-            .admit(self.wr_id, self.flags & raw::IBV_SEND_SIGNALED != 0, stream)
-        {
+        let wr_id = match qp.sq.admit(
+            self.wr_id,
+            self.flags & raw::IBV_SEND_SIGNALED != 0,
+            stream,
+            T::CRATE_WR_ID,
+        ) {
             Ok(wr_id) => wr_id,
             Err(refusal) => return Err(refused(refusal)),
         };

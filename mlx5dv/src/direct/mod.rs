@@ -229,7 +229,7 @@ impl DirectSq {
         }
         let stream = dest.stream.unwrap_or(0);
         let seq = sq
-            .admit(wr_id, flags & raw::IBV_SEND_SIGNALED != 0, stream)
+            .admit(wr_id, flags & raw::IBV_SEND_SIGNALED != 0, stream, true)
             .map_err(crate::wr::refused)?;
         // SAFETY: the ring has room for `bbs` blocks from `cur` (checked above, nothing
         // unretired there); every write below stays in the ring, wrapping at its end.
