@@ -12,7 +12,7 @@ use mlx5dv::{
     Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
     WcStatus,
 };
-use mlx5dv_suite::device::open;
+use mlx5dv_suite::device::{open, test_backend};
 use mlx5dv_suite::Rng;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -502,6 +502,7 @@ fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_
         mtu_bytes: Some(MTU),
         rts: RtsAttr::default(),
         atomics: false,
+        backend: test_backend(),
     };
     let mut pool = DciPool::new(&mlx5, &pd, cq, cfg).unwrap();
     pool.hold(&tx).unwrap();

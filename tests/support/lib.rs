@@ -544,6 +544,19 @@ pub mod device {
         (dev.open().expect("open"), 1, gid_index)
     }
 
+    /// The send backend the DC suites run their DCIs on: `MLX5DV_TEST_BACKEND=direct` for the
+    /// direct writer, unset or `wr` for libmlx5's wr API.
+    ///
+    /// # Panics
+    /// For another value: the run asked for a backend that does not exist.
+    pub fn test_backend() -> mlx5dv::SendBackend {
+        match std::env::var("MLX5DV_TEST_BACKEND").as_deref() {
+            Err(_) | Ok("wr") => mlx5dv::SendBackend::WrApi,
+            Ok("direct") => mlx5dv::SendBackend::Direct,
+            Ok(other) => panic!("MLX5DV_TEST_BACKEND={other}: use `direct` or `wr`"),
+        }
+    }
+
     /// soft-mlx5's test hook `soft_mlx5_test_pause(1/0)`: stops (1) or restarts (0) the
     /// emulated device thread, so posted WQEs stay unexecuted. None when this process does
     /// not run on soft-mlx5 (a ConnectX cannot be paused).

@@ -3,6 +3,7 @@
 use super::{DcPeer, EndpointId, EpCompletion, Policy, Request};
 use crate::cq::{Completion, Cq, WcStatus};
 use crate::dc::{Dci, DciBuilder, Mlx5Context};
+use crate::direct::SendBackend;
 use crate::error::{Error, Result, StaticError};
 use crate::mr::{Held, Mr, Sge};
 use crate::pd::Pd;
@@ -29,6 +30,8 @@ pub struct PoolConfig {
     pub rts: RtsAttr,
     /// Whether the DCIs may post atomics (the device must have them).
     pub atomics: bool,
+    /// How the DCIs post ([`SendBackend::Direct`]: the pool's CQ must then be a direct one).
+    pub backend: SendBackend,
 }
 
 impl Default for PoolConfig {
@@ -43,6 +46,7 @@ impl Default for PoolConfig {
             mtu_bytes: None,
             rts: RtsAttr::default(),
             atomics: false,
+            backend: SendBackend::WrApi,
         }
     }
 }
@@ -209,7 +213,9 @@ impl DciPool {
         };
         let mut slots = Vec::with_capacity(cfg.dcis);
         for _ in 0..cfg.dcis {
-            let mut b = DciBuilder::new(mlx5, pd, &cq).max_send_wr(cfg.max_send_wr);
+            let mut b = DciBuilder::new(mlx5, pd, &cq)
+                .max_send_wr(cfg.max_send_wr)
+                .backend(cfg.backend);
             if cfg.atomics {
                 b = b.with_atomics();
             }
