@@ -103,6 +103,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
             ..RtsAttr::default()
         },
         atomics: false,
+        backend: test_backend(),
     };
     let mut pool = DciPool::new(&mlx5, &pd, pool_cq, cfg).expect("pool");
     pool.hold(&tx).unwrap();
@@ -424,6 +425,7 @@ fn dcs_two_dead_peers_on_two_dcis_each_fail_once_and_one_dcis_recovery_revives_n
             ..RtsAttr::default()
         },
         atomics: false,
+        backend: test_backend(),
     };
     let mut pool = DciPool::new(&mlx5, &pd, ctx.create_cq(256).unwrap(), cfg).unwrap();
     pool.hold(&tx).unwrap();
