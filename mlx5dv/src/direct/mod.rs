@@ -77,6 +77,9 @@ pub(crate) struct DirectSq {
     last_ctrl: Cell<*mut u8>,
     last_ds: Cell<u32>,
     bf_offset: Cell<u32>,
+    /// Free blocks as last seen (the poller's progress is read again only when a request
+    /// needs more).
+    room: Cell<u32>,
     /// `cur_post` after each request, by its sequence number (ring of the count's size).
     end_bb: Box<[Cell<u32>]>,
     /// Sequence number and `cur_post` of the last RESET: nothing before them is in the ring.
@@ -144,6 +147,7 @@ impl DirectSq {
             last_ctrl: Cell::new(std::ptr::null_mut()),
             last_ds: Cell::new(0),
             bf_offset: Cell::new(0),
+            room: Cell::new(out.sq.wqe_cnt),
             end_bb: (0..n).map(|_| Cell::new(0)).collect(),
             base_seq: Cell::new(0),
             base_bb: Cell::new(0),
@@ -167,6 +171,8 @@ impl DirectSq {
     /// are written over.
     #[inline]
     pub(crate) fn abort(&self) {
+        let written = self.cur_post.get().wrapping_sub(self.batch_post.get());
+        self.room.set(self.room.get() + written);
         self.cur_post.set(self.batch_post.get());
         self.nreq.set(0);
     }
@@ -184,6 +190,16 @@ impl DirectSq {
         self.nreq.set(0);
         self.base_seq.set(next_seq);
         self.base_bb.set(cur_post);
+        self.room.set(self.wqe_cnt);
+    }
+
+    /// Reads the poller's progress into `room`: the blocks past the last retired request's.
+    #[inline(never)]
+    fn refill(&self, sq: &Poster) -> u32 {
+        let used = self.cur_post.get().wrapping_sub(self.end_before(sq.retired()));
+        let room = self.wqe_cnt.saturating_sub(used);
+        self.room.set(room);
+        room
     }
 
     /// `cur_post` after the requests before `seq` (all in the ring since the last RESET).
@@ -224,7 +240,8 @@ impl DirectSq {
         let sq: &Poster = &qp.sq;
         let cur = self.cur_post.get();
         // Room in the ring past the last retired request's blocks.
-        if cur.wrapping_sub(self.end_before(sq.retired())) + bbs > self.wqe_cnt {
+        let room = self.room.get();
+        if bbs > room && bbs > self.refill(sq) {
             return Err(crate::wr::refused(crate::sq::Refusal::Full));
         }
         let stream = dest.stream.unwrap_or(0);
@@ -236,6 +253,7 @@ impl DirectSq {
         unsafe { self.write(cur, ds, op, &dest, data, flags) };
         let next = cur.wrapping_add(bbs);
         self.cur_post.set(next);
+        self.room.set(self.room.get() - bbs);
         let i = seq as usize & (self.end_bb.len() - 1);
         // SAFETY: power-of-two length, masked index.
         unsafe { self.end_bb.get_unchecked(i) }.set(next);
