@@ -246,6 +246,12 @@ fn real_mlx5(c: &mut Criterion) {
             .build_ready(1, 1024, RtsAttr::default())
             .unwrap()
     };
+    let direct_dci = || {
+        let mut d = dci();
+        // SAFETY: a fresh DCI in RTS, nothing posted (TEMPORARY until the direct CQ lands).
+        unsafe { d.diff_test_backend(&cq, ::mlx5dv::SendBackend::Direct, 0) }.unwrap();
+        d
+    };
     // Back to an empty send queue: RESET -> RTS (the WQEs posted were never executed).
     let renew = |d: &mut Option<Dci<Rts>>| *d = Some(d.take().unwrap().recover().map_err(|e| e.error).unwrap());
     let mut g = c.benchmark_group("real_mlx5");
@@ -292,6 +298,20 @@ fn real_mlx5(c: &mut Criterion) {
                 assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
             };
             paused_chunks(pause, iters, depth, &mut safe_dci, post, renew)
+        })
+    });
+    // The same safe batch code on a DCI of the direct backend (the crate writes the WQE and
+    // rings the doorbell): the same peer, buffer, chunks and RESET between them.
+    let mut direct_dci = Some(direct_dci());
+    g.bench_function("dc_send/safe_direct", |b| {
+        b.iter_custom(|iters| {
+            let post = |d: &mut Option<Dci<Rts>>, i: u64| {
+                let mut batch = d.as_mut().unwrap().batch();
+                let sent = batch.send(i).to(black_box(&p)).sge(local);
+                let posted = batch.commit();
+                assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
+            };
+            paused_chunks(pause, iters, depth, &mut direct_dci, post, renew)
         })
     });
     g.finish();

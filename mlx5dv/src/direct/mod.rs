@@ -215,7 +215,7 @@ impl DirectSq {
 
     /// Writes one DC request (the checks of `Wr::emit` passed): admission by count and by
     /// basic blocks, the WQE, and its index in the count's map.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn post(
         &self,
         qp: &QpRaw,
@@ -379,7 +379,7 @@ impl DirectSq {
 
     /// Posts the open batch (`mlx5_send_wr_complete` -> `post_send_db`): doorbell record,
     /// then BlueFlame or doorbell.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn commit(&self) {
         let nreq = self.nreq.replace(0);
         if nreq == 0 {
