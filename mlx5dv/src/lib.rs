@@ -63,6 +63,7 @@ pub mod context;
 pub mod cq;
 pub mod dc;
 pub mod device;
+mod direct;
 pub mod endpoint;
 pub mod error;
 pub mod mr;
