@@ -4,3 +4,4 @@
 // The CQ half's modules (issue 17); the send half owns the rest of this file.
 pub(crate) mod cq_ring;
 pub(crate) mod cqe;
+pub(crate) mod probe;
