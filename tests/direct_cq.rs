@@ -18,41 +18,9 @@
 //! ConnectX) prints "not run".
 use mlx5dv::raw;
 use mlx5dv::{Access, Completion, Cq, DcKey, DcPeer, Dci, DciBuilder, Mr, RtsAttr, WcOpcode, WcStatus};
+use mlx5dv_suite::alloc_count::{allocations_in, Counting};
 use mlx5dv_suite::device::{dct, open};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
-
-struct Counting;
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // Only the measuring thread counts: libtest's other threads allocate at any time.
-    static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-fn count() {
-    if COUNTING.with(|c| c.get()) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator, counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use std::sync::atomic::{fence, Ordering};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -424,11 +392,8 @@ fn differential(pause: PauseFn, cqe_size: u32) {
         let what = format!("case {i}: {shape:?} signaled {signaled} {outcome:?}, {cqe_size}-byte CQEs");
         let theirs = poll_one(&lib_cq, &format!("libmlx5, {what}"));
         let mut got = [Completion::default(); 4];
-        COUNTING.with(|c| c.set(true));
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
-        let n = direct_cq.poll(&mut got);
-        direct_poll_allocations += ALLOCATIONS.load(Ordering::Relaxed) - before;
-        COUNTING.with(|c| c.set(false));
+        let (n, allocated) = allocations_in(|| direct_cq.poll(&mut got));
+        direct_poll_allocations += allocated;
         assert_eq!(
             n.unwrap_or_else(|e| panic!("direct, {what}: {e}")),
             1,
