@@ -342,6 +342,16 @@ impl Cq {
         self.direct.is_some()
     }
 
+    /// On a direct CQ, removes the unread entries of QP `qp_num` (as libmlx5 cleans its CQs
+    /// when a QP goes to RESET or is destroyed, which it does not do for a CQ described through
+    /// `mlx5dv_init_obj`); returns how many. Call it on the polling thread once the QP is in
+    /// RESET or destroyed, before its send queue is used again: a stale entry would otherwise
+    /// name a WQE index a new request may hold. 0 on a CQ libmlx5 reads.
+    #[allow(dead_code)] // until the direct DCI (issue 17's send half) resets through it
+    pub(crate) fn clean_direct(&self, qp_num: u32) -> u32 {
+        self.direct.as_ref().map_or(0, |ring| ring.clean(qp_num))
+    }
+
     /// Refuses (EINVAL) to create a QP of `kind` reporting here when this is a direct CQ:
     /// only the direct backend's DCIs may use one (see [`Context::create_direct_cq`]).
     pub(crate) fn refuse_if_direct(&self, op: &'static str, kind: &str) -> Result<()> {

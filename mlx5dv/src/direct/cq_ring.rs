@@ -98,29 +98,87 @@ impl CqRing {
         self.cqn
     }
 
+    /// The start of entry `n` (`get_cqe`: `n` modulo the ring).
+    #[inline]
+    fn entry(&self, n: u32) -> *mut u8 {
+        let index = (n & (self.cqe_cnt - 1)) as usize;
+        // SAFETY: index < cqe_cnt and the ring holds cqe_cnt entries of cqe_size bytes
+        // (mlx5dv_init_obj), so the entry lies inside it.
+        unsafe { self.buf.as_ptr().add(index * self.cqe_size as usize) }
+    }
+
+    /// The 64-byte CQE of entry `n`: the entry itself, or its second half with 128-byte CQEs.
+    #[inline]
+    fn cqe64(&self, n: u32) -> *mut raw::mlx5_cqe64 {
+        // SAFETY: the entry is cqe_size (64 or 128) bytes, so its last 64 bytes lie inside it;
+        // entries are 64-byte aligned (the ring is page aligned, entries 64 or 128 bytes).
+        unsafe { self.entry(n).add(self.cqe_size as usize - 64) }.cast()
+    }
+
+    /// `get_sw_cqe`: whether software owns entry `n` (its opcode is not INVALID and its owner
+    /// bit is the wrap bit of `n`).
+    #[inline]
+    fn software_owns(&self, n: u32) -> bool {
+        // SAFETY: a CQE inside the ring (cqe64); the device writes op_own last, so it is read
+        // on its own first.
+        let op_own = unsafe { std::ptr::addr_of!((*self.cqe64(n)).op_own).read_volatile() };
+        let owner_bit = u8::from(n & self.cqe_cnt != 0);
+        u32::from(op_own >> 4) != raw::MLX5_CQE_INVALID && (op_own & raw::MLX5_CQE_OWNER_MASK as u8) == owner_bit
+    }
+
     /// The next entry if software owns it (`mlx5_get_next_cqe`): copied out, and the consumer
     /// index advanced past it.
     #[inline]
     pub(crate) fn next(&self) -> Option<raw::mlx5_cqe64> {
         let ci = self.ci.get();
-        let index = (ci & (self.cqe_cnt - 1)) as usize;
-        // With 128-byte entries the 64-byte CQE is the second half.
-        let offset = index * self.cqe_size as usize + (self.cqe_size as usize - 64);
-        // SAFETY: index < cqe_cnt and the ring holds cqe_cnt entries of cqe_size bytes
-        // (mlx5dv_init_obj), so the 64 bytes at offset lie inside it; entries are 64-byte
-        // aligned (the ring is page aligned, entries 64 or 128 bytes).
-        let cqe = unsafe { self.buf.as_ptr().add(offset) }.cast::<raw::mlx5_cqe64>();
-        // SAFETY: as above; the device writes op_own last, so it is read on its own first.
-        let op_own = unsafe { std::ptr::addr_of!((*cqe).op_own).read_volatile() };
-        let owner_bit = u8::from(ci & self.cqe_cnt != 0);
-        if u32::from(op_own >> 4) == raw::MLX5_CQE_INVALID || (op_own & raw::MLX5_CQE_OWNER_MASK as u8) != owner_bit {
+        if !self.software_owns(ci) {
             return None;
         }
         from_device_barrier();
-        // SAFETY: as above; the entry is software's until the consumer index passes it.
-        let body = unsafe { cqe.read_volatile() };
+        // SAFETY: a CQE inside the ring; software's until the consumer index passes it.
+        let body = unsafe { self.cqe64(ci).read_volatile() };
         self.ci.set(ci.wrapping_add(1));
         Some(body)
+    }
+
+    /// `__mlx5_cq_clean`: removes the unread entries of QP `qp_num` (by the QP number in
+    /// `sop_drop_qpn`), moving the later entries of other QPs back over them, and returns how
+    /// many were removed. Call it once the QP is in RESET or destroyed (no new entries of it
+    /// can come), where libmlx5 cleans its own CQs: it leaves a CQ that `mlx5dv_init_obj`
+    /// described alone.
+    pub(crate) fn clean(&self, qp_num: u32) -> u32 {
+        let ci = self.ci.get();
+        let last = ci.wrapping_add(self.cqe_cnt - 1);
+        let mut pi = ci;
+        while self.software_owns(pi) && pi != last {
+            pi = pi.wrapping_add(1);
+        }
+        from_device_barrier();
+        let mut freed = 0u32;
+        while pi != ci {
+            pi = pi.wrapping_sub(1);
+            // SAFETY: a CQE inside the ring, owned by software (found above).
+            let qpn = u32::from_be(unsafe { std::ptr::addr_of!((*self.cqe64(pi)).sop_drop_qpn).read() }) & 0xff_ffff;
+            if qpn == qp_num {
+                freed += 1;
+            } else if freed > 0 {
+                let dest = pi.wrapping_add(freed);
+                // SAFETY: both entries lie inside the ring (entry) and differ (freed > 0,
+                // fewer than cqe_cnt apart); the destination keeps its own owner bit, which
+                // marks it software's at its place in the ring.
+                unsafe {
+                    let op_own = std::ptr::addr_of_mut!((*self.cqe64(dest)).op_own);
+                    let owner = op_own.read() & raw::MLX5_CQE_OWNER_MASK as u8;
+                    std::ptr::copy_nonoverlapping(self.entry(pi), self.entry(dest), self.cqe_size as usize);
+                    op_own.write(owner | (op_own.read() & !(raw::MLX5_CQE_OWNER_MASK as u8)));
+                }
+            }
+        }
+        if freed > 0 {
+            self.ci.set(ci.wrapping_add(freed));
+            self.update_cons_index();
+        }
+        freed
     }
 
     /// `update_cons_index`: tells the device how far the ring was read (after the entries were
@@ -248,6 +306,32 @@ pub(crate) mod tests {
         assert!(ring.next().is_some() && ring.next().is_some());
         // ci = 2: entry 0 must carry owner 1 now; it still has 0 from the first pass.
         assert!(ring.next().is_none());
+    }
+
+    #[test]
+    fn cleaning_a_qp_removes_its_unread_entries_and_keeps_the_others_in_order_across_the_wrap() {
+        for size in [64, 128] {
+            let mut t = TestRing::new(4, size);
+            let ring = t.ring();
+            // Two read entries, then four unread ones crossing the wrap: QPs 1, 2, 1, 3.
+            for pi in 0..2u32 {
+                t.produce(pi, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 9, pi as u16));
+                assert!(ring.next().is_some());
+            }
+            for (pi, qpn) in [(2u32, 1u32), (3, 2), (4, 1), (5, 3)] {
+                t.produce(pi, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, qpn, pi as u16));
+            }
+            assert_eq!(ring.clean(1), 2, "{size}-byte CQEs");
+            assert_eq!(u32::from_be(t.dbrec[0]), 4, "the consumer index passes the two removed");
+            let left: Vec<(u32, u16)> = std::iter::from_fn(|| ring.next())
+                .map(|c| (u32::from_be(c.sop_drop_qpn) & 0xff_ffff, wqe_of(&c)))
+                .collect();
+            assert_eq!(left, [(2, 3), (3, 5)], "{size}-byte CQEs: the others, in order");
+            assert_eq!(ring.clean(7), 0, "nothing of a QP without entries");
+            // The ring goes on: the device's next entry is read where it lands.
+            t.produce(6, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 4, 6));
+            assert_eq!(ring.next().map(|c| wqe_of(&c)), Some(6));
+        }
     }
 
     #[test]
