@@ -188,7 +188,10 @@ impl Cq {
     /// # Errors
     /// `ibv_start_poll`/`ibv_next_poll` with a code other than ENOENT (an empty CQ is
     /// `Ok(0)`). mlx5 returns -2 (CQ_POLL_ERR, reported as EIO with a hint that names it) for
-    /// a completion naming a QP or SRQ the context does not know.
+    /// a completion naming a QP or SRQ the context does not know. On a direct CQ
+    /// ([`Context::create_direct_cq`]): EPROTO for an entry that is not a requester completion
+    /// of a direct QP reporting there (a receive, a QP of the wr API or of another CQ, a
+    /// destroyed QP's entry not cleaned, an inline-scattered or compressed CQE), consumed.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
         if let Some(deferred) = self.deferred_error.take() {
