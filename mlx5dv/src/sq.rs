@@ -100,7 +100,6 @@ pub(crate) struct SendQueue {
     /// sequence number of the request written there; empty on the wr API, where the
     /// completion carries the `wr_id` itself. Written by the poster when it writes the WQE
     /// (before the doorbell), read by the poller for a completion naming that index.
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     wqe_seq: Box<[AtomicU64]>,
 }
 
@@ -216,7 +215,6 @@ impl SendQueue {
     /// The sequence number of the request the direct backend wrote at WQE index
     /// `wqe_counter` (a CQE's `wqe_counter`), or None on the wr API.
     #[inline]
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     pub(crate) fn seq_of_wqe(&self, wqe_counter: u16) -> Option<u64> {
         let n = self.wqe_seq.len();
         if n == 0 {
@@ -395,7 +393,6 @@ impl Poster {
     /// The direct backend wrote request `seq` (as [`Poster::admit`] returned it) at WQE index
     /// `wqe_index` of the ring: a completion naming that index retires it.
     #[inline]
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     pub(crate) fn note_wqe(&self, wqe_index: u16, seq: u64) {
         let map = &self.shared.wqe_seq;
         debug_assert!(!map.is_empty(), "a WQE map exists only for the direct backend");
@@ -487,7 +484,6 @@ impl Router<'_> {
     /// index, not a `wr_id`); returns the caller's `wr_id`, or None when the QP is unknown,
     /// gone, or not driven by the direct backend.
     #[inline]
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     pub(crate) fn complete_wqe(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Option<u64> {
         let i = self.0.binary_search_by_key(&qp_num, |e| e.0).ok()?;
         let sq = &self.0[i].1;
