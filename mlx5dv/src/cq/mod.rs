@@ -590,7 +590,7 @@ mod tests {
         cq.registry.add(0x40, sq.shared().clone());
         sq.routed();
         for (wr_id, index) in [(100, 0u16), (101, 2), (102, 3)] {
-            let seq = sq.admit(wr_id, true, 0).unwrap();
+            let seq = sq.admit(wr_id, true, 0, true).unwrap();
             sq.note_wqe(index, seq);
         }
         sq.commit();

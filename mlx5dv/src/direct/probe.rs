@@ -44,7 +44,7 @@ impl DirectQueueProbe {
     pub fn wrote(&self, wr_id: u64, wqe_index: u16) -> Result<()> {
         let seq = self
             .poster
-            .admit(wr_id, true, 0)
+            .admit(wr_id, true, 0, true)
             .map_err(|r| Error::from_errno("DirectQueueProbe::wrote", libc::EAGAIN, format!("{r:?}")))?;
         self.poster.note_wqe(wqe_index, seq);
         self.poster.commit();
