@@ -1,43 +1,10 @@
 //! The safe post path against the C recording table: every argument arrives, bad input is
 //! refused before anything reaches the library, and posting allocates nothing.
 use mlx5dv::{Dci, DciParts, RemoteMemory, WcStatus};
+use mlx5dv_suite::alloc_count::{allocations_in, Counting};
 use mlx5dv_suite::fake::{completed, fake_dci_parts, fakes, peer, sge, FAKE_CAPS};
 use mlx5dv_suite::recorder::recorder;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // Only the measuring thread counts: libtest's other threads allocate at any time.
-    static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-fn count() {
-    if COUNTING.with(|c| c.get()) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: forwards to the system allocator, counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -166,11 +133,7 @@ fn a_full_send_queue_is_refused_before_any_library_call_and_the_batch_stays_usab
     batch.commit().unwrap();
     let mut batch = dci.batch();
     let calls = r.last().calls;
-    COUNTING.with(|c| c.set(true));
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let err = batch.send(4).to(&p).sge(sge(0xA000, 8, 1)).unwrap_err();
-    let allocated = ALLOCATIONS.load(Ordering::Relaxed) - before;
-    COUNTING.with(|c| c.set(false));
+    let (err, allocated) = allocations_in(|| batch.send(4).to(&p).sge(sge(0xA000, 8, 1)).unwrap_err());
     assert_eq!(allocated, 0, "refusing the request allocated");
     assert!(
         err.is_would_block(),
@@ -218,31 +181,22 @@ fn posting_allocates_nothing() {
     };
     let local = sge(0xA000, 256, 1);
     // The counter works: a Vec allocation on this thread is seen.
-    COUNTING.with(|c| c.set(true));
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    drop(std::hint::black_box(Vec::<u8>::with_capacity(16)));
-    assert_eq!(
-        ALLOCATIONS.load(Ordering::Relaxed) - before,
-        1,
-        "the counting allocator does not count"
-    );
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    // 40,000 DC requests: more than the fake's 32,768 slots, so credit comes back too.
-    for i in 0..20_000u64 {
-        let mut batch = f.dci.batch();
-        batch.send(i).to(&p).sge(local).unwrap();
-        batch.rdma_write(i, remote).to(&p).sge(local).unwrap();
-        batch.commit().unwrap();
-        // The DCI's requests carry their slot numbers 2i and 2i + 1.
-        f.dci.report_completion(&mut completed(2 * i + 1));
-        let mut batch = f.rc.batch();
-        batch.rdma_write(i, remote).sge(local).unwrap();
-        batch.commit().unwrap();
-        f.rc.report_completion(&completed(i));
-    }
-    assert_eq!(
-        ALLOCATIONS.load(Ordering::Relaxed) - before,
-        0,
-        "the post path allocated"
-    );
+    let ((), seen) = allocations_in(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(16))));
+    assert_eq!(seen, 1, "the counting allocator does not count");
+    let ((), allocated) = allocations_in(|| {
+        // 40,000 DC requests: more than the fake's 32,768 slots, so credit comes back too.
+        for i in 0..20_000u64 {
+            let mut batch = f.dci.batch();
+            batch.send(i).to(&p).sge(local).unwrap();
+            batch.rdma_write(i, remote).to(&p).sge(local).unwrap();
+            batch.commit().unwrap();
+            // The DCI's requests carry their slot numbers 2i and 2i + 1.
+            f.dci.report_completion(&mut completed(2 * i + 1));
+            let mut batch = f.rc.batch();
+            batch.rdma_write(i, remote).sge(local).unwrap();
+            batch.commit().unwrap();
+            f.rc.report_completion(&completed(i));
+        }
+    });
+    assert_eq!(allocated, 0, "the post path allocated");
 }

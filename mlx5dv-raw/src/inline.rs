@@ -192,3 +192,33 @@ pub unsafe fn ibv_query_port(context: *mut ibv_context, port_num: u8, port_attr:
     // SAFETY: forwarded under the caller's guarantees; Rust's struct is at least the header's size.
     unsafe { shim::m5dv_query_port(context, port_num, port_attr) }
 }
+
+/// `mlx5dv_get_cqe_owner`: the owner bit of a CQE.
+#[inline(always)]
+pub fn mlx5dv_get_cqe_owner(cqe: &crate::mlx5dv::mlx5_cqe64) -> u8 {
+    cqe.op_own & 0x1
+}
+
+/// `mlx5dv_set_cqe_owner`: sets the owner bit of a CQE.
+#[inline(always)]
+pub fn mlx5dv_set_cqe_owner(cqe: &mut crate::mlx5dv::mlx5_cqe64, val: u8) {
+    cqe.op_own = (val & 0x1) | (cqe.op_own & !0x1);
+}
+
+/// `mlx5dv_get_cqe_se`: the solicited-event bit of a CQE.
+#[inline(always)]
+pub fn mlx5dv_get_cqe_se(cqe: &crate::mlx5dv::mlx5_cqe64) -> u8 {
+    (cqe.op_own >> 1) & 0x1
+}
+
+/// `mlx5dv_get_cqe_format`: the CQE format (3: compressed).
+#[inline(always)]
+pub fn mlx5dv_get_cqe_format(cqe: &crate::mlx5dv::mlx5_cqe64) -> u8 {
+    (cqe.op_own >> 2) & 0x3
+}
+
+/// `mlx5dv_get_cqe_opcode`: the CQE opcode (`MLX5_CQE_*`).
+#[inline(always)]
+pub fn mlx5dv_get_cqe_opcode(cqe: &crate::mlx5dv::mlx5_cqe64) -> u8 {
+    cqe.op_own >> 4
+}

@@ -108,6 +108,7 @@ pin! {
     mlx5dv_qp_sq: 16, 16, align 8;
     mlx5dv_qp_rq: 16, 16, align 8;
     mlx5dv_qp_bf: 16, 16, align 8;
+    mlx5dv_cq: 48, 48, align 8;
     mlx5dv_srq: 48, 48, align 8;
     mlx5dv_ah: 16, 16, align 8;
     mlx5dv_obj: 128, 128, align 8;
@@ -119,6 +120,8 @@ pin! {
     mlx5dv_obj_ah: 16, 16, align 8;
     mlx5dv_obj_pd: 16, 16, align 8;
     mlx5dv_obj_devx: 16, 16, align 8;
+    mlx5_err_cqe: 64, 64, align 4;
+    mlx5_cqe64: 64, 64, align 8;
     mlx5_wqe_data_seg: 16, 16, align 8;
     mlx5_wqe_ctrl_seg: 16, 16, align 4;
     mlx5_wqe_av: 48, 48, align 8;

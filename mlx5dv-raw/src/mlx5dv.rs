@@ -4,7 +4,7 @@
 //! `mlx5dv_wr_set_dc_addr` and `mlx5dv_wr_set_dc_addr_stream` are static inline in C: see
 //! [`crate::inline`] and the shim.
 
-use crate::verbs::{ibv_ah, ibv_context, ibv_cq_ex, ibv_cq_init_attr_ex, ibv_device, ibv_fd_arr};
+use crate::verbs::{ibv_ah, ibv_context, ibv_cq, ibv_cq_ex, ibv_cq_init_attr_ex, ibv_device, ibv_fd_arr};
 use crate::verbs::{ibv_qp, ibv_qp_ex, ibv_qp_init_attr_ex, ibv_sge, ibv_srq};
 use libc::{c_int, c_uint, c_void, size_t};
 
@@ -525,6 +525,26 @@ pub struct mlx5dv_qp_bf {
     pub size: u32,
 }
 
+/// `struct mlx5dv_cq`: what `mlx5dv_init_obj` tells of a CQ's ring and doorbell record.
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5dv_cq {
+    /// Ring start: `cqe_cnt` entries of `cqe_size` bytes.
+    pub buf: *mut c_void,
+    /// Doorbell record (`__be32 *`): word 0 the consumer index, word 1 the arm word.
+    pub dbrec: *mut u32,
+    /// Entries in the ring (a power of two).
+    pub cqe_cnt: u32,
+    /// Bytes per entry: 64, or 128 (the 64-byte CQE is then the second half).
+    pub cqe_size: u32,
+    /// The UAR page whose CQ doorbell arms this CQ.
+    pub cq_uar: *mut c_void,
+    /// CQ number.
+    pub cqn: u32,
+    /// Reserved for extensions.
+    pub comp_mask: u64,
+}
+
 /// `struct mlx5dv_srq`: what `mlx5dv_init_obj` tells of an SRQ's ring.
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
@@ -592,10 +612,10 @@ pub struct mlx5dv_obj_qp {
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct mlx5dv_obj_cq {
-    /// The CQ (`struct ibv_cq *`).
-    pub r#in: *mut c_void,
-    /// `struct mlx5dv_cq *`.
-    pub out: *mut c_void,
+    /// The CQ.
+    pub r#in: *mut ibv_cq,
+    /// Where to write its description.
+    pub out: *mut mlx5dv_cq,
 }
 
 /// The anonymous `srq` struct of `struct mlx5dv_obj`.
@@ -667,46 +687,196 @@ pub const MLX5DV_OBJ_SRQ: u64 = 1 << 2;
 /// `enum mlx5dv_obj_type`: describe an address handle.
 pub const MLX5DV_OBJ_AH: u64 = 1 << 5;
 
-/// WQE opcode: no operation.
-pub const MLX5_OPCODE_NOP: u32 = 0x00;
-/// WQE opcode: send with invalidate.
-pub const MLX5_OPCODE_SEND_INVAL: u32 = 0x01;
-/// WQE opcode: RDMA write.
-pub const MLX5_OPCODE_RDMA_WRITE: u32 = 0x08;
-/// WQE opcode: RDMA write with immediate.
-pub const MLX5_OPCODE_RDMA_WRITE_IMM: u32 = 0x09;
-/// WQE opcode: send.
-pub const MLX5_OPCODE_SEND: u32 = 0x0a;
-/// WQE opcode: send with immediate.
-pub const MLX5_OPCODE_SEND_IMM: u32 = 0x0b;
-/// WQE opcode: TCP segmentation offload.
-pub const MLX5_OPCODE_TSO: u32 = 0x0e;
-/// WQE opcode: RDMA read.
-pub const MLX5_OPCODE_RDMA_READ: u32 = 0x10;
-/// WQE opcode: atomic compare-and-swap.
-pub const MLX5_OPCODE_ATOMIC_CS: u32 = 0x11;
-/// WQE opcode: atomic fetch-and-add.
-pub const MLX5_OPCODE_ATOMIC_FA: u32 = 0x12;
-/// WQE opcode: masked compare-and-swap.
-pub const MLX5_OPCODE_ATOMIC_MASKED_CS: u32 = 0x14;
-/// WQE opcode: masked fetch-and-add.
-pub const MLX5_OPCODE_ATOMIC_MASKED_FA: u32 = 0x15;
-/// WQE opcode: fast memory registration.
-pub const MLX5_OPCODE_FMR: u32 = 0x19;
-/// WQE opcode: local invalidate.
-pub const MLX5_OPCODE_LOCAL_INVAL: u32 = 0x1b;
-/// WQE opcode: configuration command.
-pub const MLX5_OPCODE_CONFIG_CMD: u32 = 0x1f;
-/// WQE opcode: set PSV.
-pub const MLX5_OPCODE_SET_PSV: u32 = 0x20;
-/// WQE opcode: user memory registration.
-pub const MLX5_OPCODE_UMR: u32 = 0x25;
-/// WQE opcode: tag matching.
-pub const MLX5_OPCODE_TAG_MATCHING: u32 = 0x28;
-/// WQE opcode: flow table access.
-pub const MLX5_OPCODE_FLOW_TBL_ACCESS: u32 = 0x2c;
-/// WQE opcode: memory-to-memory offload.
-pub const MLX5_OPCODE_MMO: u32 = 0x2F;
+// The WQE opcodes (anonymous enum; the control segment's opcode byte, and the one a requester
+// CQE names in the top byte of `sop_drop_qpn`).
+/// No operation.
+pub const MLX5_OPCODE_NOP: c_uint = 0x00;
+/// Send with invalidate.
+pub const MLX5_OPCODE_SEND_INVAL: c_uint = 0x01;
+/// RDMA write.
+pub const MLX5_OPCODE_RDMA_WRITE: c_uint = 0x08;
+/// RDMA write with immediate.
+pub const MLX5_OPCODE_RDMA_WRITE_IMM: c_uint = 0x09;
+/// Send.
+pub const MLX5_OPCODE_SEND: c_uint = 0x0a;
+/// Send with immediate.
+pub const MLX5_OPCODE_SEND_IMM: c_uint = 0x0b;
+/// TCP segmentation offload.
+pub const MLX5_OPCODE_TSO: c_uint = 0x0e;
+/// RDMA read.
+pub const MLX5_OPCODE_RDMA_READ: c_uint = 0x10;
+/// Atomic compare-and-swap.
+pub const MLX5_OPCODE_ATOMIC_CS: c_uint = 0x11;
+/// Atomic fetch-and-add.
+pub const MLX5_OPCODE_ATOMIC_FA: c_uint = 0x12;
+/// Masked compare-and-swap.
+pub const MLX5_OPCODE_ATOMIC_MASKED_CS: c_uint = 0x14;
+/// Masked fetch-and-add.
+pub const MLX5_OPCODE_ATOMIC_MASKED_FA: c_uint = 0x15;
+/// Fast memory registration.
+pub const MLX5_OPCODE_FMR: c_uint = 0x19;
+/// Local invalidate.
+pub const MLX5_OPCODE_LOCAL_INVAL: c_uint = 0x1b;
+/// Configuration command.
+pub const MLX5_OPCODE_CONFIG_CMD: c_uint = 0x1f;
+/// Set protection signature values.
+pub const MLX5_OPCODE_SET_PSV: c_uint = 0x20;
+/// User memory registration.
+pub const MLX5_OPCODE_UMR: c_uint = 0x25;
+/// Tag matching.
+pub const MLX5_OPCODE_TAG_MATCHING: c_uint = 0x28;
+/// Flow table access.
+pub const MLX5_OPCODE_FLOW_TBL_ACCESS: c_uint = 0x2c;
+/// Memory-to-memory offload.
+pub const MLX5_OPCODE_MMO: c_uint = 0x2F;
+
+// The CQE part of the header.
+/// `op_own` bit: a read's or atomic's data (up to 32 bytes) was scattered into the CQE.
+pub const MLX5_INLINE_SCATTER_32: c_uint = 0x4;
+/// `op_own` bit: up to 64 bytes were scattered into the CQE and the 64 before it.
+pub const MLX5_INLINE_SCATTER_64: c_uint = 0x8;
+
+// Error CQE syndromes (`mlx5_err_cqe.syndrome`).
+/// Local length error.
+pub const MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR: c_uint = 0x01;
+/// Local QP operation error.
+pub const MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR: c_uint = 0x02;
+/// Local protection error.
+pub const MLX5_CQE_SYNDROME_LOCAL_PROT_ERR: c_uint = 0x04;
+/// Flushed: the QP was in error when the WQE came up.
+pub const MLX5_CQE_SYNDROME_WR_FLUSH_ERR: c_uint = 0x05;
+/// Memory window bind error.
+pub const MLX5_CQE_SYNDROME_MW_BIND_ERR: c_uint = 0x06;
+/// Bad response.
+pub const MLX5_CQE_SYNDROME_BAD_RESP_ERR: c_uint = 0x10;
+/// Local access error.
+pub const MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR: c_uint = 0x11;
+/// Remote invalid request.
+pub const MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR: c_uint = 0x12;
+/// Remote access error.
+pub const MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR: c_uint = 0x13;
+/// Remote operation error.
+pub const MLX5_CQE_SYNDROME_REMOTE_OP_ERR: c_uint = 0x14;
+/// Transport retries exhausted.
+pub const MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR: c_uint = 0x15;
+/// RNR retries exhausted.
+pub const MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR: c_uint = 0x16;
+/// Remote aborted.
+pub const MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR: c_uint = 0x22;
+
+/// Vendor syndrome of an on-demand-paging page fault.
+pub const MLX5_CQE_VENDOR_SYNDROME_ODP_PFAULT: c_uint = 0x93;
+
+// CQE opcodes (`op_own >> 4`) and the owner bit.
+/// The owner bit of `op_own`.
+pub const MLX5_CQE_OWNER_MASK: c_uint = 1;
+/// Requester completion.
+pub const MLX5_CQE_REQ: c_uint = 0;
+/// Responder: RDMA write with immediate.
+pub const MLX5_CQE_RESP_WR_IMM: c_uint = 1;
+/// Responder: send.
+pub const MLX5_CQE_RESP_SEND: c_uint = 2;
+/// Responder: send with immediate.
+pub const MLX5_CQE_RESP_SEND_IMM: c_uint = 3;
+/// Responder: send with invalidate.
+pub const MLX5_CQE_RESP_SEND_INV: c_uint = 4;
+/// CQ resize.
+pub const MLX5_CQE_RESIZE_CQ: c_uint = 5;
+/// No packet (tag matching).
+pub const MLX5_CQE_NO_PACKET: c_uint = 6;
+/// Signature error.
+pub const MLX5_CQE_SIG_ERR: c_uint = 12;
+/// Requester error.
+pub const MLX5_CQE_REQ_ERR: c_uint = 13;
+/// Responder error.
+pub const MLX5_CQE_RESP_ERR: c_uint = 14;
+/// Not yet written by the device (libmlx5 initialises every entry to it).
+pub const MLX5_CQE_INVALID: c_uint = 15;
+
+/// Offset of the CQ doorbell in the UAR page.
+pub const MLX5_CQ_DOORBELL: c_uint = 0x20;
+
+/// Arm command: the next solicited completion only.
+pub const MLX5_CQ_DB_REQ_NOT_SOL: c_uint = 1 << 24;
+/// Arm command: the next completion.
+pub const MLX5_CQ_DB_REQ_NOT: c_uint = 0;
+
+/// `struct mlx5_err_cqe`: a CQE whose opcode is `MLX5_CQE_REQ_ERR` or `MLX5_CQE_RESP_ERR`
+/// (multi-byte fields big-endian).
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5_err_cqe {
+    /// Reserved.
+    pub rsvd0: [u8; 32],
+    /// SRQ number.
+    pub srqn: u32,
+    /// Reserved.
+    pub rsvd1: [u8; 18],
+    /// Vendor syndrome (reported as `vendor_err`).
+    pub vendor_err_synd: u8,
+    /// `MLX5_CQE_SYNDROME_*`.
+    pub syndrome: u8,
+    /// WQE opcode (top byte) and QP number (low 24 bits).
+    pub s_wqe_opcode_qpn: u32,
+    /// Index of the WQE that failed.
+    pub wqe_counter: u16,
+    /// Signature.
+    pub signature: u8,
+    /// Opcode (high nibble), format, solicited and owner bits.
+    pub op_own: u8,
+}
+
+/// `struct mlx5_cqe64`: a completion queue entry (multi-byte fields big-endian).
+///
+/// The C struct opens with an anonymous union of an anonymous struct, `struct mlx5_tm_cqe
+/// tm_cqe` and `struct ibv_tmh tmh` (tag matching, which this crate does not use): the anonymous
+/// struct's members are declared here in its place, as C code names them (`cqe->wqe_id`).
+#[repr(C)]
+#[derive(Copy, Clone, Debug)]
+pub struct mlx5_cqe64 {
+    /// Reserved.
+    pub rsvd0: [u8; 2],
+    /// Striding-RQ WQE id.
+    pub wqe_id: u16,
+    /// Reserved.
+    pub rsvd4: [u8; 13],
+    /// Path bits.
+    pub ml_path: u8,
+    /// Reserved.
+    pub rsvd20: [u8; 4],
+    /// Source LID.
+    pub slid: u16,
+    /// Flags (GRH in bits 28-29, SL) and source QP number.
+    pub flags_rqpn: u32,
+    /// Header-data-split and IP extension.
+    pub hds_ip_ext: u8,
+    /// L4 header type and checksum bits.
+    pub l4_hdr_type_etc: u8,
+    /// VLAN.
+    pub vlan_info: u16,
+    /// SRQ number or user index (low 24 bits).
+    pub srqn_uidx: u32,
+    /// Immediate data, invalidated rkey or P_Key.
+    pub imm_inval_pkey: u32,
+    /// Application (tag matching).
+    pub app: u8,
+    /// Application opcode.
+    pub app_op: u8,
+    /// Application info.
+    pub app_info: u16,
+    /// Bytes transferred.
+    pub byte_cnt: u32,
+    /// Completion timestamp.
+    pub timestamp: u64,
+    /// WQE opcode (top byte, requester CQEs) and QP number (low 24 bits).
+    pub sop_drop_qpn: u32,
+    /// Index of the completed WQE.
+    pub wqe_counter: u16,
+    /// Signature.
+    pub signature: u8,
+    /// Opcode (high nibble), format (bits 2-3), solicited (bit 1) and owner (bit 0).
+    pub op_own: u8,
+}
 
 /// `enum mlx5dv_cqe_comp_res_format`.
 pub type mlx5dv_cqe_comp_res_format = c_uint;

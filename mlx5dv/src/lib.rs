@@ -63,7 +63,7 @@ pub mod context;
 pub mod cq;
 pub mod dc;
 pub mod device;
-pub mod direct;
+mod direct;
 pub mod endpoint;
 pub mod error;
 pub mod mr;
@@ -83,6 +83,8 @@ pub use context::{Context, DeviceAttr, PortAttr};
 pub use cq::{Completion, Cq, WcOpcode, WcStatus};
 pub use dc::{DcKey, DcPeer, Dci, DciBuilder, DciParts, Dct, DctBuilder, Mlx5Caps, Mlx5Context};
 pub use device::{devices, Device, DeviceList};
+#[doc(hidden)]
+pub use direct::probe::DirectQueueProbe;
 pub use direct::SendBackend;
 pub use endpoint::{DciPool, EndpointId, EpCompletion, Policy, PoolConfig, Request};
 pub use error::{Error, Result};

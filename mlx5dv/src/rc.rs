@@ -86,17 +86,12 @@ impl Pd {
     /// from `srq` if given.
     ///
     /// # Errors
-    /// EINVAL for capacities beyond the device's limits (`max_qp_wr`, `max_sge`); then
-    /// `ibv_create_qp_ex (RC)` with the library's errno.
+    /// EINVAL for a direct CQ ([`Context::create_direct_cq`]) or capacities beyond the
+    /// device's limits (`max_qp_wr`, `max_sge`); then `ibv_create_qp_ex (RC)` with the
+    /// library's errno.
     pub fn create_rc_qp(&self, cq: &Cq, srq: Option<&Srq>, caps: RcCaps) -> Result<RcQp<state::Reset>> {
         let ctx: &Context = self.context();
-        if cq.is_direct() {
-            return Err(Error::invalid(
-                "ibv_create_qp_ex (RC)",
-                "the CQ is a direct one (Context::create_direct_cq), which only direct DCIs may use; the direct backend does not write RC WQEs yet: give the RC QP a CQ from Context::create_cq",
-            )
-            .on(ctx.name()));
-        }
+        cq.refuse_if_direct("ibv_create_qp_ex (RC)", "RC QP (libmlx5 posts and completes it)")?;
         let dev = ctx.query_device()?.0;
         let max_wr = dev.max_qp_wr.max(0) as u32;
         let max_sge = dev.max_sge.max(0) as u32;

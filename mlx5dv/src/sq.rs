@@ -215,7 +215,6 @@ impl SendQueue {
     /// The sequence number of the request the direct backend wrote at WQE index
     /// `wqe_counter` (a CQE's `wqe_counter`), or None on the wr API.
     #[inline]
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     pub(crate) fn seq_of_wqe(&self, wqe_counter: u16) -> Option<u64> {
         let n = self.wqe_seq.len();
         if n == 0 {
@@ -491,7 +490,6 @@ impl Router<'_> {
     /// index, not a `wr_id`); returns the caller's `wr_id`, or None when the QP is unknown,
     /// gone, or not driven by the direct backend.
     #[inline]
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     pub(crate) fn complete_wqe(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Option<u64> {
         let i = self.0.binary_search_by_key(&qp_num, |e| e.0).ok()?;
         let sq = &self.0[i].1;

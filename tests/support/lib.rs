@@ -4,6 +4,59 @@
 
 pub use mlx5dv_raw as raw;
 
+/// A global allocator that counts the allocations of the thread that asks
+/// ([`alloc_count::allocations_in`]), for the tests that prove a path allocates nothing. A test
+/// binary installs it with `#[global_allocator] static GLOBAL: Counting = Counting;`.
+pub mod alloc_count {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The counting allocator (forwards to the system allocator).
+    pub struct Counting;
+    static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+    thread_local! {
+        // Only the measuring thread counts: libtest's other threads allocate at any time.
+        static COUNTING: Cell<bool> = const { Cell::new(false) };
+    }
+
+    fn count() {
+        if COUNTING.with(|c| c.get()) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    // SAFETY: forwards to the system allocator, counting calls.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count();
+            // SAFETY: same contract as the caller's.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: same contract as the caller's.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            count();
+            // SAFETY: same contract as the caller's.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    /// Runs `f` and returns its result with the allocations (and reallocations) this thread
+    /// made meanwhile. Counts only where `Counting` is the global allocator.
+    pub fn allocations_in<R>(f: impl FnOnce() -> R) -> (R, usize) {
+        COUNTING.with(|c| c.set(true));
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let r = f();
+        let n = ALLOCATIONS.load(Ordering::Relaxed) - before;
+        COUNTING.with(|c| c.set(false));
+        (r, n)
+    }
+}
+
 /// Layout tables and their comparison.
 pub mod layout {
     use super::raw;

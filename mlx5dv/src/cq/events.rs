@@ -40,8 +40,19 @@ impl Cq {
     /// solicited one with `solicited_only`).
     ///
     /// # Errors
-    /// EINVAL for a CQ without a channel; `ibv_req_notify_cq` with the provider's errno.
+    /// EINVAL for a CQ without a channel; EOPNOTSUPP for a direct CQ
+    /// ([`Context::create_direct_cq`]); `ibv_req_notify_cq` with the provider's errno.
     pub fn req_notify(&self, solicited_only: bool) -> Result<()> {
+        if self.is_direct() {
+            // libmlx5's mlx5_arm_cq writes its own consumer index and arm_sn, which a direct
+            // reader does not keep: arming through it would ask for the wrong event.
+            return Err(Error::from_errno(
+                "ibv_req_notify_cq",
+                libc::EOPNOTSUPP,
+                "a direct CQ cannot be armed (libmlx5 would arm it at its own consumer index, not the crate's): poll it",
+            )
+            .on(self.context().name()));
+        }
         self.channel_or_err("ibv_req_notify_cq")?;
         // SAFETY: the CQ is live and has a channel.
         let rc = unsafe { raw::ibv_req_notify_cq(self.as_raw_cq(), libc::c_int::from(solicited_only)) };

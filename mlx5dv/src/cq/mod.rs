@@ -21,6 +21,8 @@ pub use completion::{Completion, WcOpcode, WcStatus};
 
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
+use crate::direct::cq_ring::CqRing;
+use crate::direct::cqe::{self, Refused};
 use crate::error::{Error, Result};
 use crate::sq::Registry;
 use mlx5dv_raw as raw;
@@ -40,7 +42,18 @@ pub struct Cq {
     /// The send queues of the QPs reporting here: each completion gives credit back.
     pub(crate) registry: Registry,
     /// An error met after completions were already read: reported by the next poll.
-    deferred_error: Cell<Option<(&'static str, i32)>>,
+    deferred_error: Cell<Option<Deferred>>,
+    /// The ring the crate reads itself (a direct CQ, [`Context::create_direct_cq`]).
+    direct: Option<CqRing>,
+}
+
+/// What the next poll reports before reading on.
+#[derive(Copy, Clone, Debug)]
+enum Deferred {
+    /// A provider's poll call failed with this code.
+    Provider(&'static str, i32),
+    /// A direct CQ held an entry it does not decode (consumed).
+    Direct(Refused),
 }
 
 /// The library CQ and what it needs to exist: shared by the handle and the queue pairs that
@@ -118,7 +131,44 @@ impl Context {
             batched,
             registry: Registry::default(),
             deferred_error: Cell::new(None),
+            direct: None,
         })
+    }
+
+    /// Creates a CQ with at least `cqe` entries that the crate reads itself, for the direct
+    /// backend's DCIs (the crate writes their WQEs, so libmlx5's own send-queue state, through
+    /// which its CQ maps a completion to a `wr_id`, is not filled for them).
+    ///
+    /// [`Cq::poll`] then reads the ring found through `mlx5dv_init_obj(MLX5DV_OBJ_CQ)`
+    /// (64- or 128-byte entries), decodes each requester CQE as libmlx5 does (status from the
+    /// syndrome, vendor error, opcode, byte count, QP number) and maps its WQE index to the
+    /// caller's `wr_id`, and writes the consumer index to the CQ's doorbell record. Only direct
+    /// DCIs may report to it: other QPs are refused at creation (EINVAL), and an entry that is
+    /// not a requester completion of a direct QP on this CQ is reported as an error (EPROTO)
+    /// by the poll that meets it. It has no completion channel and cannot be armed
+    /// ([`Cq::req_notify`] returns EOPNOTSUPP): poll it. [`Cq::as_raw`] must not be polled
+    /// through libibverbs.
+    ///
+    /// # Errors
+    /// As [`Context::create_cq`]; EOPNOTSUPP on a device not driven by libmlx5, or when
+    /// libmlx5 describes a ring the reader does not decode (entry size other than 64 or 128,
+    /// a count that is not a power of two); `mlx5dv_init_obj (CQ)` with libmlx5's errno.
+    pub fn create_direct_cq(&self, cqe: u32) -> Result<Cq> {
+        const OP: &str = "Context::create_direct_cq";
+        // SAFETY: the context is open and its device pointer valid while it is.
+        if !unsafe { raw::mlx5dv_is_supported((*self.as_raw()).device) } {
+            return Err(Error::from_errno(
+                OP,
+                libc::EOPNOTSUPP,
+                "a direct CQ needs an mlx5 device (libmlx5's CQE format)",
+            )
+            .on(self.name()));
+        }
+        let mut cq = self.create_cq_on(cqe, None)?;
+        // SAFETY: a live CQ of an mlx5 device (checked above), polled only through the ring
+        // from now on (Cq::poll takes the direct path when `direct` is set).
+        cq.direct = Some(unsafe { CqRing::of(cq.as_raw_cq(), self.name()) }?);
+        Ok(cq)
     }
 }
 
@@ -138,14 +188,70 @@ impl Cq {
     /// # Errors
     /// `ibv_start_poll`/`ibv_next_poll` with a code other than ENOENT (an empty CQ is
     /// `Ok(0)`). mlx5 returns -2 (CQ_POLL_ERR, reported as EIO with a hint that names it) for
-    /// a completion naming a QP or SRQ the context does not know.
+    /// a completion naming a QP or SRQ the context does not know. On a direct CQ
+    /// ([`Context::create_direct_cq`]): EPROTO for an entry that is not a requester completion
+    /// of a direct QP reporting there (a receive, a QP of the wr API or of another CQ, a
+    /// destroyed QP's entry not cleaned, an inline-scattered or compressed CQE), consumed.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
-        if let Some((op, rc)) = self.deferred_error.take() {
-            return Err(poll_error(op, rc).on(self.context().name()));
+        if let Some(deferred) = self.deferred_error.take() {
+            let err = match deferred {
+                Deferred::Provider(op, rc) => poll_error(op, rc),
+                Deferred::Direct(refused) => refused.error(),
+            };
+            return Err(err.on(self.context().name()));
+        }
+        if let Some(ring) = &self.direct {
+            return self.registry.with(|router| self.poll_direct(ring, out, router));
         }
         let cq = self.as_raw();
         self.registry.with(|router| self.poll_into(cq, out, router))
+    }
+
+    /// A direct CQ's poll: reads the ring itself (see [`Context::create_direct_cq`]). An entry
+    /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
+    /// once when nothing was read before it, else by the next call.
+    #[inline]
+    fn poll_direct(&self, ring: &CqRing, out: &mut [Completion], router: &crate::sq::Router<'_>) -> Result<usize> {
+        let mut n = 0;
+        let mut consumed = false;
+        let mut refused = None;
+        while n < out.len() {
+            let Some(entry) = ring.next() else {
+                break;
+            };
+            consumed = true;
+            let req = match cqe::decode(&entry) {
+                Ok(req) => req,
+                Err(r) => {
+                    refused = Some(r);
+                    break;
+                }
+            };
+            let success = req.completion.status.is_success();
+            let Some(wr_id) = router.complete_wqe(req.qp_num, req.wqe_counter, success) else {
+                refused = Some(Refused::UnknownRequest {
+                    qp_num: req.qp_num,
+                    wqe_counter: req.wqe_counter,
+                });
+                break;
+            };
+            out[n] = Completion {
+                wr_id,
+                ..req.completion
+            };
+            n += 1;
+        }
+        if consumed {
+            ring.update_cons_index();
+        }
+        if let Some(r) = refused {
+            if n == 0 {
+                return Err(r.error().on(self.context().name()));
+            }
+            self.deferred_error.set(Some(Deferred::Direct(r)));
+        }
+        Ok(n)
     }
 
     #[inline]
@@ -165,7 +271,7 @@ impl Cq {
             }
             if rc != 0 {
                 if n > 0 {
-                    self.deferred_error.set(Some(("ibv_start_poll", rc)));
+                    self.deferred_error.set(Some(Deferred::Provider("ibv_start_poll", rc)));
                     break;
                 }
                 return Err(poll_error("ibv_start_poll", rc).on(self.context().name()));
@@ -195,7 +301,7 @@ impl Cq {
                 if rc != 0 {
                     // The n completions read so far are the caller's: keep the error for the
                     // next call (the end_poll below consumes them).
-                    self.deferred_error.set(Some(("ibv_next_poll", rc)));
+                    self.deferred_error.set(Some(Deferred::Provider("ibv_next_poll", rc)));
                     break;
                 }
             }
@@ -235,9 +341,34 @@ impl Cq {
 
     /// Whether this CQ is read directly (the direct backend's CQ, which only direct QPs may
     /// use) rather than through libmlx5's poll functions.
-    #[allow(dead_code)] // until the direct backend (issue 17) lands
     pub(crate) fn is_direct(&self) -> bool {
-        false
+        self.direct.is_some()
+    }
+
+    /// On a direct CQ, removes the unread entries of QP `qp_num` (as libmlx5 cleans its CQs
+    /// when a QP goes to RESET or is destroyed, which it does not do for a CQ described through
+    /// `mlx5dv_init_obj`); returns how many. Call it on the polling thread once the QP is in
+    /// RESET or destroyed, before its send queue is used again: a stale entry would otherwise
+    /// name a WQE index a new request may hold. 0 on a CQ libmlx5 reads.
+    #[allow(dead_code)] // until the direct DCI (issue 17's send half) resets through it
+    pub(crate) fn clean_direct(&self, qp_num: u32) -> u32 {
+        self.direct.as_ref().map_or(0, |ring| ring.clean(qp_num))
+    }
+
+    /// Refuses (EINVAL) to create a QP of `kind` reporting here when this is a direct CQ:
+    /// only the direct backend's DCIs may use one (see [`Context::create_direct_cq`]).
+    pub(crate) fn refuse_if_direct(&self, op: &'static str, kind: &str) -> Result<()> {
+        if let Some(ring) = &self.direct {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "CQ {:#x} is a direct CQ, which only direct DCIs may use; a {kind} needs a CQ from Context::create_cq",
+                    ring.cqn()
+                ),
+            )
+            .on(self.context().name()));
+        }
+        Ok(())
     }
 
     /// A handle that keeps the library CQ alive (held by the queue pairs reporting to it).
@@ -314,6 +445,7 @@ impl std::fmt::Debug for Cq {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cq")
             .field("device", &self.context().name())
+            .field("direct", &self.direct)
             .finish_non_exhaustive()
     }
 }
@@ -401,6 +533,7 @@ mod tests {
             batched,
             registry: Registry::default(),
             deferred_error: Cell::new(None),
+            direct: None,
         }
     }
 
@@ -441,6 +574,50 @@ mod tests {
             "no end_poll after a failed start_poll"
         );
         assert_eq!(cq.poll(&mut out).unwrap_err().errno(), Some(libc::EIO));
+    }
+
+    #[test]
+    fn a_direct_poll_maps_each_wqe_index_to_the_callers_wr_id_and_reports_a_foreign_entry() {
+        use crate::direct::cq_ring::tests::TestRing;
+        use crate::direct::cqe::tests::{cqe, err_cqe};
+        let ctx = Context::fake("mlx5_fake");
+        let mut raw = fake_cq(&[]);
+        let mut t = TestRing::new(4, 64);
+        let mut cq = cq_over(&ctx, &mut raw, true);
+        cq.direct = Some(t.ring());
+        assert!(cq.is_direct());
+        let sq = crate::sq::Poster::with_wqe_map(8, false, 8);
+        cq.registry.add(0x40, sq.shared().clone());
+        sq.routed();
+        for (wr_id, index) in [(100, 0u16), (101, 2), (102, 3)] {
+            let seq = sq.admit(wr_id, true, 0, true).unwrap();
+            sq.note_wqe(index, seq);
+        }
+        sq.commit();
+        t.produce(0, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_RDMA_WRITE, 0x40, 0));
+        t.produce(1, err_cqe(raw::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, 0x88, 0x40, 2));
+        // A receive, then an entry of a QP the CQ does not know.
+        t.produce(2, cqe(raw::MLX5_CQE_RESP_SEND, 0, 0x40, 0));
+        t.produce(3, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 0x41, 3));
+        let mut out = [Completion::default(); 8];
+        assert_eq!(cq.poll(&mut out).expect("the two completions before the receive"), 2);
+        assert_eq!((out[0].wr_id, out[0].opcode), (100, Some(WcOpcode::RdmaWrite)));
+        assert_eq!(
+            (out[1].wr_id, out[1].status, out[1].vendor_err),
+            (101, WcStatus::RemAccessErr, 0x88)
+        );
+        assert_eq!(u32::from_be(t.dbrec[0]), 3, "the receive was consumed too");
+        let err = cq.poll(&mut out).expect_err("the receive is reported next");
+        assert_eq!(err.errno(), Some(libc::EPROTO));
+        assert!(err.to_string().contains("responder"), "{err}");
+        let err = cq.poll(&mut out).expect_err("nothing read before it: reported at once");
+        assert!(err.to_string().contains("0x41"), "{err}");
+        assert_eq!(u32::from_be(t.dbrec[0]), 4);
+        assert_eq!(cq.poll(&mut out).unwrap(), 0);
+        assert_eq!(calls(), Vec::<&str>::new(), "libmlx5's poll is never called");
+        let refusal = cq.refuse_if_direct("create", "DCT").unwrap_err();
+        assert_eq!(refusal.errno(), Some(libc::EINVAL));
+        assert!(refusal.to_string().contains("direct CQ"), "{refusal}");
     }
 
     #[test]

@@ -122,12 +122,15 @@ impl<'a> DctBuilder<'a> {
     /// Creates the DCT and takes it to RTR; the result has its DCT number.
     ///
     /// # Errors
-    /// EINVAL for an invalid MTU, or a RoCE port without a GID index
+    /// EINVAL for a direct CQ ([`crate::Context::create_direct_cq`]: a DCT's completions are
+    /// receives), an invalid MTU, or a RoCE port without a GID index
     /// ([`DctBuilder::gid_index`]: RoCE routes by GID); `mlx5dv_create_qp (DCT)` (EOPNOTSUPP
     /// without DC support), then `ibv_modify_qp (DCT INIT)` / `(DCT RTR)` with the library's
     /// errno. Nothing is left behind on failure.
     pub fn build(self) -> Result<Dct> {
         let ctx = self.mlx5.context();
+        self.cq
+            .refuse_if_direct("DctBuilder::build", "DCT (its CQ reports receives)")?;
         let port_attr = ctx.query_port(self.port)?;
         if port_attr.is_ethernet() && self.gid_index.is_none() {
             return Err(Error::invalid(

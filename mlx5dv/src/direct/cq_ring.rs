@@ -1,0 +1,366 @@
+//! The ring of a direct CQ, read by the crate as libmlx5's `cq.c` reads it: the entry at the
+//! consumer index belongs to software when its opcode is not `MLX5_CQE_INVALID` and its owner
+//! bit equals the index's wrap bit (`ci & cqe_cnt`); the body is read after a barrier; the
+//! consumer index goes to the doorbell record (`update_cons_index`, 24 bits) once a poll is done.
+
+use crate::error::{Error, Result};
+use mlx5dv_raw as raw;
+use std::cell::Cell;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// libmlx5's `MLX5_CQ_SET_CI` (providers/mlx5/mlx5.h, not in mlx5dv.h): the doorbell record
+/// word holding the consumer index.
+const MLX5_CQ_SET_CI: usize = 0;
+
+/// Where a direct CQ's entries are and how far the crate has read them.
+pub(crate) struct CqRing {
+    /// Entry 0 (`mlx5dv_cq.buf`).
+    buf: NonNull<u8>,
+    /// `mlx5dv_cq.dbrec`.
+    dbrec: NonNull<u32>,
+    /// Entries (a power of two).
+    cqe_cnt: u32,
+    /// 64 or 128 bytes per entry.
+    cqe_size: u32,
+    /// The CQ number (for errors and Debug).
+    cqn: u32,
+    /// The consumer index: entries read so far (wraps at 2^32, as libmlx5's does).
+    ci: Cell<u32>,
+}
+
+// SAFETY: the ring is the library CQ's memory, which lives as long as the Cq holding this ring
+// (it holds the CQ's core); the Cq is Send and not Sync, so one thread reads at a time.
+unsafe impl Send for CqRing {}
+
+impl CqRing {
+    /// Describes `cq`'s ring through `mlx5dv_init_obj(MLX5DV_OBJ_CQ)`, which also tells libmlx5
+    /// that the consumer index is no longer its own (it then leaves the CQ alone when a QP is
+    /// reset or destroyed).
+    ///
+    /// # Safety
+    /// `cq` must be a live CQ of an mlx5 device, polled from now on only through this ring.
+    pub(crate) unsafe fn of(cq: *mut raw::ibv_cq, device: &str) -> Result<CqRing> {
+        const OP: &str = "mlx5dv_init_obj (CQ)";
+        // SAFETY: plain pointers and integers: all-zero is valid.
+        let mut out: raw::mlx5dv_cq = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let mut obj: raw::mlx5dv_obj = unsafe { std::mem::zeroed() };
+        obj.cq.r#in = cq;
+        obj.cq.out = &mut out;
+        // SAFETY: `cq` is a live mlx5 CQ (the caller's contract); `out` outlives the call.
+        let rc = unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_CQ) };
+        if rc != 0 {
+            return Err(Error::from_errno(OP, rc, "libmlx5 would not describe the CQ's ring").on(device));
+        }
+        Self::from_parts(&out).map_err(|e| e.on(device))
+    }
+
+    /// Checks what `mlx5dv_init_obj` reported and keeps it.
+    pub(crate) fn from_parts(cq: &raw::mlx5dv_cq) -> Result<CqRing> {
+        const OP: &str = "Context::create_direct_cq";
+        if cq.cqe_size != 64 && cq.cqe_size != 128 {
+            return Err(Error::from_errno(
+                OP,
+                libc::EOPNOTSUPP,
+                format!(
+                    "the CQ has {}-byte entries; the direct reader decodes 64- and 128-byte CQEs only",
+                    cq.cqe_size
+                ),
+            ));
+        }
+        if !cq.cqe_cnt.is_power_of_two() {
+            return Err(Error::from_errno(
+                OP,
+                libc::EOPNOTSUPP,
+                format!("the CQ has {} entries, not a power of two", cq.cqe_cnt),
+            ));
+        }
+        let (Some(buf), Some(dbrec)) = (NonNull::new(cq.buf.cast::<u8>()), NonNull::new(cq.dbrec)) else {
+            return Err(Error::from_errno(
+                OP,
+                libc::EOPNOTSUPP,
+                "libmlx5 reported no ring or doorbell record for the CQ",
+            ));
+        };
+        Ok(CqRing {
+            buf,
+            dbrec,
+            cqe_cnt: cq.cqe_cnt,
+            cqe_size: cq.cqe_size,
+            cqn: cq.cqn,
+            ci: Cell::new(0),
+        })
+    }
+
+    /// The CQ number.
+    pub(crate) fn cqn(&self) -> u32 {
+        self.cqn
+    }
+
+    /// The start of entry `n` (`get_cqe`: `n` modulo the ring).
+    #[inline]
+    fn entry(&self, n: u32) -> *mut u8 {
+        let index = (n & (self.cqe_cnt - 1)) as usize;
+        // SAFETY: index < cqe_cnt and the ring holds cqe_cnt entries of cqe_size bytes
+        // (mlx5dv_init_obj), so the entry lies inside it.
+        unsafe { self.buf.as_ptr().add(index * self.cqe_size as usize) }
+    }
+
+    /// The 64-byte CQE of entry `n`: the entry itself, or its second half with 128-byte CQEs.
+    #[inline]
+    fn cqe64(&self, n: u32) -> *mut raw::mlx5_cqe64 {
+        // SAFETY: the entry is cqe_size (64 or 128) bytes, so its last 64 bytes lie inside it;
+        // entries are 64-byte aligned (the ring is page aligned, entries 64 or 128 bytes).
+        unsafe { self.entry(n).add(self.cqe_size as usize - 64) }.cast()
+    }
+
+    /// `get_sw_cqe`: whether software owns entry `n` (its opcode is not INVALID and its owner
+    /// bit is the wrap bit of `n`).
+    #[inline]
+    fn software_owns(&self, n: u32) -> bool {
+        // SAFETY: a CQE inside the ring (cqe64); the device writes op_own last, so it is read
+        // on its own first.
+        let op_own = unsafe { std::ptr::addr_of!((*self.cqe64(n)).op_own).read_volatile() };
+        let owner_bit = u8::from(n & self.cqe_cnt != 0);
+        u32::from(op_own >> 4) != raw::MLX5_CQE_INVALID && (op_own & raw::MLX5_CQE_OWNER_MASK as u8) == owner_bit
+    }
+
+    /// The next entry if software owns it (`mlx5_get_next_cqe`): copied out, and the consumer
+    /// index advanced past it.
+    #[inline]
+    pub(crate) fn next(&self) -> Option<raw::mlx5_cqe64> {
+        let ci = self.ci.get();
+        if !self.software_owns(ci) {
+            return None;
+        }
+        from_device_barrier();
+        // SAFETY: a CQE inside the ring; software's until the consumer index passes it.
+        let body = unsafe { self.cqe64(ci).read_volatile() };
+        self.ci.set(ci.wrapping_add(1));
+        Some(body)
+    }
+
+    /// `__mlx5_cq_clean`: removes the unread entries of QP `qp_num` (by the QP number in
+    /// `sop_drop_qpn`), moving the later entries of other QPs back over them, and returns how
+    /// many were removed. Call it once the QP is in RESET or destroyed (no new entries of it
+    /// can come), where libmlx5 cleans its own CQs: it leaves a CQ that `mlx5dv_init_obj`
+    /// described alone.
+    pub(crate) fn clean(&self, qp_num: u32) -> u32 {
+        let ci = self.ci.get();
+        let last = ci.wrapping_add(self.cqe_cnt - 1);
+        let mut pi = ci;
+        while self.software_owns(pi) && pi != last {
+            pi = pi.wrapping_add(1);
+        }
+        from_device_barrier();
+        let mut freed = 0u32;
+        while pi != ci {
+            pi = pi.wrapping_sub(1);
+            // SAFETY: a CQE inside the ring, owned by software (found above).
+            let qpn = u32::from_be(unsafe { std::ptr::addr_of!((*self.cqe64(pi)).sop_drop_qpn).read() }) & 0xff_ffff;
+            if qpn == qp_num {
+                freed += 1;
+            } else if freed > 0 {
+                let dest = pi.wrapping_add(freed);
+                // SAFETY: both entries lie inside the ring (entry) and differ (freed > 0,
+                // fewer than cqe_cnt apart); the destination keeps its own owner bit, which
+                // marks it software's at its place in the ring.
+                unsafe {
+                    let op_own = std::ptr::addr_of_mut!((*self.cqe64(dest)).op_own);
+                    let owner = op_own.read() & raw::MLX5_CQE_OWNER_MASK as u8;
+                    std::ptr::copy_nonoverlapping(self.entry(pi), self.entry(dest), self.cqe_size as usize);
+                    op_own.write(owner | (op_own.read() & !(raw::MLX5_CQE_OWNER_MASK as u8)));
+                }
+            }
+        }
+        if freed > 0 {
+            self.ci.set(ci.wrapping_add(freed));
+            self.update_cons_index();
+        }
+        freed
+    }
+
+    /// `update_cons_index`: tells the device how far the ring was read (after the entries were
+    /// copied out, so it may reuse them).
+    #[inline]
+    pub(crate) fn update_cons_index(&self) {
+        let ci = (self.ci.get() & 0xff_ffff).to_be();
+        // SAFETY: the doorbell record is a 4-byte-aligned, live word of the CQ's doorbell
+        // page, which the device only reads; the release store orders the CQE reads before it.
+        let word = unsafe { AtomicU32::from_ptr(self.dbrec.as_ptr().add(MLX5_CQ_SET_CI)) };
+        word.store(ci, Ordering::Release);
+    }
+
+    /// The consumer index (entries read so far).
+    #[cfg(test)]
+    pub(crate) fn consumer_index(&self) -> u32 {
+        self.ci.get()
+    }
+}
+
+/// `udma_from_device_barrier`: the entry's body is read after its owner bit.
+#[inline(always)]
+fn from_device_barrier() {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a load barrier instruction (what rdma-core emits on aarch64); touches no memory.
+    unsafe {
+        core::arch::asm!("dmb oshld", options(nostack, preserves_flags))
+    };
+    #[cfg(not(target_arch = "aarch64"))]
+    std::sync::atomic::fence(Ordering::Acquire);
+}
+
+impl std::fmt::Debug for CqRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CqRing")
+            .field("cqn", &self.cqn)
+            .field("cqe_cnt", &self.cqe_cnt)
+            .field("cqe_size", &self.cqe_size)
+            .field("ci", &self.ci.get())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::direct::cqe::tests::cqe;
+
+    /// A ring in test memory, as libmlx5 initialises it (every entry's op_own INVALID << 4).
+    pub(crate) struct TestRing {
+        mem: Vec<u64>,
+        pub(crate) dbrec: Box<[u32; 2]>,
+        cqe_cnt: u32,
+        cqe_size: u32,
+    }
+
+    impl TestRing {
+        pub(crate) fn new(cqe_cnt: u32, cqe_size: u32) -> TestRing {
+            let mut r = TestRing {
+                mem: vec![0; (cqe_cnt * cqe_size / 8) as usize],
+                dbrec: Box::new([0; 2]),
+                cqe_cnt,
+                cqe_size,
+            };
+            for i in 0..cqe_cnt {
+                r.bytes_of(i)[63] = (raw::MLX5_CQE_INVALID << 4) as u8;
+            }
+            r
+        }
+        fn bytes_of(&mut self, index: u32) -> &mut [u8] {
+            let start = (index * self.cqe_size + self.cqe_size - 64) as usize;
+            // SAFETY: mem is plain u64s; viewed as bytes within its length.
+            let all = unsafe { std::slice::from_raw_parts_mut(self.mem.as_mut_ptr().cast::<u8>(), self.mem.len() * 8) };
+            &mut all[start..start + 64]
+        }
+        /// The device writes CQE number `pi` (producer index) with the owner bit of its pass.
+        pub(crate) fn produce(&mut self, pi: u32, mut c: raw::mlx5_cqe64) {
+            c.op_own |= u8::from(pi & self.cqe_cnt != 0);
+            let cnt = self.cqe_cnt;
+            // SAFETY: mlx5_cqe64 is 64 plain bytes.
+            let src = unsafe { std::slice::from_raw_parts((&c as *const raw::mlx5_cqe64).cast::<u8>(), 64) };
+            self.bytes_of(pi & (cnt - 1)).copy_from_slice(src);
+        }
+        pub(crate) fn ring(&mut self) -> CqRing {
+            CqRing::from_parts(&raw::mlx5dv_cq {
+                buf: self.mem.as_mut_ptr().cast(),
+                dbrec: self.dbrec.as_mut_ptr(),
+                cqe_cnt: self.cqe_cnt,
+                cqe_size: self.cqe_size,
+                cq_uar: std::ptr::null_mut(),
+                cqn: 7,
+                comp_mask: 0,
+            })
+            .expect("a valid ring")
+        }
+    }
+
+    fn wqe_of(c: &raw::mlx5_cqe64) -> u16 {
+        u16::from_be(c.wqe_counter)
+    }
+
+    #[test]
+    fn entries_are_read_in_order_across_the_wrap_by_owner_bit_for_64_and_128_byte_cqes() {
+        for size in [64, 128] {
+            let mut t = TestRing::new(4, size);
+            let ring = t.ring();
+            assert!(ring.next().is_none(), "an INVALID entry is the device's");
+            // Three passes over a 4-entry ring: the owner bit flips each pass.
+            for pi in 0..12u32 {
+                t.produce(pi, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 1, pi as u16));
+                let got = ring.next().expect("the entry just written");
+                assert_eq!(wqe_of(&got), pi as u16, "{size}-byte CQEs, entry {pi}");
+                assert!(ring.next().is_none(), "the next entry still has last pass's owner bit");
+            }
+            assert_eq!(ring.consumer_index(), 12);
+        }
+    }
+
+    #[test]
+    fn an_entry_of_the_previous_pass_is_not_read_again() {
+        let mut t = TestRing::new(2, 64);
+        let ring = t.ring();
+        t.produce(0, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 1, 0));
+        t.produce(1, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 1, 1));
+        assert!(ring.next().is_some() && ring.next().is_some());
+        // ci = 2: entry 0 must carry owner 1 now; it still has 0 from the first pass.
+        assert!(ring.next().is_none());
+    }
+
+    #[test]
+    fn cleaning_a_qp_removes_its_unread_entries_and_keeps_the_others_in_order_across_the_wrap() {
+        for size in [64, 128] {
+            let mut t = TestRing::new(4, size);
+            let ring = t.ring();
+            // Two read entries, then four unread ones crossing the wrap: QPs 1, 2, 1, 3.
+            for pi in 0..2u32 {
+                t.produce(pi, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 9, pi as u16));
+                assert!(ring.next().is_some());
+            }
+            for (pi, qpn) in [(2u32, 1u32), (3, 2), (4, 1), (5, 3)] {
+                t.produce(pi, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, qpn, pi as u16));
+            }
+            assert_eq!(ring.clean(1), 2, "{size}-byte CQEs");
+            assert_eq!(u32::from_be(t.dbrec[0]), 4, "the consumer index passes the two removed");
+            let left: Vec<(u32, u16)> = std::iter::from_fn(|| ring.next())
+                .map(|c| (u32::from_be(c.sop_drop_qpn) & 0xff_ffff, wqe_of(&c)))
+                .collect();
+            assert_eq!(left, [(2, 3), (3, 5)], "{size}-byte CQEs: the others, in order");
+            assert_eq!(ring.clean(7), 0, "nothing of a QP without entries");
+            // The ring goes on: the device's next entry is read where it lands.
+            t.produce(6, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 4, 6));
+            assert_eq!(ring.next().map(|c| wqe_of(&c)), Some(6));
+        }
+    }
+
+    #[test]
+    fn the_consumer_index_goes_to_doorbell_word_0_big_endian_in_24_bits() {
+        let mut t = TestRing::new(2, 64);
+        let ring = t.ring();
+        ring.ci.set(0x0123_4567);
+        ring.update_cons_index();
+        assert_eq!(u32::from_be(t.dbrec[0]), 0x23_4567);
+        assert_eq!(t.dbrec[1], 0, "the arm word is not touched");
+    }
+
+    #[test]
+    fn rings_the_reader_cannot_decode_are_refused() {
+        let mut t = TestRing::new(4, 64);
+        let mut attr = raw::mlx5dv_cq {
+            buf: t.mem.as_mut_ptr().cast(),
+            dbrec: t.dbrec.as_mut_ptr(),
+            cqe_cnt: 4,
+            cqe_size: 32,
+            cq_uar: std::ptr::null_mut(),
+            cqn: 1,
+            comp_mask: 0,
+        };
+        let err = CqRing::from_parts(&attr).unwrap_err();
+        assert_eq!(err.errno(), Some(libc::EOPNOTSUPP));
+        assert!(err.to_string().contains("32-byte"), "{err}");
+        attr.cqe_size = 64;
+        attr.cqe_cnt = 3;
+        assert_eq!(CqRing::from_parts(&attr).unwrap_err().errno(), Some(libc::EOPNOTSUPP));
+    }
+}

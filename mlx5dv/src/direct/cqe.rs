@@ -1,0 +1,302 @@
+//! One completion-queue entry of a direct CQ, decoded as libmlx5 (`providers/mlx5/cq.c`)
+//! decodes it for an extended CQ: what `ibv_start_poll`/`ibv_next_poll` and the
+//! `ibv_wc_read_*` entries report for the same bytes, which is what [`crate::Cq::poll`]
+//! reports on the wr API.
+//!
+//! Only requester CQEs are decoded: a direct CQ serves the send queues of direct DCIs. Every
+//! other entry is a [`Refused`] the poller reports, never a panic and never dropped.
+
+use crate::cq::{Completion, WcOpcode, WcStatus};
+use crate::error::Error;
+use mlx5dv_raw as raw;
+
+/// A requester CQE, decoded; `completion.wr_id` is still 0 (the CQE names the WQE index, the
+/// send queue maps it to the caller's `wr_id`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Requester {
+    /// The QP it completes (`sop_drop_qpn`, low 24 bits).
+    pub(crate) qp_num: u32,
+    /// The index of the WQE it completes.
+    pub(crate) wqe_counter: u16,
+    /// What libmlx5 would report, but the `wr_id`.
+    pub(crate) completion: Completion,
+}
+
+/// An entry a direct CQ does not decode (consumed, then reported by the poll).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// A responder CQE (a receive or a receive error): no QP with a receive queue may use a
+    /// direct CQ.
+    Receive { opcode: u8, qp_num: u32 },
+    /// A requester CQE with data scattered into it (`MLX5_INLINE_SCATTER_*`) or in compressed
+    /// format: the direct DCI is created without scatter-to-CQE and the CQ without compression.
+    Format { op_own: u8, qp_num: u32 },
+    /// A WQE opcode the direct writer never writes, whose completion opcode libmlx5 takes
+    /// from state of its own (`wr_data`: UMR, SET_PSV, NOP, MMO).
+    WqeOpcode { wqe_opcode: u8, qp_num: u32 },
+    /// A CQE opcode that completes no request (resize, signature error, no packet, reserved).
+    Opcode { opcode: u8 },
+    /// A requester CQE whose QP and WQE index name no outstanding request of a direct QP on
+    /// this CQ (a wr-API QP, a QP of another CQ, or one destroyed since).
+    UnknownRequest { qp_num: u32, wqe_counter: u16 },
+}
+
+impl Refused {
+    /// The error the poll reports (EPROTO: the entry does not belong on a direct CQ).
+    pub(crate) fn error(self) -> Error {
+        const OP: &str = "Cq::poll (direct)";
+        let hint = match self {
+            Refused::Receive { opcode, qp_num } => format!(
+                "a responder CQE (opcode {opcode}) of QP {qp_num:#x}: a direct CQ serves only the send queues of direct DCIs, never a receive queue"
+            ),
+            Refused::Format { op_own, qp_num } => format!(
+                "a CQE of QP {qp_num:#x} with op_own {op_own:#04x}: inline-scattered or compressed CQEs are not decoded (create the DCI without scatter-to-CQE)"
+            ),
+            Refused::WqeOpcode { wqe_opcode, qp_num } => format!(
+                "a completion of WQE opcode {wqe_opcode:#04x} on QP {qp_num:#x}: the direct backend never writes that opcode"
+            ),
+            Refused::Opcode { opcode } => format!(
+                "a CQE with opcode {opcode} (resize, signature error or reserved), which completes no request on a direct CQ"
+            ),
+            Refused::UnknownRequest { qp_num, wqe_counter } => format!(
+                "a completion of QP {qp_num:#x}, WQE {wqe_counter}: no direct QP of this CQ has that request outstanding (only direct DCIs may report to a direct CQ)"
+            ),
+        };
+        Error::from_errno(OP, libc::EPROTO, hint)
+    }
+}
+
+/// `mlx5_handle_error_cqe`: the status of an error CQE's syndrome.
+pub(crate) fn status_of_syndrome(syndrome: u8) -> WcStatus {
+    match u32::from(syndrome) {
+        raw::MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR => WcStatus::LocLenErr,
+        raw::MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR => WcStatus::LocQpOpErr,
+        raw::MLX5_CQE_SYNDROME_LOCAL_PROT_ERR => WcStatus::LocProtErr,
+        raw::MLX5_CQE_SYNDROME_WR_FLUSH_ERR => WcStatus::WrFlushErr,
+        raw::MLX5_CQE_SYNDROME_MW_BIND_ERR => WcStatus::MwBindErr,
+        raw::MLX5_CQE_SYNDROME_BAD_RESP_ERR => WcStatus::BadRespErr,
+        raw::MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR => WcStatus::LocAccessErr,
+        raw::MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR => WcStatus::RemInvReqErr,
+        raw::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR => WcStatus::RemAccessErr,
+        raw::MLX5_CQE_SYNDROME_REMOTE_OP_ERR => WcStatus::RemOpErr,
+        raw::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR => WcStatus::RetryExcErr,
+        raw::MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR => WcStatus::RnrRetryExcErr,
+        raw::MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR => WcStatus::RemAbortErr,
+        _ => WcStatus::GeneralErr,
+    }
+}
+
+/// `mlx5_cq_read_wc_opcode` for a requester CQE: the completion opcode of the WQE opcode in
+/// `sop_drop_qpn`'s top byte.
+fn requester_opcode(wqe_opcode: u8, qp_num: u32) -> Result<WcOpcode, Refused> {
+    Ok(match u32::from(wqe_opcode) {
+        raw::MLX5_OPCODE_RDMA_WRITE_IMM | raw::MLX5_OPCODE_RDMA_WRITE => WcOpcode::RdmaWrite,
+        raw::MLX5_OPCODE_SEND_IMM | raw::MLX5_OPCODE_SEND | raw::MLX5_OPCODE_SEND_INVAL => WcOpcode::Send,
+        raw::MLX5_OPCODE_RDMA_READ => WcOpcode::RdmaRead,
+        raw::MLX5_OPCODE_ATOMIC_CS => WcOpcode::CompSwap,
+        raw::MLX5_OPCODE_ATOMIC_FA => WcOpcode::FetchAdd,
+        raw::MLX5_OPCODE_TSO => WcOpcode::Other(raw::IBV_WC_TSO),
+        raw::MLX5_OPCODE_UMR | raw::MLX5_OPCODE_SET_PSV | raw::MLX5_OPCODE_NOP | raw::MLX5_OPCODE_MMO => {
+            return Err(Refused::WqeOpcode { wqe_opcode, qp_num })
+        }
+        // libmlx5 returns 0 ("un-expected opcode in cqe", a debug message only).
+        _ => WcOpcode::from_raw(0),
+    })
+}
+
+/// Decodes one CQE that the ring reader found owned by software.
+///
+/// What it reports, field by field, is what the crate reads from libmlx5's extended CQ for
+/// the same bytes: on success the opcode from the WQE opcode, `byte_len` = `byte_cnt` (the
+/// extended CQ's `read_byte_len` does not substitute 8 for atomics as `ibv_poll_cq` does),
+/// no immediate (libmlx5 flags one only on responder CQEs), `src_qp` and the GRH flag from
+/// `flags_rqpn`; on error the status from the syndrome and the vendor syndrome.
+#[inline]
+pub(crate) fn decode(cqe: &raw::mlx5_cqe64) -> Result<Requester, Refused> {
+    let opcode = raw::mlx5dv_get_cqe_opcode(cqe);
+    let sop_drop_qpn = u32::from_be(cqe.sop_drop_qpn);
+    let qp_num = sop_drop_qpn & 0xff_ffff;
+    let wqe_counter = u16::from_be(cqe.wqe_counter);
+    match u32::from(opcode) {
+        raw::MLX5_CQE_REQ => {
+            let scatter = (raw::MLX5_INLINE_SCATTER_32 | raw::MLX5_INLINE_SCATTER_64) as u8;
+            if cqe.op_own & scatter != 0 {
+                return Err(Refused::Format {
+                    op_own: cqe.op_own,
+                    qp_num,
+                });
+            }
+            let opcode = requester_opcode((sop_drop_qpn >> 24) as u8, qp_num)?;
+            let flags_rqpn = u32::from_be(cqe.flags_rqpn);
+            Ok(Requester {
+                qp_num,
+                wqe_counter,
+                completion: Completion {
+                    wr_id: 0,
+                    status: WcStatus::Success,
+                    opcode: Some(opcode),
+                    byte_len: u32::from_be(cqe.byte_cnt),
+                    imm: None,
+                    qp_num,
+                    src_qp: flags_rqpn & 0xff_ffff,
+                    wc_flags: if (flags_rqpn >> 28) & 3 != 0 {
+                        raw::IBV_WC_GRH
+                    } else {
+                        0
+                    },
+                    vendor_err: 0,
+                },
+            })
+        }
+        raw::MLX5_CQE_REQ_ERR => {
+            let err = as_err_cqe(cqe);
+            Ok(Requester {
+                qp_num,
+                wqe_counter,
+                completion: Completion {
+                    wr_id: 0,
+                    status: status_of_syndrome(err.syndrome),
+                    qp_num,
+                    vendor_err: u32::from(err.vendor_err_synd),
+                    ..Completion::default()
+                },
+            })
+        }
+        raw::MLX5_CQE_RESP_WR_IMM
+        | raw::MLX5_CQE_RESP_SEND
+        | raw::MLX5_CQE_RESP_SEND_IMM
+        | raw::MLX5_CQE_RESP_SEND_INV
+        | raw::MLX5_CQE_RESP_ERR => Err(Refused::Receive { opcode, qp_num }),
+        _ => Err(Refused::Opcode { opcode }),
+    }
+}
+
+/// The error view of a CQE (`(struct mlx5_err_cqe *)cqe64` in C).
+#[inline]
+fn as_err_cqe(cqe: &raw::mlx5_cqe64) -> raw::mlx5_err_cqe {
+    const _: () = assert!(std::mem::size_of::<raw::mlx5_cqe64>() == std::mem::size_of::<raw::mlx5_err_cqe>());
+    // SAFETY: both are 64-byte plain-integer structs (any bit pattern is valid), and
+    // mlx5_err_cqe's alignment (4) is below mlx5_cqe64's (8).
+    unsafe { std::ptr::read((cqe as *const raw::mlx5_cqe64).cast::<raw::mlx5_err_cqe>()) }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A CQE as the device writes it: `opcode` in op_own's high nibble, big-endian fields.
+    pub(crate) fn cqe(opcode: u32, wqe_opcode: u32, qp_num: u32, wqe_counter: u16) -> raw::mlx5_cqe64 {
+        // SAFETY: plain integers: all-zero is valid.
+        let mut c: raw::mlx5_cqe64 = unsafe { std::mem::zeroed() };
+        c.sop_drop_qpn = (wqe_opcode << 24 | qp_num).to_be();
+        c.wqe_counter = wqe_counter.to_be();
+        c.op_own = (opcode << 4) as u8;
+        c
+    }
+
+    /// An error CQE with `syndrome` and `vendor`.
+    pub(crate) fn err_cqe(syndrome: u32, vendor: u8, qp_num: u32, wqe_counter: u16) -> raw::mlx5_cqe64 {
+        let mut c = cqe(raw::MLX5_CQE_REQ_ERR, raw::MLX5_OPCODE_SEND, qp_num, wqe_counter);
+        // The error view: vendor_err_synd at 54, syndrome at 55 (mlx5_err_cqe).
+        // SAFETY: mlx5_cqe64 is 64 plain bytes.
+        let bytes = unsafe { &mut *(&mut c as *mut raw::mlx5_cqe64).cast::<[u8; 64]>() };
+        bytes[54] = vendor;
+        bytes[55] = syndrome as u8;
+        c
+    }
+
+    #[test]
+    fn each_requester_wqe_opcode_reports_libmlx5s_completion_opcode() {
+        let cases = [
+            (raw::MLX5_OPCODE_SEND, WcOpcode::Send),
+            (raw::MLX5_OPCODE_SEND_IMM, WcOpcode::Send),
+            (raw::MLX5_OPCODE_SEND_INVAL, WcOpcode::Send),
+            (raw::MLX5_OPCODE_RDMA_WRITE, WcOpcode::RdmaWrite),
+            (raw::MLX5_OPCODE_RDMA_WRITE_IMM, WcOpcode::RdmaWrite),
+            (raw::MLX5_OPCODE_RDMA_READ, WcOpcode::RdmaRead),
+            (raw::MLX5_OPCODE_ATOMIC_CS, WcOpcode::CompSwap),
+            (raw::MLX5_OPCODE_ATOMIC_FA, WcOpcode::FetchAdd),
+            (raw::MLX5_OPCODE_TSO, WcOpcode::Other(raw::IBV_WC_TSO)),
+            (raw::MLX5_OPCODE_ATOMIC_MASKED_FA, WcOpcode::Send),
+        ];
+        for (wqe_op, want) in cases {
+            let mut c = cqe(raw::MLX5_CQE_REQ, wqe_op, 0x1234, 7);
+            c.byte_cnt = 8u32.to_be();
+            let r = decode(&c).expect("a requester CQE");
+            assert_eq!((r.qp_num, r.wqe_counter), (0x1234, 7));
+            assert_eq!(r.completion.opcode, Some(want), "WQE opcode {wqe_op:#x}");
+            assert_eq!(r.completion.status, WcStatus::Success);
+            assert_eq!(r.completion.byte_len, 8);
+            assert_eq!(r.completion.imm, None, "libmlx5 flags no immediate on a requester CQE");
+        }
+    }
+
+    #[test]
+    fn each_syndrome_maps_as_mlx5_handle_error_cqe_and_keeps_the_vendor_syndrome() {
+        let cases = [
+            (raw::MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR, WcStatus::LocLenErr),
+            (raw::MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR, WcStatus::LocQpOpErr),
+            (raw::MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, WcStatus::LocProtErr),
+            (raw::MLX5_CQE_SYNDROME_WR_FLUSH_ERR, WcStatus::WrFlushErr),
+            (raw::MLX5_CQE_SYNDROME_MW_BIND_ERR, WcStatus::MwBindErr),
+            (raw::MLX5_CQE_SYNDROME_BAD_RESP_ERR, WcStatus::BadRespErr),
+            (raw::MLX5_CQE_SYNDROME_LOCAL_ACCESS_ERR, WcStatus::LocAccessErr),
+            (raw::MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, WcStatus::RemInvReqErr),
+            (raw::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, WcStatus::RemAccessErr),
+            (raw::MLX5_CQE_SYNDROME_REMOTE_OP_ERR, WcStatus::RemOpErr),
+            (raw::MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, WcStatus::RetryExcErr),
+            (raw::MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR, WcStatus::RnrRetryExcErr),
+            (raw::MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR, WcStatus::RemAbortErr),
+            (0x7f, WcStatus::GeneralErr),
+        ];
+        for (syndrome, want) in cases {
+            let r = decode(&err_cqe(syndrome, 0x93, 0x55, 3)).expect("a requester error");
+            assert_eq!(r.completion.status, want, "syndrome {syndrome:#x}");
+            assert_eq!(r.completion.vendor_err, 0x93);
+            assert_eq!((r.completion.qp_num, r.wqe_counter), (0x55, 3));
+            assert_eq!(r.completion.opcode, None);
+        }
+    }
+
+    #[test]
+    fn receives_scattered_cqes_and_other_opcodes_are_refused_not_decoded() {
+        for op in [
+            raw::MLX5_CQE_RESP_SEND,
+            raw::MLX5_CQE_RESP_SEND_IMM,
+            raw::MLX5_CQE_RESP_WR_IMM,
+            raw::MLX5_CQE_RESP_SEND_INV,
+            raw::MLX5_CQE_RESP_ERR,
+        ] {
+            assert_eq!(
+                decode(&cqe(op, 0, 9, 0)),
+                Err(Refused::Receive {
+                    opcode: op as u8,
+                    qp_num: 9
+                })
+            );
+        }
+        for op in [
+            raw::MLX5_CQE_RESIZE_CQ,
+            raw::MLX5_CQE_SIG_ERR,
+            raw::MLX5_CQE_NO_PACKET,
+            8,
+        ] {
+            assert_eq!(decode(&cqe(op, 0, 9, 0)), Err(Refused::Opcode { opcode: op as u8 }));
+        }
+        let mut scattered = cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_RDMA_READ, 9, 0);
+        scattered.op_own |= raw::MLX5_INLINE_SCATTER_32 as u8;
+        assert!(matches!(decode(&scattered), Err(Refused::Format { .. })));
+        let nop = cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_NOP, 9, 0);
+        assert!(matches!(decode(&nop), Err(Refused::WqeOpcode { wqe_opcode: 0, .. })));
+        let text = Refused::Receive { opcode: 2, qp_num: 9 }.error().to_string();
+        assert!(text.contains("responder") && text.contains("0x9"), "{text}");
+    }
+
+    #[test]
+    fn the_grh_flag_and_source_qp_come_from_flags_rqpn() {
+        let mut c = cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 1, 0);
+        c.flags_rqpn = (1u32 << 28 | 0xabcdef).to_be();
+        let r = decode(&c).unwrap().completion;
+        assert_eq!((r.wc_flags, r.src_qp), (raw::IBV_WC_GRH, 0xabcdef));
+    }
+}
