@@ -5,7 +5,9 @@
 //! Options: `-p PORT` (TCP, default 18516), `-d DEV` (default: first device), `-i IB_PORT`
 //! (default 1), `-g GID_INDEX` (RoCE; default: LID addressing), `-s SIZE` (default 64),
 //! `-n ITERS` (default 1000), `-k KEY` (DC key, hex; default ffeeddcc; both sides must agree:
-//! it is never sent over the wire), `-c` (find the peer through the RDMA connection manager).
+//! it is never sent over the wire), `-c` (find the peer through the RDMA connection manager),
+//! `--direct` (the DCI posts through the crate's direct writer, its completions read from a
+//! direct CQ of its own: `SendBackend::Direct`; the peer need not do the same).
 //!
 //! The TCP exchange: each side sends its DC target address (32 bytes, `DcTargetAddr::encode`)
 //! then its remote-memory descriptor (32 bytes, `RemoteMemory::encode`).
@@ -18,7 +20,7 @@
 //! on both sides and never published. SERVER must then be an IP address of an RDMA netdev.
 use mlx5dv::{
     Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciBuilder, DctBuilder, Mtu, PeerPath, RemoteMemory, RtsAttr,
-    WcStatus,
+    SendBackend, WcStatus,
 };
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -35,6 +37,7 @@ struct Opts {
     iters: u64,
     key: u64,
     cm: bool,
+    direct: bool,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -48,6 +51,7 @@ fn parse() -> Result<Opts, String> {
         iters: 1000,
         key: 0xffee_ddcc,
         cm: false,
+        direct: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -60,6 +64,7 @@ fn parse() -> Result<Opts, String> {
             "-s" => o.size = val("-s")?.parse().map_err(|_| "-s takes a size in bytes")?,
             "-n" => o.iters = val("-n")?.parse().map_err(|_| "-n takes an iteration count")?,
             "-c" => o.cm = true,
+            "--direct" => o.direct = true,
             "-k" => {
                 o.key =
                     u64::from_str_radix(val("-k")?.trim_start_matches("0x"), 16).map_err(|_| "-k takes a hex key")?
@@ -74,17 +79,20 @@ fn parse() -> Result<Opts, String> {
     Ok(o)
 }
 
-fn wait(cq: &Cq, want: impl Fn(&Completion) -> bool) -> Result<Completion, String> {
+/// Polls the CQs in turn until a completion `want` takes (the others are consumed).
+fn wait(cqs: &[&Cq], want: impl Fn(&Completion) -> bool) -> Result<Completion, String> {
     let mut buf = [Completion::default(); 1];
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        if cq.poll(&mut buf).map_err(|e| e.to_string())? == 1 {
-            let c = buf[0];
-            if c.status != WcStatus::Success {
-                return Err(format!("work request {} completed with {}", c.wr_id, c.status));
-            }
-            if want(&c) {
-                return Ok(c);
+        for cq in cqs {
+            if cq.poll(&mut buf).map_err(|e| e.to_string())? == 1 {
+                let c = buf[0];
+                if c.status != WcStatus::Success {
+                    return Err(format!("work request {} completed with {}", c.wr_id, c.status));
+                }
+                if want(&c) {
+                    return Ok(c);
+                }
             }
         }
         if Instant::now() > deadline {
@@ -148,7 +156,20 @@ fn run(o: &Opts) -> Result<(), String> {
     };
     let ah = pd.create_ah(ib_port, &path).map_err(|e| e.to_string())?;
     let peer = DcPeer::new(&ah, &peer_addr, key);
-    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+    // The direct backend reads the DCI's completions from a direct CQ, which only direct DCIs
+    // use: the DCT keeps the other one.
+    let send_cq = match o.direct {
+        true => Some(ctx.create_direct_cq(1024).map_err(|e| e.to_string())?),
+        false => None,
+    };
+    let cqs: Vec<&Cq> = std::iter::once(&cq).chain(send_cq.as_ref()).collect();
+    let backend = if o.direct {
+        SendBackend::Direct
+    } else {
+        SendBackend::WrApi
+    };
+    let mut dci = DciBuilder::new(&mlx5, &pd, send_cq.as_ref().unwrap_or(&cq))
+        .backend(backend)
         .max_send_wr(256)
         .build_ready(o.ib_port, 1024, RtsAttr::default())
         .map_err(|e| e.to_string())?;
@@ -163,7 +184,7 @@ fn run(o: &Opts) -> Result<(), String> {
             batch.send(i).to(&peer).sge(payload).map_err(|e| e.to_string())?;
             batch.commit().map_err(|e| e.to_string())?;
         }
-        wait(&cq, |c| c.opcode == Some(mlx5dv::WcOpcode::Recv))?;
+        wait(&cqs, |c| c.opcode == Some(mlx5dv::WcOpcode::Recv))?;
         srq.post_recv(256 + i, &[buf.sge(0, o.size).map_err(|e| e.to_string())?])
             .map_err(|e| e.to_string())?;
         if o.server.is_none() && i + 1 == o.iters {
@@ -194,7 +215,7 @@ fn run(o: &Opts) -> Result<(), String> {
                 wr.sge(payload).map_err(|e| e.to_string())?;
             }
             batch.commit().map_err(|e| e.to_string())?;
-            wait(&cq, |c| c.opcode == Some(mlx5dv::WcOpcode::RdmaWrite))?;
+            wait(&cqs, |c| c.opcode == Some(mlx5dv::WcOpcode::RdmaWrite))?;
             done += n;
         }
         let secs = start.elapsed().as_secs_f64();
@@ -218,10 +239,10 @@ fn run(o: &Opts) -> Result<(), String> {
             let mut batch = dci.batch();
             batch.send(u64::MAX).to(&peer).sge(payload).map_err(|e| e.to_string())?;
             batch.commit().map_err(|e| e.to_string())?;
-            wait(&cq, |c| c.wr_id == u64::MAX)?;
+            wait(&cqs, |c| c.wr_id == u64::MAX)?;
         }
         None => {
-            wait(&cq, |c| c.opcode == Some(mlx5dv::WcOpcode::Recv))?;
+            wait(&cqs, |c| c.opcode == Some(mlx5dv::WcOpcode::Recv))?;
         }
     }
     Ok(())
