@@ -11,6 +11,7 @@ use mlx5dv::{
     devices, Access, Completion, Context, Cq, DcKey, DcPeer, DcTargetAddr, Dci, DciBuilder, DctBuilder, Mlx5Context,
     Mtu, PeerPath, QpState, RtsAttr, WcOpcode, WcStatus,
 };
+use mlx5dv_suite::device::{test_backend, TestCq};
 use std::time::{Duration, Instant};
 
 const KEY: DcKey = DcKey::new(0xFFEE_DDCC);
@@ -87,7 +88,7 @@ impl Hw {
     }
 }
 
-fn wait(cq: &Cq, n: usize) -> Vec<Completion> {
+fn wait(cq: &TestCq, n: usize) -> Vec<Completion> {
     let mut got = Vec::new();
     let mut buf = [Completion::default(); 32];
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -105,7 +106,7 @@ fn wait(cq: &Cq, n: usize) -> Vec<Completion> {
 /// Posts one RDMA write of inline `data` to `remote` at `peer` and returns its status.
 fn write_inline(
     dci: &mut Dci<mlx5dv::state::Rts>,
-    cq: &Cq,
+    cq: &TestCq,
     wr_id: u64,
     remote: mlx5dv::RemoteMemory,
     peer: &DcPeer,
@@ -117,17 +118,19 @@ fn write_inline(
     wait(cq, 1)[0].status
 }
 
-fn ready_dci(hw: &Hw, mlx5: &Mlx5Context, pd: &mlx5dv::Pd, cq: &Cq) -> Dci<mlx5dv::state::Rts> {
-    let builder = DciBuilder::new(mlx5, pd, cq);
+fn ready_dci(hw: &Hw, mlx5: &Mlx5Context, pd: &mlx5dv::Pd, cq: &TestCq) -> Dci<mlx5dv::state::Rts> {
+    let builder = DciBuilder::new(mlx5, pd, cq.send()).backend(test_backend());
     // Atomics only where the device has them (a VF may not): asking otherwise fails.
     let builder = if mlx5.has_atomics().unwrap() {
         builder.with_atomics()
     } else {
         builder
     };
-    builder
+    let dci = builder
         .build_ready(hw.port, MTU, RtsAttr::default())
-        .expect("DCI to RTS")
+        .expect("DCI to RTS");
+    assert_eq!(dci.backend(), test_backend());
+    dci
 }
 
 #[test]
@@ -136,7 +139,7 @@ fn dc_rdma_write_reaches_the_dct_memory() {
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().expect("DCT to RTR");
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
@@ -168,7 +171,7 @@ fn dc_send_lands_in_the_dct_srq() {
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let rx = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();
     srq.post_recv(77, &[rx.sge(0, 1024).unwrap()]).unwrap();
@@ -210,7 +213,7 @@ fn dc_fetch_and_add_with_max_dc_rd_atom_outstanding_sums_exactly() {
     let qp_limit = hw.ctx.query_device().unwrap().0.max_qp_init_rd_atom.max(1) as u64;
     let outstanding = caps.max_dc_init_rd_atom.unwrap_or(1).clamp(1, qp_limit.min(16)) as u8;
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw
         .dct_builder(&mlx5, &pd, &cq, &srq)
@@ -221,7 +224,8 @@ fn dc_fetch_and_add_with_max_dc_rd_atom_outstanding_sums_exactly() {
     let old = pd.alloc_mr(8 * 16, Access::LOCAL_WRITE).unwrap();
     let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let peer = DcPeer::new(&ah, &addr, KEY);
-    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+    let mut dci = DciBuilder::new(&mlx5, &pd, cq.send())
+        .backend(test_backend())
         .with_atomics()
         .build_ready(
             hw.port,
@@ -261,7 +265,7 @@ fn dc_rdma_write_after_mapping_the_ah_to_the_dci() {
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
@@ -296,7 +300,7 @@ fn dc_rdma_write_into_odp_memory_when_the_device_allows_it() {
         return;
     }
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     // dc_odp_caps come from the HCA caps; whether ODP registration is allowed is the
@@ -347,12 +351,13 @@ fn dci_streams_carry_traffic_on_every_stream_id() {
         return;
     };
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
-    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+    let mut dci = DciBuilder::new(&mlx5, &pd, cq.send())
+        .backend(test_backend())
         .streams(log_c, log_e)
         .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
@@ -391,7 +396,7 @@ fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_agai
         return;
     };
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw
         .dct_builder(&mlx5, &pd, &cq, &srq)
@@ -400,7 +405,8 @@ fn dci_stream_errors_up_to_the_limit_then_err_then_recovery_carries_traffic_agai
         .unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
-    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+    let mut dci = DciBuilder::new(&mlx5, &pd, cq.send())
+        .backend(test_backend())
         .streams(log_c, log_e)
         .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
@@ -463,12 +469,13 @@ fn dci_stream_id_reset_recovers_a_stream_without_the_dci_entering_err() {
         return;
     }
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
-    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+    let mut dci = DciBuilder::new(&mlx5, &pd, cq.send())
+        .backend(test_backend())
         .streams(log_c, log_e)
         .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
@@ -499,7 +506,7 @@ fn one_dci_reaches_many_dcts_in_turn() {
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();
     let dcts: Vec<_> = (0..8)
         .map(|_| hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap())
@@ -553,7 +560,7 @@ fn asking_for_atomics_without_the_capability_fails_and_says_atomics() {
         return;
     }
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(16).unwrap();
+    let cq = TestCq::new(&hw.ctx, 16);
     let srq = pd.create_srq(16, 1).unwrap();
     let err = hw
         .dct_builder(&mlx5, &pd, &cq, &srq)
@@ -562,7 +569,8 @@ fn asking_for_atomics_without_the_capability_fails_and_says_atomics() {
         .expect_err("a DCT with remote atomic access on a device without atomics");
     assert_eq!(err.errno(), Some(libc::EOPNOTSUPP));
     assert!(err.to_string().contains("atomics"), "{err}");
-    let err = DciBuilder::new(&mlx5, &pd, &cq)
+    let err = DciBuilder::new(&mlx5, &pd, cq.send())
+        .backend(test_backend())
         .with_atomics()
         .build()
         .expect_err("a DCI with atomic send ops on a device without atomics");
@@ -572,7 +580,10 @@ fn asking_for_atomics_without_the_capability_fails_and_says_atomics() {
     hw.dct_builder(&mlx5, &pd, &cq, &srq)
         .build()
         .expect("DCT without atomics");
-    DciBuilder::new(&mlx5, &pd, &cq).build().expect("DCI without atomics");
+    DciBuilder::new(&mlx5, &pd, cq.send())
+        .backend(test_backend())
+        .build()
+        .expect("DCI without atomics");
 }
 
 #[test]
@@ -581,7 +592,7 @@ fn inline_and_sge_lists_beyond_the_created_caps_are_refused_at_the_data_step_and
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(64).unwrap();
+    let cq = TestCq::new(&hw.ctx, 64);
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
@@ -632,12 +643,13 @@ fn raw_wr_api_rewrites_a_posted_wqe_when_the_send_queue_overflows() {
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let inbox = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
     let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
+    // Posted through libmlx5's wr API by hand: a wr-API DCI, whatever the suite's backend.
     let dci = DciBuilder::new(&mlx5, &pd, &cq)
         .max_send_wr(8)
         .build_ready(hw.port, MTU, RtsAttr::default())
@@ -689,13 +701,14 @@ fn the_safe_crate_refuses_a_request_the_send_queue_cannot_hold_and_completions_g
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(256).unwrap();
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
     let peer = DcPeer::new(&ah, &addr, KEY);
-    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+    let mut dci = DciBuilder::new(&mlx5, &pd, cq.send())
+        .backend(test_backend())
         .max_send_wr(8)
         .build_ready(hw.port, MTU, RtsAttr::default())
         .unwrap();
@@ -754,7 +767,7 @@ fn recover_after_draining_the_cq_loses_no_completion_and_carries_traffic_again()
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = hw.ctx.create_cq(64).unwrap();
+    let cq = TestCq::new(&hw.ctx, 64);
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();

@@ -610,6 +610,55 @@ pub mod device {
         }
     }
 
+    /// The CQs of a DC test: the one its DCTs report to, and the DCIs' (the same one on the wr
+    /// API; on the direct backend a direct CQ of their own, which only direct DCIs may use).
+    /// Derefs to the DCTs' CQ; [`TestCq::poll`] polls both.
+    pub struct TestCq {
+        recv: Cq,
+        send: Option<Cq>,
+    }
+
+    impl TestCq {
+        /// CQs of `cqe` entries for [`test_backend`].
+        ///
+        /// # Panics
+        /// When a CQ cannot be created.
+        pub fn new(ctx: &Context, cqe: u32) -> TestCq {
+            let send = match test_backend() {
+                mlx5dv::SendBackend::Direct => Some(ctx.create_direct_cq(cqe).expect("direct CQ")),
+                _ => None,
+            };
+            TestCq {
+                recv: ctx.create_cq(cqe).expect("CQ"),
+                send,
+            }
+        }
+
+        /// The CQ for the DCIs (build them with `.backend(test_backend())`).
+        pub fn send(&self) -> &Cq {
+            self.send.as_ref().unwrap_or(&self.recv)
+        }
+
+        /// Polls the DCTs' CQ, then the DCIs' if it is another one, into `out`.
+        ///
+        /// # Errors
+        /// As [`Cq::poll`].
+        pub fn poll(&self, out: &mut [mlx5dv::Completion]) -> mlx5dv::Result<usize> {
+            let n = self.recv.poll(out)?;
+            match &self.send {
+                Some(send) if n < out.len() => Ok(n + send.poll(&mut out[n..])?),
+                _ => Ok(n),
+            }
+        }
+    }
+
+    impl std::ops::Deref for TestCq {
+        type Target = Cq;
+        fn deref(&self) -> &Cq {
+            &self.recv
+        }
+    }
+
     /// soft-mlx5's test hook `soft_mlx5_test_pause(1/0)`: stops (1) or restarts (0) the
     /// emulated device thread, so posted WQEs stay unexecuted. None when this process does
     /// not run on soft-mlx5 (a ConnectX cannot be paused).

@@ -337,6 +337,15 @@ impl<S> Dci<S> {
     pub fn as_raw(&self) -> *mut raw::ibv_qp {
         self.raw.qp.as_ptr()
     }
+
+    /// How the DCI posts ([`DciBuilder::backend`]).
+    pub fn backend(&self) -> SendBackend {
+        if self.raw.direct {
+            SendBackend::Direct
+        } else {
+            SendBackend::WrApi
+        }
+    }
 }
 
 impl Dci<state::Reset> {
