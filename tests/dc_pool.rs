@@ -12,7 +12,7 @@ use mlx5dv::{
     Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
     WcStatus,
 };
-use mlx5dv_suite::device::{open, test_backend};
+use mlx5dv_suite::device::{open, pool_cq, test_backend, test_pool_config};
 use mlx5dv_suite::Rng;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -67,7 +67,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         }
     }
     let pd = ctx.alloc_pd().unwrap();
-    let pool_cq = ctx.create_cq(4096).unwrap();
+    let pool_cq = pool_cq(&ctx, 4096);
     let rx_cq = ctx.create_cq(8192).unwrap();
     let total = PEERS as u64 * PER_PEER;
     let srq = pd.create_srq(total as u32 + 16, 1).unwrap();
@@ -427,7 +427,7 @@ fn dcs_two_dead_peers_on_two_dcis_each_fail_once_and_one_dcis_recovery_revives_n
         atomics: false,
         backend: test_backend(),
     };
-    let mut pool = DciPool::new(&mlx5, &pd, ctx.create_cq(256).unwrap(), cfg).unwrap();
+    let mut pool = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 256), cfg).unwrap();
     pool.hold(&tx).unwrap();
     let x = pool.add_endpoint(DcPeer::new(&ah_x, &addr_x, KEY)).unwrap();
     let y = pool.add_endpoint(DcPeer::new(&ah_y, &addr_y, KEY)).unwrap();
@@ -456,7 +456,7 @@ fn a_pool_cq_smaller_than_its_dcis_send_queues_is_refused_naming_the_sizes() {
     let (ctx, port, _) = open();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
-    let cq = ctx.create_cq(16).unwrap();
+    let cq = pool_cq(&ctx, 16);
     let capacity = cq.capacity();
     let cfg = PoolConfig {
         dcis: 2,
@@ -464,7 +464,7 @@ fn a_pool_cq_smaller_than_its_dcis_send_queues_is_refused_naming_the_sizes() {
         max_send_wr: 16,
         port,
         mtu_bytes: Some(MTU),
-        ..PoolConfig::default()
+        ..test_pool_config()
     };
     let err = DciPool::new(&mlx5, &pd, cq, cfg)
         .err()
@@ -477,7 +477,7 @@ fn a_pool_cq_smaller_than_its_dcis_send_queues_is_refused_naming_the_sizes() {
     );
     let needed = 2 * 16;
     assert!(capacity < needed, "libmlx5 made a CQ of {capacity} for 16");
-    let cq = ctx.create_cq(needed).unwrap();
+    let cq = pool_cq(&ctx, needed);
     DciPool::new(&mlx5, &pd, cq, cfg).expect("a CQ for every signaled request is accepted");
 }
 
@@ -487,7 +487,7 @@ fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_
     let (ctx, port, gid_index) = open();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
-    let cq = ctx.create_cq(1024).unwrap();
+    let cq = pool_cq(&ctx, 1024);
     let rx_cq = ctx.create_cq(1024).unwrap();
     let srq = pd.create_srq(16, 1).unwrap();
     // No receives posted: every send waits on RNR (rnr_retry 7 = forever), so nothing
@@ -587,7 +587,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
     let (ctx, port, gid_index) = open();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
-    let cq = ctx.create_cq(1024).unwrap();
+    let cq = pool_cq(&ctx, 1024);
     let rx_cq = ctx.create_cq(4096).unwrap();
     let srq = pd.create_srq(2048, 1).unwrap();
     let rx = pd.alloc_mr(8, Access::LOCAL_WRITE).unwrap();
@@ -600,7 +600,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
     let cfg = PoolConfig {
         dcis: 2,
         max_endpoints: 8,
-        ..PoolConfig::default()
+        ..test_pool_config()
     };
     let mut pool = DciPool::new(&mlx5, &pd, cq, cfg).unwrap();
     pool.hold(&tx).unwrap();
@@ -755,7 +755,10 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
     let local: Vec<_> = (0..N).map(|i| src.sge(i * 8, 8).unwrap()).collect();
     for transport in ["rc", "dc"] {
         // Every request is signaled: N send queues of 128 fit.
-        let cq = ctx.create_cq(1024).unwrap();
+        let cq = match transport {
+            "rc" => ctx.create_cq(1024).unwrap(),
+            _ => pool_cq(&ctx, 1024),
+        };
         let peer_cq = ctx.create_cq(256).unwrap();
         let target = pd.alloc_mr(N * 8, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
         let slots: Vec<_> = (0..N)
@@ -788,7 +791,7 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
                     PoolConfig {
                         dcis: 2,
                         max_endpoints: N,
-                        ..PoolConfig::default()
+                        ..test_pool_config()
                     },
                 )
                 .unwrap(),

@@ -610,6 +610,25 @@ pub mod device {
         }
     }
 
+    /// A CQ for a pool's DCIs of [`test_backend`] (a direct CQ on the direct backend).
+    ///
+    /// # Panics
+    /// When it cannot be created.
+    pub fn pool_cq(ctx: &Context, cqe: u32) -> Cq {
+        match test_backend() {
+            mlx5dv::SendBackend::Direct => ctx.create_direct_cq(cqe).expect("direct CQ"),
+            _ => ctx.create_cq(cqe).expect("CQ"),
+        }
+    }
+
+    /// The pool defaults, on [`test_backend`].
+    pub fn test_pool_config() -> mlx5dv::PoolConfig {
+        mlx5dv::PoolConfig {
+            backend: test_backend(),
+            ..mlx5dv::PoolConfig::default()
+        }
+    }
+
     /// The CQs of a DC test: the one its DCTs report to, and the DCIs' (the same one on the wr
     /// API; on the direct backend a direct CQ of their own, which only direct DCIs may use).
     /// Derefs to the DCTs' CQ; [`TestCq::poll`] polls both.

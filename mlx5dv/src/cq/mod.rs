@@ -350,7 +350,6 @@ impl Cq {
     /// `mlx5dv_init_obj`); returns how many. Call it on the polling thread once the QP is in
     /// RESET or destroyed, before its send queue is used again: a stale entry would otherwise
     /// name a WQE index a new request may hold. 0 on a CQ libmlx5 reads.
-    #[allow(dead_code)] // until the direct DCI (issue 17's send half) resets through it
     pub(crate) fn clean_direct(&self, qp_num: u32) -> u32 {
         self.direct.as_ref().map_or(0, |ring| ring.clean(qp_num))
     }

@@ -521,7 +521,10 @@ impl Dci<state::Rts> {
     ///
     /// Poll the CQ first: the RESET step makes libmlx5 discard this DCI's completions still in
     /// the CQ (`mlx5_modify_qp` -> `mlx5_cq_clean`), so whatever was not polled before the call
-    /// is gone after it. The caller owns the CQ and must drain it.
+    /// is gone after it. The caller owns the CQ and must drain it. On the direct backend
+    /// ([`SendBackend::Direct`]) libmlx5 does not clean the direct CQ, and the send queue restarts
+    /// at WQE index 0 (as libmlx5's does): drain this DCI's completions before the call, so that
+    /// none is left to be taken for a new request's ([`crate::DciPool`] cleans its CQ itself).
     ///
     /// # Errors
     /// The failing transition; the DCI comes back (in an unknown state: call again or drop it).

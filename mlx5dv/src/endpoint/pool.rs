@@ -600,7 +600,13 @@ impl DciPool {
                 return Ok(());
             };
             match dci.recover() {
-                Ok(dci) => slot.dci = Some(dci),
+                Ok(dci) => {
+                    // A direct CQ is not cleaned by libmlx5 at the RESET: entries of this DCI
+                    // left in it would name WQE indexes its new requests take (none is
+                    // posted yet; 0 on a CQ libmlx5 reads).
+                    self.cq.clean_direct(dci.qp_num());
+                    slot.dci = Some(dci)
+                }
                 Err(e) => {
                     slot.dci = Some(e.object);
                     return Err(e.error);
