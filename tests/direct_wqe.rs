@@ -558,3 +558,99 @@ fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
         failures.join("\n")
     );
 }
+
+#[test]
+#[ignore = "needs soft-mlx5: scripts/soft-mlx5 -- cargo test --test direct_wqe -- --ignored"]
+fn a_direct_dci_needs_a_direct_cq_and_a_wr_api_dci_refuses_one_both_einval_naming_the_cq() {
+    let (ctx, port, _) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let plain = ctx.create_cq(64).unwrap();
+    let direct = ctx.create_direct_cq(64).unwrap();
+    let err = DciBuilder::new(&mlx5, &pd, &plain)
+        .backend(SendBackend::Direct)
+        .build()
+        .expect_err("a direct DCI on libmlx5's CQ");
+    assert_eq!(err.errno(), Some(libc::EINVAL));
+    assert!(err.to_string().contains("needs a direct CQ"), "{err}");
+    let err = DciBuilder::new(&mlx5, &pd, &direct)
+        .build()
+        .expect_err("a wr-API DCI on a direct CQ");
+    assert_eq!(err.errno(), Some(libc::EINVAL));
+    assert!(
+        err.to_string().contains("serves only DCIs with the direct backend"),
+        "{err}"
+    );
+    let dci = DciBuilder::new(&mlx5, &pd, &direct)
+        .backend(SendBackend::Direct)
+        .build_ready(port, MTU, RtsAttr::default())
+        .expect("a direct DCI on a direct CQ");
+    assert_eq!(dci.backend(), SendBackend::Direct);
+    let dci = DciBuilder::new(&mlx5, &pd, &plain)
+        .build_ready(port, MTU, RtsAttr::default())
+        .expect("a wr-API DCI on libmlx5's CQ");
+    assert_eq!(dci.backend(), SendBackend::WrApi);
+}
+
+#[test]
+#[ignore = "needs soft-mlx5: scripts/soft-mlx5 -- cargo test --test direct_wqe -- --ignored"]
+fn a_direct_dci_refuses_a_peer_whose_adopted_ah_has_no_mlx5_address_vector_and_stays_usable() {
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_direct_cq(64).unwrap();
+    let dct_cq = ctx.create_cq(64).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let (_dct, mut addr) = dct(&mlx5, &pd, &dct_cq, &srq, port, gid_index, KEY, MTU, None);
+    if let Some(i) = gid_index {
+        addr.gid = ctx.query_gid(port, i).unwrap();
+    }
+    let path = PeerPath::to_dc_target(&addr, gid_index);
+    let mut attr = raw::ibv_ah_attr {
+        port_num: port,
+        dlid: addr.lid,
+        ..Default::default()
+    };
+    if let Some(i) = gid_index {
+        attr.is_global = 1;
+        attr.grh.dgid = raw::ibv_gid { raw: addr.gid };
+        attr.grh.sgid_index = i;
+        attr.grh.hop_limit = 64;
+    }
+    // SAFETY: the PD is live; the attributes are initialised.
+    let ah = std::ptr::NonNull::new(unsafe { raw::ibv_create_ah(pd.as_raw(), &mut attr) }).expect("raw AH");
+    // SAFETY: a live AH nothing else destroys; its PD outlives it (dropped last here).
+    let adopted = unsafe { mlx5dv::Ah::from_raw(ah) };
+    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+        .backend(SendBackend::Direct)
+        .build_ready(port, MTU, RtsAttr::default())
+        .unwrap();
+    let target = pd.alloc_mr(64, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let remote = target.remote().unwrap();
+    let mut batch = dci.batch();
+    let err = batch
+        .rdma_write(1, remote)
+        .to(&DcPeer::new(&adopted, &addr, KEY))
+        .inline(b"x")
+        .expect_err("no address vector to copy");
+    assert_eq!(err.errno(), Some(libc::EINVAL));
+    assert!(err.to_string().contains("no mlx5 address vector"), "{err}");
+    // The batch stays usable: the same request through an AH of the crate's completes.
+    let ah = pd.create_ah(port, &path).unwrap();
+    batch
+        .rdma_write(2, remote)
+        .to(&DcPeer::new(&ah, &addr, KEY))
+        .inline(b"y")
+        .unwrap();
+    batch.commit().unwrap();
+    let mut c = [mlx5dv::Completion::default(); 2];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cq.poll(&mut c).unwrap() == 0 {
+        assert!(Instant::now() < deadline, "no completion");
+    }
+    assert_eq!((c[0].wr_id, c[0].status), (2, WcStatus::Success));
+    let mut seen = [0u8; 1];
+    target.read(0, &mut seen).unwrap();
+    assert_eq!(&seen, b"y");
+}
