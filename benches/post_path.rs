@@ -294,31 +294,22 @@ fn real_mlx5(c: &mut Criterion) {
     });
     let mut safe_dci = Some(dci());
     let p = DcPeer::new(&ah, &addr, key);
+    // One safe DC send through the batch, whatever the DCI's backend.
+    let post = |d: &mut Option<Dci<Rts>>, i: u64| {
+        let mut batch = d.as_mut().unwrap().batch();
+        let sent = batch.send(i).to(black_box(&p)).sge(local);
+        let posted = batch.commit();
+        assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
+    };
     g.bench_function("dc_send/safe_dc_send", |b| {
-        b.iter_custom(|iters| {
-            let post = |d: &mut Option<Dci<Rts>>, i: u64| {
-                let mut batch = d.as_mut().unwrap().batch();
-                let sent = batch.send(i).to(black_box(&p)).sge(local);
-                let posted = batch.commit();
-                assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
-            };
-            paused_chunks(pause, iters, depth, &mut safe_dci, post, renew)
-        })
+        b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut safe_dci, post, renew))
     });
     // The same safe batch code on a DCI of the direct backend (the crate writes the WQE and
     // rings the doorbell): the same peer, buffer, chunks and RESET between them.
     let mut direct_dci = Some(direct_dci());
     assert_eq!(u64::from(direct_dci.as_ref().unwrap().caps().max_send_wr), depth);
     g.bench_function("dc_send/safe_direct", |b| {
-        b.iter_custom(|iters| {
-            let post = |d: &mut Option<Dci<Rts>>, i: u64| {
-                let mut batch = d.as_mut().unwrap().batch();
-                let sent = batch.send(i).to(black_box(&p)).sge(local);
-                let posted = batch.commit();
-                assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
-            };
-            paused_chunks(pause, iters, depth, &mut direct_dci, post, renew)
-        })
+        b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut direct_dci, post, renew))
     });
     g.finish();
 }

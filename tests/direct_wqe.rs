@@ -391,6 +391,15 @@ fn diff(s: &Shape, at: u32, wqe_cnt: u32, lib: &Capture, direct: &Capture) -> Ve
     out
 }
 
+fn assert_no_difference(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn shapes(b: &Bench) -> Vec<Shape> {
     use DataKind::*;
     use OpKind::*;
@@ -497,12 +506,7 @@ fn direct_wqes_equal_libmlx5s_for_every_request_shape() {
         b.atomics,
         b.streams
     );
-    assert!(
-        failures.is_empty(),
-        "{} differences:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_difference(&failures);
 }
 
 #[test]
@@ -551,12 +555,7 @@ fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
         failures.extend(diff(s, *at, n, &lib, &direct));
     }
     eprintln!("{} shapes compared at the wrap of a ring of {n} blocks", cases.len());
-    assert!(
-        failures.is_empty(),
-        "{} differences:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_difference(&failures);
 }
 
 #[test]
