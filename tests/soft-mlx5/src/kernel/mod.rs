@@ -285,6 +285,31 @@ mod tests {
     use crate::uapi::mlx5_abi::MLX5_IB_ALLOC_UCTX_DEVX;
 
     #[test]
+    fn qps_get_the_low_latency_bfregs_first_then_the_least_used_medium_ones_as_mlx5_ib_gives_them() {
+        // libmlx5 asks for 16 bfregs, 4 of them low-latency: 0 is the doorbell-only one,
+        // 1..=11 medium (shared), 12..=15 low-latency.
+        let fd = -4242;
+        contexts().insert(
+            fd,
+            Ucontext {
+                bfreg_count: vec![0; 16],
+                low_latency_bfregs: 4,
+                ..Ucontext::default()
+            },
+        );
+        let first: Vec<u32> = (0..6).map(|_| alloc_bfreg(fd)).collect();
+        assert_eq!(first, [12, 13, 14, 15, 1, 2]);
+        assert_eq!(
+            adjust_bfregn(12),
+            24,
+            "libmlx5's index: 4 registers per UAR, 2 not fast-path"
+        );
+        free_bfreg(fd, 13);
+        assert_eq!(alloc_bfreg(fd), 13, "a freed low-latency register is given again");
+        contexts().remove(&fd);
+    }
+
+    #[test]
     fn without_devx_a_devx_context_is_refused_and_devx_methods_are_absent() {
         let p = Profile::by_name("cx5-no-devx").unwrap();
         let mut next = 0;
