@@ -120,13 +120,16 @@ impl Op {
 /// (`ibv_wr_abort`).
 pub struct Batch<'q, T: Transport> {
     qp: &'q QpRaw,
+    /// The direct backend's send queue, looked up once per batch (None: the wr API).
+    direct: Option<&'q crate::direct::DirectSq>,
     done: bool,
     _t: PhantomData<T>,
 }
 
 impl<'q, T: Transport> Batch<'q, T> {
     pub(crate) fn start(qp: &'q QpRaw) -> Self {
-        match qp.direct() {
+        let direct = qp.direct();
+        match direct {
             Some(d) => d.start(),
             // SAFETY: the QP is live and in RTS (callers are typestate-restricted); the batch
             // holds the QP's exclusive borrow until commit or abort.
@@ -134,6 +137,7 @@ impl<'q, T: Transport> Batch<'q, T> {
         }
         Batch {
             qp,
+            direct,
             done: false,
             _t: PhantomData,
         }
@@ -209,7 +213,7 @@ impl<'q, T: Transport> Batch<'q, T> {
     #[inline]
     pub fn commit(mut self) -> Result<()> {
         self.done = true;
-        if let Some(d) = self.qp.direct() {
+        if let Some(d) = self.direct {
             d.commit();
             self.qp.sq.commit();
             return Ok(());
@@ -233,7 +237,7 @@ impl<'q, T: Transport> Batch<'q, T> {
 impl<T: Transport> Drop for Batch<'_, T> {
     fn drop(&mut self) {
         if !self.done {
-            match self.qp.direct() {
+            match self.direct {
                 Some(d) => d.abort(),
                 // SAFETY: discards the batch opened in start.
                 None => unsafe { raw::ibv_wr_abort(self.qp.qpx.as_ptr()) },
@@ -435,7 +439,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 .on(qp.device()));
             }
         }
-        if let Some(d) = qp.direct() {
+        if let Some(d) = self.batch.direct {
             return d.post(qp, self.op, self.dest, data, self.flags, self.wr_id);
         }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).
