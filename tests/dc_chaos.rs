@@ -16,7 +16,7 @@ use mlx5dv::{
     Access, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, EndpointId, EpCompletion, Mlx5Context, Pd, PeerPath, Policy,
     QpState, RemoteMemory, Request, RtsAttr, WcStatus,
 };
-use mlx5dv_suite::device::{open, test_backend};
+use mlx5dv_suite::device::{open, pool_cq, test_backend};
 use mlx5dv_suite::Rng;
 use std::time::{Duration, Instant};
 
@@ -135,7 +135,7 @@ pub fn chaos(policy: Policy, seed: u64, requests: usize) -> Option<Figures> {
         atomics: true,
         backend: test_backend(),
     };
-    let mut pool = DciPool::new(&mlx5, &pd, ctx.create_cq(4096).expect("pool CQ"), cfg).expect("pool");
+    let mut pool = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 4096), cfg).expect("pool");
     pool.hold(&landing).expect("hold");
 
     let mut dcts: Vec<Option<Dct>> = Vec::new();
