@@ -538,3 +538,129 @@ fn mmio_flush_writes() {
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::RemoteMemory;
+    use crate::qp::Parents;
+    use std::mem::ManuallyDrop;
+
+    /// A ring of `wqe_cnt` blocks in memory, no device: what `mlx5dv_init_obj` would describe.
+    struct Fake {
+        ring: Vec<u64>,
+        dbrec: [u32; 2],
+        bf: [u64; 128],
+    }
+
+    fn direct_sq(f: &mut Fake, wqe_cnt: u32, max_send_wr: u32) -> DirectSq {
+        let buf = NonNull::new(f.ring.as_mut_ptr().cast::<u8>()).unwrap();
+        DirectSq {
+            buf,
+            qend: buf.as_ptr().wrapping_add(wqe_cnt as usize * BB),
+            wqe_cnt,
+            dbrec: f.dbrec.as_mut_ptr().wrapping_add(1),
+            bf_reg: f.bf.as_mut_ptr().cast(),
+            bf_size: 256,
+            prefer_bf: true,
+            qpn8: 0x123 << 8,
+            cur_post: Cell::new(0),
+            batch_post: Cell::new(0),
+            nreq: Cell::new(0),
+            inline: Cell::new(false),
+            last_ctrl: Cell::new(std::ptr::null_mut()),
+            last_ds: Cell::new(0),
+            bf_offset: Cell::new(0),
+            room: Cell::new(wqe_cnt),
+            end_bb: (0..(max_send_wr as usize).next_power_of_two())
+                .map(|_| Cell::new(0))
+                .collect(),
+            base_seq: Cell::new(0),
+            base_bb: Cell::new(0),
+        }
+    }
+
+    /// A QP around `d` whose library handles are never touched (`post` reads the count and,
+    /// for errors, the device name): never dropped, so nothing is destroyed.
+    fn qp(d: DirectSq, max_send_wr: u32, wqe_cnt: u32) -> ManuallyDrop<QpRaw> {
+        ManuallyDrop::new(QpRaw {
+            qp: NonNull::dangling(),
+            qpx: NonNull::dangling(),
+            mqp: None,
+            send_ops: 0,
+            dci_streams: false,
+            caps: raw::ibv_qp_cap {
+                max_send_wr,
+                max_send_sge: 1,
+                max_inline_data: 64,
+                ..Default::default()
+            },
+            sq: Poster::with_wqe_map(max_send_wr, false, wqe_cnt as usize),
+            direct: true,
+            parents: Box::new(Parents {
+                device: "fake0".into(),
+                direct: Some(d),
+                ..Parents::default()
+            }),
+        })
+    }
+
+    #[test]
+    fn a_request_whose_blocks_would_overwrite_an_unretired_wqe_is_refused_until_the_oldest_retires() {
+        // 8 blocks, room for 64 requests by count: the blocks bind first.
+        let mut f = Fake {
+            ring: vec![0; 8 * BB / 8],
+            dbrec: [0; 2],
+            bf: [0; 128],
+        };
+        let q = qp(direct_sq(&mut f, 8, 64), 64, 8);
+        let d = q.direct().unwrap();
+        let av = [0u8; 48];
+        let dest = DestRaw {
+            ah: std::ptr::null_mut(),
+            av: av.as_ptr().cast(),
+            dctn: 0x42,
+            key: 7,
+            stream: None,
+        };
+        let remote = RemoteMemory {
+            addr: 0x1000,
+            len: 64,
+            rkey: 9,
+        };
+        // An inline write of 60 bytes: 4 + 1 + 4 units, 3 blocks.
+        let write = |wr_id| {
+            d.post(
+                &q,
+                Op::Write(remote),
+                Some(dest),
+                Data::Inline(&[0xAB; 60]),
+                raw::IBV_SEND_SIGNALED,
+                wr_id,
+            )
+        };
+        d.start();
+        write(1).unwrap();
+        write(2).unwrap();
+        let err = write(3).expect_err("3 blocks do not fit in the 2 left");
+        assert!(err.is_would_block(), "{err}");
+        d.commit();
+        q.sq.commit();
+        assert_eq!(u32::from_be(f.dbrec[1]), 6, "the doorbell record names the next block");
+        // The first request's completion frees its 3 blocks: now it fits, at block 6 (wrapping).
+        assert_eq!(q.sq.shared().complete(0, true, false), Some(1));
+        d.start();
+        write(3).unwrap();
+        assert_eq!(d.cur_post.get(), 9);
+        assert_eq!(
+            q.sq.shared().seq_of_wqe(6),
+            Some(2),
+            "a completion naming block 6 retires the third request"
+        );
+        let err = write(4).expect_err("the second request still holds blocks 3 to 5");
+        assert!(err.is_would_block(), "{err}");
+        d.abort();
+        q.sq.abort();
+        assert_eq!(d.cur_post.get(), 6, "an aborted batch gives its blocks back");
+    }
+}
