@@ -131,19 +131,52 @@ impl DirectSq {
         }
         let env_on = |name: &str, default: bool| std::env::var_os(name).map_or(default, |v| v != "0");
         let shut_up_bf = env_on("MLX5_SHUT_UP_BF", false);
-        let n = (max_send_wr.max(1) as usize).next_power_of_two();
         // SAFETY: the QP is live.
         let qp_num = unsafe { (*qp.as_ptr()).qp_num };
-        Ok(DirectSq {
+        // SAFETY: the ring is `wqe_cnt` blocks of BB bytes; the record has the receive word
+        // then the send word.
+        let dbrec = unsafe { out.dbrec.add(raw::MLX5_SND_DBR as usize) };
+        let bf_size = if shut_up_bf { 0 } else { out.bf.size };
+        let prefer_bf = env_on("MLX5_POST_SEND_PREFER_BF", true);
+        // SAFETY: as above, from `mlx5dv_init_obj`.
+        Ok(unsafe {
+            DirectSq::on_ring(
+                buf,
+                out.sq.wqe_cnt,
+                dbrec,
+                out.bf.reg.cast(),
+                bf_size,
+                prefer_bf,
+                qp_num,
+                max_send_wr,
+            )
+        })
+    }
+
+    /// The state for a ring of `wqe_cnt` 64-byte blocks at `buf`, the doorbell record's send
+    /// word, the BlueFlame register (`bf_size` 0: 8-byte doorbells only), QP `qp_num`.
+    ///
+    /// # Safety
+    /// The ring, record and register are valid for as long as the result is used.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn on_ring(
+        buf: NonNull<u8>,
+        wqe_cnt: u32,
+        dbrec: *mut u32,
+        bf_reg: *mut u8,
+        bf_size: u32,
+        prefer_bf: bool,
+        qp_num: u32,
+        max_send_wr: u32,
+    ) -> DirectSq {
+        DirectSq {
             buf,
-            // SAFETY: the ring is wqe_cnt blocks of BB bytes.
-            qend: unsafe { buf.as_ptr().add(out.sq.wqe_cnt as usize * BB) },
-            wqe_cnt: out.sq.wqe_cnt,
-            // SAFETY: the record has the receive word then the send word.
-            dbrec: unsafe { out.dbrec.add(raw::MLX5_SND_DBR as usize) },
-            bf_reg: out.bf.reg.cast(),
-            bf_size: if shut_up_bf { 0 } else { out.bf.size },
-            prefer_bf: env_on("MLX5_POST_SEND_PREFER_BF", true),
+            qend: buf.as_ptr().wrapping_add(wqe_cnt as usize * BB),
+            wqe_cnt,
+            dbrec,
+            bf_reg,
+            bf_size,
+            prefer_bf,
             qpn8: qp_num << 8,
             cur_post: Cell::new(0),
             batch_post: Cell::new(0),
@@ -152,11 +185,13 @@ impl DirectSq {
             last_ctrl: Cell::new(std::ptr::null_mut()),
             last_ds: Cell::new(0),
             bf_offset: Cell::new(0),
-            room: Cell::new(out.sq.wqe_cnt),
-            end_bb: (0..n).map(|_| Cell::new(0)).collect(),
+            room: Cell::new(wqe_cnt),
+            end_bb: (0..(max_send_wr.max(1) as usize).next_power_of_two())
+                .map(|_| Cell::new(0))
+                .collect(),
             base_seq: Cell::new(0),
             base_bb: Cell::new(0),
-        })
+        }
     }
 
     /// The ring's basic blocks (`wqe_cnt`), for the WQE-index map.
@@ -555,28 +590,20 @@ mod tests {
 
     fn direct_sq(f: &mut Fake, wqe_cnt: u32, max_send_wr: u32) -> DirectSq {
         let buf = NonNull::new(f.ring.as_mut_ptr().cast::<u8>()).unwrap();
-        DirectSq {
-            buf,
-            qend: buf.as_ptr().wrapping_add(wqe_cnt as usize * BB),
-            wqe_cnt,
-            dbrec: f.dbrec.as_mut_ptr().wrapping_add(1),
-            bf_reg: f.bf.as_mut_ptr().cast(),
-            bf_size: 256,
-            prefer_bf: true,
-            qpn8: 0x123 << 8,
-            cur_post: Cell::new(0),
-            batch_post: Cell::new(0),
-            nreq: Cell::new(0),
-            inline: Cell::new(false),
-            last_ctrl: Cell::new(std::ptr::null_mut()),
-            last_ds: Cell::new(0),
-            bf_offset: Cell::new(0),
-            room: Cell::new(wqe_cnt),
-            end_bb: (0..(max_send_wr as usize).next_power_of_two())
-                .map(|_| Cell::new(0))
-                .collect(),
-            base_seq: Cell::new(0),
-            base_bb: Cell::new(0),
+        let dbrec = f.dbrec.as_mut_ptr().wrapping_add(1);
+        // SAFETY: `f` outlives the queue in the test (ring of `wqe_cnt` blocks, 2 BlueFlame
+        // buffers of 256 bytes).
+        unsafe {
+            DirectSq::on_ring(
+                buf,
+                wqe_cnt,
+                dbrec,
+                f.bf.as_mut_ptr().cast(),
+                256,
+                true,
+                0x123,
+                max_send_wr,
+            )
         }
     }
 
