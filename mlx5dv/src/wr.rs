@@ -322,8 +322,10 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     /// EINVAL (nothing is posted and the batch stays usable) when the QP was not created for
     /// this operation, the data does not fit the remote range, or an atomic's buffer is not
     /// 8 bytes; EAGAIN ([`Error::is_would_block`], allocating nothing) when the send queue
-    /// holds `max_send_wr` requests not yet completed; EIO when an RC QP reported a failed
-    /// completion and waits for a reset.
+    /// holds `max_send_wr` requests not yet completed (on the direct backend also when the
+    /// ring has no room for the request's 64-byte blocks); EIO when an RC QP reported a failed
+    /// completion and waits for a reset. On the direct backend, EINVAL for a peer whose AH has
+    /// no mlx5 address vector (adopted with `Ah::from_raw`).
     #[inline]
     pub fn sge(self, sge: Sge<'_>) -> Result<()> {
         let total = u64::from(sge.len());

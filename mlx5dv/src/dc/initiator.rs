@@ -148,8 +148,11 @@ impl<'a> DciBuilder<'a> {
     /// # Errors
     /// EINVAL for a zero send queue; with streams, EOPNOTSUPP when the device reports no DCI
     /// streams and EINVAL for sizes beyond its `dci_streams_caps` (both before any library
-    /// call); `mlx5dv_create_qp (DCI)` with the library's errno (EOPNOTSUPP: not an mlx5
-    /// device with DC).
+    /// call); EINVAL when the backend and the CQ do not match (the direct backend needs a CQ
+    /// from `Context::create_direct_cq`, which serves only the direct backend);
+    /// `mlx5dv_create_qp (DCI)` with the library's errno (EOPNOTSUPP: not an mlx5 device with
+    /// DC); on the direct backend, `mlx5dv_init_obj (direct send queue)` when libmlx5 does not
+    /// describe a ring the writer takes (the DCI is destroyed; build it on the wr API).
     pub fn build(self) -> Result<Dci<state::Reset>> {
         let ctx = self.mlx5.context();
         self.check_backend()?;
