@@ -133,8 +133,7 @@ impl DirectSq {
         let shut_up_bf = env_on("MLX5_SHUT_UP_BF", false);
         // SAFETY: the QP is live.
         let qp_num = unsafe { (*qp.as_ptr()).qp_num };
-        // SAFETY: the ring is `wqe_cnt` blocks of BB bytes; the record has the receive word
-        // then the send word.
+        // SAFETY: the record has the receive word then the send word.
         let dbrec = unsafe { out.dbrec.add(raw::MLX5_SND_DBR as usize) };
         let bf_size = if shut_up_bf { 0 } else { out.bf.size };
         let prefer_bf = env_on("MLX5_POST_SEND_PREFER_BF", true);
@@ -310,8 +309,9 @@ impl DirectSq {
     #[inline(always)]
     unsafe fn write(&self, cur: u32, ds: u32, op: Op, dest: &DestRaw, data: Data<'_>, flags: u32) {
         let idx = (cur & (self.wqe_cnt - 1)) as usize;
-        // SAFETY (whole function): `ctrl` is a block of the ring; `next` and the segments
-        // after it stay in the ring (the caller's room check), each wrapping at `qend`.
+        // The caller's room check: the request's blocks from `ctrl` are free ring space, and
+        // every segment below is written within them, wrapping at `qend`.
+        // SAFETY: `idx` is below `wqe_cnt`, so the block is in the ring.
         let ctrl = unsafe { self.buf.as_ptr().add(idx * BB) };
         let (opcode, imm) = op_code(op);
         let mut fm_ce_se = 0u8;
@@ -325,6 +325,8 @@ impl DirectSq {
             fm_ce_se |= raw::MLX5_WQE_CTRL_SOLICITED as u8;
         }
         let sid = dest.stream.unwrap_or(0).to_be_bytes();
+        // SAFETY: the control segment and the address vector fill `ctrl`'s block; `dest.av`
+        // is the AH's 48-byte vector (non-null: checked by `post`), kept alive by the peer.
         unsafe {
             put32(ctrl, ((cur & 0xffff) << 8 | opcode).to_be());
             put32(ctrl.add(4), (ds | self.qpn8).to_be());
@@ -342,11 +344,13 @@ impl DirectSq {
             );
             put64(av, dest.key.to_be());
         }
+        // SAFETY: one past the block at most (`qend`), replaced by the ring's start then.
         let mut seg = unsafe { ctrl.add(BB) };
         if seg == self.qend {
             seg = self.buf.as_ptr();
         }
         if let Some(r) = op_remote(op) {
+            // SAFETY: the remote-address segment, at a block's start, in the request's blocks.
             unsafe {
                 put64(seg, r.addr.to_be());
                 put32(seg.add(8), r.rkey.to_be());
@@ -354,11 +358,13 @@ impl DirectSq {
                 seg = seg.add(16);
             }
             match op {
+                // SAFETY: the atomic segment follows in the same block.
                 Op::CmpSwap(_, compare, swap) => unsafe {
                     put64(seg, swap.to_be());
                     put64(seg.add(8), compare.to_be());
                     seg = seg.add(16);
                 },
+                // SAFETY: as above.
                 Op::FetchAdd(_, add) => unsafe {
                     put64(seg, add.to_be());
                     seg = seg.add(16);
@@ -369,6 +375,7 @@ impl DirectSq {
         match data {
             Data::Sge(s) => {
                 if s.length != 0 {
+                    // SAFETY: the data segment, the request's last 16 bytes.
                     unsafe { put_dseg(seg, &s) };
                 }
             }
@@ -380,6 +387,7 @@ impl DirectSq {
                     if s.length == 0 {
                         continue;
                     }
+                    // SAFETY: one of the request's data segments, wrapped above at `qend`.
                     unsafe {
                         put_dseg(seg, s);
                         seg = seg.add(16);
@@ -388,6 +396,8 @@ impl DirectSq {
             }
             Data::Inline(bytes) => {
                 if !bytes.is_empty() {
+                    // SAFETY: the inline header and its bytes are the request's last units;
+                    // the copy wraps at `qend`.
                     unsafe {
                         self.copy_wrapping(seg.add(4), bytes);
                         put32(seg, (bytes.len() as u32 | raw::MLX5_INLINE_SEG).to_be());
