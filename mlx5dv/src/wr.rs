@@ -214,8 +214,9 @@ impl<'q, T: Transport> Batch<'q, T> {
     pub fn commit(mut self) -> Result<()> {
         self.done = true;
         if let Some(d) = self.direct {
-            d.commit();
+            // Published before the doorbell: a completion read right after it finds them.
             self.qp.sq.commit();
+            d.commit();
             return Ok(());
         }
         // SAFETY: closes the batch opened in start.
