@@ -133,15 +133,15 @@ impl SendQueue {
             // Not a request of this queue, or one a RESET retired whose slot was used again.
             return None;
         }
+        // The slot names this request: it was admitted, and a completion naming it means its
+        // doorbell rang, possibly before `commit` published it (the wr API rings inside
+        // ibv_wr_complete): `head` does not bound what may complete (see `admitted`).
         let user = slot.wr_id.load(Ordering::Relaxed);
         // The common case, in order: the oldest request completed and nothing after it has
         // yet, so the tail (and libmlx5's, which follows the last completion) moves past it
         // alone. The slot at the tail is never marked done (the tail moves past done slots).
         // Below a RESET's floor this is harmless: what is retired is the larger of the two.
-        if seq == self.tail.load(Ordering::Relaxed)
-            && self.done_ahead.load(Ordering::Relaxed) == 0
-            && seq < self.head.load(Ordering::Acquire)
-        {
+        if seq == self.tail.load(Ordering::Relaxed) && self.done_ahead.load(Ordering::Relaxed) == 0 {
             self.tail.store(seq + 1, Ordering::Release);
             self.lib_tail.store(seq + 1, Ordering::Release);
             return Some(user);
@@ -156,11 +156,9 @@ impl SendQueue {
     /// unsignaled batches take it too).
     #[inline(never)]
     fn complete_slow(&self, seq: u64, tag: u64) {
-        let head = self.head.load(Ordering::Acquire);
+        // Requests up to this one were rung, published or not yet.
+        let head = self.head.load(Ordering::Acquire).max(seq + 1);
         let floor = self.floor.load(Ordering::Acquire);
-        if seq >= head {
-            return;
-        }
         if seq >= floor {
             // libmlx5 moved its tail to just after this request, forwards or backwards.
             self.lib_tail.store(seq + 1, Ordering::Release);
@@ -227,12 +225,22 @@ impl SendQueue {
     /// The caller's `wr_id` of the request whose completion carries `wr_id` (a DCI's slot
     /// number), without retiring anything; None as for [`SendQueue::complete`].
     fn callers_wr_id(&self, wr_id: u64) -> Option<u64> {
-        if self.has_receives || wr_id >= self.head.load(Ordering::Acquire) {
+        if self.has_receives {
             return None;
         }
         let slot = self.slot(wr_id);
         let user = slot.wr_id.load(Ordering::Relaxed);
-        (slot.tag.load(Ordering::Acquire) >> TAG_SEQ == wr_id & (u64::MAX >> TAG_SEQ)).then_some(user)
+        self.admitted(wr_id).then_some(user)
+    }
+
+    /// Whether request `seq` was admitted (its slot still names it). A completion can name a
+    /// request admitted but not yet published: the doorbell rings before `commit` publishes
+    /// the batch, and a poller on another thread may see the completion in between. Nothing
+    /// else is admitted and unpublished then (the poster is inside that commit), and an
+    /// aborted request never rang, so no completion names it.
+    #[inline]
+    fn admitted(&self, seq: u64) -> bool {
+        self.slot(seq).tag.load(Ordering::Acquire) >> TAG_SEQ == seq & (u64::MAX >> TAG_SEQ)
     }
 
     /// An RC send completion (in send-queue order; the `wr_id` is the caller's).
@@ -242,11 +250,12 @@ impl SendQueue {
             .tail
             .load(Ordering::Relaxed)
             .max(self.floor.load(Ordering::Acquire));
-        let head = self.head.load(Ordering::Acquire);
+        // Admitted requests, published or not yet (see `admitted`).
+        let end = tail + self.capacity;
         if success {
             // Only signaled requests complete successfully: it is the oldest one outstanding.
             let mut seq = tail;
-            while seq < head {
+            while seq < end && self.admitted(seq) {
                 if self.slot(seq).tag.load(Ordering::Relaxed) & TAG_SIGNALED != 0 {
                     self.tail.store(seq + 1, Ordering::Release);
                     return;
@@ -260,7 +269,7 @@ impl SendQueue {
         self.halted.store(true, Ordering::Relaxed);
         // The failed request lies between the oldest outstanding one and the oldest signaled
         // one (earlier signaled requests reported success first): the first with this wr_id.
-        for seq in tail..head {
+        for seq in (tail..end).take_while(|&s| self.admitted(s)) {
             let slot = self.slot(seq);
             if slot.wr_id.load(Ordering::Relaxed) == wr_id {
                 self.tail.store(seq + 1, Ordering::Release);
@@ -642,6 +651,30 @@ mod tests {
         for i in 0..4 {
             admit(&sq, 50 + i, true, 0).unwrap();
         }
+    }
+
+    #[test]
+    fn a_completion_polled_between_the_doorbell_and_the_batchs_publication_still_retires_its_request() {
+        // The wr API rings the doorbell inside ibv_wr_complete, before `commit` publishes the
+        // batch: a fast device and a poller on another thread can report the request first.
+        let sq = Poster::new(4, DCI);
+        for wr_id in [7, 8] {
+            admit(&sq, wr_id, true, 0).unwrap();
+        }
+        assert_eq!(sq.complete(0, true, false), Some(7), "the doorbell rang: genuine");
+        assert_eq!(sq.complete(1, true, false), Some(8));
+        sq.commit();
+        assert_eq!(sq.outstanding(), 0, "no credit lost to the race");
+        for wr_id in 10..14 {
+            admit(&sq, wr_id, true, 0).unwrap();
+        }
+        // The same on RC, where the wr_id is the caller's.
+        let rc = Poster::new(2, RC);
+        admit(&rc, 5, false, 0).unwrap();
+        admit(&rc, 6, true, 0).unwrap();
+        rc.complete(6, true, false);
+        rc.commit();
+        assert_eq!(rc.outstanding(), 0);
     }
 
     #[test]
