@@ -122,7 +122,6 @@ pub struct Batch<'q, T: Transport> {
     qp: &'q QpRaw,
     /// The direct backend's send queue, looked up once per batch (None: the wr API).
     direct: Option<&'q crate::direct::DirectSq>,
-    done: bool,
     _t: PhantomData<T>,
 }
 
@@ -138,7 +137,6 @@ impl<'q, T: Transport> Batch<'q, T> {
         Batch {
             qp,
             direct,
-            done: false,
             _t: PhantomData,
         }
     }
@@ -211,40 +209,40 @@ impl<'q, T: Transport> Batch<'q, T> {
     /// queue never gets this far: each request is refused at its data step instead, with
     /// EAGAIN.)
     #[inline]
-    pub fn commit(mut self) -> Result<()> {
-        self.done = true;
-        if let Some(d) = self.direct {
+    pub fn commit(self) -> Result<()> {
+        // Closed here, by either path: the abort in Drop must not run.
+        let this = std::mem::ManuallyDrop::new(self);
+        if let Some(d) = this.direct {
             // Published before the doorbell: a completion read right after it finds them.
-            self.qp.sq.commit();
+            this.qp.sq.commit();
             d.commit();
             return Ok(());
         }
         // SAFETY: closes the batch opened in start.
-        let rc = unsafe { raw::ibv_wr_complete(self.qp.qpx.as_ptr()) };
+        let rc = unsafe { raw::ibv_wr_complete(this.qp.qpx.as_ptr()) };
         if rc != 0 {
-            self.qp.sq.abort();
+            this.qp.sq.abort();
             return Err(Error::from_errno(
                 "ibv_wr_complete",
                 rc,
                 "the provider refused the batch; none of its requests was posted",
             )
-            .on(self.qp.device()));
+            .on(this.qp.device()));
         }
-        self.qp.sq.commit();
+        this.qp.sq.commit();
         Ok(())
     }
 }
 
 impl<T: Transport> Drop for Batch<'_, T> {
+    /// A batch dropped without [`Batch::commit`] (which skips this) is discarded.
     fn drop(&mut self) {
-        if !self.done {
-            match self.direct {
-                Some(d) => d.abort(),
-                // SAFETY: discards the batch opened in start.
-                None => unsafe { raw::ibv_wr_abort(self.qp.qpx.as_ptr()) },
-            }
-            self.qp.sq.abort();
+        match self.direct {
+            Some(d) => d.abort(),
+            // SAFETY: discards the batch opened in start.
+            None => unsafe { raw::ibv_wr_abort(self.qp.qpx.as_ptr()) },
         }
+        self.qp.sq.abort();
     }
 }
 
