@@ -3,6 +3,7 @@
 //! bit equals the index's wrap bit (`ci & cqe_cnt`); the body is read after a barrier; the
 //! consumer index goes to the doorbell record (`update_cons_index`, 24 bits) once a poll is done.
 
+use super::barrier::udma_from_device_barrier;
 use crate::error::{Error, Result};
 use mlx5dv_raw as raw;
 use std::cell::Cell;
@@ -134,7 +135,7 @@ impl CqRing {
         if !self.software_owns(ci) {
             return None;
         }
-        from_device_barrier();
+        udma_from_device_barrier();
         // SAFETY: a CQE inside the ring; software's until the consumer index passes it.
         let body = unsafe { self.cqe64(ci).read_volatile() };
         self.ci.set(ci.wrapping_add(1));
@@ -153,7 +154,7 @@ impl CqRing {
         while self.software_owns(pi) && pi != last {
             pi = pi.wrapping_add(1);
         }
-        from_device_barrier();
+        udma_from_device_barrier();
         let mut freed = 0u32;
         while pi != ci {
             pi = pi.wrapping_sub(1);
@@ -197,18 +198,6 @@ impl CqRing {
     pub(crate) fn consumer_index(&self) -> u32 {
         self.ci.get()
     }
-}
-
-/// `udma_from_device_barrier`: the entry's body is read after its owner bit.
-#[inline(always)]
-fn from_device_barrier() {
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: a load barrier instruction (what rdma-core emits on aarch64); touches no memory.
-    unsafe {
-        core::arch::asm!("dmb oshld", options(nostack, preserves_flags))
-    };
-    #[cfg(not(target_arch = "aarch64"))]
-    std::sync::atomic::fence(Ordering::Acquire);
 }
 
 impl std::fmt::Debug for CqRing {
