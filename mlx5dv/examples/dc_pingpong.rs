@@ -2,12 +2,13 @@
 //! writes (message rate). Needs a ConnectX-5 or newer on both sides.
 //!
 //! Usage: server `dc_pingpong [options]`, client `dc_pingpong [options] SERVER`.
-//! Options: `-p PORT` (TCP, default 18516), `-d DEV` (default: first device), `-i IB_PORT`
-//! (default 1), `-g GID_INDEX` (RoCE; default: LID addressing), `-s SIZE` (default 64),
+//! Options: `-p PORT` (TCP, default 18516), `-d DEV` (default: first mlx5 device), `-i IB_PORT`
+//! (default 1), `-g`/`-x GID_INDEX` (RoCE; default: LID addressing), `-s SIZE` (default 64),
 //! `-n ITERS` (default 1000), `-k KEY` (DC key, hex; default ffeeddcc; both sides must agree:
 //! it is never sent over the wire), `-c` (find the peer through the RDMA connection manager),
 //! `--direct` (the DCI posts through the crate's direct writer, its completions read from a
-//! direct CQ of its own: `SendBackend::Direct`; the peer need not do the same).
+//! direct CQ of its own: `SendBackend::Direct`; the peer need not do the same),
+//! `--perftest send|write` (see below).
 //!
 //! The TCP exchange: each side sends its DC target address (32 bytes, `DcTargetAddr::encode`)
 //! then its remote-memory descriptor (32 bytes, `RemoteMemory::encode`).
@@ -18,6 +19,19 @@
 //! address with a SIDR exchange; the server learns the client's address from its request. The
 //! address handle then comes from the CM's resolved route. The DC key is still agreed by `-k`
 //! on both sides and never published. SERVER must then be an IP address of an RDMA netdev.
+//!
+//! `--perftest send` or `--perftest write` makes this program the client of a perftest DC
+//! server, `ib_send_bw -c DC` or `ib_write_bw -c DC` (perftest 4.5), on SERVER: it speaks
+//! perftest's TCP exchange (`common/perftest.rs`; default port 18515), takes the server's DCT
+//! number, address, rkey and buffer from it, and posts SIZE-byte DC sends or RDMA writes, ITERS
+//! of them, as perftest's client would; for writes it hands perftest its report, which the
+//! server prints. Give both sides the same `-s` and `-n`, and a GID index on both (perftest
+//! `-x`) or on neither; the DC key is perftest's, ffeeddcc, unless `-k` says otherwise.
+#[path = "common/device.rs"]
+mod device;
+#[path = "common/perftest.rs"]
+mod perftest;
+
 use mlx5dv::{
     Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciBuilder, DctBuilder, Mtu, PeerPath, RemoteMemory, RtsAttr,
     SendBackend, WcStatus,
@@ -27,8 +41,18 @@ use std::net::{TcpListener, TcpStream};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+/// What a perftest server on the other side measures (`--perftest`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PerftestVerb {
+    /// `ib_send_bw -c DC`.
+    Send,
+    /// `ib_write_bw -c DC`.
+    Write,
+}
+
 struct Opts {
     server: Option<String>,
+    /// 18516 unless `-p`; perftest's 18515 with `--perftest`.
     tcp_port: u16,
     dev: Option<String>,
     ib_port: u8,
@@ -38,33 +62,44 @@ struct Opts {
     key: u64,
     cm: bool,
     direct: bool,
+    perftest: Option<PerftestVerb>,
 }
 
 fn parse() -> Result<Opts, String> {
     let mut o = Opts {
         server: None,
-        tcp_port: 18516,
+        tcp_port: 0,
         dev: None,
         ib_port: 1,
         gid_index: None,
         size: 64,
         iters: 1000,
-        key: 0xffee_ddcc,
+        // perftest's key, so that a perftest peer needs no -k.
+        key: perftest::DC_KEY,
         cm: false,
         direct: false,
+        perftest: None,
     };
+    let mut tcp_port = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match a.as_str() {
-            "-p" => o.tcp_port = val("-p")?.parse().map_err(|_| "-p takes a TCP port")?,
+            "-p" => tcp_port = Some(val("-p")?.parse().map_err(|_| "-p takes a TCP port")?),
             "-d" => o.dev = Some(val("-d")?),
             "-i" => o.ib_port = val("-i")?.parse().map_err(|_| "-i takes a port number")?,
-            "-g" => o.gid_index = Some(val("-g")?.parse().map_err(|_| "-g takes a GID index")?),
+            "-g" | "-x" => o.gid_index = Some(val(&a)?.parse().map_err(|_| format!("{a} takes a GID index"))?),
             "-s" => o.size = val("-s")?.parse().map_err(|_| "-s takes a size in bytes")?,
             "-n" => o.iters = val("-n")?.parse().map_err(|_| "-n takes an iteration count")?,
             "-c" => o.cm = true,
             "--direct" => o.direct = true,
+            "--perftest" => {
+                o.perftest = Some(match val("--perftest")?.as_str() {
+                    "send" => PerftestVerb::Send,
+                    "write" => PerftestVerb::Write,
+                    _ => return Err("--perftest takes send (ib_send_bw) or write (ib_write_bw)".into()),
+                })
+            }
             "-k" => {
                 o.key =
                     u64::from_str_radix(val("-k")?.trim_start_matches("0x"), 16).map_err(|_| "-k takes a hex key")?
@@ -73,8 +108,16 @@ fn parse() -> Result<Opts, String> {
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
+    o.tcp_port = match (tcp_port, o.perftest) {
+        (Some(p), _) => p,
+        (None, Some(_)) => perftest::DEFAULT_PORT,
+        (None, None) => 18516,
+    };
     if o.size == 0 || o.iters == 0 {
         return Err("-s and -n must be at least 1".into());
+    }
+    if o.perftest.is_some() && (o.server.is_none() || o.cm) {
+        return Err("--perftest is the client of a perftest server: give SERVER, without -c".into());
     }
     Ok(o)
 }
@@ -102,15 +145,7 @@ fn wait(cqs: &[&Cq], want: impl Fn(&Completion) -> bool) -> Result<Completion, S
 }
 
 fn run(o: &Opts) -> Result<(), String> {
-    let list = mlx5dv::devices().map_err(|e| e.to_string())?;
-    let dev = match &o.dev {
-        Some(name) => list
-            .iter()
-            .find(|d| &d.name() == name)
-            .ok_or(format!("no device named {name}"))?,
-        None => list.iter().next().ok_or("No IB devices found")?,
-    };
-    let ctx = dev.open().map_err(|e| e.to_string())?;
+    let ctx = device::open(o.dev.as_deref())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.ib_port).map_err(|e| e.to_string())?;
     let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
@@ -322,15 +357,137 @@ fn exchange_cm(
     Err("-c needs the connection manager: build with `--features cm`".into())
 }
 
+/// `--perftest`: the client of a perftest DC server (see the module docs).
+fn run_perftest(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
+    let host = o.server.as_deref().ok_or("--perftest needs the server's address")?;
+    let ctx = device::open(o.dev.as_deref())?;
+    let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
+    let port = ctx.query_port(o.ib_port).map_err(|e| e.to_string())?;
+    let mut session = perftest::Client::connect(host, o.tcp_port, port.0.active_mtu)?;
+    let mtu = Mtu::from_raw(session.mtu).ok_or("perftest agreed on no valid MTU")?;
+    let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
+    let (cq, backend) = match o.direct {
+        true => (ctx.create_direct_cq(256), SendBackend::Direct),
+        false => (ctx.create_cq(256), SendBackend::WrApi),
+    };
+    let cq = cq.map_err(|e| e.to_string())?;
+    let mut dci = DciBuilder::new(&mlx5, &pd, &cq)
+        .backend(backend)
+        .max_send_wr(128)
+        .build_ready(o.ib_port, mtu.bytes(), RtsAttr::default())
+        .map_err(|e| e.to_string())?;
+    let mut buf = pd
+        .alloc_mr(o.size, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+        .map_err(|e| e.to_string())?;
+    buf.write(0, &vec![0xA5; o.size]).map_err(|e| e.to_string())?;
+    let my_mem = buf.remote().ok_or("the buffer has no remote access")?;
+    let mine = perftest::Dest {
+        lid: port.0.lid,
+        out_reads: 1,
+        qpn: dci.qp_num(),
+        psn: RtsAttr::default().sq_psn,
+        rkey: my_mem.rkey,
+        vaddr: my_mem.addr,
+        gid: match o.gid_index {
+            Some(g) => Some(ctx.query_gid(o.ib_port, g).map_err(|e| e.to_string())?),
+            None => None,
+        },
+        srqn: 0,
+    };
+    // perftest's hand shakes before the test: ib_send_bw sends its address, syncs, sends it
+    // again (its DCT number is only right once the DCT is in RTR) and syncs once its receives
+    // are posted; ib_write_bw sends its address twice and syncs. The last one names the DCT.
+    let shakes = match verb {
+        PerftestVerb::Send => 4,
+        PerftestVerb::Write => 3,
+    };
+    let mut server = session.hand_shake(&mine)?;
+    for _ in 1..shakes {
+        server = session.hand_shake(&mine)?;
+    }
+    let target = DcTargetAddr {
+        lid: server.lid,
+        gid: server.gid.unwrap_or_default(),
+        dct_number: server.qpn,
+        port_mtu: mtu,
+    };
+    let ah = pd
+        .create_ah(o.ib_port, &PeerPath::to_dc_target(&target, o.gid_index))
+        .map_err(|e| e.to_string())?;
+    let peer = DcPeer::new(&ah, &target, DcKey::new(o.key));
+    let remote = RemoteMemory {
+        addr: server.vaddr,
+        len: o.size as u64,
+        rkey: server.rkey,
+    };
+    let payload = buf.sge(0, o.size).map_err(|e| e.to_string())?;
+
+    // The test: batches of up to 64 requests, the last one signaled.
+    let start = Instant::now();
+    let (mut done, mut peak) = (0, 0f64);
+    while done < o.iters {
+        let n = (o.iters - done).min(64);
+        let batch_start = Instant::now();
+        let mut batch = dci.batch();
+        for j in 0..n {
+            let wr = match verb {
+                PerftestVerb::Send => batch.send(done + j),
+                PerftestVerb::Write => batch.rdma_write(done + j, remote),
+            }
+            .to(&peer);
+            let wr = if j + 1 == n { wr } else { wr.unsignaled() };
+            wr.sge(payload).map_err(|e| e.to_string())?;
+        }
+        batch.commit().map_err(|e| e.to_string())?;
+        wait(&[&cq], |c| c.wr_id == done + n - 1)?;
+        peak = peak.max((n as usize * o.size) as f64 / batch_start.elapsed().as_secs_f64());
+        done += n;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    const MB: f64 = (1 << 20) as f64;
+    let report = perftest::BwReport {
+        size: o.size as u64,
+        iters: o.iters,
+        bw_peak: peak / MB,
+        bw_avg: (o.size as f64 * o.iters as f64) / secs / MB,
+        msg_rate: o.iters as f64 / secs / 1e6,
+    };
+    let (name, what) = match verb {
+        PerftestVerb::Send => ("ib_send_bw", "DC sends"),
+        PerftestVerb::Write => ("ib_write_bw", "DC RDMA writes"),
+    };
+    println!(
+        "perftest peer ({name} -c DC, version {}, {} backend): {} {what} of {} bytes in {:.3} s: peak {:.2} MB/s, average {:.2} MB/s, {:.6} Mmsg/s",
+        session.peer_version,
+        if o.direct { "direct" } else { "wr API" },
+        o.iters,
+        o.size,
+        secs,
+        report.bw_peak,
+        report.bw_avg,
+        report.msg_rate
+    );
+    // ib_write_bw's server learns the result from us: a sync, then the report it prints.
+    if verb == PerftestVerb::Write {
+        session.hand_shake(&mine)?;
+        session.bw_report(&report)?;
+    }
+    session.close(&mine)
+}
+
 fn main() -> ExitCode {
     let opts = match parse() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("dc_pingpong: {e}\nusage: dc_pingpong [-p PORT] [-d DEV] [-i IB_PORT] [-g GID_INDEX] [-s SIZE] [-n ITERS] [-k HEXKEY] [-c] [SERVER]");
+            eprintln!("dc_pingpong: {e}\nusage: dc_pingpong [-p PORT] [-d DEV] [-i IB_PORT] [-g GID_INDEX] [-s SIZE] [-n ITERS] [-k HEXKEY] [-c] [--direct] [--perftest send|write] [SERVER]");
             return ExitCode::FAILURE;
         }
     };
-    match run(&opts) {
+    let result = match opts.perftest {
+        Some(verb) => run_perftest(&opts, verb),
+        None => run(&opts),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("dc_pingpong: {e}");
