@@ -25,7 +25,10 @@
 //! perftest's TCP exchange (`common/perftest.rs`; default port 18515), takes the server's DCT
 //! number, address, rkey and buffer from it, and posts SIZE-byte DC sends or RDMA writes, ITERS
 //! of them, as perftest's client would; for writes it hands perftest its report, which the
-//! server prints. Give both sides the same `-s` and `-n`, and a GID index on both (perftest
+//! server prints. Without SERVER it is the DC server of a perftest client instead
+//! (`ib_send_bw -c DC HOST` or `ib_write_bw -c DC HOST`): it hands out its DCT, receives the
+//! sends (or, for writes, checks that the client's data landed in its buffer and prints the
+//! client's report). Give both sides the same `-s` and `-n`, and a GID index on both (perftest
 //! `-x`) or on neither; the DC key is perftest's, ffeeddcc, unless `-k` says otherwise.
 #[path = "common/device.rs"]
 mod device;
@@ -116,8 +119,11 @@ fn parse() -> Result<Opts, String> {
     if o.size == 0 || o.iters == 0 {
         return Err("-s and -n must be at least 1".into());
     }
-    if o.perftest.is_some() && (o.server.is_none() || o.cm) {
-        return Err("--perftest is the client of a perftest server: give SERVER, without -c".into());
+    if o.perftest.is_some() && o.cm {
+        return Err("--perftest speaks perftest's TCP exchange, not the CM: leave out -c".into());
+    }
+    if o.perftest.is_some() && o.server.is_none() && o.direct {
+        return Err("--direct is for the DCI; as perftest's server this side only receives: leave it out".into());
     }
     Ok(o)
 }
@@ -357,13 +363,49 @@ fn exchange_cm(
     Err("-c needs the connection manager: build with `--features cm`".into())
 }
 
+impl PerftestVerb {
+    /// How many hand shakes perftest makes before the test: ib_send_bw sends its address,
+    /// syncs, sends it again (a DCT's number is only right once the DCT is in RTR) and syncs
+    /// once its receives are posted; ib_write_bw sends its address twice and syncs.
+    fn hand_shakes(self) -> u32 {
+        match self {
+            PerftestVerb::Send => 4,
+            PerftestVerb::Write => 3,
+        }
+    }
+}
+
+/// This side's address for perftest: QP (or DCT) number `qpn` and the buffer `mr`.
+fn perftest_dest(
+    ctx: &mlx5dv::Context,
+    o: &Opts,
+    port: &mlx5dv::PortAttr,
+    qpn: u32,
+    mr: &mlx5dv::Mr,
+) -> Result<perftest::Dest, String> {
+    let mem = mr.remote().ok_or("the buffer has no remote access")?;
+    Ok(perftest::Dest {
+        lid: port.0.lid,
+        out_reads: 1,
+        qpn,
+        psn: RtsAttr::default().sq_psn,
+        rkey: mem.rkey,
+        vaddr: mem.addr,
+        gid: match o.gid_index {
+            Some(g) => Some(ctx.query_gid(o.ib_port, g).map_err(|e| e.to_string())?),
+            None => None,
+        },
+        srqn: 0,
+    })
+}
+
 /// `--perftest`: the client of a perftest DC server (see the module docs).
 fn run_perftest(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
     let host = o.server.as_deref().ok_or("--perftest needs the server's address")?;
     let ctx = device::open(o.dev.as_deref())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.ib_port).map_err(|e| e.to_string())?;
-    let mut session = perftest::Client::connect(host, o.tcp_port, port.0.active_mtu)?;
+    let mut session = perftest::Session::connect(host, o.tcp_port, port.0.active_mtu)?;
     let mtu = Mtu::from_raw(session.mtu).ok_or("perftest agreed on no valid MTU")?;
     let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
     let (cq, backend) = match o.direct {
@@ -380,29 +422,10 @@ fn run_perftest(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
         .alloc_mr(o.size, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
         .map_err(|e| e.to_string())?;
     buf.write(0, &vec![0xA5; o.size]).map_err(|e| e.to_string())?;
-    let my_mem = buf.remote().ok_or("the buffer has no remote access")?;
-    let mine = perftest::Dest {
-        lid: port.0.lid,
-        out_reads: 1,
-        qpn: dci.qp_num(),
-        psn: RtsAttr::default().sq_psn,
-        rkey: my_mem.rkey,
-        vaddr: my_mem.addr,
-        gid: match o.gid_index {
-            Some(g) => Some(ctx.query_gid(o.ib_port, g).map_err(|e| e.to_string())?),
-            None => None,
-        },
-        srqn: 0,
-    };
-    // perftest's hand shakes before the test: ib_send_bw sends its address, syncs, sends it
-    // again (its DCT number is only right once the DCT is in RTR) and syncs once its receives
-    // are posted; ib_write_bw sends its address twice and syncs. The last one names the DCT.
-    let shakes = match verb {
-        PerftestVerb::Send => 4,
-        PerftestVerb::Write => 3,
-    };
+    let mine = perftest_dest(&ctx, o, &port, dci.qp_num(), &buf)?;
+    // The last hand shake before the test names the server's DCT.
     let mut server = session.hand_shake(&mine)?;
-    for _ in 1..shakes {
+    for _ in 1..verb.hand_shakes() {
         server = session.hand_shake(&mine)?;
     }
     let target = DcTargetAddr {
@@ -475,6 +498,89 @@ fn run_perftest(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
     session.close(&mine)
 }
 
+/// `--perftest` without SERVER: the DC target of a perftest client (see the module docs).
+fn run_perftest_server(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
+    let ctx = device::open(o.dev.as_deref())?;
+    let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
+    let port = ctx.query_port(o.ib_port).map_err(|e| e.to_string())?;
+    let mut session = perftest::Session::accept(o.tcp_port, port.0.active_mtu)?;
+    let mtu = Mtu::from_raw(session.mtu).ok_or("perftest agreed on no valid MTU")?;
+    let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
+    let cq = ctx.create_cq(1024).map_err(|e| e.to_string())?;
+    let srq = pd.create_srq(256, 1).map_err(|e| e.to_string())?;
+    let mut dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, DcKey::new(o.key))
+        .port(o.ib_port)
+        .mtu(mtu.bytes());
+    if let Some(g) = o.gid_index {
+        dct = dct.gid_index(g);
+    }
+    let dct = dct.build().map_err(|e| e.to_string())?;
+    // A perftest client's writes walk SIZE-byte steps up to its cycle buffer from our address.
+    let mut buf = pd
+        .alloc_mr(
+            2 * o.size.max(session.cycle_buffer),
+            Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+        )
+        .map_err(|e| e.to_string())?;
+    // perftest fills its buffer with random bytes: writes that land change this pattern.
+    buf.write(0, &vec![0xA5; o.size]).map_err(|e| e.to_string())?;
+    let mine = perftest_dest(&ctx, o, &port, dct.dct_number(), &buf)?;
+    // The receives are up before the last hand shake, after which an ib_send_bw client sends.
+    for _ in 1..verb.hand_shakes() {
+        session.hand_shake(&mine)?;
+    }
+    let recv = buf.sge(0, o.size).map_err(|e| e.to_string())?;
+    let mut posted = 0;
+    if verb == PerftestVerb::Send {
+        while posted < o.iters.min(256) {
+            srq.post_recv(posted, &[recv]).map_err(|e| e.to_string())?;
+            posted += 1;
+        }
+    }
+    session.hand_shake(&mine)?;
+    match verb {
+        PerftestVerb::Send => {
+            let mut start = None;
+            for i in 0..o.iters {
+                let c = wait(&[&cq], |c| c.opcode == Some(mlx5dv::WcOpcode::Recv))?;
+                start.get_or_insert_with(Instant::now);
+                if c.byte_len as usize != o.size {
+                    return Err(format!("receive {i} holds {} bytes, not -s {}", c.byte_len, o.size));
+                }
+                if posted < o.iters {
+                    srq.post_recv(posted, &[recv]).map_err(|e| e.to_string())?;
+                    posted += 1;
+                }
+            }
+            // Timed from the first receive, as perftest's server does.
+            let secs = start.map_or(0.0, |t| t.elapsed().as_secs_f64());
+            println!(
+                "perftest peer (ib_send_bw -c DC client, version {}): received {} DC sends of {} bytes in {secs:.3} s: {:.2} MB/s, {:.6} Mmsg/s",
+                session.peer_version,
+                o.iters,
+                o.size,
+                (o.size as f64 * o.iters as f64) / secs / (1 << 20) as f64,
+                o.iters as f64 / secs / 1e6
+            );
+        }
+        PerftestVerb::Write => {
+            // The client's sync once its writes are complete, then its report.
+            session.hand_shake(&mine)?;
+            let theirs = session.bw_report(&perftest::BwReport::default())?;
+            let mut landed = vec![0u8; o.size];
+            buf.read(0, &mut landed).map_err(|e| e.to_string())?;
+            if landed.iter().all(|&b| b == 0xA5) {
+                return Err("the client reported its writes, but our buffer is unchanged".into());
+            }
+            println!(
+                "perftest peer (ib_write_bw -c DC client, version {}): the client reports {} DC RDMA writes of {} bytes: peak {:.2} MB/s, average {:.2} MB/s, {:.6} Mmsg/s; our buffer holds its data",
+                session.peer_version, theirs.iters, theirs.size, theirs.bw_peak, theirs.bw_avg, theirs.msg_rate
+            );
+        }
+    }
+    session.close(&mine)
+}
+
 fn main() -> ExitCode {
     let opts = match parse() {
         Ok(o) => o,
@@ -483,9 +589,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = match opts.perftest {
-        Some(verb) => run_perftest(&opts, verb),
-        None => run(&opts),
+    let result = match (opts.perftest, &opts.server) {
+        (Some(verb), Some(_)) => run_perftest(&opts, verb),
+        (Some(verb), None) => run_perftest_server(&opts, verb),
+        (None, _) => run(&opts),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,9 +1,9 @@
-//! The client side of perftest's out-of-band TCP exchange (perftest 4.5, which calls itself
-//! version 6.06 on the wire; `src/perftest_communication.c`), so that an example can be the
-//! peer of `ib_send_bw -c DC` or `ib_write_bw -c DC`. Only the plain TCP exchange is spoken
-//! (not `-R`/rdma_cm), with one QP (`-q 1`), in the default report format.
+//! perftest's out-of-band TCP exchange (perftest 4.5, which calls itself version 6.06 on the
+//! wire; `src/perftest_communication.c`), either side, so that an example can be the peer of
+//! `ib_send_bw -c DC` or `ib_write_bw -c DC`. Only the plain TCP exchange is spoken (not
+//! `-R`/rdma_cm), with one QP (`-q 1`), in the default report format.
 //!
-//! What travels, in order (the client writes first in every step, then reads the server's):
+//! What travels, in order (in every step the client writes first, the server reads first):
 //! - the version string (16 bytes, NUL padded), then the cycle buffer and the cache line size
 //!   (4-byte big-endian ints), then the port MTU as the decimal `ibv_mtu` value (2 bytes:
 //!   digit and NUL); both sides then use the smaller MTU;
@@ -15,7 +15,7 @@
 //!   ints, peak and average MB/s and Mmsg/s as byte-swapped doubles), which the server prints;
 //! - at the end one more hand shake and the 5 bytes "done\0".
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 
 /// perftest's TCP port.
 pub const DEFAULT_PORT: u16 = 18515;
@@ -118,25 +118,46 @@ pub struct BwReport {
     pub msg_rate: f64,
 }
 
-/// A connection to a perftest server, past the version and MTU exchange.
-pub struct Client {
+/// A connection to a perftest peer, past the version and MTU exchange.
+pub struct Session {
     sock: TcpStream,
-    /// The server's version string.
+    /// This side is the server: it reads first.
+    server: bool,
+    /// The peer's version string.
     pub peer_version: String,
     /// The path MTU both sides use (`ibv_mtu` value: 1 = 256 .. 5 = 4096).
     pub mtu: u32,
+    /// The larger of the two sides' cycle buffers: a perftest client's RDMA writes walk that
+    /// many bytes from the server's address.
+    pub cycle_buffer: usize,
 }
 
-impl Client {
-    /// Connects to the server and exchanges versions, buffer sizes and MTUs (`my_mtu` is this
-    /// side's port MTU as an `ibv_mtu` value).
-    pub fn connect(host: &str, port: u16, my_mtu: u32) -> Result<Client, String> {
+impl Session {
+    /// Connects to a perftest server (`my_mtu` is this side's port MTU as an `ibv_mtu` value).
+    pub fn connect(host: &str, port: u16, my_mtu: u32) -> Result<Session, String> {
         let sock =
             TcpStream::connect((host, port)).map_err(|e| format!("connect to perftest at {host}:{port}: {e}"))?;
-        let mut c = Client {
+        Session::start(sock, false, my_mtu)
+    }
+
+    /// Waits on `port` for one perftest client.
+    pub fn accept(port: u16, my_mtu: u32) -> Result<Session, String> {
+        let listener = TcpListener::bind(("0.0.0.0", port)).map_err(|e| format!("listen on {port}: {e}"))?;
+        let (sock, _) = listener.accept().map_err(|e| format!("accept on {port}: {e}"))?;
+        Session::start(sock, true, my_mtu)
+    }
+
+    /// Exchanges versions, buffer sizes and MTUs.
+    fn start(sock: TcpStream, server: bool, my_mtu: u32) -> Result<Session, String> {
+        if !(1..=5).contains(&my_mtu) {
+            return Err(format!("port MTU value {my_mtu} is not an ibv_mtu (1..=5)"));
+        }
+        let mut c = Session {
             sock,
+            server,
             peer_version: String::new(),
             mtu: my_mtu,
+            cycle_buffer: CYCLE_BUFFER as usize,
         };
         let mut version = [0u8; 16];
         version[..VERSION.len()].copy_from_slice(VERSION.as_bytes());
@@ -146,16 +167,15 @@ impl Client {
             Ok(v) if v >= OLDEST_PEER => {}
             _ => {
                 return Err(format!(
-                    "perftest version {:?} on the server: this exchange is perftest {VERSION}'s; {OLDEST_PEER} or newer is needed",
+                    "perftest version {:?} on the other side: this exchange is perftest {VERSION}'s; {OLDEST_PEER} or newer is needed",
                     c.peer_version
                 ))
             }
         }
-        c.xchg(&CYCLE_BUFFER.to_be_bytes())?;
+        let theirs = c.xchg(&CYCLE_BUFFER.to_be_bytes())?;
+        let theirs = i32::from_be_bytes([theirs[0], theirs[1], theirs[2], theirs[3]]);
+        c.cycle_buffer = c.cycle_buffer.max(usize::try_from(theirs).unwrap_or(0));
         c.xchg(&CACHE_LINE.to_be_bytes())?;
-        if !(1..=5).contains(&my_mtu) {
-            return Err(format!("port MTU value {my_mtu} is not an ibv_mtu (1..=5)"));
-        }
         let theirs = c.xchg(&[b'0' + my_mtu as u8, 0])?;
         match theirs[0].checked_sub(b'0') {
             Some(m @ 1..=5) => c.mtu = c.mtu.min(u32::from(m)),
@@ -164,34 +184,48 @@ impl Client {
         Ok(c)
     }
 
-    /// Writes `mine` and reads as many bytes back (perftest's `ctx_xchg_data`, client side).
+    /// Sends `mine` and receives as many bytes, in this side's order (`ctx_xchg_data`).
     fn xchg(&mut self, mine: &[u8]) -> Result<Vec<u8>, String> {
-        self.sock
-            .write_all(mine)
-            .map_err(|e| format!("writing to perftest: {e}"))?;
         let mut theirs = vec![0u8; mine.len()];
-        self.sock
-            .read_exact(&mut theirs)
-            .map_err(|e| format!("reading from perftest (did the server stop? see its output): {e}"))?;
+        if self.server {
+            self.read(&mut theirs)?;
+            self.write(mine)?;
+        } else {
+            self.write(mine)?;
+            self.read(&mut theirs)?;
+        }
         Ok(theirs)
     }
 
-    /// One hand shake: sends `mine`, returns the server's (`ctx_hand_shake`).
+    fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.sock
+            .write_all(bytes)
+            .map_err(|e| format!("writing to perftest: {e}"))
+    }
+
+    fn read(&mut self, bytes: &mut [u8]) -> Result<(), String> {
+        self.sock
+            .read_exact(bytes)
+            .map_err(|e| format!("reading from perftest (did it stop? see its output): {e}"))
+    }
+
+    /// One hand shake: sends `mine`, returns the peer's (`ctx_hand_shake`).
     pub fn hand_shake(&mut self, mine: &Dest) -> Result<Dest, String> {
         let msg = mine.encode();
         if msg.len() != if mine.gid.is_some() { Dest::LEN_GID } else { Dest::LEN } {
             return Err(format!("{mine:?} does not fit perftest's fixed-width address message"));
         }
         Dest::decode(&self.xchg(&msg)?)
+            .map_err(|e| format!("{e} (both sides must run with a GID index, perftest -x, or neither)"))
     }
 
-    /// Sends this side's report and returns the server's (`xchg_bw_reports`).
+    /// Sends this side's report and returns the peer's (`xchg_bw_reports`).
     pub fn bw_report(&mut self, mine: &BwReport) -> Result<BwReport, String> {
-        let u = |c: &mut Client, v: u64| -> Result<u64, String> {
+        let u = |c: &mut Session, v: u64| -> Result<u64, String> {
             let b = c.xchg(&v.to_be_bytes())?;
             Ok(u64::from_be_bytes(b.try_into().map_err(|_| "short report")?))
         };
-        let f = |c: &mut Client, v: f64| -> Result<f64, String> { Ok(f64::from_bits(u(c, v.to_bits())?)) };
+        let f = |c: &mut Session, v: f64| -> Result<f64, String> { Ok(f64::from_bits(u(c, v.to_bits())?)) };
         Ok(BwReport {
             size: u(self, mine.size)?,
             iters: u(self, mine.iters)?,
@@ -201,17 +235,13 @@ impl Client {
         })
     }
 
-    /// The closing hand shake and "done" (`ctx_close_connection`); waits for the server's
-    /// "done" too, so the server has finished when this returns.
+    /// The closing hand shake and "done" (`ctx_close_connection`, which both sides send
+    /// without waiting for the other's, then close): reads the peer's first, so the peer has
+    /// finished when this returns and a peer that already closed cannot fail our read.
     pub fn close(mut self, mine: &Dest) -> Result<(), String> {
         self.hand_shake(mine)?;
-        self.sock
-            .write_all(b"done\0")
-            .map_err(|e| format!("writing to perftest: {e}"))?;
         let mut done = [0u8; 5];
-        self.sock
-            .read_exact(&mut done)
-            .map_err(|e| format!("perftest closed without its \"done\": {e}"))?;
-        Ok(())
+        self.read(&mut done)?;
+        self.write(b"done\0")
     }
 }
