@@ -139,6 +139,9 @@ pub(crate) struct Parents {
     pub(crate) pd: Option<crate::pd::Pd>,
     #[allow(dead_code)]
     pub(crate) cq: Option<std::sync::Arc<crate::cq::CqCore>>,
+    /// The receive CQ of an RC QP created with a separate one (`Pd::create_rc_qp_split`).
+    #[allow(dead_code)]
+    pub(crate) recv_cq: Option<std::sync::Arc<crate::cq::CqCore>>,
     #[allow(dead_code)]
     pub(crate) srq: Option<crate::srq::Srq>,
     /// The direct backend's send-queue state (see `QpRaw::direct`).
@@ -152,6 +155,7 @@ impl Parents {
             device: pd.context().name().into(),
             pd: Some(pd.clone()),
             cq: Some(cq.core()),
+            recv_cq: None,
             srq: srq.cloned(),
             direct: None,
         })
