@@ -9,8 +9,7 @@
 use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
     state, Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, EndpointId, EpCompletion, Mlx5Context,
-    Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
-    WcStatus,
+    Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode, WcStatus,
 };
 use mlx5dv_suite::device::{connect_rc, loopback_path, open, pool_cq, test_backend, test_pool_config};
 use mlx5dv_suite::Rng;

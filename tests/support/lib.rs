@@ -547,7 +547,8 @@ impl Rng {
 pub mod device {
     use mlx5dv::rc::{RcQp, RcRemote};
     use mlx5dv::{
-        devices, state, Access, Context, Cq, DcKey, DcTargetAddr, Dct, DctBuilder, Mlx5Context, Pd, PeerPath, RtsAttr, Srq,
+        devices, state, Access, Context, Cq, DcKey, DcTargetAddr, Dct, DctBuilder, Mlx5Context, Pd, PeerPath, RtsAttr,
+        Srq,
     };
 
     /// A DCT on `srq` with `key` and path MTU `mtu` (`access`: the builder's default when
