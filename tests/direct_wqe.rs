@@ -180,6 +180,8 @@ enum Kind {
         _partner_cq: Cq,
         port: u8,
         path: PeerPath,
+        /// What the partner grants (remote atomics only where the device has them).
+        access: Access,
     },
 }
 
@@ -254,7 +256,13 @@ fn bench_rc() -> Bench {
     let qp = pd.create_rc_qp(&cq, None, caps).unwrap();
     let partner = pd.create_rc_qp(&partner_cq, None, caps).unwrap();
     let path = loopback_path(&ctx, port, gid_index);
-    let (qp, partner) = connect_rc(port, path, MTU, (qp, Access::LOCAL_WRITE), (partner, TARGET_ACCESS));
+    let atomics = mlx5.has_atomics().unwrap();
+    let access = if atomics {
+        TARGET_ACCESS
+    } else {
+        Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ
+    };
+    let (qp, partner) = connect_rc(port, path, MTU, (qp, Access::LOCAL_WRITE), (partner, access));
     Bench {
         kind: Kind::Rc {
             qp: Some(qp),
@@ -262,12 +270,13 @@ fn bench_rc() -> Bench {
             _partner_cq: partner_cq,
             port,
             path,
+            access,
         },
         cq,
         local: pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap(),
-        target: pd.alloc_mr(4096, TARGET_ACCESS).unwrap(),
+        target: pd.alloc_mr(4096, access).unwrap(),
         pause,
-        atomics: mlx5.has_atomics().unwrap(),
+        atomics,
         streams: false,
         gid: None,
     }
@@ -347,11 +356,12 @@ impl Bench {
                 partner,
                 port,
                 path,
+                access,
                 ..
             } => {
                 let a = qp.take().unwrap().reset().map_err(|e| e.error).expect("RESET");
                 let b = partner.take().unwrap().reset().map_err(|e| e.error).expect("RESET");
-                let (a, b) = connect_rc(*port, *path, MTU, (a, Access::LOCAL_WRITE), (b, TARGET_ACCESS));
+                let (a, b) = connect_rc(*port, *path, MTU, (a, Access::LOCAL_WRITE), (b, *access));
                 *partner = Some(b);
                 let a = qp.insert(a);
                 // SAFETY: as above: connected again after the RESET, nothing outstanding.
