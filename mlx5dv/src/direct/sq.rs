@@ -590,6 +590,54 @@ mod tests {
     }
 
     #[test]
+    fn an_rc_request_has_no_address_vector_its_segments_follow_the_control_segment_and_wrap() {
+        let mut f = Fake {
+            ring: vec![0; 8 * BB / 8],
+            dbrec: [0; 2],
+            bf: [0; 128],
+        };
+        let q = qp(direct_sq(&mut f, 8, 8), 8, 8);
+        let d = q.direct().unwrap();
+        d.restart_at(0, 7);
+        let remote = RemoteMemory {
+            addr: 0x1122_3344_5566_7788,
+            len: 64,
+            rkey: 0xAABB_CCDD,
+        };
+        let bytes: Vec<u8> = (0..60).collect();
+        d.start();
+        d.post(
+            &q,
+            Op::Write(remote),
+            None,
+            Data::Inline(&bytes),
+            raw::IBV_SEND_SIGNALED,
+            5,
+        )
+        .unwrap();
+        d.commit();
+        q.sq.commit();
+        // Control 1 + remote address 1 + inline 4 units: 2 blocks from the ring's last.
+        assert_eq!(d.cur_post.get(), 9);
+        assert_eq!(u32::from_be(f.dbrec[1]), 9);
+        let ring: Vec<u8> = f.ring.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let ctrl = &ring[7 * BB..];
+        let be32 = |b: &[u8]| u32::from_be_bytes(b[..4].try_into().unwrap());
+        assert_eq!(be32(ctrl), 7 << 8 | raw::MLX5_OPCODE_RDMA_WRITE);
+        assert_eq!(be32(&ctrl[4..]), 0x123 << 8 | 6, "QP number and 6 units");
+        assert_eq!(ctrl[11], raw::MLX5_WQE_CTRL_CQ_UPDATE as u8);
+        assert_eq!(
+            &ctrl[16..24],
+            &remote.addr.to_be_bytes(),
+            "remote address right after the control"
+        );
+        assert_eq!(be32(&ctrl[24..]), remote.rkey);
+        assert_eq!(be32(&ctrl[32..]), 60 | raw::MLX5_INLINE_SEG);
+        assert_eq!(&ctrl[36..64], &bytes[..28], "inline bytes to the ring's end");
+        assert_eq!(&ring[..32], &bytes[28..], "the rest at the ring's start");
+    }
+
+    #[test]
     fn a_request_whose_blocks_would_overwrite_an_unretired_wqe_is_refused_until_the_oldest_retires() {
         // 8 blocks, room for 64 requests by count: the blocks bind first.
         let mut f = Fake {
