@@ -210,10 +210,10 @@ impl DirectSq {
     }
 
     /// Writes one request (the checks of `Wr::emit` passed): a DC one with its destination,
-    /// an RC one without; admission by count and by basic blocks, the WQE, and its index in
+    /// an RC one (`RC`) without; admission by count and by basic blocks, the WQE, and its index in
     /// the count's map.
     #[inline(always)]
-    pub(crate) fn post(
+    pub(crate) fn post<const RC: bool>(
         &self,
         qp: &QpRaw,
         op: Op,
@@ -223,9 +223,15 @@ impl DirectSq {
         wr_id: u64,
     ) -> Result<()> {
         // A DC request names its peer (the typestate batch requires it); an RC request none.
-        if dest.is_some_and(|d| d.av.is_null()) {
-            return Err(no_av(op, qp));
-        }
+        // `RC` is the transport's constant: each batch keeps only its own branch.
+        let dest = if RC {
+            None
+        } else {
+            match dest.filter(|d| !d.av.is_null()) {
+                Some(d) => Some(d),
+                None => return Err(no_av(op, qp)),
+            }
+        };
         // Size in 16-byte units: control (and a DC request's address vector), then the op's
         // and the data's.
         let mut ds = if dest.is_some() { 4 } else { 1 } + op_units(op);
@@ -606,7 +612,7 @@ mod tests {
         };
         let bytes: Vec<u8> = (0..60).collect();
         d.start();
-        d.post(
+        d.post::<true>(
             &q,
             Op::Write(remote),
             None,
@@ -662,7 +668,7 @@ mod tests {
         };
         // An inline write of 60 bytes: 4 + 1 + 4 units, 3 blocks.
         let write = |wr_id| {
-            d.post(
+            d.post::<false>(
                 &q,
                 Op::Write(remote),
                 Some(dest),
