@@ -139,6 +139,15 @@ struct Shape {
 }
 
 impl Shape {
+    /// `count` requests of this shape in one batch, signaled or not.
+    fn times(self, count: u64, signaled: bool) -> Shape {
+        Shape {
+            count,
+            signaled,
+            ..self
+        }
+    }
+
     fn new(op: OpKind, data: DataKind) -> Shape {
         Shape {
             op,
@@ -646,11 +655,18 @@ fn compare_every_shape(b: &mut Bench) -> Vec<String> {
     failures
 }
 
-/// Each `(index, shape)` from that ring index, both backends; the differences.
+/// Each `(index, shape)` from that ring index, and each atomic (where the device has them) in
+/// the ring's last block, both backends; the differences.
 fn compare_at(b: &mut Bench, cases: &[(u32, Shape)]) -> Vec<String> {
     let (n, dc) = (b.ring().wqe_cnt, matches!(b.kind, Kind::Dc { .. }));
+    let mut cases = cases.to_vec();
+    if b.atomics {
+        for op in [OpKind::CmpSwap, OpKind::FetchAdd] {
+            cases.push((n - 1, Shape::new(op, DataKind::Sge(8))));
+        }
+    }
     let mut failures = Vec::new();
-    for (at, s) in cases {
+    for (at, s) in &cases {
         let (lib, direct) = b.both(s, *at);
         failures.extend(diff(s, *at, n, dc, &lib, &direct));
     }
@@ -683,7 +699,7 @@ fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
     let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     let mut b = bench();
     let n = b.ring().wqe_cnt;
-    let mut cases = vec![
+    let cases = [
         // Control and address vector in the last block: the next segment is the ring's first.
         (n - 1, Shape::new(Send, Sge(40))),
         (n - 1, Shape::new(Send, Inline(60))),
@@ -695,26 +711,9 @@ fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
         (n - 2, Shape::new(SendImm, Inline(64))),
         (n - 2, Shape::new(Send, List(MAX_SGE as usize))),
         // A batch whose second request starts at the ring's first block.
-        (
-            n - 2,
-            Shape {
-                count: 2,
-                ..Shape::new(Write, Sge(40))
-            },
-        ),
-        (
-            n - 3,
-            Shape {
-                count: 3,
-                signaled: false,
-                ..Shape::new(Send, Inline(12))
-            },
-        ),
+        (n - 2, Shape::new(Write, Sge(40)).times(2, true)),
+        (n - 3, Shape::new(Send, Inline(12)).times(3, false)),
     ];
-    if b.atomics {
-        cases.push((n - 1, Shape::new(CmpSwap, Sge(8))));
-        cases.push((n - 1, Shape::new(FetchAdd, Sge(8))));
-    }
     assert_no_difference(&compare_at(&mut b, &cases));
 }
 
@@ -726,7 +725,7 @@ fn rc_direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
     let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     let mut b = bench_rc();
     let n = b.ring().wqe_cnt;
-    let mut cases = vec![
+    let cases = [
         // A one-block request in the ring's last block.
         (n - 1, Shape::new(Send, Sge(40))),
         (n - 1, Shape::new(Write, Sge(40))),
@@ -745,26 +744,9 @@ fn rc_direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
         (n - 2, Shape::new(WriteImm, List(MAX_SGE as usize))),
         (n - 1, Shape::new(Send, Inline(28))),
         // A batch whose later requests start at the ring's first block.
-        (
-            n - 1,
-            Shape {
-                count: 2,
-                ..Shape::new(Write, Sge(40))
-            },
-        ),
-        (
-            n - 2,
-            Shape {
-                count: 3,
-                signaled: false,
-                ..Shape::new(Send, Inline(28))
-            },
-        ),
+        (n - 1, Shape::new(Write, Sge(40)).times(2, true)),
+        (n - 2, Shape::new(Send, Inline(28)).times(3, false)),
     ];
-    if b.atomics {
-        cases.push((n - 1, Shape::new(CmpSwap, Sge(8))));
-        cases.push((n - 1, Shape::new(FetchAdd, Sge(8))));
-    }
     assert_no_difference(&compare_at(&mut b, &cases));
 }
 

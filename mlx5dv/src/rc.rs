@@ -8,7 +8,7 @@ use crate::direct::{DirectSq, SendBackend};
 use crate::error::{Error, Result};
 use crate::mr::{Access, Sge};
 use crate::pd::Pd;
-use crate::qp::{init_attr_ex, rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::qp::{init_attr_ex, poster_for, rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
 use crate::sq::Poster;
 use crate::srq::Srq;
 use crate::wr::{Batch, Rc};
@@ -228,7 +228,8 @@ impl Pd {
             dci_streams: false,
             // The library writes back the capacities it actually created.
             caps: attr.cap,
-            sq: rc_poster(attr.cap.max_send_wr, direct.as_ref()),
+            // On the wr API receives may share the CQ (the `wr_id` stays the caller's).
+            sq: poster_for(attr.cap.max_send_wr, true, direct.as_ref()),
             direct: direct.is_some(),
             parents,
         };
@@ -240,16 +241,6 @@ impl Pd {
             _state: PhantomData,
             _not_sync: PhantomData,
         })
-    }
-}
-
-/// An RC QP's count: on the wr API the `wr_id` stays the caller's (receives may share the
-/// CQ); on the direct backend no receive shares the send CQ, and completions name WQEs,
-/// mapped to requests as on a DC initiator.
-fn rc_poster(max_send_wr: u32, direct: Option<&DirectSq>) -> Poster {
-    match direct {
-        None => Poster::new(max_send_wr, true),
-        Some(d) => Poster::with_wqe_map(max_send_wr, false, d.wqe_cnt() as usize),
     }
 }
 
@@ -388,23 +379,7 @@ impl<S> RcQp<S> {
     /// As [`Pd::create_rc_qp_split`] for the direct backend's `mlx5dv_init_obj`.
     #[doc(hidden)]
     pub unsafe fn diff_test_backend(&mut self, cq: &Cq, backend: SendBackend, cur_post: u32) -> Result<()> {
-        let direct = match backend {
-            SendBackend::WrApi => None,
-            SendBackend::Direct => Some(DirectSq::new(
-                self.raw.qp,
-                self.raw.caps.max_send_wr,
-                self.raw.device(),
-            )?),
-        };
-        self.raw.sq.close();
-        self.raw.sq = rc_poster(self.raw.caps.max_send_wr, direct.as_ref());
-        if let Some(d) = &direct {
-            d.restart_at(0, cur_post);
-        }
-        self.raw.direct = direct.is_some();
-        self.raw.parents.direct = direct;
-        self.raw.register(cq);
-        Ok(())
+        self.raw.switch_backend(cq, backend, cur_post, true)
     }
 }
 
