@@ -516,12 +516,10 @@ impl RcQp<state::Rts> {
 
     /// Gives back the send-queue credit of one completion of this QP polled elsewhere than
     /// through [`crate::Cq::poll`] on the CQ it was created with (which does it by itself).
-    /// On the direct backend it does nothing: only [`crate::Cq::poll`] reads its completions.
+    /// On the direct backend it retires nothing: its send CQ routes every completion (only
+    /// [`crate::Cq::poll`] reads it).
     #[inline]
     pub fn report_completion(&self, c: &crate::cq::Completion) {
-        if self.raw.direct {
-            return;
-        }
         let receive = c.opcode.is_some_and(crate::cq::WcOpcode::is_receive);
         self.raw.sq.complete(c.wr_id, c.status.is_success(), receive);
     }
