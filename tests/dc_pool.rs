@@ -9,10 +9,9 @@
 use mlx5dv::endpoint::{Endpoints, PoolConfig, RcEndpoints, Recoveries};
 use mlx5dv::{
     state, Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, EndpointId, EpCompletion, Mlx5Context,
-    Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RcRemote, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode,
-    WcStatus,
+    Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode, WcStatus,
 };
-use mlx5dv_suite::device::{open, pool_cq, test_backend, test_pool_config};
+use mlx5dv_suite::device::{connect_rc, loopback_path, open, pool_cq, test_backend, test_pool_config};
 use mlx5dv_suite::Rng;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -670,24 +669,6 @@ fn write_to_every_peer(eps: &mut Endpoints, ids: &[EndpointId], local: &[Sge<'_>
     }
 }
 
-/// The path from this port to itself (loopback RC).
-fn loopback_path(ctx: &mlx5dv::Context, port: u8, gid_index: Option<u8>) -> PeerPath {
-    match gid_index {
-        Some(g) => PeerPath::Gid {
-            sl: 0,
-            gid: ctx.query_gid(port, g).unwrap(),
-            sgid_index: g,
-            hop_limit: 1,
-            traffic_class: 0,
-            flow_label: 0,
-        },
-        None => PeerPath::Lid {
-            lid: ctx.query_port(port).unwrap().0.lid,
-            sl: 0,
-        },
-    }
-}
-
 /// Connects `qp` (the sender) and `partner` (which grants remote writes) to each other over
 /// `path`; both in RTS.
 fn connect(
@@ -696,24 +677,13 @@ fn connect(
     qp: RcQp<state::Reset>,
     partner: RcQp<state::Reset>,
 ) -> (RcQp<state::Rts>, RcQp<state::Rts>) {
-    let remote = |qp_num| RcRemote {
-        qp_num,
-        psn: 0,
+    connect_rc(
+        port,
         path,
-        mtu_bytes: MTU,
-        max_dest_rd_atomic: 1,
-        min_rnr_timer: 12,
-    };
-    let p = partner
-        .init(port, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
-        .map_err(|e| e.error)
-        .unwrap();
-    let qp = qp.init(port, Access::LOCAL_WRITE).map_err(|e| e.error).unwrap();
-    let p = p.rtr(&remote(qp.qp_num())).map_err(|e| e.error).unwrap();
-    let qp = qp.rtr(&remote(p.qp_num())).map_err(|e| e.error).unwrap();
-    let qp = qp.rts(RtsAttr::default()).map_err(|e| e.error).unwrap();
-    let p = p.rts(RtsAttr::default()).map_err(|e| e.error).unwrap();
-    (qp, p)
+        MTU,
+        (qp, Access::LOCAL_WRITE),
+        (partner, Access::LOCAL_WRITE | Access::REMOTE_WRITE),
+    )
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! Tier 3 (soft-mlx5): the direct backend writes the send queue byte for byte as libmlx5's wr
-//! API does. One DCI, the device paused: each request shape is posted through the wr API and
+//! API does. One DCI (or one RC QP, connected to a partner), the device paused: each request
+//! shape is posted through the wr API and
 //! the bytes copied (the whole send ring, prefilled with a pattern so that stale bytes cannot
 //! hide a difference, the doorbell record, and the BlueFlame/doorbell register's two
-//! buffers); then the DCI goes RESET -> RTS (libmlx5 restarts its indexes at 0, and so does
-//! the direct writer) and the same shape is posted through the direct writer and copied.
+//! buffers); then the QP goes RESET -> RTS (libmlx5 restarts its indexes at 0, and so does
+//! the direct writer; an RC QP and its partner are connected again) and the same shape is
+//! posted through the direct writer and copied.
 //!
 //! Excluded, with the reason: which of the two BlueFlame buffers the bytes land in. libmlx5
 //! toggles its offset in per-context state that `mlx5dv_init_obj` does not expose, on every
@@ -12,15 +14,18 @@
 //!
 //! At the ring's wrap: libmlx5 gets there by executing requests (the device runs them, their
 //! completions free the ring); the direct writer is then put at the same index with the
-//! test hook `Dci::diff_test_backend`, as its RESET would put it at 0.
+//! test hook `Dci::diff_test_backend` (`RcQp::diff_test_backend`), as its RESET would put it
+//! at 0.
 //!
 //! Opt-in (needs soft-mlx5's pause hook): `scripts/soft-mlx5 [--profile P] [--rdma-core
 //! 44|59] -- cargo test --test direct_wqe -- --ignored`.
 use mlx5dv::raw;
+use mlx5dv::wr::{Batch, Ready, Transport, Wr};
 use mlx5dv::{
-    Access, Cq, DcKey, DcPeer, Dci, DciBuilder, Mlx5Context, Mr, PeerPath, RemoteMemory, RtsAttr, SendBackend, WcStatus,
+    Access, Cq, DcKey, DcPeer, Dci, DciBuilder, Mlx5Context, Mr, PeerPath, RcCaps, RcQp, RemoteMemory, RtsAttr,
+    SendBackend, Sge, WcStatus,
 };
-use mlx5dv_suite::device::{dct, open, pause_hook, PauseFn};
+use mlx5dv_suite::device::{connect_rc, dct, loopback_path, open, pause_hook, PauseFn};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -29,7 +34,7 @@ const MTU: u32 = 1024;
 /// Every test pauses the one device thread: one at a time.
 static DEVICE: Mutex<()> = Mutex::new(());
 
-/// Where libmlx5 says the DCI's send queue is.
+/// Where libmlx5 says the QP's send queue is.
 struct Ring {
     buf: *mut u8,
     len: usize,
@@ -39,14 +44,14 @@ struct Ring {
     bf_size: usize,
 }
 
-fn ring_of<S>(dci: &Dci<S>) -> Ring {
+fn ring_of(qp: *mut raw::ibv_qp) -> Ring {
     // SAFETY: all-zero is valid for both out-structs.
     let mut out: raw::mlx5dv_qp = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
     let mut obj: raw::mlx5dv_obj = unsafe { std::mem::zeroed() };
-    obj.qp.r#in = dci.as_raw();
+    obj.qp.r#in = qp;
     obj.qp.out = &mut out;
-    // SAFETY: a live mlx5 DCI.
+    // SAFETY: a live mlx5 QP.
     assert_eq!(unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_QP) }, 0);
     Ring {
         buf: out.sq.buf.cast(),
@@ -134,6 +139,15 @@ struct Shape {
 }
 
 impl Shape {
+    /// `count` requests of this shape in one batch, signaled or not.
+    fn times(self, count: u64, signaled: bool) -> Shape {
+        Shape {
+            count,
+            signaled,
+            ..self
+        }
+    }
+
     fn new(op: OpKind, data: DataKind) -> Shape {
         Shape {
             op,
@@ -147,20 +161,43 @@ impl Shape {
     }
 }
 
-/// The test's objects: a DCT to execute requests, one DCI, memory.
+/// The test's objects: the QP under test and what executes its requests, memory.
 struct Bench {
-    _dct: mlx5dv::Dct,
+    kind: Kind,
     cq: Cq,
-    peer: DcPeer,
     local: Mr,
     target: Mr,
-    dci: Option<Dci<mlx5dv::state::Rts>>,
     pause: PauseFn,
     atomics: bool,
     streams: bool,
     /// The DCT's GID on RoCE (the address vector then carries a GRH).
     gid: Option<[u8; 16]>,
 }
+
+/// The transport under test.
+enum Kind {
+    /// A DCI and the DCT that executes its requests.
+    Dc {
+        _dct: mlx5dv::Dct,
+        peer: DcPeer,
+        dci: Option<Dci<mlx5dv::state::Rts>>,
+    },
+    /// An RC QP and its partner (the target memory's side), connected over `path`.
+    Rc {
+        qp: Option<RcQp<mlx5dv::state::Rts>>,
+        partner: Option<RcQp<mlx5dv::state::Rts>>,
+        _partner_cq: Cq,
+        port: u8,
+        path: PeerPath,
+        /// What the partner grants (remote atomics only where the device has them).
+        access: Access,
+    },
+}
+
+const TARGET_ACCESS: Access = Access::LOCAL_WRITE
+    .union(Access::REMOTE_WRITE)
+    .union(Access::REMOTE_READ)
+    .union(Access::REMOTE_ATOMIC);
 
 /// Up to 17 units of 16 bytes: either side of a 256-byte BlueFlame buffer.
 const MAX_SGE: u32 = 13;
@@ -193,14 +230,15 @@ fn bench() -> Bench {
         b = b.streams(2, 1);
     }
     let dci = b.build_ready(port, MTU, RtsAttr::default()).expect("DCI to RTS");
-    let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ | Access::REMOTE_ATOMIC;
     Bench {
-        _dct: d,
+        kind: Kind::Dc {
+            _dct: d,
+            peer,
+            dci: Some(dci),
+        },
         cq,
-        peer,
         local: pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap(),
-        target: pd.alloc_mr(4096, access).unwrap(),
-        dci: Some(dci),
+        target: pd.alloc_mr(4096, TARGET_ACCESS).unwrap(),
         pause,
         atomics,
         streams,
@@ -208,25 +246,137 @@ fn bench() -> Bench {
     }
 }
 
+/// As [`bench`], for an RC QP connected to a partner on the same port.
+fn bench_rc() -> Bench {
+    let pause =
+        pause_hook().expect("the differential test runs on soft-mlx5 (scripts/soft-mlx5): it pauses the device");
+    let (ctx, port, gid_index) = open();
+    let mlx5: Mlx5Context = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(256).unwrap();
+    let partner_cq = ctx.create_cq(256).unwrap();
+    let caps = RcCaps {
+        max_send_wr: 32,
+        max_recv_wr: 16,
+        max_send_sge: MAX_SGE,
+        max_recv_sge: 1,
+        max_inline_data: 64,
+    };
+    let qp = pd.create_rc_qp(&cq, None, caps).unwrap();
+    let partner = pd.create_rc_qp(&partner_cq, None, caps).unwrap();
+    let path = loopback_path(&ctx, port, gid_index);
+    let atomics = mlx5.has_atomics().unwrap();
+    let access = if atomics {
+        TARGET_ACCESS
+    } else {
+        Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ
+    };
+    let (qp, partner) = connect_rc(port, path, MTU, (qp, Access::LOCAL_WRITE), (partner, access));
+    Bench {
+        kind: Kind::Rc {
+            qp: Some(qp),
+            partner: Some(partner),
+            _partner_cq: partner_cq,
+            port,
+            path,
+            access,
+        },
+        cq,
+        local: pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap(),
+        target: pd.alloc_mr(4096, access).unwrap(),
+        pause,
+        atomics,
+        streams: false,
+        gid: None,
+    }
+}
+
+/// The request of `s` numbered `i`, with its flags, on any transport.
+fn request<'b, 'q, T: Transport>(
+    batch: &'b mut Batch<'q, T>,
+    s: &Shape,
+    i: u64,
+    remote: RemoteMemory,
+) -> Wr<'b, 'q, T, T::Start> {
+    let wr = match s.op {
+        OpKind::Send => batch.send(i),
+        OpKind::SendImm => batch.send_imm(i, 0xC0DE_0000 | i as u32),
+        OpKind::Write => batch.rdma_write(i, remote),
+        OpKind::WriteImm => batch.rdma_write_imm(i, remote, 0xBEEF_0000 | i as u32),
+        OpKind::Read => batch.rdma_read(i, remote),
+        OpKind::CmpSwap => batch.atomic_cmp_swp(i, remote, 0x1111_2222_3333_4444, 0x5555_6666_7777_8888),
+        OpKind::FetchAdd => batch.atomic_fetch_add(i, remote, 0x0102_0304_0506_0708),
+    };
+    let wr = if s.signaled { wr } else { wr.unsignaled() };
+    let wr = if s.fence { wr.fence() } else { wr };
+    if s.solicited {
+        wr.solicited()
+    } else {
+        wr
+    }
+}
+
+/// The data step of `s`.
+fn finish<T: Transport>(
+    wr: Wr<'_, '_, T, Ready>,
+    s: &Shape,
+    payload: &[u8],
+    one: Sge<'_>,
+    list: &[Sge<'_>],
+) -> mlx5dv::Result<()> {
+    match s.data {
+        DataKind::Inline(n) => wr.inline(&payload[..n]),
+        DataKind::Sge(_) => wr.sge(one),
+        DataKind::List(_) => wr.sge_list(list),
+    }
+}
+
 impl Bench {
-    fn dci(&mut self) -> &mut Dci<mlx5dv::state::Rts> {
-        self.dci.as_mut().unwrap()
+    fn qp_raw(&self) -> *mut raw::ibv_qp {
+        match &self.kind {
+            Kind::Dc { dci, .. } => dci.as_ref().unwrap().as_raw(),
+            Kind::Rc { qp, .. } => qp.as_ref().unwrap().as_raw(),
+        }
     }
 
-    /// RESET -> RTS, then `backend` from ring index `cur_post`.
+    fn ring(&self) -> Ring {
+        ring_of(self.qp_raw())
+    }
+
+    /// RESET -> RTS (an RC QP connected to its partner again), then `backend` from ring index
+    /// `cur_post`.
     fn restart(&mut self, backend: SendBackend, cur_post: u32) {
-        let dci = self
-            .dci
-            .take()
-            .unwrap()
-            .recover()
-            .map_err(|e| e.error)
-            .expect("RESET -> RTS");
-        self.dci = Some(dci);
         let cq = &self.cq;
-        // SAFETY: right after the recovery, nothing outstanding; cur_post is 0 (libmlx5's
-        // after RESET) or where libmlx5 got to (the wrap case).
-        unsafe { self.dci.as_mut().unwrap().diff_test_backend(cq, backend, cur_post) }.expect("backend");
+        match &mut self.kind {
+            Kind::Dc { dci, .. } => {
+                let d = dci
+                    .take()
+                    .unwrap()
+                    .recover()
+                    .map_err(|e| e.error)
+                    .expect("RESET -> RTS");
+                let d = dci.insert(d);
+                // SAFETY: right after the recovery, nothing outstanding; cur_post is 0
+                // (libmlx5's after RESET) or where libmlx5 got to (the wrap case).
+                unsafe { d.diff_test_backend(cq, backend, cur_post) }.expect("backend");
+            }
+            Kind::Rc {
+                qp,
+                partner,
+                port,
+                path,
+                access,
+                ..
+            } => {
+                let a = qp.take().unwrap().reset().map_err(|e| e.error).expect("RESET");
+                let b = partner.take().unwrap().reset().map_err(|e| e.error).expect("RESET");
+                let (a, b) = connect_rc(*port, *path, MTU, (a, Access::LOCAL_WRITE), (b, *access));
+                *partner = Some(b);
+                let a = qp.insert(a);
+                // SAFETY: as above: connected again after the RESET, nothing outstanding.
+                unsafe { a.diff_test_backend(cq, backend, cur_post) }.expect("backend");
+            }
+        }
     }
 
     fn remote(&self, len: u64) -> RemoteMemory {
@@ -258,49 +408,46 @@ impl Bench {
             },
         )?;
         let list: Vec<_> = (0..list_len).map(|i| local.sge(512 + 64 * i, 16).unwrap()).collect();
-        let peer = self.peer.clone();
-        let dci = self.dci.as_mut().unwrap();
-        let mut batch = dci.batch();
-        for i in 0..s.count {
-            let wr = match s.op {
-                OpKind::Send => batch.send(i),
-                OpKind::SendImm => batch.send_imm(i, 0xC0DE_0000 | i as u32),
-                OpKind::Write => batch.rdma_write(i, remote),
-                OpKind::WriteImm => batch.rdma_write_imm(i, remote, 0xBEEF_0000 | i as u32),
-                OpKind::Read => batch.rdma_read(i, remote),
-                OpKind::CmpSwap => batch.atomic_cmp_swp(i, remote, 0x1111_2222_3333_4444, 0x5555_6666_7777_8888),
-                OpKind::FetchAdd => batch.atomic_fetch_add(i, remote, 0x0102_0304_0506_0708),
-            };
-            let wr = if s.signaled { wr } else { wr.unsignaled() };
-            let wr = if s.fence { wr.fence() } else { wr };
-            let wr = if s.solicited { wr.solicited() } else { wr };
-            let wr = match s.stream {
-                Some(id) => wr.to_stream(&peer, id),
-                None => wr.to(&peer),
-            };
-            match s.data {
-                DataKind::Inline(n) => wr.inline(&payload[..n])?,
-                DataKind::Sge(_) => wr.sge(one)?,
-                DataKind::List(_) => wr.sge_list(&list)?,
+        match &mut self.kind {
+            Kind::Dc { dci, peer, .. } => {
+                let mut batch = dci.as_mut().unwrap().batch();
+                for i in 0..s.count {
+                    let wr = request(&mut batch, s, i, remote);
+                    let wr = match s.stream {
+                        Some(id) => wr.to_stream(peer, id),
+                        None => wr.to(peer),
+                    };
+                    finish(wr, s, &payload, one, &list)?;
+                }
+                batch.commit()
+            }
+            Kind::Rc { qp, .. } => {
+                let mut batch = qp.as_mut().unwrap().batch();
+                for i in 0..s.count {
+                    finish(request(&mut batch, s, i, remote), s, &payload, one, &list)?;
+                }
+                batch.commit()
             }
         }
-        batch.commit()
     }
 
-    /// Writes executed by the device until libmlx5's ring index is `at` (from 0): 2- and
-    /// 3-block inline RDMA writes, each waited for.
+    /// Writes executed by the device until libmlx5's ring index is `at` (from 0): on a DCI 2-
+    /// and 3-block inline RDMA writes, on RC 1-block ones, each waited for.
     fn advance_to(&mut self, at: u32) {
+        let rc = matches!(self.kind, Kind::Rc { .. });
         let mut pos = 0;
         while pos < at {
             let left = at - pos;
-            // 2 blocks: 5 + 3 units (44 bytes); 3 blocks: 5 + 4 units (60 bytes).
-            let (n, bbs) = if left == 3 || left > 4 { (60, 3) } else { (44, 2) };
-            assert!(left >= 2, "cannot advance by one block with writes");
-            let remote = self.remote(64);
-            let peer = self.peer.clone();
-            let mut batch = self.dci().batch();
-            batch.rdma_write(1, remote).to(&peer).inline(&[0x77; 64][..n]).unwrap();
-            batch.commit().unwrap();
+            // DC: 2 blocks: 5 + 3 units (44 bytes); 3 blocks: 5 + 4 units (60 bytes).
+            // RC: 1 block: 2 + 1 units (12 bytes).
+            let (n, bbs) = match (rc, left) {
+                (true, _) => (12, 1),
+                (false, 3 | 5..) => (60, 3),
+                (false, _) => (44, 2),
+            };
+            assert!(rc || left >= 2, "cannot advance a DCI by one block with writes");
+            self.post(&Shape::new(OpKind::Write, DataKind::Inline(n)))
+                .expect("filler write");
             let mut c = [mlx5dv::Completion::default(); 4];
             let deadline = Instant::now() + Duration::from_secs(10);
             loop {
@@ -319,7 +466,7 @@ impl Bench {
     fn both(&mut self, s: &Shape, at: u32) -> (Capture, Capture) {
         self.restart(SendBackend::WrApi, 0);
         self.advance_to(at);
-        let ring = ring_of(self.dci());
+        let ring = self.ring();
         assert_eq!(
             u32::from_be(unsafe { ring.dbrec.read_volatile() }),
             at,
@@ -343,24 +490,25 @@ impl Bench {
     }
 }
 
-/// Names the WQE field at `offset` bytes from a DC WQE's control segment.
-fn field_at(offset: usize) -> &'static str {
-    match offset {
-        0..=3 => "ctrl.opmod_idx_opcode",
-        4..=7 => "ctrl.qpn_ds",
-        8 => "ctrl.signature",
-        9..=10 => "ctrl.dci_stream_channel_id",
-        11 => "ctrl.fm_ce_se",
-        12..=15 => "ctrl.imm",
-        16..=23 => "av.key.dc_key",
-        24..=27 => "av.dqp_dct",
-        28..=63 => "av (from the AH)",
-        _ => "segments after the address vector (raddr / atomic / data / inline)",
+/// Names the WQE field at `offset` bytes from a WQE's control segment (a DC WQE's when `dc`).
+fn field_at(offset: usize, dc: bool) -> &'static str {
+    match (offset, dc) {
+        (0..=3, _) => "ctrl.opmod_idx_opcode",
+        (4..=7, _) => "ctrl.qpn_ds",
+        (8, _) => "ctrl.signature",
+        (9..=10, _) => "ctrl.dci_stream_channel_id",
+        (11, _) => "ctrl.fm_ce_se",
+        (12..=15, _) => "ctrl.imm",
+        (16..=23, true) => "av.key.dc_key",
+        (24..=27, true) => "av.dqp_dct",
+        (28..=63, true) => "av (from the AH)",
+        (_, true) => "segments after the address vector (raddr / atomic / data / inline)",
+        (_, false) => "segments after the control segment (raddr / atomic / data / inline)",
     }
 }
 
 /// Every difference between the two captures, said in WQE fields.
-fn diff(s: &Shape, at: u32, wqe_cnt: u32, lib: &Capture, direct: &Capture) -> Vec<String> {
+fn diff(s: &Shape, at: u32, wqe_cnt: u32, dc: bool, lib: &Capture, direct: &Capture) -> Vec<String> {
     let mut out = Vec::new();
     let len = lib.ring.len();
     let start = (at % wqe_cnt) as usize * 64;
@@ -369,7 +517,7 @@ fn diff(s: &Shape, at: u32, wqe_cnt: u32, lib: &Capture, direct: &Capture) -> Ve
             let rel = (i + len - start) % len;
             out.push(format!(
                 "{s:?} at index {at}: ring byte {i:#x} (+{rel:#x}, {}): libmlx5 {a:#04x}, direct {b:#04x}",
-                field_at(rel % (len.max(1)))
+                field_at(rel % (len.max(1)), dc)
             ));
             if out.len() > 8 {
                 break;
@@ -482,15 +630,13 @@ fn shapes(b: &Bench) -> Vec<Shape> {
     v
 }
 
-#[test]
-#[ignore = "needs soft-mlx5: scripts/soft-mlx5 -- cargo test --test direct_wqe -- --ignored"]
-fn direct_wqes_equal_libmlx5s_for_every_request_shape() {
-    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut b = bench();
-    let wqe_cnt = ring_of(b.dci()).wqe_cnt;
-    eprintln!("BlueFlame buffer: {} bytes", ring_of(b.dci()).bf_size);
+/// Every shape of [`shapes`] from ring index 0, both backends; the differences.
+fn compare_every_shape(b: &mut Bench) -> Vec<String> {
+    let ring = b.ring();
+    let (wqe_cnt, dc) = (ring.wqe_cnt, matches!(b.kind, Kind::Dc { .. }));
+    eprintln!("BlueFlame buffer: {} bytes", ring.bf_size);
     let mut failures = Vec::new();
-    let all = shapes(&b);
+    let all = shapes(b);
     for (i, s) in all.iter().enumerate() {
         let (lib, direct) = b.both(s, 0);
         if let (0, Some(gid)) = (i, b.gid) {
@@ -498,15 +644,51 @@ fn direct_wqes_equal_libmlx5s_for_every_request_shape() {
             assert_eq!(&lib.ring[16 + 32..16 + 48], &gid, "libmlx5's AV has the GID");
             assert_ne!(gid, [0; 16]);
         }
-        failures.extend(diff(s, 0, wqe_cnt, &lib, &direct));
+        failures.extend(diff(s, 0, wqe_cnt, dc, &lib, &direct));
     }
     eprintln!(
-        "{} shapes compared (atomics {}, streams {}), ring of {wqe_cnt} blocks",
+        "{} shapes compared (DC {dc}, atomics {}, streams {}), ring of {wqe_cnt} blocks",
         all.len(),
         b.atomics,
         b.streams
     );
-    assert_no_difference(&failures);
+    failures
+}
+
+/// Each `(index, shape)` from that ring index, and each atomic (where the device has them) in
+/// the ring's last block, both backends; the differences.
+fn compare_at(b: &mut Bench, cases: &[(u32, Shape)]) -> Vec<String> {
+    let (n, dc) = (b.ring().wqe_cnt, matches!(b.kind, Kind::Dc { .. }));
+    let mut cases = cases.to_vec();
+    if b.atomics {
+        for op in [OpKind::CmpSwap, OpKind::FetchAdd] {
+            cases.push((n - 1, Shape::new(op, DataKind::Sge(8))));
+        }
+    }
+    let mut failures = Vec::new();
+    for (at, s) in &cases {
+        let (lib, direct) = b.both(s, *at);
+        failures.extend(diff(s, *at, n, dc, &lib, &direct));
+    }
+    eprintln!(
+        "{} shapes compared at the wrap of a ring of {n} blocks (DC {dc})",
+        cases.len()
+    );
+    failures
+}
+
+#[test]
+#[ignore = "needs soft-mlx5: scripts/soft-mlx5 -- cargo test --test direct_wqe -- --ignored"]
+fn direct_wqes_equal_libmlx5s_for_every_request_shape() {
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    assert_no_difference(&compare_every_shape(&mut bench()));
+}
+
+#[test]
+#[ignore = "needs soft-mlx5: scripts/soft-mlx5 -- cargo test --test direct_wqe -- --ignored"]
+fn rc_direct_wqes_equal_libmlx5s_for_every_request_shape() {
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    assert_no_difference(&compare_every_shape(&mut bench_rc()));
 }
 
 #[test]
@@ -516,8 +698,8 @@ fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
     use OpKind::*;
     let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     let mut b = bench();
-    let n = ring_of(b.dci()).wqe_cnt;
-    let mut cases = vec![
+    let n = b.ring().wqe_cnt;
+    let cases = [
         // Control and address vector in the last block: the next segment is the ring's first.
         (n - 1, Shape::new(Send, Sge(40))),
         (n - 1, Shape::new(Send, Inline(60))),
@@ -529,33 +711,43 @@ fn direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
         (n - 2, Shape::new(SendImm, Inline(64))),
         (n - 2, Shape::new(Send, List(MAX_SGE as usize))),
         // A batch whose second request starts at the ring's first block.
-        (
-            n - 2,
-            Shape {
-                count: 2,
-                ..Shape::new(Write, Sge(40))
-            },
-        ),
-        (
-            n - 3,
-            Shape {
-                count: 3,
-                signaled: false,
-                ..Shape::new(Send, Inline(12))
-            },
-        ),
+        (n - 2, Shape::new(Write, Sge(40)).times(2, true)),
+        (n - 3, Shape::new(Send, Inline(12)).times(3, false)),
     ];
-    if b.atomics {
-        cases.push((n - 1, Shape::new(CmpSwap, Sge(8))));
-        cases.push((n - 1, Shape::new(FetchAdd, Sge(8))));
-    }
-    let mut failures = Vec::new();
-    for (at, s) in &cases {
-        let (lib, direct) = b.both(s, *at);
-        failures.extend(diff(s, *at, n, &lib, &direct));
-    }
-    eprintln!("{} shapes compared at the wrap of a ring of {n} blocks", cases.len());
-    assert_no_difference(&failures);
+    assert_no_difference(&compare_at(&mut b, &cases));
+}
+
+#[test]
+#[ignore = "needs soft-mlx5: scripts/soft-mlx5 -- cargo test --test direct_wqe -- --ignored"]
+fn rc_direct_wqes_equal_libmlx5s_at_the_rings_wrap() {
+    use DataKind::*;
+    use OpKind::*;
+    let _one = DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut b = bench_rc();
+    let n = b.ring().wqe_cnt;
+    let cases = [
+        // A one-block request in the ring's last block.
+        (n - 1, Shape::new(Send, Sge(40))),
+        (n - 1, Shape::new(Write, Sge(40))),
+        (n - 1, Shape::new(Read, Sge(40))),
+        (
+            n - 1,
+            Shape {
+                fence: true,
+                ..Shape::new(Read, Sge(40))
+            },
+        ),
+        // The inline bytes or the SGE list cross the ring's end.
+        (n - 1, Shape::new(Write, Inline(60))),
+        (n - 1, Shape::new(SendImm, Inline(64))),
+        (n - 1, Shape::new(Send, List(MAX_SGE as usize))),
+        (n - 2, Shape::new(WriteImm, List(MAX_SGE as usize))),
+        (n - 1, Shape::new(Send, Inline(28))),
+        // A batch whose later requests start at the ring's first block.
+        (n - 1, Shape::new(Write, Sge(40)).times(2, true)),
+        (n - 2, Shape::new(Send, Inline(28)).times(3, false)),
+    ];
+    assert_no_difference(&compare_at(&mut b, &cases));
 }
 
 #[test]

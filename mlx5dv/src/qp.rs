@@ -139,6 +139,9 @@ pub(crate) struct Parents {
     pub(crate) pd: Option<crate::pd::Pd>,
     #[allow(dead_code)]
     pub(crate) cq: Option<std::sync::Arc<crate::cq::CqCore>>,
+    /// The receive CQ of an RC QP created with a separate one (`Pd::create_rc_qp_split`).
+    #[allow(dead_code)]
+    pub(crate) recv_cq: Option<std::sync::Arc<crate::cq::CqCore>>,
     #[allow(dead_code)]
     pub(crate) srq: Option<crate::srq::Srq>,
     /// The direct backend's send-queue state (see `QpRaw::direct`).
@@ -152,6 +155,7 @@ impl Parents {
             device: pd.context().name().into(),
             pd: Some(pd.clone()),
             cq: Some(cq.core()),
+            recv_cq: None,
             srq: srq.cloned(),
             direct: None,
         })
@@ -191,6 +195,39 @@ impl QpRaw {
         if let Some(d) = self.direct() {
             d.reset(self.sq.retired());
         }
+        Ok(())
+    }
+
+    /// The differential test's hook (`Dci::diff_test_backend`, `RcQp::diff_test_backend`): the
+    /// QP posts through `backend` from now on, its count new (`receives`: on the wr API,
+    /// completions of receives share its CQ, as on RC) and registered on `cq`, the direct
+    /// writer at ring position `cur_post`.
+    ///
+    /// # Errors
+    /// The direct backend's `mlx5dv_init_obj` ([`crate::direct::DirectSq::new`]).
+    pub(crate) fn switch_backend(
+        &mut self,
+        cq: &crate::cq::Cq,
+        backend: crate::direct::SendBackend,
+        cur_post: u32,
+        receives: bool,
+    ) -> Result<()> {
+        let direct = match backend {
+            crate::direct::SendBackend::WrApi => None,
+            crate::direct::SendBackend::Direct => Some(crate::direct::DirectSq::new(
+                self.qp,
+                self.caps.max_send_wr,
+                self.device(),
+            )?),
+        };
+        self.sq.close();
+        self.sq = poster_for(self.caps.max_send_wr, receives, direct.as_ref());
+        if let Some(d) = &direct {
+            d.restart_at(0, cur_post);
+        }
+        self.direct = direct.is_some();
+        self.parents.direct = direct;
+        self.register(cq);
         Ok(())
     }
 
@@ -249,6 +286,21 @@ impl Drop for QpRaw {
         // SAFETY: created once, destroyed once; batches borrow the QP mutably, so none is open.
         // Its parents (fields) are released after it.
         unsafe { raw::ibv_destroy_qp(self.qp.as_ptr()) };
+    }
+}
+
+/// A QP's count of outstanding requests. On the wr API, `receives`: receive completions
+/// share its CQ (RC), so the `wr_id` stays the caller's; otherwise (DCIs) the crate writes its
+/// own. On the direct backend no receive shares the send CQ, and completions name WQEs,
+/// mapped to requests through the ring's WQE indexes.
+pub(crate) fn poster_for(
+    max_send_wr: u32,
+    receives: bool,
+    direct: Option<&crate::direct::DirectSq>,
+) -> crate::sq::Poster {
+    match direct {
+        None => crate::sq::Poster::new(max_send_wr, receives),
+        Some(d) => crate::sq::Poster::with_wqe_map(max_send_wr, false, d.wqe_cnt() as usize),
     }
 }
 

@@ -4,10 +4,12 @@
 use crate::ah::PeerPath;
 use crate::context::Context;
 use crate::cq::Cq;
+use crate::direct::{DirectSq, SendBackend};
 use crate::error::{Error, Result};
 use crate::mr::{Access, Sge};
 use crate::pd::Pd;
-use crate::qp::{init_attr_ex, rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::qp::{init_attr_ex, poster_for, rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
+use crate::sq::Poster;
 use crate::srq::Srq;
 use crate::wr::{Batch, Rc};
 use mlx5dv_raw as raw;
@@ -83,15 +85,76 @@ impl Pd {
     /// Creates an RC queue pair with the extended post API (every operation of the batch
     /// enabled; the atomics only on a device that executes them, elsewhere an atomic is
     /// refused at its data step with EINVAL), reporting sends and receives to `cq`, receiving
-    /// from `srq` if given.
+    /// from `srq` if given. It posts through libmlx5's wr API; for separate send and receive
+    /// CQs or the direct backend, see [`Pd::create_rc_qp_split`].
     ///
     /// # Errors
     /// EINVAL for a direct CQ ([`Context::create_direct_cq`]) or capacities beyond the
     /// device's limits (`max_qp_wr`, `max_sge`); then `ibv_create_qp_ex (RC)` with the
     /// library's errno.
     pub fn create_rc_qp(&self, cq: &Cq, srq: Option<&Srq>, caps: RcCaps) -> Result<RcQp<state::Reset>> {
-        let ctx: &Context = self.context();
         cq.refuse_if_direct("ibv_create_qp_ex (RC)", "RC QP (libmlx5 posts and completes it)")?;
+        self.create_rc(cq, None, srq, caps, SendBackend::WrApi)
+    }
+
+    /// Creates an RC queue pair as [`Pd::create_rc_qp`] does, with its send completions
+    /// reported to `send_cq` and its receive completions (from its own receive queue or from
+    /// `srq`) to `recv_cq`, posting through `backend`.
+    ///
+    /// With [`SendBackend::Direct`] the crate writes the QP's WQEs and rings its doorbell
+    /// itself (see `SendBackend`), and reads its send completions itself: `send_cq` must come
+    /// from [`Context::create_direct_cq`] and `recv_cq` from [`Context::create_cq`] (the direct
+    /// reader decodes requester completions only). No receive completion shares the send CQ,
+    /// so the crate names each send completion by its WQE, as on a DC initiator: any `wr_id`s
+    /// (duplicates, 0) come back exactly, and a failed completion retires its own request only.
+    /// Unlike the wr API backend, posting is not refused after a failure (EIO): the QP is in
+    /// ERR and the device completes what is posted then as flushed. Poll every completion of
+    /// the QP before [`RcQp::reset`]: the direct CQ is not cleaned at the RESET, and a stale
+    /// entry would name a WQE a new request takes.
+    ///
+    /// # Errors
+    /// EINVAL when the CQs do not suit the backend: a direct backend whose `send_cq` is not
+    /// direct or whose `recv_cq` is, a wr API backend with either CQ direct; then as
+    /// [`Pd::create_rc_qp`]; on the direct backend, `mlx5dv_init_obj (direct send queue)`
+    /// when libmlx5 does not describe a ring the writer takes (the QP is destroyed; create it
+    /// on the wr API).
+    pub fn create_rc_qp_split(
+        &self,
+        send_cq: &Cq,
+        recv_cq: &Cq,
+        srq: Option<&Srq>,
+        caps: RcCaps,
+        backend: SendBackend,
+    ) -> Result<RcQp<state::Reset>> {
+        const OP: &str = "ibv_create_qp_ex (RC)";
+        let refusal = match (backend, send_cq.is_direct(), recv_cq.is_direct()) {
+            (SendBackend::Direct, false, _) => Some(
+                "an RC QP with the direct backend needs a direct send CQ (Context::create_direct_cq): libmlx5's CQ cannot name the requests the direct writer posts",
+            ),
+            (SendBackend::Direct, true, true) => Some(
+                "the receive CQ of a direct RC QP must be an ordinary CQ (Context::create_cq): the direct CQ reader decodes requester (send) completions only",
+            ),
+            (SendBackend::WrApi, true, _) | (SendBackend::WrApi, _, true) => Some(
+                "a direct CQ (Context::create_direct_cq) serves only the send completions of QPs with the direct backend: give this RC QP CQs from Context::create_cq, or choose SendBackend::Direct",
+            ),
+            _ => None,
+        };
+        if let Some(why) = refusal {
+            return Err(Error::invalid(OP, why).on(self.context().name()));
+        }
+        self.create_rc(send_cq, Some(recv_cq), srq, caps, backend)
+    }
+
+    /// Creates the QP once its CQs were checked against `backend`.
+    fn create_rc(
+        &self,
+        cq: &Cq,
+        recv_cq: Option<&Cq>,
+        srq: Option<&Srq>,
+        caps: RcCaps,
+        backend: SendBackend,
+    ) -> Result<RcQp<state::Reset>> {
+        let ctx: &Context = self.context();
         let dev = ctx.query_device()?.0;
         let max_wr = dev.max_qp_wr.max(0) as u32;
         let max_sge = dev.max_sge.max(0) as u32;
@@ -121,7 +184,10 @@ impl Pd {
             RC_DEFAULT_SEND_OPS
         });
         let mut attr = init_attr_ex(self, cq, srq, cap, raw::IBV_QPT_RC, send_ops);
-        // SAFETY: the context, PD, CQ and SRQ are live; attr is initialised.
+        if let Some(r) = recv_cq {
+            attr.recv_cq = r.as_raw_cq();
+        }
+        // SAFETY: the context, PD, CQs and SRQ are live; attr is initialised.
         let qp = unsafe { raw::ibv_create_qp_ex(ctx.as_raw(), &mut attr) };
         let qp = NonNull::new(qp).ok_or_else(|| {
             Error::last_os_error(
@@ -141,7 +207,20 @@ impl Pd {
             )
             .on(ctx.name()));
         };
-        let raw_qp = QpRaw {
+        let direct = match backend {
+            SendBackend::WrApi => None,
+            SendBackend::Direct => match DirectSq::new(qp, attr.cap.max_send_wr, ctx.name()) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    // SAFETY: destroys the QP created above, referenced nowhere else.
+                    unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
+                    return Err(e);
+                }
+            },
+        };
+        let mut parents = Parents::of(self, cq, srq);
+        parents.recv_cq = recv_cq.map(Cq::core);
+        let mut raw_qp = QpRaw {
             qp,
             qpx,
             mqp: None,
@@ -149,10 +228,12 @@ impl Pd {
             dci_streams: false,
             // The library writes back the capacities it actually created.
             caps: attr.cap,
-            sq: crate::sq::Poster::new(attr.cap.max_send_wr, true),
-            direct: false,
-            parents: Parents::of(self, cq, srq),
+            // On the wr API receives may share the CQ (the `wr_id` stays the caller's).
+            sq: poster_for(attr.cap.max_send_wr, true, direct.as_ref()),
+            direct: direct.is_some(),
+            parents,
         };
+        raw_qp.parents.direct = direct;
         raw_qp.register(cq);
         Ok(RcQp {
             raw: raw_qp,
@@ -275,6 +356,31 @@ impl<S> RcQp<S> {
     pub fn as_raw(&self) -> *mut raw::ibv_qp {
         self.raw.qp.as_ptr()
     }
+
+    /// How the QP posts (chosen at creation, [`Pd::create_rc_qp_split`]).
+    pub fn backend(&self) -> SendBackend {
+        if self.raw.direct {
+            SendBackend::Direct
+        } else {
+            SendBackend::WrApi
+        }
+    }
+
+    /// Test hook of the differential test (`tests/direct_wqe.rs`), not an API: from now on the
+    /// QP posts through `backend`, its send queue empty, the direct writer's ring position at
+    /// `cur_post`, its send completions counted through `cq` (an ordinary CQ: the test polls
+    /// only the wr API's requests, which the device executes).
+    ///
+    /// # Safety
+    /// Only right after a RESET (and the way back to RTS), with nothing outstanding and nothing
+    /// of this QP in `cq`, its send CQ; `cur_post` then is libmlx5's own position for this QP.
+    ///
+    /// # Errors
+    /// As [`Pd::create_rc_qp_split`] for the direct backend's `mlx5dv_init_obj`.
+    #[doc(hidden)]
+    pub unsafe fn diff_test_backend(&mut self, cq: &Cq, backend: SendBackend, cur_post: u32) -> Result<()> {
+        self.raw.switch_backend(cq, backend, cur_post, true)
+    }
 }
 
 impl RcQp<state::Reset> {
@@ -393,7 +499,7 @@ impl RcQp<state::Rts> {
             send_ops,
             dci_streams: false,
             caps,
-            sq: crate::sq::Poster::new(caps.max_send_wr, true),
+            sq: Poster::new(caps.max_send_wr, true),
             direct: false,
             parents: Box::new(Parents {
                 device: device.into(),
@@ -410,6 +516,8 @@ impl RcQp<state::Rts> {
 
     /// Gives back the send-queue credit of one completion of this QP polled elsewhere than
     /// through [`crate::Cq::poll`] on the CQ it was created with (which does it by itself).
+    /// On the direct backend it retires nothing: its send CQ routes every completion (only
+    /// [`crate::Cq::poll`] reads it).
     #[inline]
     pub fn report_completion(&self, c: &crate::cq::Completion) {
         let receive = c.opcode.is_some_and(crate::cq::WcOpcode::is_receive);

@@ -43,6 +43,9 @@ pub trait Transport: sealed::Sealed {
     /// `sq.rs`) rather than the caller's (RC, whose failed sends look like failed receives).
     #[doc(hidden)]
     const CRATE_WR_ID: bool;
+    /// Whether a request names its destination (DC) rather than the connection's (RC).
+    #[doc(hidden)]
+    const HAS_DEST: bool;
 }
 
 /// DC transport marker.
@@ -55,10 +58,12 @@ pub enum Rc {}
 impl Transport for Dc {
     type Start = NeedsDest;
     const CRATE_WR_ID: bool = true;
+    const HAS_DEST: bool = true;
 }
 impl Transport for Rc {
     type Start = Ready;
     const CRATE_WR_ID: bool = false;
+    const HAS_DEST: bool = false;
 }
 
 mod sealed {
@@ -441,7 +446,11 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             }
         }
         if let Some(d) = self.batch.direct {
-            return d.post(qp, self.op, self.dest, data, self.flags, self.wr_id);
+            return if T::HAS_DEST {
+                d.post::<false>(qp, self.op, self.dest, data, self.flags, self.wr_id)
+            } else {
+                d.post::<true>(qp, self.op, self.dest, data, self.flags, self.wr_id)
+            };
         }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).
         // On a DCI the request carries the crate's slot number as its wr_id (mapped back to

@@ -545,7 +545,11 @@ impl Rng {
 }
 
 pub mod device {
-    use mlx5dv::{devices, Access, Context, Cq, DcKey, DcTargetAddr, Dct, DctBuilder, Mlx5Context, Pd, Srq};
+    use mlx5dv::rc::{RcQp, RcRemote};
+    use mlx5dv::{
+        devices, state, Access, Context, Cq, DcKey, DcTargetAddr, Dct, DctBuilder, Mlx5Context, Pd, PeerPath, RtsAttr,
+        Srq,
+    };
 
     /// A DCT on `srq` with `key` and path MTU `mtu` (`access`: the builder's default when
     /// None; by GID index on RoCE), taken to RTR, and the address initiators reach it at.
@@ -577,6 +581,61 @@ pub mod device {
         .expect("DCT to RTR");
         let addr = dct.target_addr().expect("the DCT's address");
         (dct, addr)
+    }
+
+    /// The path from `port` back to itself (by GID index on RoCE, by LID on InfiniBand).
+    ///
+    /// # Panics
+    /// When the port or GID cannot be queried.
+    pub fn loopback_path(ctx: &Context, port: u8, gid_index: Option<u8>) -> PeerPath {
+        match gid_index {
+            Some(g) => PeerPath::Gid {
+                sl: 0,
+                gid: ctx.query_gid(port, g).unwrap(),
+                sgid_index: g,
+                hop_limit: 1,
+                traffic_class: 0,
+                flow_label: 0,
+            },
+            None => PeerPath::Lid {
+                lid: ctx.query_port(port).unwrap().0.lid,
+                sl: 0,
+            },
+        }
+    }
+
+    /// Connects `a` and `b` (in RESET) to each other over `path` on `port` with path MTU
+    /// `mtu`, granting peers `a_access` and `b_access`; both in RTS.
+    ///
+    /// # Panics
+    /// When a transition fails.
+    pub fn connect_rc(
+        port: u8,
+        path: PeerPath,
+        mtu: u32,
+        (a, a_access): (RcQp<state::Reset>, Access),
+        (b, b_access): (RcQp<state::Reset>, Access),
+    ) -> (RcQp<state::Rts>, RcQp<state::Rts>) {
+        let remote = |qp_num| RcRemote {
+            qp_num,
+            psn: 0,
+            path,
+            mtu_bytes: mtu,
+            max_dest_rd_atomic: 4,
+            min_rnr_timer: 12,
+        };
+        let a = a.init(port, a_access).map_err(|e| e.error).unwrap();
+        let b = b.init(port, b_access).map_err(|e| e.error).unwrap();
+        let rts = RtsAttr {
+            max_rd_atomic: 4,
+            ..RtsAttr::default()
+        };
+        let a_num = a.qp_num();
+        let a = a.rtr(&remote(b.qp_num())).map_err(|e| e.error).unwrap();
+        let b = b.rtr(&remote(a_num)).map_err(|e| e.error).unwrap();
+        let a = a.rts(rts).map_err(|e| e.error).unwrap();
+        let b = b.rts(rts).map_err(|e| e.error).unwrap();
+        (a, b)
     }
 
     /// Opens `MLX5DV_TEST_DEVICE`: the context, port 1, and `MLX5DV_TEST_GID_INDEX` (RoCE).

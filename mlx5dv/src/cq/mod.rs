@@ -143,7 +143,9 @@ impl Context {
     /// (64- or 128-byte entries), decodes each requester CQE as libmlx5 does (status from the
     /// syndrome, vendor error, opcode, byte count, QP number) and maps its WQE index to the
     /// caller's `wr_id`, and writes the consumer index to the CQ's doorbell record. Only direct
-    /// DCIs may report to it: other QPs are refused at creation (EINVAL), and an entry that is
+    /// DCIs and the sends of direct RC QPs ([`crate::Pd::create_rc_qp_split`], whose receives
+    /// go to an ordinary CQ) may report to it: other QPs are refused at creation (EINVAL), and
+    /// an entry that is
     /// not a requester completion of a direct QP on this CQ is reported as an error (EPROTO)
     /// by the poll that meets it. It has no completion channel and cannot be armed
     /// ([`Cq::req_notify`] returns EOPNOTSUPP): poll it. [`Cq::as_raw`] must not be polled
@@ -355,13 +357,13 @@ impl Cq {
     }
 
     /// Refuses (EINVAL) to create a QP of `kind` reporting here when this is a direct CQ:
-    /// only the direct backend's DCIs may use one (see [`Context::create_direct_cq`]).
+    /// only the direct backend's QPs may use one (see [`Context::create_direct_cq`]).
     pub(crate) fn refuse_if_direct(&self, op: &'static str, kind: &str) -> Result<()> {
         if let Some(ring) = &self.direct {
             return Err(Error::invalid(
                 op,
                 format!(
-                    "CQ {:#x} is a direct CQ, which only direct DCIs may use; a {kind} needs a CQ from Context::create_cq",
+                    "CQ {:#x} is a direct CQ, which only the direct backend's DCIs and RC send queues may use; a {kind} needs a CQ from Context::create_cq",
                     ring.cqn()
                 ),
             )

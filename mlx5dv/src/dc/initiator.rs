@@ -224,11 +224,7 @@ impl<'a> DciBuilder<'a> {
             caps,
             // A DCI has no receive queue: every completion of its number is a send's. The
             // direct backend's completions name WQE indexes, mapped to requests.
-            sq: crate::sq::Poster::with_wqe_map(
-                caps.max_send_wr,
-                false,
-                direct.as_ref().map_or(0, |d| d.wqe_cnt() as usize),
-            ),
+            sq: crate::qp::poster_for(caps.max_send_wr, false, direct.as_ref()),
             direct: direct.is_some(),
             parents: Parents::of(self.pd, self.cq, None),
         };
@@ -574,24 +570,7 @@ impl Dci<state::Rts> {
     /// As [`DciBuilder::build`] for the direct backend's `mlx5dv_init_obj`.
     #[doc(hidden)]
     pub unsafe fn diff_test_backend(&mut self, cq: &Cq, backend: SendBackend, cur_post: u32) -> Result<()> {
-        let direct = match backend {
-            SendBackend::WrApi => None,
-            SendBackend::Direct => Some(DirectSq::new(
-                self.raw.qp,
-                self.raw.caps.max_send_wr,
-                self.raw.device(),
-            )?),
-        };
-        self.raw.sq.close();
-        let cnt = direct.as_ref().map_or(0, |d| d.wqe_cnt() as usize);
-        self.raw.sq = crate::sq::Poster::with_wqe_map(self.raw.caps.max_send_wr, false, cnt);
-        if let Some(d) = &direct {
-            d.restart_at(0, cur_post);
-        }
-        self.raw.direct = direct.is_some();
-        self.raw.parents.direct = direct;
-        self.raw.register(cq);
-        Ok(())
+        self.raw.switch_backend(cq, backend, cur_post, false)
     }
 
     /// Moves the DCI to ERR (every request outstanding completes flushed), for a recovery

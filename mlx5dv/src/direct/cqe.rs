@@ -59,7 +59,7 @@ impl Refused {
                 "a CQE with opcode {opcode} (resize, signature error or reserved), which completes no request on a direct CQ"
             ),
             Refused::UnknownRequest { qp_num, wqe_counter } => format!(
-                "a completion of QP {qp_num:#x}, WQE {wqe_counter}: no direct QP of this CQ has that request outstanding (only direct DCIs may report to a direct CQ)"
+                "a completion of QP {qp_num:#x}, WQE {wqe_counter}: no direct QP of this CQ has that request outstanding (only direct QPs may report to a direct CQ)"
             ),
         };
         Error::from_errno(OP, libc::EPROTO, hint)

@@ -1,4 +1,4 @@
-//! The direct backend: DC work requests written straight into the send queue, and the
+//! The direct backend: DC and RC work requests written straight into the send queue, and the
 //! doorbell rung by the crate, byte for byte as libmlx5's wr API writes them; their
 //! completions read straight from a CQ that only direct QPs use (`cq_ring`, `cqe`).
 //!
@@ -12,7 +12,9 @@
 //!   solicited flags; immediate data for the `_IMM` opcodes, left as it was otherwise), then
 //!   the 48-byte address vector copied from the AH with the DCT number, `MLX5_EXTENDED_UD_AV`
 //!   and the DC key; the segments after it start in the next basic block, which is the
-//!   ring's first when the request started in its last;
+//!   ring's first when the request started in its last. An RC request has no address vector
+//!   (nor any datagram segment): its segments follow the control segment in its block. The
+//!   address vector is the only difference between the two for these opcodes;
 //! - then the remote address (RDMA, atomics), the atomic operands (compare left as it was for
 //!   fetch-and-add), and the data: one data segment per non-empty SGE (wrapping to the ring's
 //!   start where it ends), or an inline segment whose bytes wrap the same way;
@@ -45,7 +47,9 @@ pub enum SendBackend {
     /// libmlx5's wr API (`ibv_wr_*`, `mlx5dv_wr_set_dc_addr`): the default.
     #[default]
     WrApi,
-    /// The crate writes the WQEs and rings the doorbell itself (DC initiators): its CQ must be
-    /// a direct one (`Context::create_direct_cq`), whose completions the crate reads itself.
+    /// The crate writes the WQEs and rings the doorbell itself (DC initiators, RC queue pairs):
+    /// its send CQ must be a direct one (`Context::create_direct_cq`), whose completions the
+    /// crate reads itself; an RC QP's receives go to an ordinary CQ
+    /// (`Pd::create_rc_qp_split`).
     Direct,
 }

@@ -209,10 +209,11 @@ impl DirectSq {
         unsafe { self.end_bb.get_unchecked(i) }.get()
     }
 
-    /// Writes one DC request (the checks of `Wr::emit` passed): admission by count and by
-    /// basic blocks, the WQE, and its index in the count's map.
+    /// Writes one request (the checks of `Wr::emit` passed): a DC one with its destination,
+    /// an RC one (`RC`) without; admission by count and by basic blocks, the WQE, and its index in
+    /// the count's map.
     #[inline(always)]
-    pub(crate) fn post(
+    pub(crate) fn post<const RC: bool>(
         &self,
         qp: &QpRaw,
         op: Op,
@@ -221,11 +222,19 @@ impl DirectSq {
         flags: u32,
         wr_id: u64,
     ) -> Result<()> {
-        let Some(dest) = dest.filter(|d| !d.av.is_null()) else {
-            return Err(no_av(op, qp));
+        // A DC request names its peer (the typestate batch requires it); an RC request none.
+        // `RC` is the transport's constant: each batch keeps only its own branch.
+        let dest = if RC {
+            None
+        } else {
+            match dest.filter(|d| !d.av.is_null()) {
+                Some(d) => Some(d),
+                None => return Err(no_av(op, qp)),
+            }
         };
-        // Size in 16-byte units: control and address vector, then the op's and the data's.
-        let mut ds = 4 + op_units(op);
+        // Size in 16-byte units: control (and a DC request's address vector), then the op's
+        // and the data's.
+        let mut ds = if dest.is_some() { 4 } else { 1 } + op_units(op);
         ds += match data {
             Data::Sge(s) => u32::from(s.length != 0),
             Data::List(list) => list.iter().filter(|s| s.length != 0).count() as u32,
@@ -240,13 +249,13 @@ impl DirectSq {
         if bbs > room && bbs > self.refill(sq) {
             return Err(crate::wr::refused(crate::sq::Refusal::Full));
         }
-        let stream = dest.stream.unwrap_or(0);
+        let stream = dest.and_then(|d| d.stream).unwrap_or(0);
         let seq = sq
             .admit(wr_id, flags & raw::IBV_SEND_SIGNALED != 0, stream, true)
             .map_err(crate::wr::refused)?;
         // SAFETY: the ring has room for `bbs` blocks from `cur` (checked above, nothing
         // unretired there); every write below stays in the ring, wrapping at its end.
-        unsafe { self.write(cur, ds, op, &dest, data, flags) };
+        unsafe { self.write(cur, ds, op, dest.as_ref(), data, flags) };
         let next = cur.wrapping_add(bbs);
         self.cur_post.set(next);
         self.room.set(self.room.get() - bbs);
@@ -264,7 +273,7 @@ impl DirectSq {
     /// # Safety
     /// `ds` units from block `cur` are free ring space.
     #[inline(always)]
-    unsafe fn write(&self, cur: u32, ds: u32, op: Op, dest: &DestRaw, data: Data<'_>, flags: u32) {
+    unsafe fn write(&self, cur: u32, ds: u32, op: Op, dest: Option<&DestRaw>, data: Data<'_>, flags: u32) {
         let idx = (cur & (self.wqe_cnt - 1)) as usize;
         // The caller's room check: the request's blocks from `ctrl` are free ring space, and
         // every segment below is written within them, wrapping at `qend`.
@@ -281,9 +290,8 @@ impl DirectSq {
         if flags & raw::IBV_SEND_SOLICITED != 0 {
             fm_ce_se |= raw::MLX5_WQE_CTRL_SOLICITED as u8;
         }
-        let sid = dest.stream.unwrap_or(0).to_be_bytes();
-        // SAFETY: the control segment and the address vector fill `ctrl`'s block; `dest.av`
-        // is the AH's 48-byte vector (non-null: checked by `post`), kept alive by the peer.
+        let sid = dest.and_then(|d| d.stream).unwrap_or(0).to_be_bytes();
+        // SAFETY: the control segment is the first 16 bytes of `ctrl`'s block.
         unsafe {
             put32(ctrl, ((cur & 0xffff) << 8 | opcode).to_be());
             put32(ctrl.add(4), (ds | self.qpn8).to_be());
@@ -291,20 +299,19 @@ impl DirectSq {
             if let Some(imm) = imm {
                 put32(ctrl.add(12), imm);
             }
-            // The address vector, from the AH, with the DCT number and the key.
-            let av = ctrl.add(16);
-            std::ptr::copy_nonoverlapping(dest.av.cast::<u8>(), av, std::mem::size_of::<raw::mlx5_wqe_av>());
-            let dqp = av.add(std::mem::offset_of!(raw::mlx5_wqe_av, dqp_dct));
-            put32(
-                dqp,
-                dqp.cast::<u32>().read() | (dest.dctn | raw::MLX5_EXTENDED_UD_AV).to_be(),
-            );
-            put64(av, dest.key.to_be());
         }
-        // SAFETY: one past the block at most (`qend`), replaced by the ring's start then.
-        let mut seg = unsafe { ctrl.add(BB) };
-        if seg == self.qend {
-            seg = self.buf.as_ptr();
+        // RC: the segments follow the control segment in its block (no datagram segment).
+        // SAFETY: 16 bytes into a block of the ring.
+        let mut seg = unsafe { ctrl.add(16) };
+        if let Some(dest) = dest {
+            // SAFETY: the address vector fills the rest of `ctrl`'s block; `dest.av` is the
+            // AH's 48-byte vector (non-null: checked by `post`), kept alive by the peer.
+            unsafe { self.put_av(ctrl, dest) };
+            // SAFETY: one past the block at most (`qend`), replaced by the ring's start then.
+            seg = unsafe { ctrl.add(BB) };
+            if seg == self.qend {
+                seg = self.buf.as_ptr();
+            }
         }
         if let Some(r) = op_remote(op) {
             // SAFETY: the remote-address segment, at a block's start, in the request's blocks.
@@ -364,6 +371,26 @@ impl DirectSq {
         }
         self.last_ctrl.set(ctrl);
         self.last_ds.set(ds);
+    }
+
+    /// A DC request's address vector (`mlx5dv_wr_set_dc_addr`): the AH's, with the DCT
+    /// number and the key, after the control segment at `ctrl`.
+    ///
+    /// # Safety
+    /// `ctrl` is a block of the ring; `dest.av` points to the AH's 48-byte vector.
+    #[inline(always)]
+    unsafe fn put_av(&self, ctrl: *mut u8, dest: &DestRaw) {
+        // SAFETY: per the contract: bytes 16 to 63 of the block.
+        unsafe {
+            let av = ctrl.add(16);
+            std::ptr::copy_nonoverlapping(dest.av.cast::<u8>(), av, std::mem::size_of::<raw::mlx5_wqe_av>());
+            let dqp = av.add(std::mem::offset_of!(raw::mlx5_wqe_av, dqp_dct));
+            put32(
+                dqp,
+                dqp.cast::<u32>().read() | (dest.dctn | raw::MLX5_EXTENDED_UD_AV).to_be(),
+            );
+            put64(av, dest.key.to_be());
+        }
     }
 
     /// Copies `bytes` to `dest`, continuing at the ring's start where it ends.
@@ -569,6 +596,54 @@ mod tests {
     }
 
     #[test]
+    fn an_rc_request_has_no_address_vector_its_segments_follow_the_control_segment_and_wrap() {
+        let mut f = Fake {
+            ring: vec![0; 8 * BB / 8],
+            dbrec: [0; 2],
+            bf: [0; 128],
+        };
+        let q = qp(direct_sq(&mut f, 8, 8), 8, 8);
+        let d = q.direct().unwrap();
+        d.restart_at(0, 7);
+        let remote = RemoteMemory {
+            addr: 0x1122_3344_5566_7788,
+            len: 64,
+            rkey: 0xAABB_CCDD,
+        };
+        let bytes: Vec<u8> = (0..60).collect();
+        d.start();
+        d.post::<true>(
+            &q,
+            Op::Write(remote),
+            None,
+            Data::Inline(&bytes),
+            raw::IBV_SEND_SIGNALED,
+            5,
+        )
+        .unwrap();
+        d.commit();
+        q.sq.commit();
+        // Control 1 + remote address 1 + inline 4 units: 2 blocks from the ring's last.
+        assert_eq!(d.cur_post.get(), 9);
+        assert_eq!(u32::from_be(f.dbrec[1]), 9);
+        let ring: Vec<u8> = f.ring.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let ctrl = &ring[7 * BB..];
+        let be32 = |b: &[u8]| u32::from_be_bytes(b[..4].try_into().unwrap());
+        assert_eq!(be32(ctrl), 7 << 8 | raw::MLX5_OPCODE_RDMA_WRITE);
+        assert_eq!(be32(&ctrl[4..]), 0x123 << 8 | 6, "QP number and 6 units");
+        assert_eq!(ctrl[11], raw::MLX5_WQE_CTRL_CQ_UPDATE as u8);
+        assert_eq!(
+            &ctrl[16..24],
+            &remote.addr.to_be_bytes(),
+            "remote address right after the control"
+        );
+        assert_eq!(be32(&ctrl[24..]), remote.rkey);
+        assert_eq!(be32(&ctrl[32..]), 60 | raw::MLX5_INLINE_SEG);
+        assert_eq!(&ctrl[36..64], &bytes[..28], "inline bytes to the ring's end");
+        assert_eq!(&ring[..32], &bytes[28..], "the rest at the ring's start");
+    }
+
+    #[test]
     fn a_request_whose_blocks_would_overwrite_an_unretired_wqe_is_refused_until_the_oldest_retires() {
         // 8 blocks, room for 64 requests by count: the blocks bind first.
         let mut f = Fake {
@@ -593,7 +668,7 @@ mod tests {
         };
         // An inline write of 60 bytes: 4 + 1 + 4 units, 3 blocks.
         let write = |wr_id| {
-            d.post(
+            d.post::<false>(
                 &q,
                 Op::Write(remote),
                 Some(dest),
