@@ -470,8 +470,8 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         };
         let q = qp.qpx.as_ptr();
         // SAFETY: the batch is open on a live QP in RTS; the operation's entry is enabled
-        // (checked above); the DC entries exist because DC requests carry a destination only on
-        // DCIs, which always have an mlx5dv_qp_ex; pointers passed stay valid during the calls.
+        // (checked above); a DC request has its destination and its DCI an mlx5dv_qp_ex (both
+        // Some, see below), whose DC entries exist; pointers passed stay valid during the calls.
         unsafe {
             (*q).wr_id = wr_id;
             (*q).wr_flags = self.flags;
@@ -484,7 +484,11 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 Op::CmpSwap(r, compare, swap) => raw::ibv_wr_atomic_cmp_swp(q, r.rkey, r.addr, compare, swap),
                 Op::FetchAdd(r, add) => raw::ibv_wr_atomic_fetch_add(q, r.rkey, r.addr, add),
             }
-            if let (Some(dest), Some(mqp)) = (self.dest, qp.mqp) {
+            if T::HAS_DEST {
+                // A DC request reaches its data step only through `to` (typestate), and a DCI
+                // always has its mlx5dv_qp_ex (Dci holds it as NonNull).
+                debug_assert!(self.dest.is_some() && qp.mqp.is_some());
+                let (dest, mqp) = (self.dest.unwrap_unchecked(), qp.mqp.unwrap_unchecked());
                 match dest.stream {
                     None => raw::mlx5dv_wr_set_dc_addr(mqp.as_ptr(), dest.ah, dest.dctn, dest.key),
                     Some(stream) => {

@@ -203,7 +203,16 @@ impl<'a> DciBuilder<'a> {
             );
         };
         // SAFETY: the QP was created by mlx5dv_create_qp, so it is an mlx5 QP.
-        let mqp = NonNull::new(unsafe { raw::mlx5dv_qp_ex_from_ibv_qp_ex(qpx.as_ptr()) });
+        let Some(mqp) = NonNull::new(unsafe { raw::mlx5dv_qp_ex_from_ibv_qp_ex(qpx.as_ptr()) }) else {
+            // SAFETY: destroys the QP created above, which nothing else references.
+            unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
+            return Err(Error::from_errno(
+                "mlx5dv_qp_ex_from_ibv_qp_ex",
+                libc::EOPNOTSUPP,
+                "the DCI has no mlx5 post API (mlx5dv_qp_ex)",
+            )
+            .on(ctx.name()));
+        };
         let direct = match self.backend {
             SendBackend::WrApi => None,
             SendBackend::Direct => match DirectSq::new(qp, caps.max_send_wr, ctx.name()) {
@@ -218,7 +227,7 @@ impl<'a> DciBuilder<'a> {
         let mut raw_qp = QpRaw {
             qp,
             qpx,
-            mqp,
+            mqp: Some(mqp),
             send_ops: self.send_ops,
             dci_streams: self.streams.is_some(),
             caps,
@@ -230,14 +239,6 @@ impl<'a> DciBuilder<'a> {
         };
         raw_qp.parents.direct = direct;
         raw_qp.register(self.cq);
-        if mqp.is_none() {
-            return Err(Error::from_errno(
-                "mlx5dv_qp_ex_from_ibv_qp_ex",
-                libc::EOPNOTSUPP,
-                "the DCI has no mlx5 post API",
-            )
-            .on(ctx.name()));
-        }
         Ok(Dci {
             raw: raw_qp,
             port: 0,
