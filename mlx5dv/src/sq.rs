@@ -55,6 +55,12 @@ const TAG_SIGNALED: u64 = 2;
 const TAG_STREAM: u32 = 2;
 const TAG_SEQ: u32 = 18;
 
+/// Whether a slot's `tag` is request `seq`'s (the tag keeps the low bits of the sequence).
+#[inline]
+fn tag_names(tag: u64, seq: u64) -> bool {
+    tag >> TAG_SEQ == seq & (u64::MAX >> TAG_SEQ)
+}
+
 #[inline]
 fn tag_stream(tag: u64) -> u64 {
     (tag >> TAG_STREAM) & 0xffff
@@ -129,7 +135,7 @@ impl SendQueue {
         let seq = wr_id;
         let slot = self.slot(seq);
         let tag = slot.tag.load(Ordering::Acquire);
-        if tag >> TAG_SEQ != seq & (u64::MAX >> TAG_SEQ) {
+        if !tag_names(tag, seq) {
             // Not a request of this queue, or one a RESET retired whose slot was used again.
             return None;
         }
@@ -240,7 +246,7 @@ impl SendQueue {
     /// aborted request never rang, so no completion names it.
     #[inline]
     fn admitted(&self, seq: u64) -> bool {
-        self.slot(seq).tag.load(Ordering::Acquire) >> TAG_SEQ == seq & (u64::MAX >> TAG_SEQ)
+        tag_names(self.slot(seq).tag.load(Ordering::Acquire), seq)
     }
 
     /// An RC send completion (in send-queue order; the `wr_id` is the caller's).

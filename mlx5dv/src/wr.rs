@@ -486,7 +486,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             }
             if T::HAS_DEST {
                 // A DC request reaches its data step only through `to` (typestate), and a DCI
-                // always has its mlx5dv_qp_ex (Dci holds it as NonNull).
+                // always has its mlx5dv_qp_ex (its builder and from_raw_parts both set it).
                 debug_assert!(self.dest.is_some() && qp.mqp.is_some());
                 let (dest, mqp) = (self.dest.unwrap_unchecked(), qp.mqp.unwrap_unchecked());
                 match dest.stream {
