@@ -294,12 +294,14 @@ pub(crate) struct Poster {
     shared: Arc<SendQueue>,
     /// Requests posted (the poster's copy of `shared.head`).
     head: Cell<u64>,
-    /// Requests in the open batch.
-    pending: Cell<u32>,
-    /// Requests that may still be admitted before the poller's progress is read again: a lower
-    /// bound of the free room (the poller only ever frees more), so most admissions read no
-    /// cache line the poller writes.
-    room: Cell<u64>,
+    /// The sequence number the next admitted request gets: `head` plus the open batch's
+    /// requests.
+    next: Cell<u64>,
+    /// Requests below this sequence number are admitted without reading the poller's progress
+    /// again: the retired count plus `capacity` when last read, a lower bound of the true
+    /// limit (the poller only ever retires more), so most admissions read no cache line the
+    /// poller writes.
+    limit: Cell<u64>,
     /// A CQ's registry routes this queue's completions ([`Poster::routed`]).
     routed: Cell<bool>,
 }
@@ -338,8 +340,8 @@ impl Poster {
                 wqe_seq: (0..wqe_cnt).map(|_| AtomicU64::new(u64::MAX)).collect(),
             }),
             head: Cell::new(0),
-            pending: Cell::new(0),
-            room: Cell::new(capacity),
+            next: Cell::new(0),
+            limit: Cell::new(capacity),
             routed: Cell::new(false),
         }
     }
@@ -358,7 +360,7 @@ impl Poster {
             .tail
             .load(Ordering::Acquire)
             .max(self.shared.floor.load(Ordering::Relaxed));
-        (self.head.get() + u64::from(self.pending.get())).wrapping_sub(retired)
+        self.next.get().wrapping_sub(retired)
     }
 
     /// Admits one request of `stream` (0 without streams) into the open batch; returns the
@@ -373,30 +375,26 @@ impl Poster {
         if !crate_wr_id && shared.halted.load(Ordering::Relaxed) {
             return Err(Refusal::Halted);
         }
-        let room = self.room.get();
-        if room == 0 && !self.refill() {
+        let seq = self.next.get();
+        if seq >= self.limit.get() && !self.refill() {
             return Err(Refusal::Full);
         }
-        self.room.set(self.room.get() - 1);
-        let seq = self.head.get() + u64::from(self.pending.get());
+        self.next.set(seq + 1);
         let slot = shared.slot(seq);
         slot.wr_id.store(wr_id, Ordering::Relaxed);
         slot.tag.store(
             seq << TAG_SEQ | u64::from(stream) << TAG_STREAM | u64::from(signaled) << 1,
             Ordering::Relaxed,
         );
-        self.pending.set(self.pending.get() + 1);
         Ok(if crate_wr_id { seq } else { wr_id })
     }
 
-    /// Reads the poller's progress into `room`; false when the queue is still full.
+    /// Reads the poller's progress into `limit`; false when the queue is still full.
     #[inline(never)]
     fn refill(&self) -> bool {
-        let shared = &*self.shared;
-        let used = (self.head.get() + u64::from(self.pending.get())).wrapping_sub(self.retired());
-        let room = shared.capacity.saturating_sub(used);
-        self.room.set(room);
-        room != 0
+        let limit = self.retired() + self.shared.capacity;
+        self.limit.set(limit);
+        self.next.get() < limit
     }
 
     /// The requests before this one are retired: the lower of the crate's and libmlx5's
@@ -424,7 +422,7 @@ impl Poster {
     /// The open batch was posted: its slots become visible to the poller.
     #[inline]
     pub(crate) fn commit(&self) {
-        let head = self.head.get() + u64::from(self.pending.replace(0));
+        let head = self.next.get();
         self.head.set(head);
         self.shared.head.store(head, Ordering::Release);
     }
@@ -432,14 +430,15 @@ impl Poster {
     /// The open batch was discarded: its room is free again.
     #[inline]
     pub(crate) fn abort(&self) {
-        self.room.set(self.room.get() + u64::from(self.pending.replace(0)));
+        self.next.set(self.head.get());
     }
 
     /// The QP went through RESET: its queue is empty again.
     pub(crate) fn reset(&self) {
-        self.pending.set(0);
-        self.room.set(self.shared.capacity);
-        self.shared.floor.store(self.head.get(), Ordering::Release);
+        let head = self.head.get();
+        self.next.set(head);
+        self.limit.set(head + self.shared.capacity);
+        self.shared.floor.store(head, Ordering::Release);
         self.shared.halted.store(false, Ordering::Relaxed);
     }
 

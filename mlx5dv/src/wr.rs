@@ -153,6 +153,7 @@ impl<'q, T: Transport> Batch<'q, T> {
             flags: raw::IBV_SEND_SIGNALED,
             op,
             dest: None,
+            stream: None,
             _s: PhantomData,
         }
     }
@@ -251,7 +252,9 @@ impl<T: Transport> Drop for Batch<'_, T> {
     }
 }
 
-/// A DC destination as the library takes it (see [`crate::DcPeer`]).
+/// A DC destination as the library takes it (see [`crate::DcPeer`], which holds one; a
+/// request refers to it rather than copying it, so its fields are read at the call that
+/// takes them).
 #[derive(Copy, Clone)]
 pub(crate) struct DestRaw {
     pub(crate) ah: *mut raw::ibv_ah,
@@ -259,7 +262,6 @@ pub(crate) struct DestRaw {
     pub(crate) av: *const raw::mlx5_wqe_av,
     pub(crate) dctn: u32,
     pub(crate) key: u64,
-    pub(crate) stream: Option<u16>,
 }
 
 /// One work request being built. Nothing reaches the library until its data step.
@@ -269,7 +271,10 @@ pub struct Wr<'b, 'q, T: Transport, S> {
     wr_id: u64,
     flags: u32,
     op: Op,
-    dest: Option<DestRaw>,
+    /// A DC request's destination (None until named; always None on RC).
+    dest: Option<&'b DestRaw>,
+    /// A DC request's DCI stream (None: no stream id).
+    stream: Option<u16>,
     _s: PhantomData<S>,
 }
 
@@ -298,15 +303,17 @@ impl<'b, 'q, T: Transport, S> Wr<'b, 'q, T, S> {
 }
 
 impl<'b, 'q, T: Transport, S> Wr<'b, 'q, T, S> {
-    /// The same request with its destination named (the DC step, see `crate::dc`).
+    /// The same request with its destination named, on `stream` (the DC step, see
+    /// `crate::dc`).
     #[inline]
-    pub(crate) fn with_dest<N>(self, dest: DestRaw) -> Wr<'b, 'q, T, N> {
+    pub(crate) fn with_dest<N>(self, dest: &'b DestRaw, stream: Option<u16>) -> Wr<'b, 'q, T, N> {
         Wr {
             batch: self.batch,
             wr_id: self.wr_id,
             flags: self.flags,
             op: self.op,
             dest: Some(dest),
+            stream,
             _s: PhantomData,
         }
     }
@@ -393,7 +400,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             )
             .on(qp.device()));
         }
-        if self.dest.is_some_and(|d| d.stream.is_some()) && !qp.dci_streams {
+        if self.stream.is_some() && !qp.dci_streams {
             return Err(Error::invalid(
                 self.op.name(),
                 "a stream id needs a DCI built with DCI streams (DciBuilder::streams)",
@@ -447,22 +454,18 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         }
         if let Some(d) = self.batch.direct {
             return if T::HAS_DEST {
-                d.post::<false>(qp, self.op, self.dest, data, self.flags, self.wr_id)
+                d.post::<false>(qp, self.op, self.dest, self.stream, data, self.flags, self.wr_id)
             } else {
-                d.post::<true>(qp, self.op, self.dest, data, self.flags, self.wr_id)
+                d.post::<true>(qp, self.op, self.dest, self.stream, data, self.flags, self.wr_id)
             };
         }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).
         // On a DCI the request carries the crate's slot number as its wr_id (mapped back to
         // this one by Cq::poll), so that completions in any order name it exactly.
-        let stream = match self.dest {
-            Some(DestRaw { stream: Some(s), .. }) => s,
-            _ => 0,
-        };
         let wr_id = match qp.sq.admit(
             self.wr_id,
             self.flags & raw::IBV_SEND_SIGNALED != 0,
-            stream,
+            self.stream.unwrap_or(0),
             T::CRATE_WR_ID,
         ) {
             Ok(wr_id) => wr_id,
@@ -489,7 +492,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 // always has its mlx5dv_qp_ex (its builder and from_raw_parts both set it).
                 debug_assert!(self.dest.is_some() && qp.mqp.is_some());
                 let (dest, mqp) = (self.dest.unwrap_unchecked(), qp.mqp.unwrap_unchecked());
-                match dest.stream {
+                match self.stream {
                     None => raw::mlx5dv_wr_set_dc_addr(mqp.as_ptr(), dest.ah, dest.dctn, dest.key),
                     Some(stream) => {
                         raw::mlx5dv_wr_set_dc_addr_stream(mqp.as_ptr(), dest.ah, dest.dctn, dest.key, stream)

@@ -4,18 +4,16 @@ use super::DcKey;
 use crate::addr::DcTargetAddr;
 use crate::ah::Ah;
 use crate::wr::{Dc, DestRaw, NeedsDest, Ready, Wr};
-use mlx5dv_raw as raw;
 
 /// A DC destination: address handle, remote DCT number, DC key and optional DCI stream. Holds
 /// its [`Ah`] (a clone of the handle, taken when the peer is made, never when posting).
 #[derive(Clone)]
 pub struct DcPeer {
     ah: Ah,
-    /// `ah`'s library pointer, read on every post without going through the handle.
-    ah_raw: *mut raw::ibv_ah,
-    /// `ah`'s mlx5 address vector (the direct backend's), or null.
-    av: *const raw::mlx5_wqe_av,
-    dctn: u32,
+    /// What a request names, read on every post without going through the handle: `ah`'s
+    /// library pointer and mlx5 address vector (the direct backend's, or null), the DCT
+    /// number and the key.
+    dest: DestRaw,
     key: DcKey,
     stream: Option<u16>,
 }
@@ -25,9 +23,12 @@ impl DcPeer {
     pub fn new(ah: &Ah, addr: &DcTargetAddr, key: DcKey) -> DcPeer {
         DcPeer {
             ah: ah.clone(),
-            ah_raw: ah.as_raw(),
-            av: ah.av(),
-            dctn: addr.dct_number,
+            dest: DestRaw {
+                ah: ah.as_raw(),
+                av: ah.av(),
+                dctn: addr.dct_number,
+                key: key.expose(),
+            },
             key,
             stream: None,
         }
@@ -41,28 +42,16 @@ impl DcPeer {
 
     /// The remote DCT number.
     pub fn dct_number(&self) -> u32 {
-        self.dctn
+        self.dest.dctn
     }
 
     /// The address handle.
     pub fn ah(&self) -> &Ah {
         &self.ah
     }
-
-    /// The destination as the library takes it, on `stream` (None: the peer's own).
-    #[inline]
-    pub(crate) fn dest(&self, stream: Option<u16>) -> DestRaw {
-        DestRaw {
-            ah: self.ah_raw,
-            av: self.av,
-            dctn: self.dctn,
-            key: self.key.expose(),
-            stream: stream.or(self.stream),
-        }
-    }
 }
 
-// SAFETY: `ah_raw` and `av` point into the AH that `ah` keeps alive; an AH is immutable and
+// SAFETY: `dest.ah` and `dest.av` point into the AH that `ah` keeps alive; an AH is immutable and
 // usable from any thread.
 unsafe impl Send for DcPeer {}
 // SAFETY: as above.
@@ -71,7 +60,7 @@ unsafe impl Sync for DcPeer {}
 impl std::fmt::Debug for DcPeer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DcPeer")
-            .field("dct_number", &self.dctn)
+            .field("dct_number", &self.dest.dctn)
             .field("key", &self.key)
             .field("stream", &self.stream)
             .finish()
@@ -81,19 +70,19 @@ impl std::fmt::Debug for DcPeer {
 impl<'b, 'q> Wr<'b, 'q, Dc, NeedsDest> {
     /// Names the DC destination: the step a DC request cannot skip.
     #[inline]
-    pub fn to(self, peer: &DcPeer) -> Wr<'b, 'q, Dc, Ready> {
-        self.with_dest(peer.dest(None))
+    pub fn to(self, peer: &'b DcPeer) -> Wr<'b, 'q, Dc, Ready> {
+        self.with_dest(&peer.dest, peer.stream)
     }
 
     /// Names the DC destination, on `stream` when given (the pool's per-endpoint stream).
     #[inline]
-    pub(crate) fn dest_on(self, peer: &DcPeer, stream: Option<u16>) -> Wr<'b, 'q, Dc, Ready> {
-        self.with_dest(peer.dest(stream))
+    pub(crate) fn dest_on(self, peer: &'b DcPeer, stream: Option<u16>) -> Wr<'b, 'q, Dc, Ready> {
+        self.with_dest(&peer.dest, stream.or(peer.stream))
     }
 
     /// Names the DC destination on DCI stream `stream_id` (overriding the peer's own).
     #[inline]
-    pub fn to_stream(self, peer: &DcPeer, stream_id: u16) -> Wr<'b, 'q, Dc, Ready> {
-        self.with_dest(peer.dest(Some(stream_id)))
+    pub fn to_stream(self, peer: &'b DcPeer, stream_id: u16) -> Wr<'b, 'q, Dc, Ready> {
+        self.with_dest(&peer.dest, Some(stream_id))
     }
 }

@@ -217,7 +217,8 @@ impl DirectSq {
         &self,
         qp: &QpRaw,
         op: Op,
-        dest: Option<DestRaw>,
+        dest: Option<&DestRaw>,
+        stream: Option<u16>,
         data: Data<'_>,
         flags: u32,
         wr_id: u64,
@@ -249,13 +250,13 @@ impl DirectSq {
         if bbs > room && bbs > self.refill(sq) {
             return Err(crate::wr::refused(crate::sq::Refusal::Full));
         }
-        let stream = dest.and_then(|d| d.stream).unwrap_or(0);
+        let stream = stream.unwrap_or(0);
         let seq = sq
             .admit(wr_id, flags & raw::IBV_SEND_SIGNALED != 0, stream, true)
             .map_err(crate::wr::refused)?;
         // SAFETY: the ring has room for `bbs` blocks from `cur` (checked above, nothing
         // unretired there); every write below stays in the ring, wrapping at its end.
-        unsafe { self.write(cur, ds, op, dest.as_ref(), data, flags) };
+        unsafe { self.write(cur, ds, op, dest, stream, data, flags) };
         let next = cur.wrapping_add(bbs);
         self.cur_post.set(next);
         self.room.set(self.room.get() - bbs);
@@ -273,7 +274,7 @@ impl DirectSq {
     /// # Safety
     /// `ds` units from block `cur` are free ring space.
     #[inline(always)]
-    unsafe fn write(&self, cur: u32, ds: u32, op: Op, dest: Option<&DestRaw>, data: Data<'_>, flags: u32) {
+    unsafe fn write(&self, cur: u32, ds: u32, op: Op, dest: Option<&DestRaw>, stream: u16, data: Data<'_>, flags: u32) {
         let idx = (cur & (self.wqe_cnt - 1)) as usize;
         // The caller's room check: the request's blocks from `ctrl` are free ring space, and
         // every segment below is written within them, wrapping at `qend`.
@@ -290,7 +291,7 @@ impl DirectSq {
         if flags & raw::IBV_SEND_SOLICITED != 0 {
             fm_ce_se |= raw::MLX5_WQE_CTRL_SOLICITED as u8;
         }
-        let sid = dest.and_then(|d| d.stream).unwrap_or(0).to_be_bytes();
+        let sid = stream.to_be_bytes();
         // SAFETY: the control segment is the first 16 bytes of `ctrl`'s block.
         unsafe {
             put32(ctrl, ((cur & 0xffff) << 8 | opcode).to_be());
@@ -616,6 +617,7 @@ mod tests {
             &q,
             Op::Write(remote),
             None,
+            None,
             Data::Inline(&bytes),
             raw::IBV_SEND_SIGNALED,
             5,
@@ -659,7 +661,6 @@ mod tests {
             av: av.as_ptr().cast(),
             dctn: 0x42,
             key: 7,
-            stream: None,
         };
         let remote = RemoteMemory {
             addr: 0x1000,
@@ -671,7 +672,8 @@ mod tests {
             d.post::<false>(
                 &q,
                 Op::Write(remote),
-                Some(dest),
+                Some(&dest),
+                None,
                 Data::Inline(&[0xAB; 60]),
                 raw::IBV_SEND_SIGNALED,
                 wr_id,
