@@ -292,10 +292,8 @@ impl SendQueue {
 /// the poster writes is kept here in plain cells, and published to the poller at commit.
 pub(crate) struct Poster {
     shared: Arc<SendQueue>,
-    /// Requests posted (the poster's copy of `shared.head`).
-    head: Cell<u64>,
-    /// The sequence number the next admitted request gets: `head` plus the open batch's
-    /// requests.
+    /// The sequence number the next admitted request gets: the requests posted
+    /// (`shared.head`, which only the poster writes) plus the open batch's.
     next: Cell<u64>,
     /// Requests below this sequence number are admitted without reading the poller's progress
     /// again: the retired count plus `capacity` when last read, a lower bound of the true
@@ -339,7 +337,6 @@ impl Poster {
                 has_receives,
                 wqe_seq: (0..wqe_cnt).map(|_| AtomicU64::new(u64::MAX)).collect(),
             }),
-            head: Cell::new(0),
             next: Cell::new(0),
             limit: Cell::new(capacity),
             routed: Cell::new(false),
@@ -419,23 +416,28 @@ impl Poster {
         map[i].store(seq, Ordering::Release);
     }
 
+    /// Requests posted (committed batches).
+    #[inline]
+    fn posted(&self) -> u64 {
+        // The poster is the only writer of `head`: its own last store.
+        self.shared.head.load(Ordering::Relaxed)
+    }
+
     /// The open batch was posted: its slots become visible to the poller.
     #[inline]
     pub(crate) fn commit(&self) {
-        let head = self.next.get();
-        self.head.set(head);
-        self.shared.head.store(head, Ordering::Release);
+        self.shared.head.store(self.next.get(), Ordering::Release);
     }
 
     /// The open batch was discarded: its room is free again.
     #[inline]
     pub(crate) fn abort(&self) {
-        self.next.set(self.head.get());
+        self.next.set(self.posted());
     }
 
     /// The QP went through RESET: its queue is empty again.
     pub(crate) fn reset(&self) {
-        let head = self.head.get();
+        let head = self.posted();
         self.next.set(head);
         self.limit.set(head + self.shared.capacity);
         self.shared.floor.store(head, Ordering::Release);

@@ -264,6 +264,13 @@ pub(crate) struct DestRaw {
     pub(crate) key: u64,
 }
 
+/// A DC request's destination and DCI stream, as the direct backend's writer takes them.
+#[derive(Copy, Clone)]
+pub(crate) struct Dest<'a> {
+    pub(crate) raw: &'a DestRaw,
+    pub(crate) stream: Option<u16>,
+}
+
 /// One work request being built. Nothing reaches the library until its data step.
 #[must_use = "a work request is posted only by its data step (sge, sge_list or inline)"]
 pub struct Wr<'b, 'q, T: Transport, S> {
@@ -453,10 +460,14 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             }
         }
         if let Some(d) = self.batch.direct {
+            let dest = self.dest.map(|raw| Dest {
+                raw,
+                stream: self.stream,
+            });
             return if T::HAS_DEST {
-                d.post::<false>(qp, self.op, self.dest, self.stream, data, self.flags, self.wr_id)
+                d.post::<false>(qp, self.op, dest, data, self.flags, self.wr_id)
             } else {
-                d.post::<true>(qp, self.op, self.dest, self.stream, data, self.flags, self.wr_id)
+                d.post::<true>(qp, self.op, dest, data, self.flags, self.wr_id)
             };
         }
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).

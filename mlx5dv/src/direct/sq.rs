@@ -6,7 +6,7 @@ use super::barrier::{mmio_flush_writes, udma_to_device_barrier};
 use crate::error::{Error, Result};
 use crate::qp::QpRaw;
 use crate::sq::Poster;
-use crate::wr::{Data, DestRaw, Op};
+use crate::wr::{Data, Dest, DestRaw, Op};
 use mlx5dv_raw as raw;
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -217,8 +217,7 @@ impl DirectSq {
         &self,
         qp: &QpRaw,
         op: Op,
-        dest: Option<&DestRaw>,
-        stream: Option<u16>,
+        dest: Option<Dest<'_>>,
         data: Data<'_>,
         flags: u32,
         wr_id: u64,
@@ -228,7 +227,7 @@ impl DirectSq {
         let dest = if RC {
             None
         } else {
-            match dest.filter(|d| !d.av.is_null()) {
+            match dest.filter(|d| !d.raw.av.is_null()) {
                 Some(d) => Some(d),
                 None => return Err(no_av(op, qp)),
             }
@@ -250,13 +249,13 @@ impl DirectSq {
         if bbs > room && bbs > self.refill(sq) {
             return Err(crate::wr::refused(crate::sq::Refusal::Full));
         }
-        let stream = stream.unwrap_or(0);
+        let stream = dest.and_then(|d| d.stream).unwrap_or(0);
         let seq = sq
             .admit(wr_id, flags & raw::IBV_SEND_SIGNALED != 0, stream, true)
             .map_err(crate::wr::refused)?;
         // SAFETY: the ring has room for `bbs` blocks from `cur` (checked above, nothing
         // unretired there); every write below stays in the ring, wrapping at its end.
-        unsafe { self.write(cur, ds, op, dest, stream, data, flags) };
+        unsafe { self.write(cur, ds, op, dest, data, flags) };
         let next = cur.wrapping_add(bbs);
         self.cur_post.set(next);
         self.room.set(self.room.get() - bbs);
@@ -274,7 +273,7 @@ impl DirectSq {
     /// # Safety
     /// `ds` units from block `cur` are free ring space.
     #[inline(always)]
-    unsafe fn write(&self, cur: u32, ds: u32, op: Op, dest: Option<&DestRaw>, stream: u16, data: Data<'_>, flags: u32) {
+    unsafe fn write(&self, cur: u32, ds: u32, op: Op, dest: Option<Dest<'_>>, data: Data<'_>, flags: u32) {
         let idx = (cur & (self.wqe_cnt - 1)) as usize;
         // The caller's room check: the request's blocks from `ctrl` are free ring space, and
         // every segment below is written within them, wrapping at `qend`.
@@ -291,7 +290,7 @@ impl DirectSq {
         if flags & raw::IBV_SEND_SOLICITED != 0 {
             fm_ce_se |= raw::MLX5_WQE_CTRL_SOLICITED as u8;
         }
-        let sid = stream.to_be_bytes();
+        let sid = dest.and_then(|d| d.stream).unwrap_or(0).to_be_bytes();
         // SAFETY: the control segment is the first 16 bytes of `ctrl`'s block.
         unsafe {
             put32(ctrl, ((cur & 0xffff) << 8 | opcode).to_be());
@@ -307,7 +306,7 @@ impl DirectSq {
         if let Some(dest) = dest {
             // SAFETY: the address vector fills the rest of `ctrl`'s block; `dest.av` is the
             // AH's 48-byte vector (non-null: checked by `post`), kept alive by the peer.
-            unsafe { self.put_av(ctrl, dest) };
+            unsafe { self.put_av(ctrl, dest.raw) };
             // SAFETY: one past the block at most (`qend`), replaced by the ring's start then.
             seg = unsafe { ctrl.add(BB) };
             if seg == self.qend {
@@ -617,7 +616,6 @@ mod tests {
             &q,
             Op::Write(remote),
             None,
-            None,
             Data::Inline(&bytes),
             raw::IBV_SEND_SIGNALED,
             5,
@@ -672,8 +670,10 @@ mod tests {
             d.post::<false>(
                 &q,
                 Op::Write(remote),
-                Some(&dest),
-                None,
+                Some(Dest {
+                    raw: &dest,
+                    stream: None,
+                }),
                 Data::Inline(&[0xAB; 60]),
                 raw::IBV_SEND_SIGNALED,
                 wr_id,
