@@ -153,7 +153,7 @@ impl<'q, T: Transport> Batch<'q, T> {
             flags: raw::IBV_SEND_SIGNALED,
             op,
             dest: None,
-            stream: None,
+            stream: Stream::NONE,
             _s: PhantomData,
         }
     }
@@ -268,7 +268,48 @@ pub(crate) struct DestRaw {
 #[derive(Copy, Clone)]
 pub(crate) struct Dest<'a> {
     pub(crate) raw: &'a DestRaw,
-    pub(crate) stream: Option<u16>,
+    pub(crate) stream: Stream,
+}
+
+/// A request's DCI stream or none, packed as `1 << 16 | id` (0: none) so that the post path
+/// reads the id written into the WQE (0 without a stream) without a branch.
+#[derive(Copy, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Stream(u32);
+
+impl Stream {
+    /// No stream id.
+    pub(crate) const NONE: Stream = Stream(0);
+
+    #[inline]
+    pub(crate) fn new(id: Option<u16>) -> Stream {
+        id.map_or(Stream::NONE, |id| Stream(1 << 16 | u32::from(id)))
+    }
+
+    #[inline]
+    pub(crate) fn is_some(self) -> bool {
+        self.0 != 0
+    }
+
+    /// The id written into the WQE: 0 without a stream.
+    #[inline]
+    pub(crate) fn id(self) -> u16 {
+        self.0 as u16
+    }
+
+    #[inline]
+    pub(crate) fn get(self) -> Option<u16> {
+        self.is_some().then_some(self.id())
+    }
+
+    /// This stream, or `other` where there is none.
+    #[inline]
+    pub(crate) fn or(self, other: Stream) -> Stream {
+        if self.is_some() {
+            self
+        } else {
+            other
+        }
+    }
 }
 
 /// One work request being built. Nothing reaches the library until its data step.
@@ -280,8 +321,8 @@ pub struct Wr<'b, 'q, T: Transport, S> {
     op: Op,
     /// A DC request's destination (None until named; always None on RC).
     dest: Option<&'b DestRaw>,
-    /// A DC request's DCI stream (None: no stream id).
-    stream: Option<u16>,
+    /// A DC request's DCI stream.
+    stream: Stream,
     _s: PhantomData<S>,
 }
 
@@ -313,7 +354,7 @@ impl<'b, 'q, T: Transport, S> Wr<'b, 'q, T, S> {
     /// The same request with its destination named, on `stream` (the DC step, see
     /// `crate::dc`).
     #[inline]
-    pub(crate) fn with_dest<N>(self, dest: &'b DestRaw, stream: Option<u16>) -> Wr<'b, 'q, T, N> {
+    pub(crate) fn with_dest<N>(self, dest: &'b DestRaw, stream: Stream) -> Wr<'b, 'q, T, N> {
         Wr {
             batch: self.batch,
             wr_id: self.wr_id,
@@ -401,18 +442,11 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     fn emit(self, data: Data<'_>, total: u64) -> Result<()> {
         let qp = self.batch.qp;
         if qp.send_ops & u64::from(self.op.send_op_flag()) == 0 {
-            return Err(Error::invalid(
-                self.op.name(),
-                "this queue pair was not created with this operation enabled (send_ops)",
-            )
-            .on(qp.device()));
+            return Err(not_enabled(self.op.name(), qp));
         }
-        if self.stream.is_some() && !qp.dci_streams {
-            return Err(Error::invalid(
-                self.op.name(),
-                "a stream id needs a DCI built with DCI streams (DciBuilder::streams)",
-            )
-            .on(qp.device()));
+        // A stream id on a DCI without streams (`&`: no short circuit to branch on).
+        if self.stream.is_some() & !qp.dci_streams {
+            return Err(no_streams(self.op.name(), qp));
         }
         // Checked here, before any call: libmlx5 would only flag the overflow in the QP
         // (mqp->err = ENOMEM) and fail the whole batch at commit as if the queue were full.
@@ -476,7 +510,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         let wr_id = match qp.sq.admit(
             self.wr_id,
             self.flags & raw::IBV_SEND_SIGNALED != 0,
-            self.stream.unwrap_or(0),
+            self.stream.id(),
             T::CRATE_WR_ID,
         ) {
             Ok(wr_id) => wr_id,
@@ -503,7 +537,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 // always has its mlx5dv_qp_ex (its builder and from_raw_parts both set it).
                 debug_assert!(self.dest.is_some() && qp.mqp.is_some());
                 let (dest, mqp) = (self.dest.unwrap_unchecked(), qp.mqp.unwrap_unchecked());
-                match self.stream {
+                match self.stream.get() {
                     None => raw::mlx5dv_wr_set_dc_addr(mqp.as_ptr(), dest.ah, dest.dctn, dest.key),
                     Some(stream) => {
                         raw::mlx5dv_wr_set_dc_addr_stream(mqp.as_ptr(), dest.ah, dest.dctn, dest.key, stream)
@@ -518,6 +552,28 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         }
         Ok(())
     }
+}
+
+/// The refusal of an operation the QP was not created with (out of the post path's line).
+#[cold]
+#[inline(never)]
+fn not_enabled(op: &'static str, qp: &QpRaw) -> Error {
+    Error::invalid(
+        op,
+        "this queue pair was not created with this operation enabled (send_ops)",
+    )
+    .on(qp.device())
+}
+
+/// The refusal of a stream id on a DCI without streams (out of the post path's line).
+#[cold]
+#[inline(never)]
+fn no_streams(op: &'static str, qp: &QpRaw) -> Error {
+    Error::invalid(
+        op,
+        "a stream id needs a DCI built with DCI streams (DciBuilder::streams)",
+    )
+    .on(qp.device())
 }
 
 /// The refusals of the send-queue accounting: statics, so refusing allocates nothing.

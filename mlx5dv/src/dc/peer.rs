@@ -3,7 +3,7 @@
 use super::DcKey;
 use crate::addr::DcTargetAddr;
 use crate::ah::Ah;
-use crate::wr::{Dc, DestRaw, NeedsDest, Ready, Wr};
+use crate::wr::{Dc, DestRaw, NeedsDest, Ready, Stream, Wr};
 
 /// A DC destination: address handle, remote DCT number, DC key and optional DCI stream. Holds
 /// its [`Ah`] (a clone of the handle, taken when the peer is made, never when posting).
@@ -15,7 +15,7 @@ pub struct DcPeer {
     /// number and the key.
     dest: DestRaw,
     key: DcKey,
-    stream: Option<u16>,
+    stream: Stream,
 }
 
 impl DcPeer {
@@ -30,13 +30,13 @@ impl DcPeer {
                 key: key.expose(),
             },
             key,
-            stream: None,
+            stream: Stream::NONE,
         }
     }
 
     /// Sends on DCI stream `stream_id` (the DCI must have been built with streams).
     pub fn stream(mut self, stream_id: u16) -> Self {
-        self.stream = Some(stream_id);
+        self.stream = Stream::new(Some(stream_id));
         self
     }
 
@@ -62,7 +62,7 @@ impl std::fmt::Debug for DcPeer {
         f.debug_struct("DcPeer")
             .field("dct_number", &self.dest.dctn)
             .field("key", &self.key)
-            .field("stream", &self.stream)
+            .field("stream", &self.stream.get())
             .finish()
     }
 }
@@ -77,12 +77,12 @@ impl<'b, 'q> Wr<'b, 'q, Dc, NeedsDest> {
     /// Names the DC destination, on `stream` when given (the pool's per-endpoint stream).
     #[inline]
     pub(crate) fn dest_on(self, peer: &'b DcPeer, stream: Option<u16>) -> Wr<'b, 'q, Dc, Ready> {
-        self.with_dest(&peer.dest, stream.or(peer.stream))
+        self.with_dest(&peer.dest, Stream::new(stream).or(peer.stream))
     }
 
     /// Names the DC destination on DCI stream `stream_id` (overriding the peer's own).
     #[inline]
     pub fn to_stream(self, peer: &'b DcPeer, stream_id: u16) -> Wr<'b, 'q, Dc, Ready> {
-        self.with_dest(&peer.dest, Some(stream_id))
+        self.with_dest(&peer.dest, Stream::new(Some(stream_id)))
     }
 }

@@ -249,7 +249,7 @@ impl DirectSq {
         if bbs > room && bbs > self.refill(sq) {
             return Err(crate::wr::refused(crate::sq::Refusal::Full));
         }
-        let stream = dest.and_then(|d| d.stream).unwrap_or(0);
+        let stream = dest.map_or(0, |d| d.stream.id());
         let seq = sq
             .admit(wr_id, flags & raw::IBV_SEND_SIGNALED != 0, stream, true)
             .map_err(crate::wr::refused)?;
@@ -290,7 +290,7 @@ impl DirectSq {
         if flags & raw::IBV_SEND_SOLICITED != 0 {
             fm_ce_se |= raw::MLX5_WQE_CTRL_SOLICITED as u8;
         }
-        let sid = dest.and_then(|d| d.stream).unwrap_or(0).to_be_bytes();
+        let sid = dest.map_or(0, |d| d.stream.id()).to_be_bytes();
         // SAFETY: the control segment is the first 16 bytes of `ctrl`'s block.
         unsafe {
             put32(ctrl, ((cur & 0xffff) << 8 | opcode).to_be());
@@ -672,7 +672,7 @@ mod tests {
                 Op::Write(remote),
                 Some(Dest {
                     raw: &dest,
-                    stream: None,
+                    stream: crate::wr::Stream::NONE,
                 }),
                 Data::Inline(&[0xAB; 60]),
                 raw::IBV_SEND_SIGNALED,
