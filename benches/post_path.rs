@@ -25,7 +25,7 @@
 use ::mlx5dv::RemoteMemory;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use mlx5dv_suite::device::{pause_hook, PauseFn};
-use mlx5dv_suite::fake::{completed, fakes, peer, sge};
+use mlx5dv_suite::fake::{completed, fakes_of_depth, peer, sge};
 use mlx5dv_suite::raw::*;
 use mlx5dv_suite::recorder::{m5dv_c_dc_send, m5dv_c_rc_write, recorder};
 
@@ -85,7 +85,9 @@ fn post_path(c: &mut Criterion) {
             }
         })
     });
-    let mut f = fakes(&r);
+    // Queues one chunk deep, as the `real_mlx5` group's DCI (the crate's count keeps a slot
+    // per request: the fakes' default depth of 32768 would sweep 512 KiB of slots).
+    let mut f = fakes_of_depth(&r, CHUNK as u32);
     // The DCI's requests carry its own sequence number as their wr_id: it runs on across
     // criterion's calls of the routine (warm-up, samples), so it lives out here.
     let mut seq = 0u64;

@@ -493,14 +493,31 @@ pub mod fake {
 
     /// Builds the fakes.
     pub fn fakes(r: &Recorder) -> FakeQps {
+        fakes_of_depth(r, FAKE_CAPS.max_send_wr)
+    }
+
+    /// Builds the fakes with send queues of `max_send_wr` requests (the crate's count keeps a
+    /// slot per request: a bench wants the depth of a real queue, whose slots stay in cache).
+    pub fn fakes_of_depth(r: &Recorder, max_send_wr: u32) -> FakeQps {
+        let caps = raw::ibv_qp_cap {
+            max_send_wr,
+            ..FAKE_CAPS
+        };
         let qpx = NonNull::new(r.qp_ex()).unwrap();
         let mqp = NonNull::new(r.mqp()).unwrap();
         // SAFETY: the recorder's fake tables have every entry set (streams included); the
         // handles are never dropped, so no destroy call reaches them.
         unsafe {
             FakeQps {
-                dci: ManuallyDrop::new(Dci::from_raw_parts(qpx, mqp, fake_dci_parts())),
-                rc: ManuallyDrop::new(RcQp::from_raw_parts(qpx, ALL_OPS, FAKE_CAPS, "fake0")),
+                dci: ManuallyDrop::new(Dci::from_raw_parts(
+                    qpx,
+                    mqp,
+                    DciParts {
+                        caps,
+                        ..fake_dci_parts()
+                    },
+                )),
+                rc: ManuallyDrop::new(RcQp::from_raw_parts(qpx, ALL_OPS, caps, "fake0")),
                 ah: ManuallyDrop::new(Ah::from_raw(NonNull::new(0x1000 as *mut raw::ibv_ah).unwrap())),
             }
         }
