@@ -165,16 +165,19 @@ impl SendQueue {
         // Requests up to this one were rung, published or not yet.
         let head = self.head.load(Ordering::Acquire).max(seq + 1);
         let floor = self.floor.load(Ordering::Acquire);
-        if seq >= floor {
-            // libmlx5 moved its tail to just after this request, forwards or backwards.
-            self.lib_tail.store(seq + 1, Ordering::Release);
-        }
         let done_tail = self.tail.load(Ordering::Relaxed);
         let tail = done_tail.max(floor);
         if seq < tail || tag & TAG_DONE != 0 {
-            // Retired already (by a RESET, or reported twice): no credit.
+            // Retired already (by a RESET, or reported twice): no credit, and libmlx5's tail
+            // stays. No CQE names a retired request after a RESET's floor (a request is retired
+            // by its own completion or by a later one of its stream, which comes after it), so
+            // only a report by hand gets here, which libmlx5 never processed; and the retired
+            // count must never go back (admission caches a limit from it).
             return;
         }
+        // libmlx5 moved its tail to just after this request, forwards or backwards (never
+        // under the retired count: this request was outstanding).
+        self.lib_tail.store(seq + 1, Ordering::Release);
         // Past a RESET nothing is done ahead of the tail (the new requests' tags are fresh).
         let ahead = if done_tail < floor {
             0
@@ -694,6 +697,33 @@ mod tests {
         assert_eq!(sq.complete(0, true, false), Some(5));
         assert_eq!(sq.outstanding(), 1);
         assert_eq!(sq.complete(9, true, false), None, "a request never posted");
+    }
+
+    #[test]
+    fn a_completion_reported_again_after_its_request_retired_never_lowers_what_counts_as_retired() {
+        // Admission caches a limit from the retired count, so that count must never go back:
+        // a completion libmlx5 never processed (reported again by hand) must not move the
+        // crate's copy of libmlx5's tail back under requests already retired.
+        let sq = Poster::new(4, DCI);
+        for stream in 0..4 {
+            admit(&sq, 10 + u64::from(stream), true, stream).unwrap();
+        }
+        sq.commit();
+        // Out of order (streams): the newest first, then the rest.
+        for seq in [3, 0, 1, 2] {
+            sq.complete(seq, true, false);
+        }
+        let retired = sq.retired();
+        assert_eq!(
+            retired, 3,
+            "libmlx5's tail follows its last processed completion (seq 2)"
+        );
+        sq.complete(0, true, false);
+        assert!(
+            sq.retired() >= retired,
+            "retired went back from {retired} to {}",
+            sq.retired()
+        );
     }
 
     #[test]

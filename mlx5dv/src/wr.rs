@@ -273,7 +273,7 @@ pub(crate) struct Dest<'a> {
 
 /// A request's DCI stream or none, packed as `1 << 16 | id` (0: none) so that the post path
 /// reads the id written into the WQE (0 without a stream) without a branch.
-#[derive(Copy, Clone, Default, PartialEq, Eq)]
+#[derive(Copy, Clone)]
 pub(crate) struct Stream(u32);
 
 impl Stream {
