@@ -442,11 +442,11 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     fn emit(self, data: Data<'_>, total: u64) -> Result<()> {
         let qp = self.batch.qp;
         if qp.send_ops & u64::from(self.op.send_op_flag()) == 0 {
-            return Err(not_enabled(self.op.name(), qp));
+            return Err(unfit(self.op.name(), qp, Unfit::OpNotEnabled));
         }
         // A stream id on a DCI without streams (`&`: no short circuit to branch on).
         if self.stream.is_some() & !qp.dci_streams {
-            return Err(no_streams(self.op.name(), qp));
+            return Err(unfit(self.op.name(), qp, Unfit::NoStreams));
         }
         // Checked here, before any call: libmlx5 would only flag the overflow in the QP
         // (mqp->err = ENOMEM) and fail the whole batch at commit as if the queue were full.
@@ -554,26 +554,24 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
     }
 }
 
-/// The refusal of an operation the QP was not created with (out of the post path's line).
-#[cold]
-#[inline(never)]
-fn not_enabled(op: &'static str, qp: &QpRaw) -> Error {
-    Error::invalid(
-        op,
-        "this queue pair was not created with this operation enabled (send_ops)",
-    )
-    .on(qp.device())
+/// A request this QP was not created for, refused before any call.
+#[derive(Clone, Copy)]
+enum Unfit {
+    /// Its operation is not among the QP's `send_ops`.
+    OpNotEnabled,
+    /// It names a stream and the DCI has none.
+    NoStreams,
 }
 
-/// The refusal of a stream id on a DCI without streams (out of the post path's line).
+/// The error of an [`Unfit`] request, built out of the post path's line.
 #[cold]
 #[inline(never)]
-fn no_streams(op: &'static str, qp: &QpRaw) -> Error {
-    Error::invalid(
-        op,
-        "a stream id needs a DCI built with DCI streams (DciBuilder::streams)",
-    )
-    .on(qp.device())
+fn unfit(op: &'static str, qp: &QpRaw, why: Unfit) -> Error {
+    let why = match why {
+        Unfit::OpNotEnabled => "this queue pair was not created with this operation enabled (send_ops)",
+        Unfit::NoStreams => "a stream id needs a DCI built with DCI streams (DciBuilder::streams)",
+    };
+    Error::invalid(op, why).on(qp.device())
 }
 
 /// The refusals of the send-queue accounting: statics, so refusing allocates nothing.
