@@ -551,6 +551,17 @@ mod tests {
         bf: [u64; 128],
     }
 
+    impl Fake {
+        /// A ring of `blocks` zeroed 64-byte blocks, its doorbell record and BlueFlame buffer.
+        fn with_blocks(blocks: usize) -> Fake {
+            Fake {
+                ring: vec![0; blocks * BB / 8],
+                dbrec: [0; 2],
+                bf: [0; 128],
+            }
+        }
+    }
+
     fn direct_sq(f: &mut Fake, wqe_cnt: u32, max_send_wr: u32) -> DirectSq {
         let buf = NonNull::new(f.ring.as_mut_ptr().cast::<u8>()).unwrap();
         let dbrec = f.dbrec.as_mut_ptr().wrapping_add(1);
@@ -597,11 +608,7 @@ mod tests {
 
     #[test]
     fn an_rc_request_has_no_address_vector_its_segments_follow_the_control_segment_and_wrap() {
-        let mut f = Fake {
-            ring: vec![0; 8 * BB / 8],
-            dbrec: [0; 2],
-            bf: [0; 128],
-        };
+        let mut f = Fake::with_blocks(8);
         let q = qp(direct_sq(&mut f, 8, 8), 8, 8);
         let d = q.direct().unwrap();
         d.restart_at(0, 7);
@@ -646,11 +653,7 @@ mod tests {
     #[test]
     fn a_request_whose_blocks_would_overwrite_an_unretired_wqe_is_refused_until_the_oldest_retires() {
         // 8 blocks, room for 64 requests by count: the blocks bind first.
-        let mut f = Fake {
-            ring: vec![0; 8 * BB / 8],
-            dbrec: [0; 2],
-            bf: [0; 128],
-        };
+        let mut f = Fake::with_blocks(8);
         let q = qp(direct_sq(&mut f, 8, 64), 64, 8);
         let d = q.direct().unwrap();
         let av = [0u8; 48];
