@@ -64,6 +64,21 @@ fn dc_address_and_stream_arrive_bit_exact() {
 }
 
 #[test]
+fn a_dc_peers_debug_shows_its_dct_and_stream_but_never_its_key() {
+    let r = recorder();
+    let f = fakes(&r);
+    let shown = format!("{:?}", peer(&f.ah, DCTN, KEY).stream(3));
+    assert!(
+        shown.contains(&DCTN.to_string()) && shown.contains("Some(3)"),
+        "{shown}"
+    );
+    assert!(shown.contains("<redacted>"), "{shown}");
+    for key in [KEY.to_string(), format!("{KEY:x}"), format!("{KEY:X}")] {
+        assert!(!shown.contains(&key), "the key shows in {shown}");
+    }
+}
+
+#[test]
 fn refused_requests_reach_nothing_and_leave_the_batch_usable() {
     let r = recorder();
     let mut f = fakes(&r);

@@ -12,9 +12,8 @@ pub struct DcPeer {
     ah: Ah,
     /// What a request names, read on every post without going through the handle: `ah`'s
     /// library pointer and mlx5 address vector (the direct backend's, or null), the DCT
-    /// number and the key.
+    /// number and the key (a secret: `Debug` shows it as a redacted [`DcKey`]).
     dest: DestRaw,
-    key: DcKey,
     stream: Stream,
 }
 
@@ -29,7 +28,6 @@ impl DcPeer {
                 dctn: addr.dct_number,
                 key: key.expose(),
             },
-            key,
             stream: Stream::NONE,
         }
     }
@@ -61,7 +59,7 @@ impl std::fmt::Debug for DcPeer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DcPeer")
             .field("dct_number", &self.dest.dctn)
-            .field("key", &self.key)
+            .field("key", &DcKey::new(self.dest.key))
             .field("stream", &self.stream.get())
             .finish()
     }
