@@ -27,7 +27,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use mlx5dv_suite::device::{pause_hook, PauseFn};
 use mlx5dv_suite::fake::{completed, fakes_of_depth, peer, sge};
 use mlx5dv_suite::raw::*;
-use mlx5dv_suite::recorder::{m5dv_c_dc_send, m5dv_c_rc_write, recorder};
+use mlx5dv_suite::recorder::{m5dv_c_dc_send, m5dv_c_dc_send_loop, m5dv_c_rc_write, recorder};
 
 const DCTN: u32 = 0x00AB_CDEF;
 const DC_KEY: u64 = 0xFFEE_DDCC;
@@ -45,12 +45,51 @@ fn post_path(c: &mut Criterion) {
     let ah = 0x1000 as *mut ibv_ah;
     let mut g = c.benchmark_group("post_path");
 
+    // Timed as the safe send below is: chunks of one send queue's worth, each a loop of its
+    // own, so that criterion's per-iteration overhead is in neither figure.
     g.bench_function("dc_send/c_inline", |b| {
         let mut wr_id = 0u64;
-        b.iter(|| {
-            wr_id += 1;
-            // SAFETY: the recorder's fake tables have every entry set.
-            unsafe { m5dv_c_dc_send(q, m, black_box(ah), DCTN, DC_KEY, LKEY, ADDR, LEN, wr_id) }
+        let dest = CDest {
+            ah,
+            dctn: DCTN,
+            key: DC_KEY,
+        };
+        let buf = CBuf {
+            lkey: LKEY,
+            addr: ADDR,
+            len: LEN,
+        };
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut done = 0;
+            while done < iters {
+                let n = CHUNK.min(iters - done);
+                let start = std::time::Instant::now();
+                // SAFETY: the recorder's fake tables have every entry set.
+                wr_id = unsafe { c_dc_chunk(q, m, dest, buf, wr_id, n) };
+                total += start.elapsed();
+                done += n;
+            }
+            total
+        })
+    });
+    // The strictest reference: the chunk posted by a loop in C, no call per request.
+    g.bench_function("dc_send/c_loop", |b| {
+        let mut wr_id = 0u64;
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut done = 0;
+            while done < iters {
+                let n = CHUNK.min(iters - done);
+                let start = std::time::Instant::now();
+                // SAFETY: the recorder's fake tables have every entry set.
+                let rc = unsafe { m5dv_c_dc_send_loop(q, m, black_box(ah), DCTN, DC_KEY, LKEY, ADDR, LEN, wr_id, n) };
+                total += start.elapsed();
+                assert_eq!(rc, 0, "post failed");
+                wr_id += n;
+                done += n;
+            }
+            total
         })
     });
     g.bench_function("dc_send/raw_inline", |b| {
@@ -104,14 +143,7 @@ fn post_path(c: &mut Criterion) {
                 let n = CHUNK.min(iters - done);
                 let first = seq;
                 let start = std::time::Instant::now();
-                for _ in 0..n {
-                    let mut batch = f.dci.batch();
-                    let sent = batch.send(seq).to(black_box(&p)).sge(local);
-                    let posted = batch.commit();
-                    // Checked as a caller checks them (and as the `real_mlx5` group does).
-                    assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
-                    seq += 1;
-                }
+                seq = safe_dc_chunk(&mut f.dci, &p, local, seq, n);
                 total += start.elapsed();
                 done += n;
                 assert_eq!(f.dci.outstanding(), n, "every request of the chunk was posted");
@@ -184,14 +216,85 @@ fn post_path(c: &mut Criterion) {
     drop(r);
 }
 
-/// Times `post` over `iters` requests in chunks of one send queue, the device paused; between
-/// chunks (untimed) `reset` empties the queue.
+/// Posts `n` signalled DC sends of `local` to `p`, numbered from `seq` (returned past the
+/// last): the timed part of `safe_dc_send`, a function of its own so that callgrind can count
+/// exactly it (`--toggle-collect=*safe_dc_chunk*`).
+#[inline(never)]
+fn safe_dc_chunk(
+    dci: &mut ::mlx5dv::Dci<::mlx5dv::state::Rts>,
+    p: &::mlx5dv::DcPeer,
+    local: ::mlx5dv::Sge<'_>,
+    mut seq: u64,
+    n: u64,
+) -> u64 {
+    for _ in 0..n {
+        let mut batch = dci.batch();
+        let sent = batch.send(seq).to(black_box(p)).sge(local);
+        let posted = batch.commit();
+        // Checked as a caller checks them (and as the `real_mlx5` group does).
+        assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
+        seq += 1;
+    }
+    seq
+}
+
+/// The destination of a C send: its AH, DCT number and DC key.
+#[derive(Clone, Copy)]
+struct CDest {
+    ah: *mut ibv_ah,
+    dctn: u32,
+    key: u64,
+}
+
+/// The local buffer of a C send.
+#[derive(Clone, Copy)]
+struct CBuf {
+    lkey: u32,
+    addr: u64,
+    len: u32,
+}
+
+/// Posts `n` signalled DC sends through the C sequence (`m5dv_c_dc_send`, rdma-core's inline
+/// functions), numbered from `wr_id` (returned past the last): the same loop as
+/// [`safe_dc_chunk`], for C, so that both are timed and counted alike
+/// (`--toggle-collect=*c_dc_chunk*`).
+///
+/// # Safety
+/// `q` and `m` are the tables of a live DCI in RTS (or the recorder's) created with the send
+/// ops, with room for `n` more requests.
+#[inline(never)]
+unsafe fn c_dc_chunk(q: *mut ibv_qp_ex, m: *mut mlx5dv_qp_ex, dest: CDest, buf: CBuf, mut wr_id: u64, n: u64) -> u64 {
+    for _ in 0..n {
+        // SAFETY: as the caller guarantees.
+        let rc = unsafe {
+            m5dv_c_dc_send(
+                q,
+                m,
+                black_box(dest.ah),
+                dest.dctn,
+                dest.key,
+                buf.lkey,
+                buf.addr,
+                buf.len,
+                wr_id,
+            )
+        };
+        // Checked as the safe loop checks its results.
+        assert_eq!(rc, 0, "post failed");
+        wr_id += 1;
+    }
+    wr_id
+}
+
+/// Times `post(state, first, n)` (posting requests `first..first + n`) over `iters` requests
+/// in chunks of one send queue, the device paused; between chunks (untimed) `reset` empties
+/// the queue.
 fn paused_chunks<S>(
     pause: PauseFn,
     iters: u64,
     depth: u64,
     state: &mut S,
-    mut post: impl FnMut(&mut S, u64),
+    mut post: impl FnMut(&mut S, u64, u64),
     mut reset: impl FnMut(&mut S),
 ) -> std::time::Duration {
     let mut total = std::time::Duration::ZERO;
@@ -201,9 +304,7 @@ fn paused_chunks<S>(
     while done < iters {
         let n = depth.min(iters - done);
         let start = std::time::Instant::now();
-        for i in 0..n {
-            post(state, done + i);
-        }
+        post(state, done, n);
         total += start.elapsed();
         done += n;
         reset(state);
@@ -274,35 +375,30 @@ fn real_mlx5(c: &mut Criterion) {
     };
     g.bench_function("dc_send/c_inline", |b| {
         b.iter_custom(|iters| {
-            let post = |_: &mut Option<Dci<Rts>>, i: u64| {
-                // SAFETY: a live mlx5 DCI in RTS created with the send ops; at most its depth is
-                // posted before it is reset.
-                unsafe {
-                    let rc = m5dv_c_dc_send(
-                        qpx,
-                        m,
-                        black_box(ah.as_raw()),
-                        addr.dct_number,
-                        DC_KEY,
-                        local.lkey(),
-                        local.addr(),
-                        LEN,
-                        i,
-                    );
-                    assert_eq!(rc, 0, "post failed");
-                };
+            let dest = CDest {
+                ah: ah.as_raw(),
+                dctn: addr.dct_number,
+                key: DC_KEY,
+            };
+            let buf = CBuf {
+                lkey: local.lkey(),
+                addr: local.addr(),
+                len: LEN,
+            };
+            let post = |_: &mut Option<Dci<Rts>>, first: u64, n: u64| {
+                // SAFETY: a live mlx5 DCI in RTS created with the send ops; at most its depth
+                // is posted before it is reset.
+                unsafe { c_dc_chunk(qpx, m, dest, buf, first, n) };
             };
             paused_chunks(pause, iters, depth, &mut c_dci, post, renew)
         })
     });
     let mut safe_dci = Some(dci());
     let p = DcPeer::new(&ah, &addr, key);
-    // One safe DC send through the batch, whatever the DCI's backend.
-    let post = |d: &mut Option<Dci<Rts>>, i: u64| {
-        let mut batch = d.as_mut().unwrap().batch();
-        let sent = batch.send(i).to(black_box(&p)).sge(local);
-        let posted = batch.commit();
-        assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
+    // Safe DC sends through the batch, whatever the DCI's backend: the recording group's
+    // loop, on the DCI taken out of its Option once per chunk (as C's loop takes its table).
+    let post = |d: &mut Option<Dci<Rts>>, first: u64, n: u64| {
+        safe_dc_chunk(d.as_mut().unwrap(), &p, local, first, n);
     };
     g.bench_function("dc_send/safe_dc_send", |b| {
         b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut safe_dci, post, renew))

@@ -507,15 +507,11 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         // Last: the queue must have room (finding 1: libmlx5 would overwrite a posted WQE).
         // On a DCI the request carries the crate's slot number as its wr_id (mapped back to
         // this one by Cq::poll), so that completions in any order name it exactly.
-        let wr_id = match qp.sq.admit(
-            self.wr_id,
-            self.flags & raw::IBV_SEND_SIGNALED != 0,
-            self.stream.id(),
-            T::CRATE_WR_ID,
-        ) {
-            Ok(wr_id) => wr_id,
+        let seq = match qp.sq.reserve(T::CRATE_WR_ID) {
+            Ok(seq) => seq,
             Err(refusal) => return Err(refused(refusal)),
         };
+        let wr_id = if T::CRATE_WR_ID { seq } else { self.wr_id };
         let q = qp.qpx.as_ptr();
         // SAFETY: the batch is open on a live QP in RTS; the operation's entry is enabled
         // (checked above); a DC request has its destination and its DCI an mlx5dv_qp_ex (both
@@ -550,6 +546,10 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
                 Data::Inline(bytes) => raw::ibv_wr_set_inline_data(q, bytes.as_ptr().cast_mut().cast(), bytes.len()),
             }
         }
+        // Recorded after the calls (see `Poster::reserve`), before any doorbell: nothing rings
+        // until the batch's ibv_wr_complete.
+        let signaled = self.flags & raw::IBV_SEND_SIGNALED != 0;
+        qp.sq.record(seq, self.wr_id, signaled, self.stream.id());
         Ok(())
     }
 }

@@ -359,6 +359,20 @@ pub mod recorder {
             length: u32,
             wr_id: u64,
         ) -> c_int;
+        /// `n` C reference DC sends in a C loop (wr_ids `wr_id..wr_id + n`): 0, or the first
+        /// failure of `ibv_wr_complete`.
+        pub fn m5dv_c_dc_send_loop(
+            qpx: *mut ibv_qp_ex,
+            mqp: *mut mlx5dv_qp_ex,
+            ah: *mut ibv_ah,
+            dctn: u32,
+            dc_key: u64,
+            lkey: u32,
+            addr: u64,
+            length: u32,
+            wr_id: u64,
+            n: u64,
+        ) -> c_int;
         /// The C reference RC write: start, wr_id/flags, rdma_write, set_sge, complete.
         pub fn m5dv_c_rc_write(
             qpx: *mut ibv_qp_ex,
