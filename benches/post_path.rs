@@ -227,9 +227,11 @@ fn safe_dc_chunk(
     mut seq: u64,
     n: u64,
 ) -> u64 {
+    // Opaque once per chunk, as C's AH (the compiler specialises on neither).
+    let p = black_box(p);
     for _ in 0..n {
         let mut batch = dci.batch();
-        let sent = batch.send(seq).to(black_box(p)).sge(local);
+        let sent = batch.send(seq).to(p).sge(local);
         let posted = batch.commit();
         // Checked as a caller checks them (and as the `real_mlx5` group does).
         assert!(sent.is_ok() && posted.is_ok(), "post failed: {sent:?} {posted:?}");
@@ -264,21 +266,11 @@ struct CBuf {
 /// ops, with room for `n` more requests.
 #[inline(never)]
 unsafe fn c_dc_chunk(q: *mut ibv_qp_ex, m: *mut mlx5dv_qp_ex, dest: CDest, buf: CBuf, mut wr_id: u64, n: u64) -> u64 {
+    // Opaque once per chunk, as the safe loop's peer.
+    let ah = black_box(dest.ah);
     for _ in 0..n {
         // SAFETY: as the caller guarantees.
-        let rc = unsafe {
-            m5dv_c_dc_send(
-                q,
-                m,
-                black_box(dest.ah),
-                dest.dctn,
-                dest.key,
-                buf.lkey,
-                buf.addr,
-                buf.len,
-                wr_id,
-            )
-        };
+        let rc = unsafe { m5dv_c_dc_send(q, m, ah, dest.dctn, dest.key, buf.lkey, buf.addr, buf.len, wr_id) };
         // Checked as the safe loop checks its results.
         assert_eq!(rc, 0, "post failed");
         wr_id += 1;
