@@ -2,14 +2,17 @@
 //! set_dc_addr, set_sge, complete) and one RC write, posted to the C recording function table
 //! (`tests/c/abi_recorder.c`), so only the calling sequence is measured, not a NIC.
 //!
-//! - `c_inline`: the sequence written in C with rdma-core's own inline functions;
+//! - `c_inline`: the sequence written in C with rdma-core's own inline functions, one C call
+//!   per request from a loop timed as the safe send's is (`c_dc_chunk`);
+//! - `c_loop`: the strictest reference, the same sequence in a loop written in C (no call per
+//!   request);
 //! - `raw_inline`: the same through mlx5dv-raw's Rust inline functions (direct table calls);
 //! - `raw_shim`: the same through the shim's `m5dv_*` exports (one extra call per step);
 //! - `safe_dc_send` / `safe_rc_write`: the same through mlx5dv's batch and builder, with its
 //!   bounds and operation checks and the send-queue count. Target: within 1.10x of `c_inline`.
 //!   The DC send is timed as posts alone (chunks of 256, their completions' credit given back
-//!   untimed in between), as C posts; `safe_dc_send_and_completion` adds each completion's
-//!   accounting, which the C sequence does not do.
+//!   untimed in between), as `c_inline` and `c_loop` are; `safe_dc_send_and_completion` adds
+//!   each completion's accounting, which the C sequence does not do.
 //!
 //! Group `real_mlx5`: the DC send posted into a real libmlx5 send queue, in C with rdma-core's
 //! inline functions (`c_inline`) and through the safe crate (`safe_dc_send`), so the cost is
@@ -213,7 +216,112 @@ fn post_path(c: &mut Criterion) {
         })
     });
     g.finish();
+    if let Some(rounds) = interleaved_rounds() {
+        let (dest, buf) = (
+            CDest {
+                ah,
+                dctn: DCTN,
+                key: DC_KEY,
+            },
+            CBuf {
+                lkey: LKEY,
+                addr: ADDR,
+                len: LEN,
+            },
+        );
+        let mut wr_id = 0u64;
+        interleaved(
+            "post_path",
+            &["c_inline", "c_loop", "safe_dc_send"],
+            2,
+            rounds,
+            CHUNK,
+            |v| {
+                let start = std::time::Instant::now();
+                match v {
+                    // SAFETY: the recorder's fake tables have every entry set.
+                    0 => wr_id = unsafe { c_dc_chunk(q, m, dest, buf, wr_id, CHUNK) },
+                    1 => {
+                        // SAFETY: as above.
+                        let rc = unsafe {
+                            m5dv_c_dc_send_loop(q, m, black_box(ah), DCTN, DC_KEY, LKEY, ADDR, LEN, wr_id, CHUNK)
+                        };
+                        assert_eq!(rc, 0, "post failed");
+                        wr_id += CHUNK;
+                    }
+                    _ => {
+                        let first = seq;
+                        seq = safe_dc_chunk(&mut f.dci, &p, local, seq, CHUNK);
+                        let t = start.elapsed();
+                        for s in first..seq {
+                            f.dci.report_completion(&mut completed(s));
+                        }
+                        return t;
+                    }
+                }
+                start.elapsed()
+            },
+        );
+    }
     drop(r);
+}
+
+/// The rounds of the interleaved measurement (`POST_PATH_INTERLEAVED=N`), if asked for.
+fn interleaved_rounds() -> Option<usize> {
+    let v = std::env::var("POST_PATH_INTERLEAVED").ok()?;
+    match v.parse() {
+        Ok(n) if n > 0 => Some(n),
+        _ => panic!("POST_PATH_INTERLEAVED={v}: give a number of rounds above 0"),
+    }
+}
+
+/// The interleaved measurement (`POST_PATH_INTERLEAVED=N`, `scripts/post-path --interleaved`):
+/// `rounds` rounds, in each one chunk of `per_chunk` requests of every variant, back to back
+/// (the order rotated every round; `chunk(v)` posts one of variant `v` and returns its timed
+/// part). Drift of the machine is slower than a round (microseconds), so the ratio of two
+/// variants within a round is free of it, unlike two criterion runs seconds apart. Prints
+/// each variant's median ns per request and, for every variant after the first `refs` (the C
+/// references), the median and quartiles of its per-round ratio to each reference.
+fn interleaved(
+    group: &str,
+    names: &[&str],
+    refs: usize,
+    rounds: usize,
+    per_chunk: u64,
+    mut chunk: impl FnMut(usize) -> std::time::Duration,
+) {
+    let k = names.len();
+    let mut ns = vec![Vec::with_capacity(rounds); k];
+    // Unmeasured warm-up: a round of each.
+    for v in 0..k {
+        chunk(v);
+    }
+    for r in 0..rounds {
+        for i in 0..k {
+            let v = (r + i) % k;
+            ns[v].push(chunk(v).as_nanos() as f64 / per_chunk as f64);
+        }
+    }
+    let median = |x: &mut Vec<f64>| {
+        x.sort_by(f64::total_cmp);
+        (x[x.len() / 2], x[x.len() / 4], x[x.len() * 3 / 4])
+    };
+    let mut line = format!("interleaved {group} ({rounds} rounds of {per_chunk})");
+    for v in 0..k {
+        let (m, _, _) = median(&mut ns[v].clone());
+        line += &format!(" | {} {m:.3} ns", names[v]);
+    }
+    println!("{line}");
+    for v in refs..k {
+        for c in 0..refs {
+            let mut ratios: Vec<f64> = ns[v].iter().zip(&ns[c]).map(|(a, b)| a / b).collect();
+            let (m, q1, q3) = median(&mut ratios);
+            println!(
+                "interleaved {group}/{}/{}: {m:.3}x (quartiles {q1:.3}x, {q3:.3}x)",
+                names[v], names[c]
+            );
+        }
+    }
 }
 
 /// Posts `n` signalled DC sends of `local` to `p`, numbered from `seq` (returned past the
@@ -365,25 +473,23 @@ fn real_mlx5(c: &mut Criterion) {
         let qpx = ibv_qp_to_qp_ex(c_dci.as_ref().unwrap().as_raw());
         (qpx, mlx5dv_qp_ex_from_ibv_qp_ex(qpx))
     };
+    let dest = CDest {
+        ah: ah.as_raw(),
+        dctn: addr.dct_number,
+        key: DC_KEY,
+    };
+    let buf = CBuf {
+        lkey: local.lkey(),
+        addr: local.addr(),
+        len: LEN,
+    };
+    let c_post = |_: &mut Option<Dci<Rts>>, first: u64, n: u64| {
+        // SAFETY: a live mlx5 DCI in RTS created with the send ops; at most its depth is
+        // posted before it is reset.
+        unsafe { c_dc_chunk(qpx, m, dest, buf, first, n) };
+    };
     g.bench_function("dc_send/c_inline", |b| {
-        b.iter_custom(|iters| {
-            let dest = CDest {
-                ah: ah.as_raw(),
-                dctn: addr.dct_number,
-                key: DC_KEY,
-            };
-            let buf = CBuf {
-                lkey: local.lkey(),
-                addr: local.addr(),
-                len: LEN,
-            };
-            let post = |_: &mut Option<Dci<Rts>>, first: u64, n: u64| {
-                // SAFETY: a live mlx5 DCI in RTS created with the send ops; at most its depth
-                // is posted before it is reset.
-                unsafe { c_dc_chunk(qpx, m, dest, buf, first, n) };
-            };
-            paused_chunks(pause, iters, depth, &mut c_dci, post, renew)
-        })
+        b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut c_dci, c_post, renew))
     });
     let mut safe_dci = Some(dci());
     let p = DcPeer::new(&ah, &addr, key);
@@ -403,6 +509,30 @@ fn real_mlx5(c: &mut Criterion) {
         b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut direct_dci, post, renew))
     });
     g.finish();
+    if let Some(rounds) = interleaved_rounds() {
+        let mut states = [c_dci, safe_dci, direct_dci];
+        // SAFETY: the hook takes an int and returns once the device thread is idle.
+        unsafe { pause(1) };
+        interleaved(
+            "real_mlx5",
+            &["c_inline", "safe_dc_send", "safe_direct"],
+            1,
+            rounds,
+            depth,
+            |v| {
+                let start = std::time::Instant::now();
+                match v {
+                    0 => c_post(&mut states[0], 0, depth),
+                    _ => post(&mut states[v], 0, depth),
+                }
+                let t = start.elapsed();
+                renew(&mut states[v]);
+                t
+            },
+        );
+        // SAFETY: as above.
+        unsafe { pause(0) };
+    }
 }
 
 criterion_group!(benches, post_path, real_mlx5);

@@ -117,9 +117,10 @@ pub(crate) struct QpRaw {
     pub(crate) send_ops: u64,
     /// Whether the DCI was created with streams (`wr_set_dc_addr_stream` usable).
     pub(crate) dci_streams: bool,
-    /// The capacities the library created the QP with (it may round requests up): the post
-    /// path checks inline length and SGE count against them before any library call.
-    pub(crate) caps: raw::ibv_qp_cap,
+    /// `parents.caps.max_send_sge` and `.max_inline_data`, the two capacities the post path
+    /// checks (SGE count, inline length) before any library call, kept here on its cache line.
+    pub(crate) max_send_sge: u32,
+    pub(crate) max_inline_data: u32,
     /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
     pub(crate) sq: crate::sq::Poster,
     /// Whether the direct backend drives the send queue (its state is `parents.direct`: the
@@ -146,6 +147,8 @@ pub(crate) struct Parents {
     pub(crate) srq: Option<crate::srq::Srq>,
     /// The direct backend's send-queue state (see `QpRaw::direct`).
     pub(crate) direct: Option<crate::direct::DirectSq>,
+    /// The capacities the library created the QP with (it may round requests up).
+    pub(crate) caps: raw::ibv_qp_cap,
 }
 
 impl Parents {
@@ -158,6 +161,7 @@ impl Parents {
             recv_cq: None,
             srq: srq.cloned(),
             direct: None,
+            caps: raw::ibv_qp_cap::default(),
         })
     }
 }
@@ -165,7 +169,7 @@ impl Parents {
 // SAFETY: the QP's library objects may be used from any thread, one at a time: QpRaw is reached
 // only through a handle that is Send and not Sync (posting needs &mut, state queries are verbs
 // calls the library serialises); the send-queue count is built for a poster and a poller on
-// different threads.
+// different threads (the poster's pointer to its slots goes with the Arc that owns them).
 unsafe impl Send for QpRaw {}
 
 impl QpRaw {
@@ -216,12 +220,12 @@ impl QpRaw {
             crate::direct::SendBackend::WrApi => None,
             crate::direct::SendBackend::Direct => Some(crate::direct::DirectSq::new(
                 self.qp,
-                self.caps.max_send_wr,
+                self.parents.caps.max_send_wr,
                 self.device(),
             )?),
         };
         self.sq.close();
-        self.sq = poster_for(self.caps.max_send_wr, receives, direct.as_ref());
+        self.sq = poster_for(self.parents.caps.max_send_wr, receives, direct.as_ref());
         if let Some(d) = &direct {
             d.restart_at(0, cur_post);
         }

@@ -219,6 +219,7 @@ impl Pd {
             },
         };
         let mut parents = Parents::of(self, cq, srq);
+        parents.caps = attr.cap;
         parents.recv_cq = recv_cq.map(Cq::core);
         let mut raw_qp = QpRaw {
             qp,
@@ -227,7 +228,8 @@ impl Pd {
             send_ops,
             dci_streams: false,
             // The library writes back the capacities it actually created.
-            caps: attr.cap,
+            max_send_sge: attr.cap.max_send_sge,
+            max_inline_data: attr.cap.max_inline_data,
             // On the wr API receives may share the CQ (the `wr_id` stays the caller's).
             sq: poster_for(attr.cap.max_send_wr, true, direct.as_ref()),
             direct: direct.is_some(),
@@ -302,7 +304,7 @@ impl<S> RcQp<S> {
 
     /// The capacities the library created the QP with (requests may have been rounded up).
     pub fn caps(&self) -> raw::ibv_qp_cap {
-        self.raw.caps
+        self.raw.parents.caps
     }
 
     /// Requests posted and not yet completed, as the crate counts them (at most
@@ -498,11 +500,13 @@ impl RcQp<state::Rts> {
             mqp: None,
             send_ops,
             dci_streams: false,
-            caps,
+            max_send_sge: caps.max_send_sge,
+            max_inline_data: caps.max_inline_data,
             sq: Poster::new(caps.max_send_wr, true),
             direct: false,
             parents: Box::new(Parents {
                 device: device.into(),
+                caps,
                 ..Parents::default()
             }),
         };

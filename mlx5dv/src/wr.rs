@@ -451,24 +451,24 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         // Checked here, before any call: libmlx5 would only flag the overflow in the QP
         // (mqp->err = ENOMEM) and fail the whole batch at commit as if the queue were full.
         match data {
-            Data::Inline(bytes) if bytes.len() > qp.caps.max_inline_data as usize => {
+            Data::Inline(bytes) if bytes.len() > qp.max_inline_data as usize => {
                 return Err(Error::invalid(
                     self.op.name(),
                     format!(
                         "{} bytes of inline data exceed this QP's max_inline_data of {}: use an SGE or create the QP with more",
                         bytes.len(),
-                        qp.caps.max_inline_data
+                        qp.max_inline_data
                     ),
                 )
                 .on(qp.device()));
             }
-            Data::List(list) if list.len() > qp.caps.max_send_sge as usize => {
+            Data::List(list) if list.len() > qp.max_send_sge as usize => {
                 return Err(Error::invalid(
                     self.op.name(),
                     format!(
                         "{} SGEs exceed this QP's max_send_sge of {}: merge buffers or create the QP with more",
                         list.len(),
-                        qp.caps.max_send_sge
+                        qp.max_send_sge
                     ),
                 )
                 .on(qp.device()));

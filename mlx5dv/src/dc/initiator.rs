@@ -230,7 +230,8 @@ impl<'a> DciBuilder<'a> {
             mqp: Some(mqp),
             send_ops: self.send_ops,
             dci_streams: self.streams.is_some(),
-            caps,
+            max_send_sge: caps.max_send_sge,
+            max_inline_data: caps.max_inline_data,
             // A DCI has no receive queue: every completion of its number is a send's. The
             // direct backend's completions name WQE indexes, mapped to requests.
             sq: crate::qp::poster_for(caps.max_send_wr, false, direct.as_ref()),
@@ -238,6 +239,7 @@ impl<'a> DciBuilder<'a> {
             parents: Parents::of(self.pd, self.cq, None),
         };
         raw_qp.parents.direct = direct;
+        raw_qp.parents.caps = caps;
         raw_qp.register(self.cq);
         Ok(Dci {
             raw: raw_qp,
@@ -322,7 +324,7 @@ impl<S> Dci<S> {
     /// The capacities the library created the DCI with (requests may have been rounded up):
     /// the limits the post path enforces for inline data and SGE lists.
     pub fn caps(&self) -> raw::ibv_qp_cap {
-        self.raw.caps
+        self.raw.parents.caps
     }
 
     /// The state the device reports (e.g. to see that it went to ERR after a failure).
@@ -466,12 +468,14 @@ impl Dci<state::Rts> {
             mqp: Some(mqp),
             send_ops: parts.send_ops,
             dci_streams: parts.dci_streams,
-            caps: parts.caps,
+            max_send_sge: parts.caps.max_send_sge,
+            max_inline_data: parts.caps.max_inline_data,
             sq: crate::sq::Poster::new(parts.caps.max_send_wr, false),
             direct: false,
             parents: Box::new(Parents {
                 device: parts.device.into(),
                 cq: parts.cq.map(Cq::core),
+                caps: parts.caps,
                 ..Parents::default()
             }),
         };

@@ -590,17 +590,19 @@ mod tests {
             mqp: None,
             send_ops: 0,
             dci_streams: false,
-            caps: raw::ibv_qp_cap {
-                max_send_wr,
-                max_send_sge: 1,
-                max_inline_data: 64,
-                ..Default::default()
-            },
+            max_send_sge: 1,
+            max_inline_data: 64,
             sq: Poster::with_wqe_map(max_send_wr, false, wqe_cnt as usize),
             direct: true,
             parents: Box::new(Parents {
                 device: "fake0".into(),
                 direct: Some(d),
+                caps: raw::ibv_qp_cap {
+                    max_send_wr,
+                    max_send_sge: 1,
+                    max_inline_data: 64,
+                    ..Default::default()
+                },
                 ..Parents::default()
             }),
         })
