@@ -15,14 +15,16 @@
 //!   each completion's accounting, which the C sequence does not do.
 //!
 //! Group `real_mlx5`: the DC send posted into a real libmlx5 send queue, in C with rdma-core's
-//! inline functions (`c_inline`) and through the safe crate (`safe_dc_send`), so the cost is
+//! inline functions (`c_inline`; `c_loop`, the loop in C) and through the safe crate
+//! (`safe_dc_send`), so the cost is
 //! the provider's WQE building plus ours. It runs on soft-mlx5 only, where the emulator's test
 //! hook `soft_mlx5_test_pause` keeps the device thread from draining the queue while requests
 //! are timed; between timed chunks (one send queue's worth) the DCI goes RESET -> RTS, untimed.
 //! Target: safe within 1.05x of C. `safe_direct` is the same safe code on a DCI of the direct
 //! backend (`SendBackend::Direct`: the crate writes the WQE and rings the doorbell itself, as
-//! libmlx5 would; its CQ a direct one): target at most 0.7x of `c_inline`. Run both groups in one criterion run with
-//! `scripts/soft-mlx5 -- cargo bench --bench post_path`. Elsewhere it is skipped
+//! libmlx5 would; its CQ a direct one): target at most 0.7x of `c_inline`. Run both groups in
+//! one criterion run with `scripts/soft-mlx5 -- cargo bench --bench post_path`, or as
+//! `scripts/post-path` does (`--interleaved`, `--paired`, `--count`). Elsewhere it is skipped
 //! with the reason (on a ConnectX the device cannot be paused, and a draining queue measures
 //! the NIC, not the post path).
 use ::mlx5dv::RemoteMemory;
@@ -491,6 +493,28 @@ fn real_mlx5(c: &mut Criterion) {
     g.bench_function("dc_send/c_inline", |b| {
         b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut c_dci, c_post, renew))
     });
+    // The strictest reference: the chunk posted by a loop in C, on the same DCI.
+    let c_loop = |_: &mut Option<Dci<Rts>>, first: u64, n: u64| {
+        // SAFETY: as `c_post`.
+        let rc = unsafe {
+            m5dv_c_dc_send_loop(
+                qpx,
+                m,
+                black_box(dest.ah),
+                dest.dctn,
+                dest.key,
+                buf.lkey,
+                buf.addr,
+                buf.len,
+                first,
+                n,
+            )
+        };
+        assert_eq!(rc, 0, "post failed");
+    };
+    g.bench_function("dc_send/c_loop", |b| {
+        b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut c_dci, c_loop, renew))
+    });
     let mut safe_dci = Some(dci());
     let p = DcPeer::new(&ah, &addr, key);
     // Safe DC sends through the batch, whatever the DCI's backend: the recording group's
@@ -515,18 +539,21 @@ fn real_mlx5(c: &mut Criterion) {
         unsafe { pause(1) };
         interleaved(
             "real_mlx5",
-            &["c_inline", "safe_dc_send", "safe_direct"],
-            1,
+            &["c_inline", "c_loop", "safe_dc_send", "safe_direct"],
+            2,
             rounds,
             depth,
             |v| {
+                // Both C references post on the C DCI.
+                let i = v.saturating_sub(1);
                 let start = std::time::Instant::now();
                 match v {
-                    0 => c_post(&mut states[0], 0, depth),
-                    _ => post(&mut states[v], 0, depth),
+                    0 => c_post(&mut states[i], 0, depth),
+                    1 => c_loop(&mut states[i], 0, depth),
+                    _ => post(&mut states[i], 0, depth),
                 }
                 let t = start.elapsed();
-                renew(&mut states[v]);
+                renew(&mut states[i]);
                 t
             },
         );
