@@ -65,36 +65,27 @@ fn post_path(c: &mut Criterion) {
             len: LEN,
         };
         b.iter_custom(|iters| {
-            let mut total = std::time::Duration::ZERO;
-            let mut done = 0;
-            while done < iters {
-                let n = CHUNK.min(iters - done);
+            timed_chunks(iters, |n| {
                 let start = std::time::Instant::now();
                 // SAFETY: the recorder's fake tables have every entry set.
                 wr_id = unsafe { c_dc_chunk(q, m, dest, buf, wr_id, n) };
-                total += start.elapsed();
-                done += n;
-            }
-            total
+                start.elapsed()
+            })
         })
     });
     // The strictest reference: the chunk posted by a loop in C, no call per request.
     g.bench_function("dc_send/c_loop", |b| {
         let mut wr_id = 0u64;
         b.iter_custom(|iters| {
-            let mut total = std::time::Duration::ZERO;
-            let mut done = 0;
-            while done < iters {
-                let n = CHUNK.min(iters - done);
+            timed_chunks(iters, |n| {
                 let start = std::time::Instant::now();
                 // SAFETY: the recorder's fake tables have every entry set.
                 let rc = unsafe { m5dv_c_dc_send_loop(q, m, black_box(ah), DCTN, DC_KEY, LKEY, ADDR, LEN, wr_id, n) };
-                total += start.elapsed();
+                let t = start.elapsed();
                 assert_eq!(rc, 0, "post failed");
                 wr_id += n;
-                done += n;
-            }
-            total
+                t
+            })
         })
     });
     g.bench_function("dc_send/raw_inline", |b| {
@@ -141,23 +132,7 @@ fn post_path(c: &mut Criterion) {
     // queue's worth are posted, timed; their completions give the credit back between
     // chunks, untimed.
     g.bench_function("dc_send/safe_dc_send", |b| {
-        b.iter_custom(|iters| {
-            let mut total = std::time::Duration::ZERO;
-            let mut done = 0;
-            while done < iters {
-                let n = CHUNK.min(iters - done);
-                let first = seq;
-                let start = std::time::Instant::now();
-                seq = safe_dc_chunk(&mut f.dci, &p, local, seq, n);
-                total += start.elapsed();
-                done += n;
-                assert_eq!(f.dci.outstanding(), n, "every request of the chunk was posted");
-                for s in first..seq {
-                    f.dci.report_completion(&mut completed(s));
-                }
-            }
-            total
-        })
+        b.iter_custom(|iters| timed_chunks(iters, |n| safe_chunk_then_credit(&mut f.dci, &p, local, &mut seq, n)))
     });
     // The post and its completion's accounting together (what Cq::poll does per completion),
     // which `c_inline` does not do: the whole cost of a request to the crate.
@@ -251,21 +226,46 @@ fn post_path(c: &mut Criterion) {
                         assert_eq!(rc, 0, "post failed");
                         wr_id += CHUNK;
                     }
-                    _ => {
-                        let first = seq;
-                        seq = safe_dc_chunk(&mut f.dci, &p, local, seq, CHUNK);
-                        let t = start.elapsed();
-                        for s in first..seq {
-                            f.dci.report_completion(&mut completed(s));
-                        }
-                        return t;
-                    }
+                    _ => return safe_chunk_then_credit(&mut f.dci, &p, local, &mut seq, CHUNK),
                 }
                 start.elapsed()
             },
         );
     }
     drop(r);
+}
+
+/// Times `post(n)` over `iters` requests in chunks of [`CHUNK`]: `post` posts the next `n`
+/// requests and returns the part of its time to count.
+fn timed_chunks(iters: u64, mut post: impl FnMut(u64) -> std::time::Duration) -> std::time::Duration {
+    let mut total = std::time::Duration::ZERO;
+    let mut done = 0;
+    while done < iters {
+        let n = CHUNK.min(iters - done);
+        total += post(n);
+        done += n;
+    }
+    total
+}
+
+/// Posts `n` safe DC sends (numbered from `*seq`, advanced) and returns their time alone;
+/// then, untimed, gives their completions' credit back as the poller would.
+fn safe_chunk_then_credit(
+    dci: &mut ::mlx5dv::Dci<::mlx5dv::state::Rts>,
+    p: &::mlx5dv::DcPeer,
+    local: ::mlx5dv::Sge<'_>,
+    seq: &mut u64,
+    n: u64,
+) -> std::time::Duration {
+    let first = *seq;
+    let start = std::time::Instant::now();
+    *seq = safe_dc_chunk(dci, p, local, first, n);
+    let t = start.elapsed();
+    assert_eq!(dci.outstanding(), n, "every request of the chunk was posted");
+    for s in first..*seq {
+        dci.report_completion(&mut completed(s));
+    }
+    t
 }
 
 /// The rounds of the interleaved measurement (`POST_PATH_INTERLEAVED=N`), if asked for.
