@@ -49,45 +49,34 @@ fn post_path(c: &mut Criterion) {
     let (q, m) = (r.qp_ex(), r.mqp());
     let ah = 0x1000 as *mut ibv_ah;
     let mut g = c.benchmark_group("post_path");
+    let dest = CDest {
+        ah,
+        dctn: DCTN,
+        key: DC_KEY,
+    };
+    let buf = CBuf {
+        lkey: LKEY,
+        addr: ADDR,
+        len: LEN,
+    };
 
     // Timed as the safe send below is: chunks of one send queue's worth, each a loop of its
-    // own, so that criterion's per-iteration overhead is in neither figure.
-    g.bench_function("dc_send/c_inline", |b| {
-        let mut wr_id = 0u64;
-        let dest = CDest {
-            ah,
-            dctn: DCTN,
-            key: DC_KEY,
-        };
-        let buf = CBuf {
-            lkey: LKEY,
-            addr: ADDR,
-            len: LEN,
-        };
-        b.iter_custom(|iters| {
-            timed_chunks(iters, |n| {
-                let start = std::time::Instant::now();
-                // SAFETY: the recorder's fake tables have every entry set.
-                wr_id = unsafe { c_dc_chunk(q, m, dest, buf, wr_id, n) };
-                start.elapsed()
+    // own, so that criterion's per-iteration overhead is in neither figure. `c_loop`, the
+    // strictest reference, posts the chunk by a loop in C, no call per request.
+    let c_refs: [(&str, CChunk); 2] = [("dc_send/c_inline", c_dc_chunk), ("dc_send/c_loop", c_loop_chunk)];
+    for (name, chunk) in c_refs {
+        g.bench_function(name, |b| {
+            let mut wr_id = 0u64;
+            b.iter_custom(|iters| {
+                timed_chunks(iters, |n| {
+                    let start = std::time::Instant::now();
+                    // SAFETY: the recorder's fake tables have every entry set.
+                    wr_id = unsafe { chunk(q, m, dest, buf, wr_id, n) };
+                    start.elapsed()
+                })
             })
-        })
-    });
-    // The strictest reference: the chunk posted by a loop in C, no call per request.
-    g.bench_function("dc_send/c_loop", |b| {
-        let mut wr_id = 0u64;
-        b.iter_custom(|iters| {
-            timed_chunks(iters, |n| {
-                let start = std::time::Instant::now();
-                // SAFETY: the recorder's fake tables have every entry set.
-                let rc = unsafe { m5dv_c_dc_send_loop(q, m, black_box(ah), DCTN, DC_KEY, LKEY, ADDR, LEN, wr_id, n) };
-                let t = start.elapsed();
-                assert_eq!(rc, 0, "post failed");
-                wr_id += n;
-                t
-            })
-        })
-    });
+        });
+    }
     g.bench_function("dc_send/raw_inline", |b| {
         let mut wr_id = 0u64;
         b.iter(|| {
@@ -194,18 +183,6 @@ fn post_path(c: &mut Criterion) {
     });
     g.finish();
     if let Some(rounds) = interleaved_rounds() {
-        let (dest, buf) = (
-            CDest {
-                ah,
-                dctn: DCTN,
-                key: DC_KEY,
-            },
-            CBuf {
-                lkey: LKEY,
-                addr: ADDR,
-                len: LEN,
-            },
-        );
         let mut wr_id = 0u64;
         interleaved(
             "post_path",
@@ -218,14 +195,8 @@ fn post_path(c: &mut Criterion) {
                 match v {
                     // SAFETY: the recorder's fake tables have every entry set.
                     0 => wr_id = unsafe { c_dc_chunk(q, m, dest, buf, wr_id, CHUNK) },
-                    1 => {
-                        // SAFETY: as above.
-                        let rc = unsafe {
-                            m5dv_c_dc_send_loop(q, m, black_box(ah), DCTN, DC_KEY, LKEY, ADDR, LEN, wr_id, CHUNK)
-                        };
-                        assert_eq!(rc, 0, "post failed");
-                        wr_id += CHUNK;
-                    }
+                    // SAFETY: as above.
+                    1 => wr_id = unsafe { c_loop_chunk(q, m, dest, buf, wr_id, CHUNK) },
                     _ => return safe_chunk_then_credit(&mut f.dci, &p, local, &mut seq, CHUNK),
                 }
                 start.elapsed()
@@ -388,6 +359,34 @@ unsafe fn c_dc_chunk(q: *mut ibv_qp_ex, m: *mut mlx5dv_qp_ex, dest: CDest, buf: 
     wr_id
 }
 
+/// A C reference's chunk: [`c_dc_chunk`] or [`c_loop_chunk`].
+type CChunk = unsafe fn(*mut ibv_qp_ex, *mut mlx5dv_qp_ex, CDest, CBuf, u64, u64) -> u64;
+
+/// Posts `n` signalled DC sends as [`c_dc_chunk`] does, through the loop written in C
+/// (`m5dv_c_dc_send_loop`, no call per request): the `c_loop` reference.
+///
+/// # Safety
+/// As [`c_dc_chunk`].
+unsafe fn c_loop_chunk(q: *mut ibv_qp_ex, m: *mut mlx5dv_qp_ex, dest: CDest, buf: CBuf, wr_id: u64, n: u64) -> u64 {
+    // SAFETY: as the caller guarantees.
+    let rc = unsafe {
+        m5dv_c_dc_send_loop(
+            q,
+            m,
+            black_box(dest.ah),
+            dest.dctn,
+            dest.key,
+            buf.lkey,
+            buf.addr,
+            buf.len,
+            wr_id,
+            n,
+        )
+    };
+    assert_eq!(rc, 0, "post failed");
+    wr_id + n
+}
+
 /// Times `post(state, first, n)` (posting requests `first..first + n`) over `iters` requests
 /// in chunks of one send queue, the device paused; between chunks (untimed) `reset` empties
 /// the queue.
@@ -496,21 +495,7 @@ fn real_mlx5(c: &mut Criterion) {
     // The strictest reference: the chunk posted by a loop in C, on the same DCI.
     let c_loop = |_: &mut Option<Dci<Rts>>, first: u64, n: u64| {
         // SAFETY: as `c_post`.
-        let rc = unsafe {
-            m5dv_c_dc_send_loop(
-                qpx,
-                m,
-                black_box(dest.ah),
-                dest.dctn,
-                dest.key,
-                buf.lkey,
-                buf.addr,
-                buf.len,
-                first,
-                n,
-            )
-        };
-        assert_eq!(rc, 0, "post failed");
+        unsafe { c_loop_chunk(qpx, m, dest, buf, first, n) };
     };
     g.bench_function("dc_send/c_loop", |b| {
         b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut c_dci, c_loop, renew))
