@@ -194,7 +194,12 @@ impl QpRaw {
             op,
             "the QP could not be reset; destroy it and create a new one",
         )?;
-        // RESET empties the send queue (libmlx5 resets its indices and cleans the CQ).
+        // RESET empties the send queue (libmlx5 resets its indices and cleans the CQ). A direct
+        // send CQ is cleaned here, as libmlx5 cleans its own: the QP's WQE indexes restart at
+        // 0, so an entry left from before would name a request written after.
+        if self.direct().is_some() {
+            self.clean_send_cq();
+        }
         self.sq.reset();
         if let Some(d) = self.direct() {
             d.reset(self.sq.retired());
@@ -235,10 +240,22 @@ impl QpRaw {
         Ok(())
     }
 
-    /// Puts the queue in the CQ's registry so completions give credit back.
+    /// Puts the queue in the CQ's registry so completions give credit back. The kernel gave
+    /// this QP its number, so a queue registered under it by hand (the differential test's
+    /// stand-in) is no QP's any more.
     pub(crate) fn register(&self, cq: &crate::cq::Cq) {
-        cq.registry.add(self.qp_num(), self.sq.shared().clone());
+        cq.registry.evict(self.qp_num());
+        let added = cq.registry.add(self.qp_num(), self.sq.shared().clone());
+        debug_assert!(added, "no live queue keeps a number the kernel handed out again");
         self.sq.routed();
+    }
+
+    /// Removes this QP's unread entries from its direct send CQ (none on the wr API, where
+    /// libmlx5 cleans its CQs itself).
+    fn clean_send_cq(&self) {
+        if let Some(cq) = &self.parents.cq {
+            cq.clean_direct(self.qp_num());
+        }
     }
 
     pub(crate) fn query_state(&self) -> Result<QpState> {
@@ -285,11 +302,22 @@ impl QpRaw {
 
 impl Drop for QpRaw {
     fn drop(&mut self) {
-        // Before the destroy: once the number is free, a new QP may get it.
+        // Before the destroy: its completions are dropped from now on.
         self.sq.close();
+        let qp_num = self.qp_num();
         // SAFETY: created once, destroyed once; batches borrow the QP mutably, so none is open.
         // Its parents (fields) are released after it.
-        unsafe { raw::ibv_destroy_qp(self.qp.as_ptr()) };
+        let rc = unsafe { raw::ibv_destroy_qp(self.qp.as_ptr()) };
+        if rc == 0 && self.direct {
+            // No entry of it can come any more, and its number may go to a new QP: what is
+            // left of it leaves the direct CQ, as libmlx5's `mlx5_destroy_qp` cleans its own.
+            if let Some(cq) = &self.parents.cq {
+                cq.clean_direct(qp_num);
+            }
+        }
+        if rc == 0 {
+            self.sq.gone();
+        }
     }
 }
 

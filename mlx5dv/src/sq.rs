@@ -39,27 +39,40 @@
 //! writing the poller's `tail`.
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// One request as the poller needs it.
 struct Slot {
     /// The caller's `wr_id`.
     wr_id: AtomicU64,
-    /// `seq << TAG_SEQ | stream << TAG_STREAM | signaled << 1 | done`.
+    /// `seq << TAG_SEQ | TAG_VALID | stream << TAG_STREAM | signaled << 1 | done`; 0 (no
+    /// `TAG_VALID`) in a slot no request was ever recorded in, which names no request.
     tag: AtomicU64,
 }
 
 const TAG_DONE: u64 = 1;
 const TAG_SIGNALED: u64 = 2;
 const TAG_STREAM: u32 = 2;
-const TAG_SEQ: u32 = 18;
+/// Set in every recorded request's tag: a slot never written names no sequence number.
+const TAG_VALID: u64 = 1 << 18;
+const TAG_SEQ: u32 = 19;
 
-/// Whether a slot's `tag` is request `seq`'s (the tag keeps the low bits of the sequence).
+/// Whether a slot's `tag` is request `seq`'s (the tag keeps the low 45 bits of the sequence,
+/// and `TAG_VALID`: the xor leaves exactly that bit when the sequence bits agree).
 #[inline]
 fn tag_names(tag: u64, seq: u64) -> bool {
-    tag >> TAG_SEQ == seq & (u64::MAX >> TAG_SEQ)
+    (tag ^ seq << TAG_SEQ) >> (TAG_SEQ - 1) == 1
 }
+
+/// Where a QP stands in its life, for the CQ's registry ([`SendQueue::life`]).
+const LIVE: u8 = 0;
+/// Being destroyed: its completions are dropped, not reported, but the registry keeps it (more
+/// of its completions may still come until the destroy returns).
+const CLOSING: u8 = 1;
+/// Destroyed: no completion of it can come any more; the registry drops it (and a direct CQ
+/// cleans its entries) the next time a QP joins.
+const GONE: u8 = 2;
 
 #[inline]
 fn tag_stream(tag: u64) -> u64 {
@@ -97,8 +110,8 @@ pub(crate) struct SendQueue {
     /// the retired count is the larger of `tail` and `floor`.
     floor: AtomicU64,
     halted: AtomicBool,
-    /// The QP is gone: its CQ's registry drops the queue at the next change.
-    dead: AtomicBool,
+    /// LIVE, CLOSING or GONE.
+    life: AtomicU8,
     /// Completions of this QP may be receives (RC): the `wr_id` stays the caller's and a
     /// failed completion cannot be told apart.
     has_receives: bool,
@@ -147,9 +160,10 @@ impl SendQueue {
         // yet, so the tail (and libmlx5's, which follows the last completion) moves past it
         // alone. The slot at the tail is never marked done (the tail moves past done slots).
         // Below a RESET's floor this is harmless: what is retired is the larger of the two.
+        // (`seq + 1` cannot overflow here: the tail is a count of retired requests.)
         if seq == self.tail.load(Ordering::Relaxed) && self.done_ahead.load(Ordering::Relaxed) == 0 {
-            self.tail.store(seq + 1, Ordering::Release);
-            self.lib_tail.store(seq + 1, Ordering::Release);
+            self.tail.store(seq.wrapping_add(1), Ordering::Release);
+            self.lib_tail.store(seq.wrapping_add(1), Ordering::Release);
             return Some(user);
         }
         self.complete_slow(seq, tag);
@@ -162,8 +176,13 @@ impl SendQueue {
     /// unsignaled batches take it too).
     #[inline(never)]
     fn complete_slow(&self, seq: u64, tag: u64) {
+        // A sequence number no request can have had (the tag check makes this unreachable for
+        // a recorded one; kept so no input overflows).
+        let Some(after) = seq.checked_add(1) else {
+            return;
+        };
         // Requests up to this one were rung, published or not yet.
-        let head = self.head.load(Ordering::Acquire).max(seq + 1);
+        let head = self.head.load(Ordering::Acquire).max(after);
         let floor = self.floor.load(Ordering::Acquire);
         let done_tail = self.tail.load(Ordering::Relaxed);
         let tail = done_tail.max(floor);
@@ -177,7 +196,7 @@ impl SendQueue {
         }
         // libmlx5 moved its tail to just after this request, forwards or backwards (never
         // under the retired count: this request was outstanding).
-        self.lib_tail.store(seq + 1, Ordering::Release);
+        self.lib_tail.store(after, Ordering::Release);
         // Past a RESET nothing is done ahead of the tail (the new requests' tags are fresh).
         let ahead = if done_tail < floor {
             0
@@ -185,7 +204,7 @@ impl SendQueue {
             self.done_ahead.load(Ordering::Relaxed)
         };
         if seq == tail && ahead == 0 {
-            self.tail.store(seq + 1, Ordering::Release);
+            self.tail.store(after, Ordering::Release);
             return;
         }
         self.complete_out_of_order(seq, tag, tail, ahead, head);
@@ -220,7 +239,8 @@ impl SendQueue {
     }
 
     /// The sequence number of the request the direct backend wrote at WQE index
-    /// `wqe_counter` (a CQE's `wqe_counter`), or None on the wr API.
+    /// `wqe_counter` (a CQE's `wqe_counter`), or None on the wr API and for an index no
+    /// request was written at yet.
     #[inline]
     pub(crate) fn seq_of_wqe(&self, wqe_counter: u16) -> Option<u64> {
         let n = self.wqe_seq.len();
@@ -228,7 +248,14 @@ impl SendQueue {
             return None;
         }
         let i = usize::from(wqe_counter) & (n - 1);
-        Some(self.wqe_seq[i].load(Ordering::Acquire))
+        let seq = self.wqe_seq[i].load(Ordering::Acquire);
+        (seq != NO_REQUEST).then_some(seq)
+    }
+
+    /// Where the QP stands (LIVE, CLOSING, GONE).
+    #[inline]
+    fn life(&self) -> u8 {
+        self.life.load(Ordering::Acquire)
     }
 
     /// The caller's `wr_id` of the request whose completion carries `wr_id` (a DCI's slot
@@ -331,7 +358,7 @@ impl Poster {
             slots: (0..n)
                 .map(|_| Slot {
                     wr_id: AtomicU64::new(0),
-                    tag: AtomicU64::new(u64::MAX),
+                    tag: AtomicU64::new(0),
                 })
                 .collect(),
             mask: n - 1,
@@ -342,9 +369,9 @@ impl Poster {
             done_ahead: AtomicU64::new(0),
             floor: AtomicU64::new(0),
             halted: AtomicBool::new(false),
-            dead: AtomicBool::new(false),
+            life: AtomicU8::new(LIVE),
             has_receives,
-            wqe_seq: (0..wqe_cnt).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            wqe_seq: (0..wqe_cnt).map(|_| AtomicU64::new(NO_REQUEST)).collect(),
         });
         Poster {
             // The whole slice's address (its provenance covers every slot); `n` is at most
@@ -424,7 +451,7 @@ impl Poster {
         let slot = unsafe { &*self.slots.as_ptr().add(i) };
         slot.wr_id.store(wr_id, Ordering::Relaxed);
         slot.tag.store(
-            seq << TAG_SEQ | u64::from(stream) << TAG_STREAM | u64::from(signaled) << 1,
+            seq << TAG_SEQ | TAG_VALID | u64::from(stream) << TAG_STREAM | u64::from(signaled) << 1,
             Ordering::Relaxed,
         );
     }
@@ -508,10 +535,32 @@ impl Poster {
         self.shared.complete(wr_id, success, receive)
     }
 
-    /// The QP is being destroyed: no completion of its number is this queue's any more.
+    /// The QP is being destroyed: its completions are dropped from now on (a new QP may get
+    /// its number once the destroy returns: [`Poster::gone`]).
     pub(crate) fn close(&self) {
-        self.shared.dead.store(true, Ordering::Release);
+        self.shared.life.store(CLOSING, Ordering::Release);
     }
+
+    /// The QP is destroyed: no completion of it can come any more, so the registry may drop the
+    /// queue, and a direct CQ its entries, when the next QP joins.
+    pub(crate) fn gone(&self) {
+        self.shared.life.store(GONE, Ordering::Release);
+    }
+}
+
+/// A WQE-map entry no request was written at.
+const NO_REQUEST: u64 = u64::MAX;
+
+/// What a completion read from a direct CQ is, for its poller ([`Router::complete_wqe`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Routed {
+    /// A request's completion: the caller's `wr_id`.
+    Request(u64),
+    /// An entry of a QP being destroyed, which libmlx5 would clean out of its own CQ (the
+    /// drop cleans what is left once the destroy returns). Consumed and not reported.
+    Stale,
+    /// It names no request of a QP reporting here.
+    Unknown,
 }
 
 /// The send queues of the QPs reporting to one CQ, by QP number (sorted).
@@ -527,11 +576,25 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Adds `qp_num`'s queue (at QP creation; allocates), dropping queues of destroyed QPs.
-    pub(crate) fn add(&self, qp_num: u32, sq: Arc<SendQueue>) {
+    /// Refused (false, nothing changed) while a queue of that number is live or being
+    /// destroyed: two queues never share a number.
+    pub(crate) fn add(&self, qp_num: u32, sq: Arc<SendQueue>) -> bool {
         let mut q = self.queues.borrow_mut();
-        q.retain(|e| !e.1.dead.load(Ordering::Acquire));
+        if q.iter().any(|e| e.0 == qp_num && e.1.life() != GONE) {
+            return false;
+        }
+        q.retain(|e| e.1.life() != GONE);
         let at = q.partition_point(|e| e.0 < qp_num);
         q.insert(at, (qp_num, sq));
+        true
+    }
+
+    /// Marks a live queue registered under `qp_num` gone: the kernel gave that number to a new
+    /// QP, so whatever holds it (a stand-in of the differential test) is no QP any more.
+    pub(crate) fn evict(&self, qp_num: u32) {
+        for e in self.queues.borrow().iter().filter(|e| e.0 == qp_num) {
+            e.1.life.store(GONE, Ordering::Release);
+        }
     }
 
     /// Runs `f` with a router for completions.
@@ -546,17 +609,24 @@ pub(crate) struct Router<'a>(&'a [(u32, Arc<SendQueue>)]);
 
 impl Router<'_> {
     /// Feeds one send completion read directly from the CQ (direct backend: it names the WQE
-    /// index, not a `wr_id`); returns the caller's `wr_id`, or None when the QP is unknown,
-    /// gone, or not driven by the direct backend.
+    /// index, not a `wr_id`): the caller's `wr_id`, an entry of a QP being destroyed, or none
+    /// of a QP driven by the direct backend here.
     #[inline]
-    pub(crate) fn complete_wqe(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Option<u64> {
-        let i = self.0.binary_search_by_key(&qp_num, |e| e.0).ok()?;
+    pub(crate) fn complete_wqe(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Routed {
+        let Ok(i) = self.0.binary_search_by_key(&qp_num, |e| e.0) else {
+            return Routed::Unknown;
+        };
         let sq = &self.0[i].1;
-        if sq.dead.load(Ordering::Relaxed) {
-            return None;
+        if sq.life.load(Ordering::Relaxed) != LIVE {
+            return Routed::Stale;
         }
-        let seq = sq.seq_of_wqe(wqe_counter)?;
-        sq.complete(seq, success, false)
+        match sq
+            .seq_of_wqe(wqe_counter)
+            .and_then(|seq| sq.complete(seq, success, false))
+        {
+            Some(wr_id) => Routed::Request(wr_id),
+            None => Routed::Unknown,
+        }
     }
 
     /// Feeds one completion to its QP's queue, if the QP is registered and alive; returns
@@ -565,7 +635,7 @@ impl Router<'_> {
     pub(crate) fn complete(&self, qp_num: u32, wr_id: u64, success: bool, receive: bool) -> Option<u64> {
         let i = self.0.binary_search_by_key(&qp_num, |e| e.0).ok()?;
         let sq = &self.0[i].1;
-        if sq.dead.load(Ordering::Relaxed) {
+        if sq.life.load(Ordering::Relaxed) != LIVE {
             return None;
         }
         sq.complete(wr_id, success, receive)
@@ -836,17 +906,21 @@ mod tests {
         sq.commit();
         assert_eq!(
             reg.with(|r| r.complete_wqe(0x40, 1, true)),
-            Some(71),
+            Routed::Request(71),
             "index 1: the second request"
         );
-        assert_eq!(reg.with(|r| r.complete_wqe(0x40, 3, true)), Some(72));
+        assert_eq!(reg.with(|r| r.complete_wqe(0x40, 3, true)), Routed::Request(72));
         assert_eq!(sq.outstanding(), 0, "in-order retirement covers the first one too");
-        assert_eq!(reg.with(|r| r.complete_wqe(0x41, 0, true)), None, "an unknown QP");
+        assert_eq!(
+            reg.with(|r| r.complete_wqe(0x41, 0, true)),
+            Routed::Unknown,
+            "an unknown QP"
+        );
         let wr = Poster::new(4, DCI);
         reg.add(0x50, wr.shared().clone());
         assert_eq!(
             reg.with(|r| r.complete_wqe(0x50, 0, true)),
-            None,
+            Routed::Unknown,
             "a wr-API queue has no WQE map"
         );
     }
@@ -867,11 +941,61 @@ mod tests {
         b.close();
         reg.with(|r| r.complete(0x20, 0, true, false));
         assert_eq!(b.outstanding(), 1, "a closed queue gets no completions");
-        reg.add(0x20, Poster::new(2, DCI).shared().clone());
+        assert!(
+            !reg.add(0x20, Poster::new(2, DCI).shared().clone()),
+            "a QP being destroyed keeps its number until the destroy returns"
+        );
+        b.gone();
+        assert!(reg.add(0x20, Poster::new(2, DCI).shared().clone()));
         assert_eq!(
             reg.queues.borrow().len(),
             2,
             "the dead queue left when the list changed"
         );
+    }
+
+    #[test]
+    fn a_second_live_queue_under_one_qp_number_is_refused_and_the_first_keeps_its_completions() {
+        let reg = Registry::default();
+        let a = Poster::with_wqe_map(4, DCI, 8);
+        assert!(reg.add(0x30, a.shared().clone()));
+        let seq = admit(&a, 5, true, 0).unwrap();
+        a.note_wqe(0, seq);
+        a.commit();
+        let b = Poster::with_wqe_map(4, DCI, 8);
+        assert!(!reg.add(0x30, b.shared().clone()), "a live number is refused");
+        assert_eq!(reg.with(|r| r.complete_wqe(0x30, 0, true)), Routed::Request(5));
+        assert_eq!(a.outstanding(), 0);
+    }
+
+    #[test]
+    fn a_fresh_queue_names_no_sequence_number_and_no_completion_overflows_or_retires_anything() {
+        for has_wqe_map in [false, true] {
+            let sq = Poster::with_wqe_map(4, DCI, if has_wqe_map { 8 } else { 0 });
+            // Every slot, and numbers at the ends of the range: u64::MAX was what an unwritten
+            // slot's tag named, and `seq + 1` overflowed on it.
+            for seq in (0..64).chain([u64::MAX, u64::MAX - 1, (1 << 45) - 1, 1 << 46]) {
+                assert_eq!(sq.shared.complete(seq, true, false), None, "seq {seq:#x}");
+                assert_eq!(sq.shared.complete(seq, false, false), None, "seq {seq:#x}, failed");
+            }
+            assert_eq!(sq.outstanding(), 0);
+            assert_eq!(sq.retired(), 0, "nothing was retired");
+            if has_wqe_map {
+                for index in 0..8 {
+                    assert_eq!(sq.shared.seq_of_wqe(index), None, "WQE index {index} holds nothing yet");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_completion_naming_the_last_sequence_number_of_a_written_slot_does_not_overflow() {
+        let sq = Poster::new(4, DCI);
+        let seq = admit(&sq, 9, true, 0).unwrap();
+        sq.commit();
+        // A forged or corrupted wr_id: the slot's low bits but another request.
+        assert_eq!(sq.shared.complete(u64::MAX - 3 + seq, true, false), None);
+        assert_eq!(sq.outstanding(), 1);
+        assert_eq!(sq.shared.complete(seq, true, false), Some(9));
     }
 }

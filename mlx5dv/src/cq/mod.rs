@@ -21,10 +21,10 @@ pub use completion::{Completion, WcOpcode, WcStatus};
 
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
-use crate::direct::cq_ring::CqRing;
+use crate::direct::cq_ring::{CqRing, Locked};
 use crate::direct::cqe::{self, Refused};
 use crate::error::{Error, Result};
-use crate::sq::Registry;
+use crate::sq::{Registry, Routed};
 use mlx5dv_raw as raw;
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -43,8 +43,6 @@ pub struct Cq {
     pub(crate) registry: Registry,
     /// An error met after completions were already read: reported by the next poll.
     deferred_error: Cell<Option<Deferred>>,
-    /// The ring the crate reads itself (a direct CQ, [`Context::create_direct_cq`]).
-    direct: Option<CqRing>,
 }
 
 /// What the next poll reports before reading on.
@@ -63,6 +61,10 @@ pub(crate) struct CqCore {
     ctx: Context,
     /// The completion channel the CQ reports to, when created with one (destroyed after it).
     events: Option<CompChannel>,
+    /// The ring the crate reads itself (a direct CQ, [`Context::create_direct_cq`]); in the
+    /// core so that a direct QP's RESET and destroy clean their entries out of it
+    /// ([`CqCore::clean_direct`]).
+    direct: Option<CqRing>,
     /// Unit tests' CQs have no library object to destroy.
     #[cfg(test)]
     fake: bool,
@@ -125,13 +127,13 @@ impl Context {
                 cq,
                 ctx: self.clone(),
                 events: channel,
+                direct: None,
                 #[cfg(test)]
                 fake: false,
             }),
             batched,
             registry: Registry::default(),
             deferred_error: Cell::new(None),
-            direct: None,
         })
     }
 
@@ -169,7 +171,12 @@ impl Context {
         let mut cq = self.create_cq_on(cqe, None)?;
         // SAFETY: a live CQ of an mlx5 device (checked above), polled only through the ring
         // from now on (Cq::poll takes the direct path when `direct` is set).
-        cq.direct = Some(unsafe { CqRing::of(cq.as_raw_cq(), self.name()) }?);
+        let ring = unsafe { CqRing::of(cq.as_raw_cq(), self.name()) }?;
+        // The CQ was just made: nothing else holds its core yet.
+        let Some(core) = Arc::get_mut(&mut cq.core) else {
+            return Err(Error::from_errno(OP, libc::EBUSY, "the new CQ's core is shared").on(self.name()));
+        };
+        core.direct = Some(ring);
         Ok(cq)
     }
 }
@@ -203,8 +210,10 @@ impl Cq {
             };
             return Err(err.on(self.context().name()));
         }
-        if let Some(ring) = &self.direct {
-            return self.registry.with(|router| self.poll_direct(ring, out, router));
+        if let Some(ring) = &self.core.direct {
+            return self
+                .registry
+                .with(|router| self.poll_direct(&ring.locked(), out, router));
         }
         let cq = self.as_raw();
         self.registry.with(|router| self.poll_into(cq, out, router))
@@ -214,7 +223,7 @@ impl Cq {
     /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
     /// once when nothing was read before it, else by the next call.
     #[inline]
-    fn poll_direct(&self, ring: &CqRing, out: &mut [Completion], router: &crate::sq::Router<'_>) -> Result<usize> {
+    fn poll_direct(&self, ring: &Locked<'_>, out: &mut [Completion], router: &crate::sq::Router<'_>) -> Result<usize> {
         let mut n = 0;
         let mut consumed = false;
         let mut refused = None;
@@ -231,12 +240,17 @@ impl Cq {
                 }
             };
             let success = req.completion.status.is_success();
-            let Some(wr_id) = router.complete_wqe(req.qp_num, req.wqe_counter, success) else {
-                refused = Some(Refused::UnknownRequest {
-                    qp_num: req.qp_num,
-                    wqe_counter: req.wqe_counter,
-                });
-                break;
+            let wr_id = match router.complete_wqe(req.qp_num, req.wqe_counter, success) {
+                Routed::Request(wr_id) => wr_id,
+                // libmlx5 would have cleaned it out (the QP is being destroyed).
+                Routed::Stale => continue,
+                Routed::Unknown => {
+                    refused = Some(Refused::UnknownRequest {
+                        qp_num: req.qp_num,
+                        wqe_counter: req.wqe_counter,
+                    });
+                    break;
+                }
             };
             out[n] = Completion {
                 wr_id,
@@ -344,22 +358,18 @@ impl Cq {
     /// Whether this CQ is read directly (the direct backend's CQ, which only direct QPs may
     /// use) rather than through libmlx5's poll functions.
     pub(crate) fn is_direct(&self) -> bool {
-        self.direct.is_some()
+        self.core.direct.is_some()
     }
 
-    /// On a direct CQ, removes the unread entries of QP `qp_num` (as libmlx5 cleans its CQs
-    /// when a QP goes to RESET or is destroyed, which it does not do for a CQ described through
-    /// `mlx5dv_init_obj`); returns how many. Call it on the polling thread once the QP is in
-    /// RESET or destroyed, before its send queue is used again: a stale entry would otherwise
-    /// name a WQE index a new request may hold. 0 on a CQ libmlx5 reads.
+    /// As [`CqCore::clean_direct`].
     pub(crate) fn clean_direct(&self, qp_num: u32) -> u32 {
-        self.direct.as_ref().map_or(0, |ring| ring.clean(qp_num))
+        self.core.clean_direct(qp_num)
     }
 
     /// Refuses (EINVAL) to create a QP of `kind` reporting here when this is a direct CQ:
     /// only the direct backend's QPs may use one (see [`Context::create_direct_cq`]).
     pub(crate) fn refuse_if_direct(&self, op: &'static str, kind: &str) -> Result<()> {
-        if let Some(ring) = &self.direct {
+        if let Some(ring) = &self.core.direct {
             return Err(Error::invalid(
                 op,
                 format!(
@@ -424,6 +434,18 @@ unsafe fn read_current(cq: *mut raw::ibv_cq_ex) -> Completion {
     }
 }
 
+impl CqCore {
+    /// On a direct CQ, removes the unread entries of QP `qp_num` (as libmlx5 cleans its CQs
+    /// when a QP goes to RESET or is destroyed, which it does not do for a CQ described through
+    /// `mlx5dv_init_obj`); returns how many. Call it once the QP is in RESET or destroyed (from
+    /// any thread: it waits for a poll in progress), before its send queue is used again: a
+    /// stale entry would otherwise name a WQE index a new request may hold, or reach a new QP
+    /// given the same number. 0 on a CQ libmlx5 reads.
+    pub(crate) fn clean_direct(&self, qp_num: u32) -> u32 {
+        self.direct.as_ref().map_or(0, |ring| ring.locked().clean(qp_num))
+    }
+}
+
 impl Drop for CqCore {
     fn drop(&mut self) {
         #[cfg(test)]
@@ -446,7 +468,7 @@ impl std::fmt::Debug for Cq {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cq")
             .field("device", &self.context().name())
-            .field("direct", &self.direct)
+            .field("direct", &self.core.direct)
             .finish_non_exhaustive()
     }
 }
@@ -529,12 +551,12 @@ mod tests {
                 cq: NonNull::from(raw),
                 ctx: ctx.clone(),
                 events: None,
+                direct: None,
                 fake: true,
             }),
             batched,
             registry: Registry::default(),
             deferred_error: Cell::new(None),
-            direct: None,
         }
     }
 
@@ -585,7 +607,7 @@ mod tests {
         let mut raw = fake_cq(&[]);
         let mut t = TestRing::new(4, 64);
         let mut cq = cq_over(&ctx, &mut raw, true);
-        cq.direct = Some(t.ring());
+        Arc::get_mut(&mut cq.core).unwrap().direct = Some(t.ring());
         assert!(cq.is_direct());
         let sq = crate::sq::Poster::with_wqe_map(8, false, 8);
         cq.registry.add(0x40, sq.shared().clone());

@@ -2,13 +2,18 @@
 //! consumer index belongs to software when its opcode is not `MLX5_CQE_INVALID` and its owner
 //! bit equals the index's wrap bit (`ci & cqe_cnt`); the body is read after a barrier; the
 //! consumer index goes to the doorbell record (`update_cons_index`, 24 bits) once a poll is done.
+//!
+//! The ring lives in the CQ's shared core, so that a direct QP's RESET and destroy can clean its
+//! entries out of it from the QP's thread, as libmlx5 does for its own CQs under the CQ's lock
+//! (`mlx5_destroy_qp`, `mlx5_modify_qp` to RESET: `__mlx5_cq_clean`, which does nothing for a
+//! CQ `mlx5dv_init_obj` described). Reading and cleaning hold the ring's lock: one uncontended
+//! atomic swap per poll, never per entry.
 
 use super::barrier::udma_from_device_barrier;
 use crate::error::{Error, Result};
 use mlx5dv_raw as raw;
-use std::cell::Cell;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// libmlx5's `MLX5_CQ_SET_CI` (providers/mlx5/mlx5.h, not in mlx5dv.h): the doorbell record
 /// word holding the consumer index.
@@ -26,13 +31,37 @@ pub(crate) struct CqRing {
     cqe_size: u32,
     /// The CQ number (for errors and Debug).
     cqn: u32,
-    /// The consumer index: entries read so far (wraps at 2^32, as libmlx5's does).
-    ci: Cell<u32>,
+    /// The consumer index: entries read so far (wraps at 2^32, as libmlx5's does). Written
+    /// only under `lock`.
+    ci: AtomicU32,
+    /// Held while the ring is read or cleaned ([`CqRing::locked`]).
+    lock: AtomicBool,
 }
 
-// SAFETY: the ring is the library CQ's memory, which lives as long as the Cq holding this ring
-// (it holds the CQ's core); the Cq is Send and not Sync, so one thread reads at a time.
+// SAFETY: the ring is the library CQ's memory, which lives as long as the core holding this ring;
+// every access to it and to the consumer index is made under `lock` (through `Locked`), so one
+// thread reads or cleans at a time.
 unsafe impl Send for CqRing {}
+// SAFETY: as above: shared holders reach the ring only through `locked`.
+unsafe impl Sync for CqRing {}
+
+/// The ring while its lock is held: what reads and cleans it.
+pub(crate) struct Locked<'a>(&'a CqRing);
+
+impl Drop for Locked<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.lock.store(false, Ordering::Release);
+    }
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = CqRing;
+    #[inline]
+    fn deref(&self) -> &CqRing {
+        self.0
+    }
+}
 
 impl CqRing {
     /// Describes `cq`'s ring through `mlx5dv_init_obj(MLX5DV_OBJ_CQ)`, which also tells libmlx5
@@ -90,8 +119,21 @@ impl CqRing {
             cqe_cnt: cq.cqe_cnt,
             cqe_size: cq.cqe_size,
             cqn: cq.cqn,
-            ci: Cell::new(0),
+            ci: AtomicU32::new(0),
+            lock: AtomicBool::new(false),
         })
+    }
+
+    /// Takes the ring's lock (spinning: a holder reads or cleans a ring of entries and lets
+    /// go; nothing blocks while holding it).
+    #[inline]
+    pub(crate) fn locked(&self) -> Locked<'_> {
+        while self.lock.swap(true, Ordering::Acquire) {
+            while self.lock.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        }
+        Locked(self)
     }
 
     /// The CQ number.
@@ -120,25 +162,27 @@ impl CqRing {
     /// bit is the wrap bit of `n`).
     #[inline]
     fn software_owns(&self, n: u32) -> bool {
-        // SAFETY: a CQE inside the ring (cqe64); the device writes op_own last, so it is read
-        // on its own first.
+        // SAFETY: a CQE inside the ring (cqe64), a live byte; the device writes op_own last, so
+        // it is read on its own first.
         let op_own = unsafe { std::ptr::addr_of!((*self.cqe64(n)).op_own).read_volatile() };
         let owner_bit = u8::from(n & self.cqe_cnt != 0);
         u32::from(op_own >> 4) != raw::MLX5_CQE_INVALID && (op_own & raw::MLX5_CQE_OWNER_MASK as u8) == owner_bit
     }
+}
 
+impl Locked<'_> {
     /// The next entry if software owns it (`mlx5_get_next_cqe`): copied out, and the consumer
     /// index advanced past it.
     #[inline]
     pub(crate) fn next(&self) -> Option<raw::mlx5_cqe64> {
-        let ci = self.ci.get();
+        let ci = self.ci.load(Ordering::Relaxed);
         if !self.software_owns(ci) {
             return None;
         }
         udma_from_device_barrier();
         // SAFETY: a CQE inside the ring; software's until the consumer index passes it.
         let body = unsafe { self.cqe64(ci).read_volatile() };
-        self.ci.set(ci.wrapping_add(1));
+        self.ci.store(ci.wrapping_add(1), Ordering::Relaxed);
         Some(body)
     }
 
@@ -148,7 +192,7 @@ impl CqRing {
     /// can come), where libmlx5 cleans its own CQs: it leaves a CQ that `mlx5dv_init_obj`
     /// described alone.
     pub(crate) fn clean(&self, qp_num: u32) -> u32 {
-        let ci = self.ci.get();
+        let ci = self.ci.load(Ordering::Relaxed);
         let last = ci.wrapping_add(self.cqe_cnt - 1);
         let mut pi = ci;
         while self.software_owns(pi) && pi != last {
@@ -176,7 +220,7 @@ impl CqRing {
             }
         }
         if freed > 0 {
-            self.ci.set(ci.wrapping_add(freed));
+            self.ci.store(ci.wrapping_add(freed), Ordering::Relaxed);
             self.update_cons_index();
         }
         freed
@@ -186,7 +230,7 @@ impl CqRing {
     /// copied out, so it may reuse them).
     #[inline]
     pub(crate) fn update_cons_index(&self) {
-        let ci = (self.ci.get() & 0xff_ffff).to_be();
+        let ci = (self.ci.load(Ordering::Relaxed) & 0xff_ffff).to_be();
         // SAFETY: the doorbell record is a 4-byte-aligned, live word of the CQ's doorbell
         // page, which the device only reads; the release store orders the CQE reads before it.
         let word = unsafe { AtomicU32::from_ptr(self.dbrec.as_ptr().add(MLX5_CQ_SET_CI)) };
@@ -196,7 +240,7 @@ impl CqRing {
     /// The consumer index (entries read so far).
     #[cfg(test)]
     pub(crate) fn consumer_index(&self) -> u32 {
-        self.ci.get()
+        self.ci.load(Ordering::Relaxed)
     }
 }
 
@@ -206,7 +250,7 @@ impl std::fmt::Debug for CqRing {
             .field("cqn", &self.cqn)
             .field("cqe_cnt", &self.cqe_cnt)
             .field("cqe_size", &self.cqe_size)
-            .field("ci", &self.ci.get())
+            .field("ci", &self.ci.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -273,7 +317,8 @@ pub(crate) mod tests {
     fn entries_are_read_in_order_across_the_wrap_by_owner_bit_for_64_and_128_byte_cqes() {
         for size in [64, 128] {
             let mut t = TestRing::new(4, size);
-            let ring = t.ring();
+            let owned = t.ring();
+            let ring = owned.locked();
             assert!(ring.next().is_none(), "an INVALID entry is the device's");
             // Three passes over a 4-entry ring: the owner bit flips each pass.
             for pi in 0..12u32 {
@@ -289,7 +334,8 @@ pub(crate) mod tests {
     #[test]
     fn an_entry_of_the_previous_pass_is_not_read_again() {
         let mut t = TestRing::new(2, 64);
-        let ring = t.ring();
+        let owned = t.ring();
+        let ring = owned.locked();
         t.produce(0, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 1, 0));
         t.produce(1, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 1, 1));
         assert!(ring.next().is_some() && ring.next().is_some());
@@ -301,7 +347,8 @@ pub(crate) mod tests {
     fn cleaning_a_qp_removes_its_unread_entries_and_keeps_the_others_in_order_across_the_wrap() {
         for size in [64, 128] {
             let mut t = TestRing::new(4, size);
-            let ring = t.ring();
+            let owned = t.ring();
+            let ring = owned.locked();
             // Two read entries, then four unread ones crossing the wrap: QPs 1, 2, 1, 3.
             for pi in 0..2u32 {
                 t.produce(pi, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 9, pi as u16));
@@ -326,8 +373,9 @@ pub(crate) mod tests {
     #[test]
     fn the_consumer_index_goes_to_doorbell_word_0_big_endian_in_24_bits() {
         let mut t = TestRing::new(2, 64);
-        let ring = t.ring();
-        ring.ci.set(0x0123_4567);
+        let owned = t.ring();
+        let ring = owned.locked();
+        ring.ci.store(0x0123_4567, Ordering::Relaxed);
         ring.update_cons_index();
         assert_eq!(u32::from_be(t.dbrec[0]), 0x23_4567);
         assert_eq!(t.dbrec[1], 0, "the arm word is not touched");

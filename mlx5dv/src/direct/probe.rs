@@ -19,7 +19,8 @@ impl Cq {
     /// requests outstanding at most, `wqe_cnt` (a power of two) WQE basic blocks in its ring.
     ///
     /// # Errors
-    /// EINVAL when this is not a direct CQ or `wqe_cnt` is not a power of two.
+    /// EINVAL when this is not a direct CQ or `wqe_cnt` is not a power of two; EEXIST when a
+    /// queue (a QP's or another probe's) is registered under `qp_num` already.
     #[doc(hidden)]
     pub fn direct_queue_probe(&self, qp_num: u32, max_send_wr: u32, wqe_cnt: u32) -> Result<DirectQueueProbe> {
         const OP: &str = "Cq::direct_queue_probe";
@@ -30,7 +31,13 @@ impl Cq {
             ));
         }
         let poster = Poster::with_wqe_map(max_send_wr, false, wqe_cnt as usize);
-        self.registry.add(qp_num, poster.shared().clone());
+        if !self.registry.add(qp_num, poster.shared().clone()) {
+            return Err(Error::from_errno(
+                OP,
+                libc::EEXIST,
+                format!("QP number {qp_num:#x} already has a send queue on this CQ: a second one would take its completions"),
+            ));
+        }
         poster.routed();
         Ok(DirectQueueProbe { poster })
     }
@@ -60,5 +67,6 @@ impl DirectQueueProbe {
 impl Drop for DirectQueueProbe {
     fn drop(&mut self) {
         self.poster.close();
+        self.poster.gone();
     }
 }

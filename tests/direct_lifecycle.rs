@@ -1,0 +1,211 @@
+//! Tier 3, soft-mlx5: what the direct backend owns that libmlx5 owned for its own QPs, seen
+//! through a QP's whole life (dc-review-3.md, findings 2 and 3):
+//! - a direct CQ is cleaned of a QP's unread completions when the QP is destroyed or reset
+//!   (libmlx5's `mlx5_destroy_qp` and `mlx5_modify_qp(RESET)` clean their own CQs through
+//!   `__mlx5_cq_clean`, which returns at once for a CQ `mlx5dv_init_obj` described): no stale
+//!   entry fails a poll, reaches another DCI, a new QP given the same number, or retires a
+//!   request posted after a recovery;
+//! - each direct QP rings a BlueFlame register of its own.
+//!
+//! Run on soft-mlx5 with `SOFT_MLX5_QPN_REUSE=1` too (scripts/test): the emulator then hands a
+//! freed QP number out again at once, so a stale completion of a dropped DCI meets its
+//! successor, as on silicon once the numbers wrap.
+//!
+//! Opt-in like tests/hw_dc.rs: `scripts/soft-mlx5 -- <this test binary> --include-ignored
+//! --test-threads=1`. The tests that pause the device print "not run" where it cannot be paused
+//! (a ConnectX).
+use mlx5dv::raw;
+use mlx5dv::{Access, Completion, Cq, DcKey, DcPeer, Dci, DciBuilder, RtsAttr, SendBackend};
+use mlx5dv_suite::device::{dct, loopback_path, open, pause_hook};
+use std::time::{Duration, Instant};
+
+const KEY: DcKey = DcKey::new(0x5741_1E00);
+const MTU: u32 = 1024;
+
+/// Whether entry `index` of `cq`'s ring holds a completion not yet read (its owner bit is the
+/// pass's), looked at without consuming it.
+fn ring_holds(cq: &Cq, index: u32) -> bool {
+    // SAFETY: plain data: all-zero is valid.
+    let mut out: raw::mlx5dv_cq = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let mut obj: raw::mlx5dv_obj = unsafe { std::mem::zeroed() };
+    obj.cq.r#in = cq.as_raw_cq();
+    obj.cq.out = &mut out;
+    // SAFETY: a live mlx5 CQ; `out` outlives the call.
+    assert_eq!(unsafe { raw::mlx5dv_init_obj(&mut obj, raw::MLX5DV_OBJ_CQ) }, 0);
+    let i = (index & (out.cqe_cnt - 1)) as usize;
+    // SAFETY: the last byte (op_own) of entry i's 64-byte CQE, inside the ring.
+    let op_own = unsafe {
+        out.buf
+            .cast::<u8>()
+            .add(i * out.cqe_size as usize + out.cqe_size as usize - 1)
+            .read_volatile()
+    };
+    u32::from(op_own >> 4) != raw::MLX5_CQE_INVALID && u32::from(op_own & 1) == u32::from(index & out.cqe_cnt != 0)
+}
+
+/// Waits until the device has written entry `index` of `cq`'s ring.
+fn wait_written(cq: &Cq, index: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ring_holds(cq, index) {
+        assert!(Instant::now() < deadline, "the device wrote no CQE {index}");
+        std::thread::yield_now();
+    }
+}
+
+/// Polls `cq` until `n` completions came, failing on any error; then checks nothing else comes
+/// within a short while.
+fn exactly(cq: &Cq, n: usize) -> Vec<Completion> {
+    let mut got = Vec::new();
+    let mut buf = [Completion::default(); 16];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while got.len() < n {
+        let k = cq.poll(&mut buf).expect("a direct CQ poll");
+        got.extend_from_slice(&buf[..k]);
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {n} completions: {got:?}"
+        );
+    }
+    let quiet = Instant::now() + Duration::from_millis(100);
+    while Instant::now() < quiet {
+        let k = cq.poll(&mut buf).expect("a direct CQ poll");
+        got.extend_from_slice(&buf[..k]);
+    }
+    assert_eq!(got.len(), n, "exactly {n} completions: {got:?}");
+    got
+}
+
+/// A DC node on the test device: PD, a DCT with a 4 KiB target, and a peer for it.
+struct Node {
+    ctx: mlx5dv::Context,
+    mlx5: mlx5dv::Mlx5Context,
+    pd: mlx5dv::Pd,
+    port: u8,
+    peer: DcPeer,
+    remote: mlx5dv::RemoteMemory,
+    _keep: (mlx5dv::Dct, mlx5dv::Cq, mlx5dv::Srq, mlx5dv::Mr, mlx5dv::Ah),
+}
+
+fn node() -> Node {
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().expect("PD");
+    let cq = ctx.create_cq(64).expect("CQ");
+    let srq = pd.create_srq(16, 1).expect("SRQ");
+    let (dct, addr) = dct(&mlx5, &pd, &cq, &srq, port, gid_index, KEY, MTU, None);
+    let target = pd
+        .alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+        .expect("target");
+    let remote = target.remote().expect("remote write");
+    let ah = pd.create_ah(port, &loopback_path(&ctx, port, gid_index)).expect("AH");
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    Node {
+        ctx,
+        mlx5,
+        pd,
+        port,
+        peer,
+        remote,
+        _keep: (dct, cq, srq, target, ah),
+    }
+}
+
+impl Node {
+    fn dci(&self, cq: &Cq) -> Dci<mlx5dv::state::Rts> {
+        DciBuilder::new(&self.mlx5, &self.pd, cq)
+            .max_send_wr(8)
+            .backend(SendBackend::Direct)
+            .build_ready(self.port, MTU, RtsAttr::default())
+            .expect("direct DCI to RTS")
+    }
+
+    fn write(&self, dci: &mut Dci<mlx5dv::state::Rts>, wr_id: u64) {
+        let mut batch = dci.batch();
+        batch
+            .rdma_write(wr_id, self.remote.slice(0, 8).unwrap())
+            .to(&self.peer)
+            .inline(&wr_id.to_le_bytes())
+            .unwrap();
+        batch.commit().unwrap();
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn a_dropped_direct_dcis_unread_completion_reaches_neither_a_dci_sharing_its_cq_nor_the_dci_given_its_number() {
+    let n = node();
+    let cq = n.ctx.create_direct_cq(16).expect("direct CQ");
+    let mut a = n.dci(&cq);
+    let b_other = n.dci(&cq);
+    let a_num = a.qp_num();
+    n.write(&mut a, 100);
+    wait_written(&cq, 0);
+    drop(a);
+    // The DCI sharing the CQ: nothing of A's is reported, nor fails its polls.
+    let mut b = b_other;
+    n.write(&mut b, 7);
+    let got = exactly(&cq, 1);
+    assert_eq!((got[0].wr_id, got[0].qp_num), (7, b.qp_num()), "{got:?}");
+    // Once more with A's completion unread, and a DCI created after A is gone: with
+    // SOFT_MLX5_QPN_REUSE=1 it gets A's number, as numbers come back on silicon.
+    let mut a = n.dci(&cq);
+    let a_num2 = a.qp_num();
+    n.write(&mut a, 101);
+    wait_written(&cq, 1);
+    drop(a);
+    let mut c = n.dci(&cq);
+    eprintln!(
+        "dropped DCIs {a_num:#x}, {a_num2:#x}; the new DCI is {:#x}{}",
+        c.qp_num(),
+        if c.qp_num() == a_num2 {
+            " (the dropped one's number)"
+        } else {
+            ""
+        }
+    );
+    n.write(&mut c, 9);
+    n.write(&mut c, 10);
+    let got = exactly(&cq, 2);
+    let ids: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.qp_num)).collect();
+    assert_eq!(ids, [(9, c.qp_num()), (10, c.qp_num())], "{got:?}");
+    assert_eq!(c.outstanding(), 0);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn a_recovered_direct_dcis_unread_completion_never_retires_a_request_posted_after_the_recovery() {
+    let Some(pause) = pause_hook() else {
+        eprintln!("not run: no soft-mlx5 here (a ConnectX cannot be paused)");
+        return;
+    };
+    let n = node();
+    let cq = n.ctx.create_direct_cq(16).expect("direct CQ");
+    let mut dci = n.dci(&cq);
+    n.write(&mut dci, 100);
+    wait_written(&cq, 0);
+    // A recovery with the completion unread: the send queue restarts at WQE index 0, where the
+    // stale entry points.
+    let mut dci = dci.recover().map_err(|e| e.error).expect("recover");
+    // SAFETY: the emulator's hook, called with 1 (pause) then 0 (resume).
+    unsafe { pause(1) };
+    n.write(&mut dci, 200);
+    let mut out = [Completion::default(); 4];
+    let k = cq.poll(&mut out);
+    // SAFETY: as above.
+    unsafe { pause(0) };
+    assert_eq!(
+        k.expect("a poll after the recovery").min(4),
+        0,
+        "nothing completed while the device was paused: {:?}",
+        &out[..1]
+    );
+    assert_eq!(
+        dci.outstanding(),
+        1,
+        "the request posted after the recovery is outstanding"
+    );
+    let got = exactly(&cq, 1);
+    assert_eq!(got[0].wr_id, 200, "{got:?}");
+    assert!(got[0].status.is_success(), "{got:?}");
+}
