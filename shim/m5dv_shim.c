@@ -318,6 +318,22 @@ struct ibv_srq *m5dv_create_srq_ex(struct ibv_context *context,
 	return ibv_create_srq_ex(context, srq_init_attr_ex);
 }
 
+struct ibv_td *m5dv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *init_attr)
+{
+	return ibv_alloc_td(context, init_attr);
+}
+
+int m5dv_dealloc_td(struct ibv_td *td)
+{
+	return ibv_dealloc_td(td);
+}
+
+struct ibv_pd *m5dv_alloc_parent_domain(struct ibv_context *context,
+					struct ibv_parent_domain_init_attr *attr)
+{
+	return ibv_alloc_parent_domain(context, attr);
+}
+
 int m5dv_query_port(struct ibv_context *context, uint8_t port_num,
 		    struct ibv_port_attr *port_attr)
 {

@@ -114,6 +114,10 @@ struct ibv_qp *m5dv_create_qp_ex(struct ibv_context *context,
 				 struct ibv_qp_init_attr_ex *qp_init_attr_ex);
 struct ibv_srq *m5dv_create_srq_ex(struct ibv_context *context,
 				   struct ibv_srq_init_attr_ex *srq_init_attr_ex);
+struct ibv_td *m5dv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *init_attr);
+int m5dv_dealloc_td(struct ibv_td *td);
+struct ibv_pd *m5dv_alloc_parent_domain(struct ibv_context *context,
+					struct ibv_parent_domain_init_attr *attr);
 /* The inline ibv_query_port (full struct), not the exported compat symbol (48 bytes). */
 int m5dv_query_port(struct ibv_context *context, uint8_t port_num,
 		    struct ibv_port_attr *port_attr);

@@ -497,6 +497,32 @@ fn verbs_context_entries_are_found_and_get_the_header_struct_sizes() {
             |rec| assert_call(rec, "create_cq_ex", co, &[], &[cq_attr.cast_const().cast()]),
         );
 
+        let td_attr: *mut ibv_td_init_attr = fake(0xF100);
+        both(
+            &r,
+            || assert_eq!(m5dv_alloc_td(ctx, td_attr) as usize, 0x1234_5000),
+            || assert_eq!(ibv_alloc_td(ctx, td_attr) as usize, 0x1234_5000),
+            |rec| assert_call(rec, "alloc_td", co, &[], &[td_attr.cast_const().cast()]),
+        );
+        let pd_attr: *mut ibv_parent_domain_init_attr = fake(0xF200);
+        both(
+            &r,
+            || assert_eq!(m5dv_alloc_parent_domain(ctx, pd_attr) as usize, 0x1234_5000),
+            || assert_eq!(ibv_alloc_parent_domain(ctx, pd_attr) as usize, 0x1234_5000),
+            |rec| assert_call(rec, "alloc_parent_domain", co, &[], &[pd_attr.cast_const().cast()]),
+        );
+        // ibv_dealloc_td finds the entry through the thread domain's context.
+        let mut td = ibv_td { context: ctx };
+        let tp = ptr::addr_of_mut!(td);
+        r.set_return(0);
+        both(
+            &r,
+            || assert_eq!(m5dv_dealloc_td(tp), 0),
+            || assert_eq!(ibv_dealloc_td(tp), 0),
+            |rec| assert_call(rec, "dealloc_td", tp.cast_const().cast(), &[], &[]),
+        );
+        r.set_return(0x1234_5000);
+
         // Not exactly IBV_QP_INIT_ATTR_PD, so the header takes the verbs_context path.
         let mut qp_attr: ibv_qp_init_attr_ex = std::mem::zeroed();
         qp_attr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;

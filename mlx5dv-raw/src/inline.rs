@@ -147,6 +147,41 @@ pub unsafe fn ibv_create_cq_ex(context: *mut ibv_context, cq_attr: *mut ibv_cq_i
     unsafe { shim::m5dv_create_cq_ex(context, cq_attr) }
 }
 
+/// `ibv_alloc_td` (through the shim): NULL with errno set on failure (EOPNOTSUPP where the
+/// provider lacks the entry).
+///
+/// # Safety
+/// `context` must be an open context and `init_attr` a valid attribute struct.
+#[inline]
+pub unsafe fn ibv_alloc_td(context: *mut ibv_context, init_attr: *mut ibv_td_init_attr) -> *mut ibv_td {
+    // SAFETY: forwarded under the caller's guarantees.
+    unsafe { shim::m5dv_alloc_td(context, init_attr) }
+}
+
+/// `ibv_dealloc_td` (through the shim): 0 or an errno (EBUSY while a parent domain uses it).
+///
+/// # Safety
+/// `td` must be a live thread domain, not used afterwards when this returns 0.
+#[inline]
+pub unsafe fn ibv_dealloc_td(td: *mut ibv_td) -> c_int {
+    // SAFETY: forwarded under the caller's guarantees.
+    unsafe { shim::m5dv_dealloc_td(td) }
+}
+
+/// `ibv_alloc_parent_domain` (through the shim): NULL with errno set on failure (EOPNOTSUPP
+/// where the provider lacks the entry). Freed with `ibv_dealloc_pd`.
+///
+/// # Safety
+/// `context` must be an open context and `attr` valid, with live `pd` and `td` (or NULL `td`).
+#[inline]
+pub unsafe fn ibv_alloc_parent_domain(
+    context: *mut ibv_context,
+    attr: *mut ibv_parent_domain_init_attr,
+) -> *mut ibv_pd {
+    // SAFETY: forwarded under the caller's guarantees.
+    unsafe { shim::m5dv_alloc_parent_domain(context, attr) }
+}
+
 /// `ibv_query_device_ex` (through the shim): 0 or an errno; EINVAL if `input->comp_mask != 0`.
 ///
 /// # Safety

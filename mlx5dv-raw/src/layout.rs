@@ -44,6 +44,8 @@ pin! {
     ibv_wc: 48, 48, align 8;
     ibv_mw_bind_info: 32, 32, align 8;
     ibv_pd: 16, 16, align 8;
+    ibv_td_init_attr: 4, 4, align 4;
+    ibv_td: 8, 8, align 8;
     ibv_xrcd: 8, 8, align 8;
     ibv_mr: 48, 48, align 8;
     ibv_mw: 32, 32, align 8;
@@ -88,6 +90,7 @@ pin! {
     ibv_context_ops: 256, 256, align 8;
     ibv_context: 328, 336, align 8;
     ibv_cq_init_attr_ex: 56, 56, align 8;
+    ibv_parent_domain_init_attr: 48, 48, align 8;
     mlx5dv_cqe_comp_caps: 8, 8, align 4;
     mlx5dv_sw_parsing_caps: 8, 8, align 4;
     mlx5dv_striding_rq_caps: 20, 20, align 4;

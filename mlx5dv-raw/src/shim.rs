@@ -149,6 +149,12 @@ extern "C" {
     pub fn m5dv_create_qp_ex(context: *mut ibv_context, qp_init_attr_ex: *mut ibv_qp_init_attr_ex) -> *mut ibv_qp;
     /// `ibv_create_srq_ex`: NULL with errno set on failure.
     pub fn m5dv_create_srq_ex(context: *mut ibv_context, srq_init_attr_ex: *mut ibv_srq_init_attr_ex) -> *mut ibv_srq;
+    /// `ibv_alloc_td`: NULL with errno set on failure (EOPNOTSUPP without the entry).
+    pub fn m5dv_alloc_td(context: *mut ibv_context, init_attr: *mut ibv_td_init_attr) -> *mut ibv_td;
+    /// `ibv_dealloc_td`: 0 or an errno (EOPNOTSUPP without the entry).
+    pub fn m5dv_dealloc_td(td: *mut ibv_td) -> c_int;
+    /// `ibv_alloc_parent_domain`: NULL with errno set on failure (EOPNOTSUPP without the entry).
+    pub fn m5dv_alloc_parent_domain(context: *mut ibv_context, attr: *mut ibv_parent_domain_init_attr) -> *mut ibv_pd;
     /// The inline `ibv_query_port`: fills the whole `ibv_port_attr` of the compile-time headers.
     pub fn m5dv_query_port(context: *mut ibv_context, port_num: u8, port_attr: *mut ibv_port_attr) -> c_int;
     /// `sizeof(struct ibv_port_attr)` in the headers the shim was compiled with.

@@ -918,6 +918,22 @@ pub struct ibv_pd {
     pub handle: u32,
 }
 
+/// `struct ibv_td_init_attr`: thread domain attributes.
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
+pub struct ibv_td_init_attr {
+    /// No bits defined: 0.
+    pub comp_mask: u32,
+}
+
+/// `struct ibv_td`: thread domain (mlx5: a BlueFlame register of its own, used without a lock).
+#[repr(C)]
+#[derive(Debug)]
+pub struct ibv_td {
+    /// Owning context.
+    pub context: *mut ibv_context,
+}
+
 /// `struct ibv_xrcd`: XRC domain (only referenced here).
 #[repr(C)]
 #[derive(Debug)]
@@ -2109,6 +2125,39 @@ pub struct ibv_cq_init_attr_ex {
     pub flags: u32,
     /// Parent domain.
     pub parent_domain: *mut ibv_pd,
+}
+
+/// `enum ibv_parent_domain_init_attr_mask`: custom allocators given.
+pub const IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS: u32 = 1 << 0;
+/// `enum ibv_parent_domain_init_attr_mask`: `pd_context` given.
+pub const IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT: u32 = 1 << 1;
+
+/// `struct ibv_parent_domain_init_attr`: a protection domain with a thread domain (and
+/// optional allocators), used in place of the PD when creating QPs and CQs.
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct ibv_parent_domain_init_attr {
+    /// The protection domain (not NULL).
+    pub pd: *mut ibv_pd,
+    /// The thread domain, or NULL.
+    pub td: *mut ibv_td,
+    /// `enum ibv_parent_domain_init_attr_mask`.
+    pub comp_mask: u32,
+    /// Allocator for the provider's buffers (IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS).
+    pub alloc: Option<
+        unsafe extern "C" fn(
+            pd: *mut ibv_pd,
+            pd_context: *mut c_void,
+            size: size_t,
+            alignment: size_t,
+            resource_type: u64,
+        ) -> *mut c_void,
+    >,
+    /// Its release.
+    pub free:
+        Option<unsafe extern "C" fn(pd: *mut ibv_pd, pd_context: *mut c_void, ptr: *mut c_void, resource_type: u64)>,
+    /// Passed to the allocators (IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT).
+    pub pd_context: *mut c_void,
 }
 
 // ---------------------------------------------------------------------------------------

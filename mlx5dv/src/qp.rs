@@ -134,6 +134,10 @@ pub(crate) struct QpRaw {
 /// at creation and destruction only). An adopted QP may hold none.
 #[derive(Default)]
 pub(crate) struct Parents {
+    /// The direct backend's thread and parent domain (a BlueFlame register of the QP's own),
+    /// freed after the QP and before its PD (fields drop in order).
+    #[allow(dead_code)]
+    pub(crate) own_register: Option<crate::direct::register::OwnRegister>,
     /// The device's name, for errors (here, off the post path's cache lines).
     pub(crate) device: Box<str>,
     #[allow(dead_code)] // held, never read: dropping them is their whole use
@@ -155,6 +159,7 @@ impl Parents {
     /// Boxed: a failed transition hands the QP back inside the error, which stays small.
     pub(crate) fn of(pd: &crate::pd::Pd, cq: &crate::cq::Cq, srq: Option<&crate::srq::Srq>) -> Box<Parents> {
         Box::new(Parents {
+            own_register: None,
             device: pd.context().name().into(),
             pd: Some(pd.clone()),
             cq: Some(cq.core()),
@@ -223,9 +228,13 @@ impl QpRaw {
     ) -> Result<()> {
         let direct = match backend {
             crate::direct::SendBackend::WrApi => None,
+            // Created on the wr API, its register may be one libmlx5 shares: the hook's caller
+            // posts on no other QP meanwhile (its safety contract), so BlueFlame is rung there
+            // as libmlx5 would.
             crate::direct::SendBackend::Direct => Some(crate::direct::DirectSq::new(
                 self.qp,
                 self.parents.caps.max_send_wr,
+                true,
                 self.device(),
             )?),
         };

@@ -4,6 +4,7 @@
 use crate::ah::PeerPath;
 use crate::context::Context;
 use crate::cq::Cq;
+use crate::direct::register::OwnRegister;
 use crate::direct::{DirectSq, SendBackend};
 use crate::error::{Error, Result};
 use crate::mr::{Access, Sge};
@@ -187,6 +188,14 @@ impl Pd {
         if let Some(r) = recv_cq {
             attr.recv_cq = r.as_raw_cq();
         }
+        // The direct backend: a BlueFlame register of the QP's own (see `direct::register`).
+        let own_register = match backend {
+            SendBackend::Direct => OwnRegister::new(self).ok(),
+            SendBackend::WrApi => None,
+        };
+        if let Some(own) = &own_register {
+            attr.pd = own.pd();
+        }
         // SAFETY: the context, PD, CQs and SRQ are live; attr is initialised.
         let qp = unsafe { raw::ibv_create_qp_ex(ctx.as_raw(), &mut attr) };
         let qp = NonNull::new(qp).ok_or_else(|| {
@@ -209,7 +218,7 @@ impl Pd {
         };
         let direct = match backend {
             SendBackend::WrApi => None,
-            SendBackend::Direct => match DirectSq::new(qp, attr.cap.max_send_wr, ctx.name()) {
+            SendBackend::Direct => match DirectSq::new(qp, attr.cap.max_send_wr, own_register.is_some(), ctx.name()) {
                 Ok(d) => Some(d),
                 Err(e) => {
                     // SAFETY: destroys the QP created above, referenced nowhere else.
@@ -219,6 +228,7 @@ impl Pd {
             },
         };
         let mut parents = Parents::of(self, cq, srq);
+        parents.own_register = own_register;
         parents.caps = attr.cap;
         parents.recv_cq = recv_cq.map(Cq::core);
         let mut raw_qp = QpRaw {
@@ -376,6 +386,8 @@ impl<S> RcQp<S> {
     /// # Safety
     /// Only right after a RESET (and the way back to RTS), with nothing outstanding and nothing
     /// of this QP in `cq`, its send CQ; `cur_post` then is libmlx5's own position for this QP.
+    /// The direct writer rings BlueFlame on the register libmlx5 gave this QP: no other thread
+    /// may post on a QP of this context meanwhile (the register may be shared).
     ///
     /// # Errors
     /// As [`Pd::create_rc_qp_split`] for the direct backend's `mlx5dv_init_obj`.

@@ -143,6 +143,12 @@ static struct ibv_qp *r_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init
 { rec("create_qp_ex", ctx); last.p[0] = attr; return (struct ibv_qp *)(uintptr_t)ret_value; }
 static struct ibv_srq *r_create_srq_ex(struct ibv_context *ctx, struct ibv_srq_init_attr_ex *attr)
 { rec("create_srq_ex", ctx); last.p[0] = attr; return (struct ibv_srq *)(uintptr_t)ret_value; }
+static struct ibv_td *r_alloc_td(struct ibv_context *ctx, struct ibv_td_init_attr *attr)
+{ rec("alloc_td", ctx); last.p[0] = attr; return (struct ibv_td *)(uintptr_t)ret_value; }
+static int r_dealloc_td(struct ibv_td *td)
+{ rec("dealloc_td", td); return (int)ret_value; }
+static struct ibv_pd *r_alloc_parent_domain(struct ibv_context *ctx, struct ibv_parent_domain_init_attr *attr)
+{ rec("alloc_parent_domain", ctx); last.p[0] = attr; return (struct ibv_pd *)(uintptr_t)ret_value; }
 static int r_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr, size_t size)
 { rec("query_port", ctx); last.a[0] = port; last.p[0] = attr; last.a[1] = size; return (int)ret_value; }
 
@@ -161,6 +167,9 @@ void m5dv_rec_init(void)
 	vctx.create_qp_ex = r_create_qp_ex;
 	vctx.create_srq_ex = r_create_srq_ex;
 	vctx.query_port = r_query_port;
+	vctx.alloc_td = r_alloc_td;
+	vctx.dealloc_td = r_dealloc_td;
+	vctx.alloc_parent_domain = r_alloc_parent_domain;
 
 	memset(&qpx, 0, sizeof(qpx));
 	qpx.qp_base.context = &vctx.context;

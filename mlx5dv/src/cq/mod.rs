@@ -159,6 +159,7 @@ impl Context {
     /// a count that is not a power of two); `mlx5dv_init_obj (CQ)` with libmlx5's errno.
     pub fn create_direct_cq(&self, cqe: u32) -> Result<Cq> {
         const OP: &str = "Context::create_direct_cq";
+        crate::direct::barrier::refuse_unsupported(OP, std::env::consts::ARCH).map_err(|e| e.on(self.name()))?;
         // SAFETY: the context is open and its device pointer valid while it is.
         if !unsafe { raw::mlx5dv_is_supported((*self.as_raw()).device) } {
             return Err(Error::from_errno(

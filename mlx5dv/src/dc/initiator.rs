@@ -3,6 +3,7 @@
 use super::{create_dc_qp, mtu_code, Mlx5Context};
 use crate::context::mtu_bytes;
 use crate::cq::Cq;
+use crate::direct::register::OwnRegister;
 use crate::direct::{DirectSq, SendBackend};
 use crate::error::{Error, Result};
 use crate::pd::Pd;
@@ -183,6 +184,12 @@ impl<'a> DciBuilder<'a> {
             },
             send_ops_flags: 0,
         };
+        // The direct backend: a BlueFlame register of the DCI's own (8-byte doorbells only
+        // where the provider gives no thread domain: see `direct::register`).
+        let own_register = match self.backend {
+            SendBackend::Direct => OwnRegister::new(self.pd).ok(),
+            SendBackend::WrApi => None,
+        };
         let (qp, caps) = create_dc_qp(
             self.pd,
             self.cq,
@@ -190,6 +197,7 @@ impl<'a> DciBuilder<'a> {
             self.cap,
             self.send_ops,
             &mut dv,
+            own_register.as_ref(),
             "mlx5dv_create_qp (DCI)",
         )?;
         // SAFETY: created with send-ops flags, so the extended post API exists.
@@ -215,7 +223,7 @@ impl<'a> DciBuilder<'a> {
         };
         let direct = match self.backend {
             SendBackend::WrApi => None,
-            SendBackend::Direct => match DirectSq::new(qp, caps.max_send_wr, ctx.name()) {
+            SendBackend::Direct => match DirectSq::new(qp, caps.max_send_wr, own_register.is_some(), ctx.name()) {
                 Ok(d) => Some(d),
                 Err(e) => {
                     // SAFETY: destroys the QP created above, which nothing else references.
@@ -239,6 +247,7 @@ impl<'a> DciBuilder<'a> {
             parents: Parents::of(self.pd, self.cq, None),
         };
         raw_qp.parents.direct = direct;
+        raw_qp.parents.own_register = own_register;
         raw_qp.parents.caps = caps;
         raw_qp.register(self.cq);
         Ok(Dci {
@@ -569,7 +578,9 @@ impl Dci<state::Rts> {
     ///
     /// # Safety
     /// Only right after [`Dci::recover`] (RESET -> RTS), with nothing outstanding and nothing
-    /// of this DCI in `cq`, its CQ; `cur_post` then is libmlx5's own position for this QP.
+    /// of this DCI in `cq`, its CQ; `cur_post` then is libmlx5's own position for this QP. The
+    /// direct writer rings BlueFlame on the register libmlx5 gave this DCI: no other thread may
+    /// post on a QP of this context meanwhile (the register may be shared).
     ///
     /// # Errors
     /// As [`DciBuilder::build`] for the direct backend's `mlx5dv_init_obj`.

@@ -73,6 +73,7 @@ impl std::fmt::Debug for DcKey {
     }
 }
 
+#[allow(clippy::too_many_arguments)] // the DCT's and the DCI's creation, each a few of them
 fn create_dc_qp(
     pd: &Pd,
     cq: &Cq,
@@ -80,11 +81,15 @@ fn create_dc_qp(
     cap: raw::ibv_qp_cap,
     send_ops: u64,
     dv: &mut raw::mlx5dv_qp_init_attr,
+    own_register: Option<&crate::direct::register::OwnRegister>,
     op: &'static str,
 ) -> Result<(NonNull<raw::ibv_qp>, raw::ibv_qp_cap)> {
     let atomic_ops = u64::from(raw::IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | raw::IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
     let ctx = pd.context();
     let mut attr = init_attr_ex(pd, cq, srq, cap, raw::IBV_QPT_DRIVER, send_ops);
+    if let Some(own) = own_register {
+        attr.pd = own.pd();
+    }
     // SAFETY: the context, PD, CQ and SRQ are live; both attribute structs are initialised.
     let qp = unsafe { raw::mlx5dv_create_qp(ctx.as_raw(), &mut attr, dv) };
     // The library writes back the capacities it actually created (mlx5: rounded up).

@@ -170,6 +170,7 @@ impl<'a> DctBuilder<'a> {
             raw::ibv_qp_cap::default(),
             0,
             &mut dv,
+            None,
             "mlx5dv_create_qp (DCT)",
         )?;
         let mut dct = Dct {

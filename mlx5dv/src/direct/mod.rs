@@ -29,14 +29,20 @@
 //! ([`crate::sq`]) and the ring has room for its basic blocks past the last retired request's
 //! (a DC request spans 1 to several blocks), so an unretired WQE is never overwritten.
 //!
-//! Known limit: libmlx5 serialises a BlueFlame register that several QPs share (`need_lock`,
-//! medium-latency bfregs) with a lock the direct writer cannot take; `mlx5dv_init_obj` does not
-//! say whether the register is shared. The direct writer keeps its own offset, as UCX does.
+//! The BlueFlame register: libmlx5 serialises a register several of its QPs share with a lock
+//! the direct writer cannot take, so each direct QP is created on a thread domain of its own and
+//! gets a register nobody else writes (`register`); without one, only 8-byte doorbells.
+//!
+//! What libmlx5 does for its own QPs and the crate does for direct ones: cleaning the CQ of a
+//! QP's completions at RESET and destroy (`cq_ring`); the WQE signature when the QP was created
+//! with signatures (`MLX5_QP_SIGNATURE`); rdma-core's barriers (`barrier`: x86_64 and aarch64
+//! only; refused elsewhere).
 
-mod barrier;
+pub(crate) mod barrier;
 pub(crate) mod cq_ring;
 pub(crate) mod cqe;
 pub(crate) mod probe;
+pub(crate) mod register;
 mod sq;
 
 pub(crate) use sq::DirectSq;
@@ -51,5 +57,22 @@ pub enum SendBackend {
     /// its send CQ must be a direct one (`Context::create_direct_cq`), whose completions the
     /// crate reads itself; an RC QP's receives go to an ordinary CQ
     /// (`Pd::create_rc_qp_split`).
+    ///
+    /// What it requires and costs:
+    /// - x86_64 or aarch64, where it has rdma-core's barriers; elsewhere a direct CQ or QP is
+    ///   refused with EOPNOTSUPP.
+    /// - A BlueFlame register of the QP's own: each direct QP is created on a thread domain and
+    ///   parent domain of its own (`ibv_alloc_td`, `ibv_alloc_parent_domain`, as UCX does for
+    ///   its DCIs), which libmlx5 serves from a dynamic UAR: one BlueFlame register per QP out of
+    ///   the context's dynamic ones (mlx5_ib offers 1024 per context). Where the provider gives
+    ///   no thread domain (none left, or none supported), the QP rings the 8-byte doorbell only:
+    ///   correct, without BlueFlame's latency gain for single requests. A register libmlx5
+    ///   shares between QPs is never written with BlueFlame, because libmlx5 guards it with a
+    ///   lock the crate cannot take.
+    /// - A QP is posted to from one thread at a time (it is `Send`, not `Sync`), and its direct
+    ///   CQ is read under a lock of the crate's, taken once per poll; a QP's RESET or destroy
+    ///   takes it too, to clean the QP's completions out (as libmlx5 cleans its own CQs).
+    /// - `MLX5_QP_SIGNATURE` set in the environment makes libmlx5 create every QP with WQE
+    ///   signatures, which the writer then computes for each WQE as libmlx5 does.
     Direct,
 }

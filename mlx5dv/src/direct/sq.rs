@@ -26,6 +26,9 @@ pub(crate) struct DirectSq {
     bf_size: u32,
     /// libmlx5's `prefer_bf` (MLX5_POST_SEND_PREFER_BF, default on).
     prefer_bf: bool,
+    /// The QP was created with WQE signatures (libmlx5's `wq_sig`: MLX5_QP_SIGNATURE set):
+    /// each WQE carries one.
+    wq_sig: bool,
     /// `qp_num << 8`.
     qpn8: u32,
     /// libmlx5's `sq.cur_post`.
@@ -51,9 +54,18 @@ pub(crate) struct DirectSq {
 
 impl DirectSq {
     /// Finds `qp`'s send ring, doorbell record and BlueFlame register (`mlx5dv_init_obj`).
-    /// `max_send_wr`: the count's capacity (sizes the per-request ring).
-    pub(crate) fn new(qp: NonNull<raw::ibv_qp>, max_send_wr: u32, device: &str) -> Result<DirectSq> {
+    /// `max_send_wr`: the count's capacity (sizes the per-request ring). `own_register`: the QP
+    /// was created on a thread domain of its own, so its register is the writer's alone
+    /// (`super::register`); otherwise it may be one libmlx5 shares under its lock, and only
+    /// 8-byte doorbells are rung there.
+    pub(crate) fn new(
+        qp: NonNull<raw::ibv_qp>,
+        max_send_wr: u32,
+        own_register: bool,
+        device: &str,
+    ) -> Result<DirectSq> {
         const OP: &str = "mlx5dv_init_obj (direct send queue)";
+        super::barrier::refuse_unsupported(OP, std::env::consts::ARCH).map_err(|e| e.on(device))?;
         // SAFETY: all-zero is a valid mlx5dv_qp (pointers and integers).
         let mut out: raw::mlx5dv_qp = unsafe { std::mem::zeroed() };
         // SAFETY: all-zero is a valid mlx5dv_obj; only the QP member is asked for.
@@ -92,8 +104,12 @@ impl DirectSq {
         let qp_num = unsafe { (*qp.as_ptr()).qp_num };
         // SAFETY: the record has the receive word then the send word.
         let dbrec = unsafe { out.dbrec.add(raw::MLX5_SND_DBR as usize) };
-        let bf_size = if shut_up_bf { 0 } else { out.bf.size };
+        let bf_size = if shut_up_bf || !own_register { 0 } else { out.bf.size };
         let prefer_bf = env_on("MLX5_POST_SEND_PREFER_BF", true);
+        // libmlx5's create_qp asks mlx5_ib for MLX5_QP_FLAG_SIGNATURE whenever the variable is
+        // set, whatever its value (providers/mlx5/verbs.c), and the device then checks every
+        // WQE's signature: read now, as libmlx5 read it creating this QP.
+        let wq_sig = std::env::var_os("MLX5_QP_SIGNATURE").is_some();
         // SAFETY: as above, from `mlx5dv_init_obj`.
         Ok(unsafe {
             DirectSq::on_ring(
@@ -103,6 +119,7 @@ impl DirectSq {
                 out.bf.reg.cast(),
                 bf_size,
                 prefer_bf,
+                wq_sig,
                 qp_num,
                 max_send_wr,
             )
@@ -122,6 +139,7 @@ impl DirectSq {
         bf_reg: *mut u8,
         bf_size: u32,
         prefer_bf: bool,
+        wq_sig: bool,
         qp_num: u32,
         max_send_wr: u32,
     ) -> DirectSq {
@@ -133,6 +151,7 @@ impl DirectSq {
             bf_reg,
             bf_size,
             prefer_bf,
+            wq_sig,
             qpn8: qp_num << 8,
             cur_post: Cell::new(0),
             batch_post: Cell::new(0),
@@ -256,6 +275,10 @@ impl DirectSq {
         // SAFETY: the ring has room for `bbs` blocks from `cur` (checked above, nothing
         // unretired there); every write below stays in the ring, wrapping at its end.
         unsafe { self.write(cur, ds, op, dest, data, flags) };
+        if self.wq_sig {
+            // SAFETY: the request's `ds` units from block `cur`, just written.
+            unsafe { self.sign(cur, ds) };
+        }
         let next = cur.wrapping_add(bbs);
         self.cur_post.set(next);
         self.room.set(self.room.get() - bbs);
@@ -268,6 +291,34 @@ impl DirectSq {
             self.inline.set(true);
         }
         Ok(())
+    }
+
+    /// libmlx5's `wq_sig` (`_common_wqe_finalize`): the WQE's signature byte (control segment
+    /// byte 8, 0 until then) becomes the inverted xor of its `ds` 16-byte units. The units are
+    /// read as the device fetches them, wrapping at the ring's end (libmlx5's `calc_sig` reads
+    /// on past `qend`, which for a WQE that wraps is not what the device checks).
+    ///
+    /// # Safety
+    /// The request's `ds` units from block `cur` are written, in the ring.
+    #[cold]
+    unsafe fn sign(&self, cur: u32, ds: u32) {
+        let idx = (cur & (self.wqe_cnt - 1)) as usize;
+        // SAFETY: `idx` is below `wqe_cnt`: a block of the ring.
+        let ctrl = unsafe { self.buf.as_ptr().add(idx * BB) };
+        let mut p = ctrl;
+        let mut x = 0u8;
+        for _ in 0..ds * 16 {
+            // SAFETY: within the request's units, wrapping at `qend` (per the contract).
+            unsafe {
+                x ^= p.read();
+                p = p.add(1);
+            }
+            if p == self.qend {
+                p = self.buf.as_ptr();
+            }
+        }
+        // SAFETY: byte 8 of the control segment.
+        unsafe { ctrl.add(8).write(!x) };
     }
 
     /// # Safety
@@ -447,8 +498,8 @@ impl DirectSq {
     }
 
     /// Copies `blocks` 64-byte blocks from `src` (wrapping at the ring's end) to the register,
-    /// 16 bytes a store where the target has them (as rdma-core's `mmio_memcpy_x64`); the
-    /// barriers around the call keep the stores from being dropped or moved out.
+    /// in ascending order, block by block, as rdma-core's `mmio_memcpy_x64` does; the barriers
+    /// around the call keep the stores from being dropped or moved out.
     ///
     /// # Safety
     /// `reg` has room for them; `src` is a block of the ring.
@@ -458,7 +509,7 @@ impl DirectSq {
             // SAFETY: per the contract: 64 bytes within a block of the ring, to 64 bytes of
             // the register.
             unsafe {
-                std::ptr::copy_nonoverlapping(src, reg.add(b * BB), BB);
+                super::barrier::mmio_copy_64(reg.add(b * BB), src);
                 src = src.add(BB);
             }
             if src == self.qend {
@@ -563,6 +614,10 @@ mod tests {
     }
 
     fn direct_sq(f: &mut Fake, wqe_cnt: u32, max_send_wr: u32) -> DirectSq {
+        direct_sq_signed(f, wqe_cnt, max_send_wr, false)
+    }
+
+    fn direct_sq_signed(f: &mut Fake, wqe_cnt: u32, max_send_wr: u32, wq_sig: bool) -> DirectSq {
         let buf = NonNull::new(f.ring.as_mut_ptr().cast::<u8>()).unwrap();
         let dbrec = f.dbrec.as_mut_ptr().wrapping_add(1);
         // SAFETY: `f` outlives the queue in the test (ring of `wqe_cnt` blocks, 2 BlueFlame
@@ -575,6 +630,7 @@ mod tests {
                 f.bf.as_mut_ptr().cast(),
                 256,
                 true,
+                wq_sig,
                 0x123,
                 max_send_wr,
             )
@@ -707,5 +763,42 @@ mod tests {
         d.abort();
         q.sq.abort();
         assert_eq!(d.cur_post.get(), 6, "an aborted batch gives its blocks back");
+    }
+
+    #[test]
+    fn a_qp_created_with_signatures_carries_each_wqes_inverted_xor_also_across_the_wrap() {
+        for (wq_sig, start) in [(true, 0), (true, 7), (false, 7)] {
+            let mut f = Fake::with_blocks(8);
+            let q = qp(direct_sq_signed(&mut f, 8, 8, wq_sig), 8, 8);
+            let d = q.direct().unwrap();
+            d.restart_at(0, start);
+            let remote = RemoteMemory {
+                addr: 0x1122_3344_5566_7788,
+                len: 64,
+                rkey: 0xAABB_CCDD,
+            };
+            let bytes: Vec<u8> = (1..=60).collect();
+            d.start();
+            d.post::<true>(
+                &q,
+                Op::Write(remote),
+                None,
+                Data::Inline(&bytes),
+                raw::IBV_SEND_SIGNALED,
+                5,
+            )
+            .unwrap();
+            d.commit();
+            let ring: Vec<u8> = f.ring.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            // The request's 6 units (96 bytes) as the device fetches them, from block `start`.
+            let wqe: Vec<u8> = (0..96).map(|i| ring[(start as usize * BB + i) % ring.len()]).collect();
+            let all = wqe.iter().fold(0u8, |x, b| x ^ b);
+            if wq_sig {
+                assert_eq!(all, 0xff, "from block {start}: the signature makes the WQE's xor 0xff");
+                assert_ne!(wqe[8], 0, "from block {start}");
+            } else {
+                assert_eq!(wqe[8], 0, "no signature on a QP created without");
+            }
+        }
     }
 }

@@ -385,7 +385,10 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
         },
         log_uar_size: 12,
         num_uars_per_page: 1,
-        num_dyn_bfregs: 0,
+        // mlx5_ib_alloc_ucontext: `calc_dynamic_bfregs` (4 KiB pages: MLX5_MAX_DYN_BFREGS,
+        // 1024), rounded to whole system pages: the registers libmlx5 hands to thread domains
+        // (`mlx5_attach_dedicated_uar`, legacy dynamic UARs mapped with MLX5_IB_MMAP_ALLOC_WC).
+        num_dyn_bfregs: 1024,
         ..Default::default()
     };
     cmd.respond_driver(dev, &resp)?;
