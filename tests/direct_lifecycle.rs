@@ -270,3 +270,38 @@ fn each_of_twenty_four_direct_dcis_rings_a_blueflame_register_no_other_qp_uses()
         assert!(got[0].status.is_success(), "{got:?}");
     }
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn adopting_a_dci_whose_cq_is_a_direct_one_is_refused_with_einval() {
+    let n = node();
+    let cq = n.ctx.create_cq(16).expect("CQ");
+    let direct_cq = n.ctx.create_direct_cq(16).expect("direct CQ");
+    let dci = DciBuilder::new(&n.mlx5, &n.pd, &cq)
+        .build_ready(n.port, MTU, RtsAttr::default())
+        .expect("wr-API DCI");
+    // SAFETY: the DCI's own live objects; the refusal adopts nothing (no second destroy).
+    let err = unsafe {
+        let qpx = std::ptr::NonNull::new(raw::ibv_qp_to_qp_ex(dci.as_raw())).unwrap();
+        let mqp = std::ptr::NonNull::new(raw::mlx5dv_qp_ex_from_ibv_qp_ex(qpx.as_ptr())).unwrap();
+        Dci::from_raw_parts(
+            qpx,
+            mqp,
+            mlx5dv::DciParts {
+                device: "mlx5_0",
+                cq: Some(&direct_cq),
+                caps: dci.caps(),
+                send_ops: 0,
+                dci_streams: false,
+                port: n.port,
+                pkey_index: 0,
+                mtu: raw::IBV_MTU_1024,
+                rts: RtsAttr::default(),
+            },
+        )
+    }
+    .err()
+    .expect("a direct CQ is refused");
+    assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
+    assert!(err.to_string().contains("direct CQ"), "{err}");
+}

@@ -304,7 +304,9 @@ fn anonymous_and_file_mappings_carry_dc_writes() {
         l.pd.register(MmapBuf::anonymous(8192).unwrap(), Access::LOCAL_WRITE)
             .unwrap();
     src.write(4096, b"from an anonymous mapping").unwrap();
-    let path = std::env::temp_dir().join(format!("mlx5dv-ownership-{}", std::process::id()));
+    // A tmpfs file: Linux 6.5+ pins a shared file mapping for writing only there (or on
+    // hugetlbfs); a writable registration of a page-cache file's mapping is refused below.
+    let path = std::path::Path::new("/dev/shm").join(format!("mlx5dv-ownership-{}", std::process::id()));
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -313,7 +315,9 @@ fn anonymous_and_file_mappings_carry_dc_writes() {
         .open(&path)
         .unwrap();
     file.set_len(8192).unwrap();
-    let dst = l.pd.register(MmapBuf::file(&file, 0, 8192).unwrap(), RW).unwrap();
+    // SAFETY: a file of this test's own, mapped once, written by nobody else while mapped.
+    let map = unsafe { MmapBuf::file(&file, 0, 8192) }.unwrap();
+    let dst = l.pd.register(map, RW).unwrap();
     l.write(
         src.sge(4096, 25).unwrap(),
         dst.remote().unwrap().slice(4096 + 10, 25).unwrap(),
@@ -503,4 +507,51 @@ fn a_pool_without_an_mtu_takes_the_ports_active_mtu_and_a_dct_gives_its_address(
     )
     .expect("a pool at the port's active MTU");
     assert_eq!(pool.dcis().count(), 1);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_writable_registration_of_a_page_cache_files_mapping_fails_with_efault_naming_the_restriction_and_read_only_passes()
+{
+    let l = Loop::new();
+    // The build's own directory: a disk filesystem, never tmpfs.
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mlx5dv-pin-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    file.set_len(8192).unwrap();
+    // SAFETY: a file of this test's own, written by nobody else while mapped.
+    let map = unsafe { MmapBuf::file(&file, 0, 8192) }.unwrap();
+    let strict =
+        std::env::var("SOFT_MLX5_PROFILE").is_ok() && std::env::var("SOFT_MLX5_PIN_STRICT").as_deref() != Ok("0");
+    let map = match l.pd.register(map, RW) {
+        Ok(mr) => {
+            // A kernel before 6.5 (or a hugetlbfs/tmpfs target dir) pins it.
+            assert!(
+                !strict,
+                "soft-mlx5 pins as Linux 6.5+ does: this registration must fail"
+            );
+            println!("a writable file registration passed here (kernel before 6.5?)");
+            mr.deregister().unwrap()
+        }
+        Err(back) => {
+            assert_eq!(back.error.errno(), Some(libc::EFAULT), "{}", back.error);
+            let text = back.error.to_string();
+            assert!(
+                text.contains("tmpfs") && text.contains("writable_file_mapping_allowed"),
+                "{text}"
+            );
+            back.value
+        }
+    };
+    // Read-only: no write pin, so it passes everywhere; the mapping came back intact.
+    let ro =
+        l.pd.register(map, Access::REMOTE_READ)
+            .expect("a read-only registration");
+    drop(ro.deregister().unwrap());
+    std::fs::remove_file(&path).unwrap();
 }

@@ -140,6 +140,7 @@ fn a_full_send_queue_is_refused_before_any_library_call_and_the_batch_stays_usab
                 ..fake_dci_parts()
             },
         )
+        .expect("no CQ given: nothing to refuse")
     });
     let mut batch = dci.batch();
     for i in 0..4 {

@@ -109,9 +109,9 @@ impl Pd {
     /// so the crate names each send completion by its WQE, as on a DC initiator: any `wr_id`s
     /// (duplicates, 0) come back exactly, and a failed completion retires its own request only.
     /// Unlike the wr API backend, posting is not refused after a failure (EIO): the QP is in
-    /// ERR and the device completes what is posted then as flushed. Poll every completion of
-    /// the QP before [`RcQp::reset`]: the direct CQ is not cleaned at the RESET, and a stale
-    /// entry would name a WQE a new request takes.
+    /// ERR and the device completes what is posted then as flushed. [`RcQp::reset`] cleans the
+    /// QP's unread completions out of the direct CQ (as libmlx5 cleans its own CQs): poll them
+    /// first if they matter.
     ///
     /// # Errors
     /// EINVAL when the CQs do not suit the backend: a direct backend whose `send_cq` is not

@@ -523,14 +523,17 @@ pub mod fake {
         // handles are never dropped, so no destroy call reaches them.
         unsafe {
             FakeQps {
-                dci: ManuallyDrop::new(Dci::from_raw_parts(
-                    qpx,
-                    mqp,
-                    DciParts {
-                        caps,
-                        ..fake_dci_parts()
-                    },
-                )),
+                dci: ManuallyDrop::new(
+                    Dci::from_raw_parts(
+                        qpx,
+                        mqp,
+                        DciParts {
+                            caps,
+                            ..fake_dci_parts()
+                        },
+                    )
+                    .expect("no CQ given: nothing to refuse"),
+                ),
                 rc: ManuallyDrop::new(RcQp::from_raw_parts(qpx, ALL_OPS, caps, "fake0")),
                 ah: ManuallyDrop::new(Ah::from_raw(NonNull::new(0x1000 as *mut raw::ibv_ah).unwrap())),
             }

@@ -200,8 +200,10 @@ impl Cq {
     /// `Ok(0)`). mlx5 returns -2 (CQ_POLL_ERR, reported as EIO with a hint that names it) for
     /// a completion naming a QP or SRQ the context does not know. On a direct CQ
     /// ([`Context::create_direct_cq`]): EPROTO for an entry that is not a requester completion
-    /// of a direct QP reporting there (a receive, a QP of the wr API or of another CQ, a
-    /// destroyed QP's entry not cleaned, an inline-scattered or compressed CQE), consumed.
+    /// of a direct QP reporting there (a receive, a QP of the wr API or of another CQ, an
+    /// inline-scattered or compressed CQE), consumed. A direct QP's entries leave the CQ when
+    /// it is reset or destroyed, as libmlx5 cleans its own CQs; one met while its destroy runs
+    /// on another thread is consumed and not reported.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
         if let Some(deferred) = self.deferred_error.take() {

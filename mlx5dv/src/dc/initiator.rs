@@ -466,11 +466,19 @@ impl Dci<state::Rts> {
     /// completions without giving their credit back. Otherwise every completion of this DCI
     /// must be reported, once, with [`Dci::report_completion`], from the thread that holds
     /// the DCI (the credit is the DCI's own state, which is not `Sync`).
+    ///
+    /// # Errors
+    /// EINVAL when `parts.cq` is a direct CQ ([`crate::Context::create_direct_cq`]): the
+    /// adopted DCI posts through libmlx5's wr API, whose completions a direct CQ cannot map to
+    /// requests (each would be refused, and the DCI never get its credit back).
     pub unsafe fn from_raw_parts(
         qpx: NonNull<raw::ibv_qp_ex>,
         mqp: NonNull<raw::mlx5dv_qp_ex>,
         parts: DciParts<'_>,
-    ) -> Dci<state::Rts> {
+    ) -> Result<Dci<state::Rts>> {
+        if let Some(cq) = parts.cq {
+            cq.refuse_if_direct("Dci::from_raw_parts", "DCI adopted on the wr API")?;
+        }
         let raw_qp = QpRaw {
             qp: qpx.cast(),
             qpx,
@@ -491,7 +499,7 @@ impl Dci<state::Rts> {
         if let Some(cq) = parts.cq {
             raw_qp.register(cq);
         }
-        Dci {
+        Ok(Dci {
             raw: raw_qp,
             port: parts.port,
             pkey_index: parts.pkey_index,
@@ -499,7 +507,7 @@ impl Dci<state::Rts> {
             rts: parts.rts,
             _state: PhantomData,
             _not_sync: PhantomData,
-        }
+        })
     }
 
     /// Gives back the send-queue credit of one completion of this DCI polled elsewhere than
@@ -532,12 +540,11 @@ impl Dci<state::Rts> {
     /// Brings a DCI that went to ERR (after a failed request) back to RTS with every setting
     /// it was brought up with (port, P_Key index, MTU, RTS timing): RESET, INIT, RTR, RTS.
     ///
-    /// Poll the CQ first: the RESET step makes libmlx5 discard this DCI's completions still in
-    /// the CQ (`mlx5_modify_qp` -> `mlx5_cq_clean`), so whatever was not polled before the call
-    /// is gone after it. The caller owns the CQ and must drain it. On the direct backend
-    /// ([`SendBackend::Direct`]) libmlx5 does not clean the direct CQ, and the send queue restarts
-    /// at WQE index 0 (as libmlx5's does): drain this DCI's completions before the call, so that
-    /// none is left to be taken for a new request's ([`crate::DciPool`] cleans its CQ itself).
+    /// Poll the CQ first if its completions matter: the RESET step discards this DCI's
+    /// completions still in the CQ (libmlx5's `mlx5_modify_qp` -> `mlx5_cq_clean`; on the
+    /// direct backend ([`SendBackend::Direct`]) the crate cleans the direct CQ the same way,
+    /// since libmlx5 leaves it alone), so whatever was not polled before the call is gone after
+    /// it, and none can be taken for a request posted after it.
     ///
     /// # Errors
     /// The failing transition; the DCI comes back (in an unknown state: call again or drop it).

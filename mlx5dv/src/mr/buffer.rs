@@ -144,10 +144,31 @@ impl MmapBuf {
     /// `len` bytes of `file` from `offset` (a multiple of the page size), shared: writes reach
     /// the file.
     ///
+    /// Registering it writable ([`Access::LOCAL_WRITE`](crate::Access::LOCAL_WRITE), which
+    /// remote write and atomics need) pins its pages for writing, which Linux 6.5+ refuses for
+    /// files on page-cache filesystems such as ext4 or xfs (`ibv_reg_mr` fails with EFAULT):
+    /// there, map a file on tmpfs (`/dev/shm`) or hugetlbfs, or register it read-only.
+    ///
+    /// # Safety
+    /// The file's pages are shared with every other mapping of the file, in this process and
+    /// others, and with writes through the file itself: [`MmapBuf::as_slice`] and
+    /// [`MmapBuf::as_mut_slice`] hand out references that must not see bytes change under them.
+    /// So, while this mapping lives, nobody else may modify the mapped range: no other mapping
+    /// writes it, no process writes or truncates the file (as `memmap2::MmapMut::map_mut`
+    /// asks). Bytes the adapter writes while the region is registered are not affected: a
+    /// registered `MmapBuf` hands out no slice ([`crate::Mr::read`] copies).
+    ///
+    /// Safe code cannot map a file (its slices could change under it):
+    ///
+    /// ```compile_fail,E0133
+    /// let file = std::fs::File::open("/dev/zero").unwrap();
+    /// let map = mlx5dv::MmapBuf::file(&file, 0, 4096);
+    /// ```
+    ///
     /// # Errors
     /// EINVAL for 0 bytes or an unaligned offset; `mmap`'s errno (EACCES when the file is not
     /// open for reading and writing).
-    pub fn file(file: &std::fs::File, offset: u64, len: usize) -> Result<MmapBuf> {
+    pub unsafe fn file(file: &std::fs::File, offset: u64, len: usize) -> Result<MmapBuf> {
         let offset = libc::off_t::try_from(offset)
             .map_err(|_| Error::invalid("mmap (file)", "the offset does not fit off_t"))?;
         Self::map(len, libc::MAP_SHARED, file.as_raw_fd(), offset, "mmap (file)")
@@ -186,8 +207,8 @@ impl MmapBuf {
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
-    /// The bytes, mutably (for a file mapping, other mappings of the file may change them:
-    /// use it only on files no one else maps).
+    /// The bytes, mutably (a file mapping's other writers are excluded by
+    /// [`MmapBuf::file`]'s contract).
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as above; &mut self is exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }

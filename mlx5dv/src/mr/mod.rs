@@ -225,11 +225,7 @@ impl Pd {
         match NonNull::new(mr) {
             Some(mr) => Ok(self.region(mr, ptr, ptr as u64, len, access, buf)),
             None => Err(Returned {
-                error: Error::last_os_error(
-                    "ibv_reg_mr",
-                    "registration failed: raise the locked-memory limit (ulimit -l) or register less",
-                )
-                .on(self.context().name()),
+                error: reg_mr_error(access).on(self.context().name()),
                 value: buf,
             }),
         }
@@ -245,27 +241,19 @@ impl Pd {
     /// As [`Pd::register`] (then `f` is not called).
     ///
     /// # Panics
-    /// Never; but if deregistration fails at the end (a memory window still bound to the
-    /// region), the process aborts: the adapter and peers could still write bytes whose
-    /// borrow is ending, and no safe program may see that.
+    /// Only where `f` panics (the panic goes on once the region is deregistered). If
+    /// deregistration fails at the end, after `f` returned or while its panic unwinds (a memory
+    /// window still bound to the region), the process aborts: the adapter and peers could
+    /// still write bytes whose borrow is ending, and no safe program may see that.
     pub fn register_borrowed<R>(
         &self,
         buf: &mut [u8],
         access: Access,
         f: impl FnOnce(&Mr<Borrowed<'_>>) -> R,
     ) -> Result<R> {
-        let mr = self.register(Borrowed::new(buf), access)?;
-        let out = f(&mr);
-        // Only `f` saw the region, through a shared reference: no other handle exists (a
-        // Borrowed region cannot be held by a pool), so deregistration is this call's to do.
-        if let Err(e) = mr.deregister() {
-            eprintln!(
-                "mlx5dv: {}; aborting: a borrowed buffer would stay writable by the adapter",
-                e.error
-            );
-            std::process::abort();
-        }
-        Ok(out)
+        let guard = DeregisterOrAbort(std::mem::ManuallyDrop::new(self.register(Borrowed::new(buf), access)?));
+        // The guard deregisters when `f` returns and when it unwinds alike.
+        Ok(f(&guard.0))
     }
 
     /// Registers `len` bytes at `ptr` that the region does not own.
@@ -568,6 +556,41 @@ impl Mr<DmaBuf> {
     #[inline]
     pub fn sge(&self, offset: usize, len: usize) -> Result<Sge<'_>> {
         self.sge_in(offset, len)
+    }
+}
+
+/// The error of a failed `ibv_reg_mr` (errno read first), with what it means here.
+fn reg_mr_error(access: Access) -> Error {
+    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    // ib_umem_get pins with FOLL_WRITE for a writable region (remote write and atomics imply
+    // local write).
+    let hint = if errno == libc::EFAULT && access.contains(Access::LOCAL_WRITE) {
+        "the kernel would not pin the pages for writing: Linux 6.5+ refuses a writable registration of a MAP_SHARED mapping of a file on a page-cache filesystem such as ext4 or xfs (mm/gup.c, writable_file_mapping_allowed); map a file on tmpfs or hugetlbfs, use anonymous memory, or register the file without write access"
+    } else if errno == libc::EFAULT {
+        "the kernel could not pin the pages: is every byte of the buffer mapped?"
+    } else {
+        "registration failed: raise the locked-memory limit (ulimit -l) or register less"
+    };
+    Error::from_errno("ibv_reg_mr", errno, hint)
+}
+
+/// [`Pd::register_borrowed`]'s region: deregistered when the call ends, normally or by a
+/// panic of its closure, or the process aborts.
+struct DeregisterOrAbort<'a>(std::mem::ManuallyDrop<Mr<Borrowed<'a>>>);
+
+impl Drop for DeregisterOrAbort<'_> {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; the guard is not used after its drop.
+        let mr = unsafe { std::mem::ManuallyDrop::take(&mut self.0) };
+        // Only the closure saw the region, through a shared reference: no other handle exists
+        // (a Borrowed region cannot be held by a pool), so deregistration is the guard's.
+        if let Err(e) = mr.deregister() {
+            eprintln!(
+                "mlx5dv: {}; aborting: a borrowed buffer would stay writable by the adapter",
+                e.error
+            );
+            std::process::abort();
+        }
     }
 }
 
