@@ -300,8 +300,7 @@ fn adopting_a_dci_whose_cq_is_a_direct_one_is_refused_with_einval() {
             },
         )
     }
-    .err()
-    .expect("a direct CQ is refused");
+    .expect_err("a direct CQ is refused");
     assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
     assert!(err.to_string().contains("direct CQ"), "{err}");
 }
