@@ -47,6 +47,24 @@ impl DcPeer {
     pub fn ah(&self) -> &Ah {
         &self.ah
     }
+
+    /// Whether `other` names the same DC target: the same DCT number and key, reached at the
+    /// same remote LID and GID (one AH, or address vectors that agree). Where an address
+    /// cannot be read (an adopted AH, another provider's) the DCT number and key decide: for
+    /// the pool, which fails such endpoints together, that is the safe side.
+    pub(crate) fn same_target(&self, other: &DcPeer) -> bool {
+        let (a, b) = (&self.dest, &other.dest);
+        if a.dctn != b.dctn || a.key != b.key {
+            return false;
+        }
+        if a.ah == b.ah || a.av.is_null() || b.av.is_null() {
+            return true;
+        }
+        // SAFETY: both address vectors belong to AHs these peers hold (alive), which libmlx5
+        // wrote at their creation and never changes.
+        let (x, y) = unsafe { (&*a.av, &*b.av) };
+        x.rlid == y.rlid && x.rgid == y.rgid
+    }
 }
 
 // SAFETY: `dest.ah` and `dest.av` point into the AH that `ah` keeps alive; an AH is immutable and

@@ -147,6 +147,15 @@ impl<'m> Request<'m> {
         }
     }
 
+    /// Whether the device writes into the local buffer (an RDMA read's data, an atomic's old
+    /// value): its region then needs [`crate::Access::LOCAL_WRITE`].
+    pub fn writes_local(&self) -> bool {
+        matches!(
+            self,
+            Request::Read { .. } | Request::CompareSwap { .. } | Request::FetchAdd { .. }
+        )
+    }
+
     /// The same request with its local buffer replaced by `f`'s.
     pub(crate) fn map_local<'n, E>(self, f: impl FnOnce(Sge<'m>) -> Result<Sge<'n>, E>) -> Result<Request<'n>, E> {
         Ok(match self {
