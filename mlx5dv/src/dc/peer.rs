@@ -63,7 +63,10 @@ impl DcPeer {
         // SAFETY: both address vectors belong to AHs these peers hold (alive), which libmlx5
         // wrote at their creation and never changes.
         let (x, y) = unsafe { (&*a.av, &*b.av) };
-        x.rlid == y.rlid && x.rgid == y.rgid
+        // On RoCE (a remote MAC) libmlx5 keeps a UDP source port in `rlid`: the MAC and GID
+        // name the target there; on InfiniBand the LID (and the GID with a GRH).
+        let roce = x.rmac != [0; 6] || y.rmac != [0; 6];
+        x.rgid == y.rgid && x.rmac == y.rmac && (roce || x.rlid == y.rlid)
     }
 }
 
