@@ -479,6 +479,8 @@ fn a_pool_cq_smaller_than_its_dcis_send_queues_is_refused_naming_the_sizes() {
     let err = DciPool::new(&mlx5, &pd, cq, cfg)
         .err()
         .expect("a CQ too small is refused");
+    assert_eq!(err.value.capacity(), capacity, "the CQ comes back");
+    let err = err.error;
     assert_eq!(err.errno(), Some(libc::EINVAL));
     let text = err.to_string();
     assert!(
@@ -905,16 +907,20 @@ fn a_pool_refuses_a_cq_a_dct_reports_to_and_reports_a_completion_no_dci_owns_nev
         max_send_wr: 16,
         ..PoolConfig::default()
     };
-    let err = DciPool::new(&mlx5, &pd, shared, cfg)
+    let refused = DciPool::new(&mlx5, &pd, shared, cfg)
         .err()
         .expect("a CQ a DCT reports to is refused");
-    assert_eq!(err.errno(), Some(libc::EINVAL));
-    let text = err.to_string();
+    assert_eq!(refused.error.errno(), Some(libc::EINVAL));
+    let text = refused.error.to_string();
     assert!(
         text.starts_with("DciPool::new") && text.contains("CQ of its own"),
         "{text}"
     );
-    drop(dct);
+    // The CQ comes back, still the DCT's, with nothing of the pool left on it.
+    let shared = refused.into_inner();
+    let mut rxc = [Completion::default(); 4];
+    assert_eq!(shared.poll(&mut rxc).unwrap(), 0);
+    drop((dct, shared));
     if test_backend() == mlx5dv::SendBackend::Direct {
         // A DCT cannot report to a direct CQ at all (refused at its creation).
         return;
@@ -1249,7 +1255,10 @@ fn streams_on_a_device_without_dci_streams_are_refused_by_dcipool_new_saying_use
         mtu_bytes: Some(MTU),
         ..test_pool_config()
     };
-    let err = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 64), cfg).err().expect("refused");
+    let err = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 64), cfg)
+        .err()
+        .expect("refused")
+        .error;
     assert_eq!((err.op(), err.errno()), ("DciPool::new", Some(libc::EOPNOTSUPP)));
     assert!(err.to_string().contains("use another Policy"), "{err}");
 }

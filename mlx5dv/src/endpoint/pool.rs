@@ -5,7 +5,7 @@ use crate::cq::{Completion, Cq, WcStatus};
 use crate::dc::{Dci, DciBuilder, Mlx5Context};
 use crate::direct::SendBackend;
 use crate::error::{Error, Result, StaticError};
-use crate::mr::{Held, Mr, Sge};
+use crate::mr::{Held, Mr, Returned, Sge};
 use crate::pd::Pd;
 use crate::qp::{state::Rts, QpState, RtsAttr};
 use std::collections::VecDeque;
@@ -248,8 +248,34 @@ impl DciPool {
     /// with [`Policy::Streams`], EOPNOTSUPP on a device without DCI streams and EINVAL for
     /// more streams (or errored streams) than it reports, both before any DCI is created; the
     /// DCI creation and transitions with their errors (EOPNOTSUPP for atomics the device
-    /// lacks, named before any library call).
-    pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> Result<Self> {
+    /// lacks, named before any library call). The CQ comes back with the error
+    /// ([`Returned`]; `?` turns it into the [`Error`]), the DCIs made so far destroyed.
+    pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> std::result::Result<Self, Returned<Cq>> {
+        match Self::build_slots(mlx5, pd, &cq, cfg) {
+            Ok((slots, needed, reset_streams)) => Ok(DciPool {
+                cq,
+                pd: pd.clone(),
+                policy: cfg.policy,
+                slots,
+                eps: Vec::with_capacity(cfg.max_endpoints),
+                held: Vec::new(),
+                scratch: vec![Completion::default(); SCRATCH],
+                foreign: VecDeque::with_capacity(SCRATCH),
+                unposted: VecDeque::with_capacity(needed),
+                reset_streams,
+                waiting: false,
+                recovered: Recoveries::default(),
+                deferred: None,
+                next_token: 0,
+            }),
+            // The DCIs made so far are gone: nothing of the pool reports to the CQ any more.
+            Err(error) => Err(Returned { error, value: cq }),
+        }
+    }
+
+    /// What [`DciPool::new`] checks and builds on `cq`: the DCIs' slots, the requests they
+    /// can have outstanding together, and whether stream errors are recovered per stream.
+    fn build_slots(mlx5: &Mlx5Context, pd: &Pd, cq: &Cq, cfg: PoolConfig) -> Result<(Vec<Slot>, usize, bool)> {
         const OP: &str = "DciPool::new";
         if cfg.dcis == 0 || cfg.dcis > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
             return Err(Error::invalid(
@@ -286,7 +312,7 @@ impl DciPool {
         };
         let mut slots = Vec::with_capacity(cfg.dcis);
         for _ in 0..cfg.dcis {
-            let mut b = DciBuilder::new(mlx5, pd, &cq)
+            let mut b = DciBuilder::new(mlx5, pd, cq)
                 .max_send_wr(cfg.max_send_wr)
                 .backend(cfg.backend);
             if cfg.atomics {
@@ -317,22 +343,7 @@ impl DciPool {
                 cfg.dcis, slots[0].depth, cfg.max_send_wr
             )
         })?;
-        Ok(DciPool {
-            cq,
-            pd: pd.clone(),
-            policy: cfg.policy,
-            slots,
-            eps: Vec::with_capacity(cfg.max_endpoints),
-            held: Vec::new(),
-            scratch: vec![Completion::default(); SCRATCH],
-            foreign: VecDeque::with_capacity(SCRATCH),
-            unposted: VecDeque::with_capacity(needed as usize),
-            reset_streams: plan.is_some_and(|(_, p)| p.reset_streams),
-            waiting: false,
-            recovered: Recoveries::default(),
-            deferred: None,
-            next_token: 0,
-        })
+        Ok((slots, needed as usize, plan.is_some_and(|(_, p)| p.reset_streams)))
     }
 
     /// Adds an endpoint for `peer` (without a stream: the pool picks it under `Streams`).
