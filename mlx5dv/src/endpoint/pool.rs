@@ -768,7 +768,7 @@ impl DciPool {
                 i += 1;
                 continue;
             }
-            let failed = self.eps[p.ep as usize].failed.is_some();
+            let failed = self.eps[p.ep as usize].failed == Some(d);
             let other_stream = streams && slot.failed && !slot.erred[usize::from(p.stream)];
             if !(failed || other_stream) {
                 i += 1;
