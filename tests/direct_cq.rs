@@ -267,7 +267,8 @@ fn differential(pause: PauseFn, cqe_size: u32) {
         .expect("AH");
     let lib_cq = ctx.create_cq(CQ_ENTRIES).expect("libmlx5 CQ");
     let direct_cq = ctx.create_direct_cq(CQ_ENTRIES).expect("direct CQ");
-    let builder = DciBuilder::new(&mlx5, &pd, &lib_cq);
+    // A send queue the small CQ holds (DciBuilder::build refuses one it could overrun).
+    let builder = DciBuilder::new(&mlx5, &pd, &lib_cq).max_send_wr(4);
     let builder = if atomics { builder.with_atomics() } else { builder };
     let dci = builder.build_ready(port, MTU, RtsAttr::default()).expect("DCI");
     let mut rig = Rig {

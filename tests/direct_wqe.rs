@@ -800,8 +800,8 @@ fn a_direct_dci_needs_a_direct_cq_and_a_wr_api_dci_refuses_one_both_einval_namin
     let (ctx, port, _) = open();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
-    let plain = ctx.create_cq(64).unwrap();
-    let direct = ctx.create_direct_cq(64).unwrap();
+    let plain = ctx.create_cq(256).unwrap();
+    let direct = ctx.create_direct_cq(256).unwrap();
     let err = DciBuilder::new(&mlx5, &pd, &plain)
         .backend(SendBackend::Direct)
         .build()
@@ -834,7 +834,7 @@ fn a_direct_dci_refuses_a_peer_whose_adopted_ah_has_no_mlx5_address_vector_and_s
     let (ctx, port, gid_index) = open();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().unwrap();
-    let cq = ctx.create_direct_cq(64).unwrap();
+    let cq = ctx.create_direct_cq(256).unwrap();
     let dct_cq = ctx.create_cq(64).unwrap();
     let srq = pd.create_srq(16, 1).unwrap();
     let (_dct, mut addr) = dct(&mlx5, &pd, &dct_cq, &srq, port, gid_index, KEY, MTU, None);

@@ -560,7 +560,7 @@ fn asking_for_atomics_without_the_capability_fails_and_says_atomics() {
         return;
     }
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = TestCq::new(&hw.ctx, 16);
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(16, 1).unwrap();
     let err = hw
         .dct_builder(&mlx5, &pd, &cq, &srq)
@@ -592,7 +592,7 @@ fn inline_and_sge_lists_beyond_the_created_caps_are_refused_at_the_data_step_and
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = TestCq::new(&hw.ctx, 64);
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
@@ -767,7 +767,7 @@ fn recover_after_draining_the_cq_loses_no_completion_and_carries_traffic_again()
     let hw = hw();
     let mlx5 = hw.ctx.mlx5().expect("mlx5");
     let pd = hw.ctx.alloc_pd().unwrap();
-    let cq = TestCq::new(&hw.ctx, 64);
+    let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();

@@ -252,7 +252,7 @@ impl Loop {
         let pd = ctx.alloc_pd().expect("PD");
         let (rx_cq, srq, dct, peer) = target(&ctx, &pd, port, gid_index);
         let mlx5 = ctx.mlx5().expect("mlx5");
-        let cq = ctx.create_cq(64).expect("CQ");
+        let cq = ctx.create_cq(256).expect("CQ");
         let mtu = ctx.query_port(port).expect("port").active_mtu_bytes();
         let dci = DciBuilder::new(&mlx5, &pd, &cq)
             .build_ready(port, mtu, RtsAttr::default())

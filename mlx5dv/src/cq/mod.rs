@@ -389,6 +389,33 @@ impl Cq {
     pub(crate) fn core(&self) -> Arc<CqCore> {
         self.core.clone()
     }
+
+    /// How many queue pairs, DCTs and DCIs made by the crate report here (each holds the core;
+    /// an object adopted without this CQ is not counted).
+    pub(crate) fn reporters(&self) -> usize {
+        Arc::strong_count(&self.core) - 1
+    }
+
+    /// Refuses (EINVAL, for `op`) a CQ that cannot hold `needed` completions (each a signaled
+    /// request that may be outstanding at once); `what` says where the number comes from. The
+    /// one check of [`crate::DciPool::new`], [`crate::DciBuilder::build`] and
+    /// [`crate::endpoint::RcEndpoints::add`].
+    pub(crate) fn check_room(&self, op: &'static str, needed: u64, what: impl FnOnce() -> String) -> Result<()> {
+        let capacity = self.capacity();
+        if needed > u64::from(capacity) {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "the CQ holds {capacity} completions but {} signals up to {needed} at once: a CQ that overruns stops \
+                     reporting completions and the requests hang; create the CQ with at least {needed} entries or use \
+                     fewer or shallower send queues",
+                    what()
+                ),
+            )
+            .on(self.context().name()));
+        }
+        Ok(())
+    }
 }
 
 /// The error of a failed start/next_poll, with what the code means.

@@ -146,8 +146,14 @@ impl<'a> DciBuilder<'a> {
 
     /// Creates the DCI (in RESET).
     ///
+    /// Every request may be signaled, so the CQ must hold a completion for each request the
+    /// send queue can have outstanding (`max_send_wr` as the library rounded it): a CQ that
+    /// overruns stops reporting completions and the requests hang. DCIs sharing a CQ must
+    /// fit it together; that sum is the caller's to keep (a [`crate::DciPool`] checks it).
+    ///
     /// # Errors
-    /// EINVAL for a zero send queue; with streams, EOPNOTSUPP when the device reports no DCI
+    /// EINVAL for a zero send queue, and for a CQ smaller than the send queue (the message
+    /// names both sizes; the DCI is destroyed); with streams, EOPNOTSUPP when the device reports no DCI
     /// streams and EINVAL for sizes beyond its `dci_streams_caps` (both before any library
     /// call); EINVAL when the backend and the CQ do not match (the direct backend needs a CQ
     /// from `Context::create_direct_cq`, which serves only the direct backend);
@@ -200,6 +206,21 @@ impl<'a> DciBuilder<'a> {
             own_register.as_ref(),
             "mlx5dv_create_qp (DCI)",
         )?;
+        // Every request may be signaled: the CQ must hold the whole send queue (as the library
+        // rounded it), or it overruns and stops reporting completions.
+        if let Err(e) = self
+            .cq
+            .check_room("DciBuilder::build", u64::from(caps.max_send_wr), || {
+                format!(
+                    "a DCI with max_send_wr {} (as the library rounded {})",
+                    caps.max_send_wr, self.cap.max_send_wr
+                )
+            })
+        {
+            // SAFETY: destroys the QP created above, which nothing else references.
+            unsafe { raw::ibv_destroy_qp(qp.as_ptr()) };
+            return Err(e);
+        }
         // SAFETY: created with send-ops flags, so the extended post API exists.
         let qpx = NonNull::new(unsafe { raw::ibv_qp_to_qp_ex(qp.as_ptr()) });
         let Some(qpx) = qpx else {
@@ -611,6 +632,16 @@ impl Dci<state::Rts> {
         )
     }
 
+    /// `mlx5dv_dci_stream_id_reset` on a DCI built with streams: 0, or the library's errno.
+    /// Makes no [`Error`] (a refusal allocates nothing: the pool's poll escalates on it).
+    pub(crate) fn reset_stream_code(&mut self, stream_id: u16) -> i32 {
+        if !self.raw.dci_streams {
+            return libc::EINVAL;
+        }
+        // SAFETY: the QP is a live mlx5 DCI with streams (checked above).
+        unsafe { raw::mlx5dv_dci_stream_id_reset(self.raw.qp.as_ptr(), stream_id) }
+    }
+
     /// Resets DCI stream `stream_id` after an error on it, without taking the DCI to ERR
     /// (`mlx5dv_dci_stream_id_reset`, rdma-core 37+).
     ///
@@ -623,8 +654,7 @@ impl Dci<state::Rts> {
                     .on(self.raw.device()),
             );
         }
-        // SAFETY: the QP is a live mlx5 DCI with streams.
-        let rc = unsafe { raw::mlx5dv_dci_stream_id_reset(self.raw.qp.as_ptr(), stream_id) };
+        let rc = self.reset_stream_code(stream_id);
         if rc != 0 {
             let hint = if rc == libc::EOPNOTSUPP {
                 // mlx5.c: not RTS, no qpc_extension cap, or max_log_num_errored == 0.

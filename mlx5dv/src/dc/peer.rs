@@ -47,6 +47,27 @@ impl DcPeer {
     pub fn ah(&self) -> &Ah {
         &self.ah
     }
+
+    /// Whether `other` names the same DC target: the same DCT number and key, reached at the
+    /// same remote LID and GID (one AH, or address vectors that agree). Where an address
+    /// cannot be read (an adopted AH, another provider's) the DCT number and key decide: for
+    /// the pool, which fails such endpoints together, that is the safe side.
+    pub(crate) fn same_target(&self, other: &DcPeer) -> bool {
+        let (a, b) = (&self.dest, &other.dest);
+        if a.dctn != b.dctn || a.key != b.key {
+            return false;
+        }
+        if a.ah == b.ah || a.av.is_null() || b.av.is_null() {
+            return true;
+        }
+        // SAFETY: both address vectors belong to AHs these peers hold (alive), which libmlx5
+        // wrote at their creation and never changes.
+        let (x, y) = unsafe { (&*a.av, &*b.av) };
+        // On RoCE (a remote MAC) libmlx5 keeps a UDP source port in `rlid`: the MAC and GID
+        // name the target there; on InfiniBand the LID (and the GID with a GRH).
+        let roce = x.rmac != [0; 6] || y.rmac != [0; 6];
+        x.rgid == y.rgid && x.rmac == y.rmac && (roce || x.rlid == y.rlid)
+    }
 }
 
 // SAFETY: `dest.ah` and `dest.av` point into the AH that `ah` keeps alive; an AH is immutable and

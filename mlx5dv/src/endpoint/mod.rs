@@ -10,7 +10,8 @@
 //! - [`Policy::DcsQuota`]: as `Dcs`, but an endpoint that has posted `quota` requests on its
 //!   DCI while others were refused posts no more until it has drained and given the DCI back;
 //! - [`Policy::Streams`]: every DCI is built with DCI streams and each endpoint has its own
-//!   (DCI, stream id): a failing peer errors its stream, not the DCI;
+//!   (DCI, stream id): a failing peer errors its stream, not the DCI (where the DCIs tolerate
+//!   an errored stream: see [`Policy::Streams`] for when the whole DCI is recovered instead);
 //! - [`Policy::Rand`]: each endpoint is bound to a pseudo-random DCI for its lifetime.
 //!
 //! Every request is signaled, and its completion comes back through [`DciPool::poll`] as an
@@ -19,12 +20,17 @@
 //! (RESET, RTS, or a stream reset; a stream reset the device refuses escalates to the full
 //! recovery) on its own, and re-posts, in their original order, the requests of the other
 //! endpoints that the failure flushed and that provably never left: without streams all of
-//! them (the DCI stops at the failing request), with streams those queued behind it on its
-//! own stream. A request of another stream flushed when the whole DCI went to ERR may have
-//! executed at its target: it is reported to its endpoint with `WrFlushErr`, once, never run
-//! twice. Each request completes exactly once. The CQ must hold a completion for every request
-//! the DCIs can have outstanding (checked at creation). The bookkeeping is allocated when the
-//! pool is created: posting and polling allocate nothing.
+//! them (the DCI stops at the failing request, and finishes with one DCT before it connects
+//! to another), with streams those queued behind it on its own stream. A flushed request
+//! that may have executed at its target is reported to its endpoint with `WrFlushErr`, once,
+//! never run twice: one of another stream when the whole DCI went to ERR, and one of any
+//! endpoint that reaches the failing endpoint's target (DCT number, LID/GID and key) over the
+//! same DCI (and stream), since requests to one DCT are pipelined: such an endpoint fails
+//! together with the failing one. Each request completes exactly once. The CQ must be the
+//! pool's alone (a DCT's or another QP's completions on it are reported as errors, never
+//! dropped) and hold a completion for every request the DCIs can have outstanding (both
+//! checked at creation). The bookkeeping is allocated when the pool is created: posting and
+//! polling allocate nothing, recoveries included.
 //!
 //! [`Endpoints`] puts RC (one connected QP per endpoint, [`RcEndpoints`]) and DC (the pool)
 //! behind the same post and poll, so an application switches transport where it creates its
@@ -57,6 +63,17 @@ pub enum Policy {
         quota: u32,
     },
     /// DCIs with DCI streams; each endpoint on its own (DCI, stream).
+    ///
+    /// A stream error is recovered by resetting the stream while the DCI stays in RTS, when
+    /// the DCIs tolerate an errored stream (`log_errored` > 0 on a device reporting
+    /// `max_log_num_errored` > 0). It escalates to the recovery of the whole DCI (counted in
+    /// [`Recoveries::escalated`] and [`Recoveries::dcis`]) when the device refuses the stream
+    /// reset (e.g. without DEVX), or when the DCI itself enters ERR because more streams are in
+    /// error at once than 2^`log_errored`. With `log_errored` 0, or on a device reporting
+    /// `max_log_num_errored` 0 (there the DCIs are created with 0 whatever was asked), the
+    /// first stream error takes the DCI to ERR: the pool then recovers the whole DCI after
+    /// every stream error (counted in [`Recoveries::dcis`] only), and a failing peer flushes
+    /// the other streams' requests of its DCI (reported, as they may have executed).
     Streams {
         /// log2 of the concurrent streams per DCI (`mlx5dv_dci_streams.log_num_concurent`).
         log_concurrent: u8,
@@ -145,6 +162,15 @@ impl<'m> Request<'m> {
             | Request::CompareSwap { local, .. }
             | Request::FetchAdd { local, .. } => local,
         }
+    }
+
+    /// Whether the device writes into the local buffer (an RDMA read's data, an atomic's old
+    /// value): its region then needs [`crate::Access::LOCAL_WRITE`].
+    pub fn writes_local(&self) -> bool {
+        matches!(
+            self,
+            Request::Read { .. } | Request::CompareSwap { .. } | Request::FetchAdd { .. }
+        )
     }
 
     /// The same request with its local buffer replaced by `f`'s.

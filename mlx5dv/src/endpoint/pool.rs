@@ -5,7 +5,7 @@ use crate::cq::{Completion, Cq, WcStatus};
 use crate::dc::{Dci, DciBuilder, Mlx5Context};
 use crate::direct::SendBackend;
 use crate::error::{Error, Result, StaticError};
-use crate::mr::{Held, Mr, Sge};
+use crate::mr::{Held, Mr, Returned, Sge};
 use crate::pd::Pd;
 use crate::qp::{state::Rts, QpState, RtsAttr};
 use std::collections::VecDeque;
@@ -73,16 +73,25 @@ struct Slot {
     depth: usize,
     /// Posted and not yet completed, in post order (= completion order).
     inflight: VecDeque<Posted>,
-    /// Flushed requests of healthy endpoints that provably never left (no streams, or queued
-    /// behind the failing request on its own stream), in post order, to post again.
+    /// Flushed requests of endpoints not (yet) known to have failed, in post order, held
+    /// until the DCI (or their stream) has drained: then every completion of the failure is
+    /// in, and [`DciPool::decide`] reports those that may have executed and keeps, to post
+    /// again, those that provably never left (no streams, or queued behind the failing
+    /// request on its own stream).
     replay: VecDeque<Posted>,
+    /// Of its requests, how many wait in the pool's `unposted` queue to be reported flushed
+    /// (still counted against its depth, so that queue never grows).
+    reporting: usize,
     /// The endpoint holding the DCI (Dcs, DcsQuota).
     holder: Option<u32>,
     /// The DCI is in ERR: no new requests until it is recovered.
     failed: bool,
-    /// Streams on which a request failed (stream 0 without streams), until the stream is
-    /// reset or the DCI recovered: no new requests on them meanwhile.
+    /// Streams on which a request failed or was flushed (stream 0 without streams), until
+    /// the stream is reset or the DCI recovered: no new requests on them meanwhile.
     stream_failed: Vec<bool>,
+    /// Streams on which an error completion (not a flush) arrived, until the stream is reset
+    /// or the DCI recovered: their flushed requests queued behind the failing one.
+    erred: Vec<bool>,
 }
 
 struct Ep {
@@ -93,8 +102,10 @@ struct Ep {
     outstanding: u32,
     /// Requests posted since it took its DCI (DcsQuota).
     since_acquire: u32,
-    /// Its peer failed, on this DCI: its flushed requests are reported, not posted again,
-    /// until that DCI (or its stream) is recovered.
+    /// Its peer failed on this DCI, or another endpoint's on this DCI (and stream) that
+    /// reaches the same target (dc-review-3 finding 7: requests to one DCT are pipelined, so
+    /// its flushed ones may have executed): its flushed requests are reported, not posted
+    /// again, until that DCI (or its stream) is recovered.
     failed: Option<usize>,
 }
 
@@ -103,12 +114,16 @@ struct HeldRegion {
     lkey: u32,
     addr: u64,
     len: u64,
+    /// Registered with `LOCAL_WRITE`: reads and atomics may land in it.
+    local_write: bool,
     _region: Arc<dyn Held>,
 }
 
 /// W DCIs on one CQ shared by many endpoints (see the [module](super) documentation).
 ///
-/// The pool owns its CQ: every completion on it is one of the pool's DCIs'. It holds every
+/// The pool owns its CQ, which must be its DCIs' alone ([`DciPool::new`] refuses a CQ that
+/// a DCT or queue pair of the crate reports to, and [`DciPool::poll`] reports, as an error,
+/// any completion no DCI of the pool owns). It holds every
 /// region it posts from ([`DciPool::hold`]), because it may post a request again after
 /// another peer's failure: a region is kept registered until the pool is dropped, while the
 /// application keeps its [`Mr`] and may rewrite a send buffer between posts.
@@ -123,9 +138,19 @@ pub struct DciPool {
     /// Sorted by local key.
     held: Vec<HeldRegion>,
     scratch: Vec<Completion>,
-    /// Flushed requests whose replay the provider refused (with another error than EAGAIN),
-    /// by DCI: they never left, and are reported with `WrFlushErr` by the next poll.
+    /// Completions on the CQ that no DCI of the pool owns (a DCT or QP sharing it): each is
+    /// reported by a poll as an error naming it, never dropped. At most `SCRATCH`: the CQ is
+    /// read only while it is empty.
+    foreign: VecDeque<Completion>,
+    /// Flushed requests to report with `WrFlushErr`, by DCI: those that may have executed,
+    /// those of failed endpoints, and those whose replay the provider refused (with another
+    /// error than EAGAIN: they never left).
     unposted: VecDeque<(usize, Posted)>,
+    /// `Streams` only: a stream error is recovered by resetting the stream. False where the
+    /// DCIs tolerate no errored stream (`log_errored` 0, or a device reporting
+    /// `max_log_num_errored` 0): every stream error then takes the DCI to ERR, and the pool
+    /// recovers the whole DCI (counted in [`Recoveries::dcis`]).
+    reset_streams: bool,
     /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota).
     waiting: bool,
     recovered: Recoveries,
@@ -144,12 +169,18 @@ pub struct Recoveries {
     pub streams: u64,
     /// Flushed requests of healthy endpoints posted again.
     pub reposted: u64,
-    /// Stream resets that failed and were escalated to the full recovery (the DCI was moved
-    /// to ERR, its requests of other streams reported flushed, then RESET to RTS).
+    /// Stream errors that escalated to the recovery of the whole DCI (also counted in `dcis`
+    /// once it is done), on a `Streams` pool that resets streams: the device refused the
+    /// stream reset (the pool then moves the DCI to ERR), or the DCI itself entered ERR (more
+    /// streams in error at once than `log_errored` allows). Where the DCIs tolerate no errored
+    /// stream at all (see [`Policy::Streams`]) every stream error recovers the DCI: counted in
+    /// `dcis` only.
     pub escalated: u64,
     /// Flushed requests of healthy endpoints reported to them (with `WrFlushErr`) instead of
     /// posted again, because they may have executed: requests of other streams than the
-    /// failing one when the whole DCI went to ERR.
+    /// failing one when the whole DCI went to ERR. A failed endpoint's own flushed requests
+    /// (and those of endpoints failed with it: the same target on the same DCI and stream)
+    /// are reported to it and never counted here.
     pub reported_flushed: u64,
 }
 
@@ -176,6 +207,13 @@ mod busy {
     );
     pub(super) static FULL: StaticError =
         StaticError::new(OP, libc::EAGAIN, "the DCI's send queue is full: poll and try again");
+    pub(super) static NO_LOCAL_WRITE: StaticError = StaticError::new(
+        OP,
+        libc::EINVAL,
+        "an RDMA read or atomic writes its result into the local buffer, whose region was registered without \
+         Access::LOCAL_WRITE (the device would fail it with a local protection error): register that region \
+         with Access::LOCAL_WRITE, or read into another one",
+    );
 }
 
 #[inline]
@@ -187,25 +225,86 @@ impl DciPool {
     /// Creates the pool: `cfg.dcis` DCIs in RTS reporting to `cq` (which the pool then owns),
     /// and room for `cfg.max_endpoints`.
     ///
+    /// The rule for `cq`: it is the pool's DCIs' alone. No DCT, queue pair or SRQ may report
+    /// to it: the pool reads every completion on it as one of its DCIs' and has no one to
+    /// hand another's to. A CQ that a DCT or QP of the crate already reports to is refused
+    /// here; a completion of anything else that reaches it later is reported by
+    /// [`DciPool::poll`] as an error naming it (never dropped silently). Give DCTs and other
+    /// QPs a CQ of their own.
+    ///
     /// Every pool request is signaled, so `cq` must hold a completion for every request the
     /// DCIs can have outstanding: `dcis` x `max_send_wr` as the library rounded it (a CQ that
     /// overruns stops reporting completions: the pool would hang).
     ///
+    /// [`Policy::Streams`] needs a device with DCI streams. Where the device reports
+    /// `max_log_num_errored` 0 (a DCI there tolerates no errored stream, and refuses stream
+    /// resets), the pool falls back to recovering the whole DCI after a stream error: the
+    /// DCIs are created with `log_errored` 0 whatever was asked, and each such recovery is
+    /// counted in [`Recoveries::dcis`]. The same holds for `log_errored: 0` on any device.
+    ///
     /// # Errors
-    /// EINVAL for no DCIs or a zero queue depth, and for a CQ smaller than the DCIs' send
-    /// queues together (the message names both sizes); the DCI creation and transitions with
-    /// their errors (EOPNOTSUPP for streams or atomics the device lacks, named before any
-    /// library call).
-    pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> Result<Self> {
+    /// EINVAL for no DCIs or a zero queue depth, for a CQ a DCT or QP already reports to, and
+    /// for a CQ smaller than the DCIs' send queues together (the message names both sizes);
+    /// with [`Policy::Streams`], EOPNOTSUPP on a device without DCI streams and EINVAL for
+    /// more streams (or errored streams) than it reports, both before any DCI is created; the
+    /// DCI creation and transitions with their errors (EOPNOTSUPP for atomics the device
+    /// lacks, named before any library call). The CQ comes back with the error
+    /// ([`Returned`]; `?` turns it into the [`Error`]), the DCIs made so far destroyed.
+    pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> std::result::Result<Self, Returned<Cq>> {
+        match Self::build_slots(mlx5, pd, &cq, cfg) {
+            Ok((slots, needed, reset_streams)) => Ok(DciPool {
+                cq,
+                pd: pd.clone(),
+                policy: cfg.policy,
+                slots,
+                eps: Vec::with_capacity(cfg.max_endpoints),
+                held: Vec::new(),
+                scratch: vec![Completion::default(); SCRATCH],
+                foreign: VecDeque::with_capacity(SCRATCH),
+                unposted: VecDeque::with_capacity(needed),
+                reset_streams,
+                waiting: false,
+                recovered: Recoveries::default(),
+                deferred: None,
+                next_token: 0,
+            }),
+            // The DCIs made so far are gone: nothing of the pool reports to the CQ any more.
+            Err(error) => Err(Returned { error, value: cq }),
+        }
+    }
+
+    /// What [`DciPool::new`] checks and builds on `cq`: the DCIs' slots, the requests they
+    /// can have outstanding together, and whether stream errors are recovered per stream.
+    fn build_slots(mlx5: &Mlx5Context, pd: &Pd, cq: &Cq, cfg: PoolConfig) -> Result<(Vec<Slot>, usize, bool)> {
+        const OP: &str = "DciPool::new";
         if cfg.dcis == 0 || cfg.dcis > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
             return Err(Error::invalid(
-                "DciPool::new",
+                OP,
                 "a pool needs 1..=65535 DCIs with a send queue depth of at least 1",
             ));
         }
-        let streams = match cfg.policy {
-            Policy::Streams { log_concurrent, .. } => 1usize << log_concurrent,
-            _ => 1,
+        let others = cq.reporters();
+        if others > 0 {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "{others} DCT(s) or queue pair(s) already report to this CQ: the pool reads every completion on \
+                     its CQ as its DCIs' and could not hand theirs on (a receive would be lost); give the pool a CQ \
+                     of its own"
+                ),
+            )
+            .on(cq.context().name()));
+        }
+        let (streams, plan) = match cfg.policy {
+            Policy::Streams {
+                log_concurrent,
+                log_errored,
+            } => {
+                let plan = streams_plan(mlx5.caps()?.dci_streams, log_concurrent, log_errored)
+                    .map_err(|e| e.on(mlx5.context().name()))?;
+                (1usize << log_concurrent, Some((log_concurrent, plan)))
+            }
+            _ => (1, None),
         };
         let mtu_bytes = match cfg.mtu_bytes {
             Some(bytes) => bytes,
@@ -213,18 +312,14 @@ impl DciPool {
         };
         let mut slots = Vec::with_capacity(cfg.dcis);
         for _ in 0..cfg.dcis {
-            let mut b = DciBuilder::new(mlx5, pd, &cq)
+            let mut b = DciBuilder::new(mlx5, pd, cq)
                 .max_send_wr(cfg.max_send_wr)
                 .backend(cfg.backend);
             if cfg.atomics {
                 b = b.with_atomics();
             }
-            if let Policy::Streams {
-                log_concurrent,
-                log_errored,
-            } = cfg.policy
-            {
-                b = b.streams(log_concurrent, log_errored);
+            if let Some((log_concurrent, plan)) = plan {
+                b = b.streams(log_concurrent, plan.log_errored);
             }
             let dci = b.build_ready(cfg.port, mtu_bytes, cfg.rts)?;
             let depth = dci.caps().max_send_wr as usize;
@@ -234,32 +329,21 @@ impl DciPool {
                 depth,
                 inflight: VecDeque::with_capacity(depth),
                 replay: VecDeque::with_capacity(depth),
+                reporting: 0,
                 holder: None,
                 failed: false,
                 stream_failed: vec![false; streams],
+                erred: vec![false; streams],
             });
         }
         let needed: u64 = slots.iter().map(|s| s.depth as u64).sum();
-        check_cq_room("DciPool::new", &cq, needed, || {
+        cq.check_room(OP, needed, || {
             format!(
                 "{} DCIs x max_send_wr {} (as the library rounded {})",
                 cfg.dcis, slots[0].depth, cfg.max_send_wr
             )
         })?;
-        Ok(DciPool {
-            cq,
-            pd: pd.clone(),
-            policy: cfg.policy,
-            slots,
-            eps: Vec::with_capacity(cfg.max_endpoints),
-            held: Vec::new(),
-            scratch: vec![Completion::default(); SCRATCH],
-            unposted: VecDeque::with_capacity(needed as usize),
-            waiting: false,
-            recovered: Recoveries::default(),
-            deferred: None,
-            next_token: 0,
-        })
+        Ok((slots, needed as usize, plan.is_some_and(|(_, p)| p.reset_streams)))
     }
 
     /// Adds an endpoint for `peer` (without a stream: the pool picks it under `Streams`).
@@ -317,18 +401,23 @@ impl DciPool {
                 lkey,
                 addr: mr.addr(),
                 len: mr.len() as u64,
+                local_write: mr.access().contains(crate::mr::Access::LOCAL_WRITE),
                 _region: mr.hold(),
             },
         );
         Ok(())
     }
 
-    /// `sge` lies in a region the pool holds: the same entry, valid for the pool's life.
+    /// `sge` lies in a region the pool holds (one the device may write when `written`: an
+    /// RDMA read's or atomic's local buffer): the same entry, valid for the pool's life.
     #[inline]
-    fn held_sge(&self, sge: Sge<'_>) -> Result<Sge<'static>> {
+    fn held_sge(&self, sge: Sge<'_>, written: bool) -> Result<Sge<'static>> {
         let ok = match self.held.binary_search_by_key(&sge.lkey(), |h| h.lkey) {
             Ok(i) => {
                 let h = &self.held[i];
+                if written && !h.local_write {
+                    return Err(Error::from_static(&busy::NO_LOCAL_WRITE));
+                }
                 sge.addr() >= h.addr && sge.addr() - h.addr + u64::from(sge.len()) <= h.len
             }
             Err(_) => false,
@@ -351,8 +440,9 @@ impl DciPool {
     /// EAGAIN when no DCI can take it now (all held by other endpoints, its DCI's send queue
     /// full, its DCI or stream recovering, or its quota used while others wait): poll and try
     /// again ([`Error::is_would_block`]; refusing allocates nothing). EINVAL for an unknown
-    /// endpoint or a buffer outside the regions the pool holds ([`DciPool::hold`]); the
-    /// builder's checks (SGE against the DCI's caps) and `ibv_wr_complete` otherwise. A
+    /// endpoint or a buffer outside the regions the pool holds ([`DciPool::hold`]), and for
+    /// an RDMA read or atomic whose local buffer's region lacks [`crate::Access::LOCAL_WRITE`]
+    /// (the device would fail it with a local protection error); the builder's checks (SGE against the DCI's caps) and `ibv_wr_complete` otherwise. A
     /// refused request was not posted.
     pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
         let i = ep.0 as usize;
@@ -380,7 +470,7 @@ impl DciPool {
             // (Requests waiting to be posted again go first: the endpoint's order.)
             return Err(would_block(&busy::RECOVERING));
         }
-        if s.inflight.len() + s.replay.len() >= s.depth {
+        if s.inflight.len() + s.replay.len() + s.reporting >= s.depth {
             return Err(would_block(&busy::FULL));
         }
         let p = Posted {
@@ -388,7 +478,7 @@ impl DciPool {
             token: self.next_token,
             wr_id,
             stream: e.stream,
-            req: req.map_local(|local| self.held_sge(local))?,
+            req: req.map_local(|local| self.held_sge(local, req.writes_local()))?,
         };
         self.post_on(d, &p)?;
         self.next_token += 1;
@@ -444,35 +534,40 @@ impl DciPool {
     /// reported exactly once. A flushed request of a healthy endpoint that provably never
     /// left (no streams, or queued behind the failing request on its own stream) is not
     /// reported: it is posted again once its DCI (or stream) has been brought back, which
-    /// this call does when the DCI's last outstanding request has completed. A flushed
-    /// request that may have executed (another stream's, when the whole DCI went to ERR) is
-    /// reported with `WrFlushErr`, never posted again: posting it could run it twice.
+    /// this call does when the DCI's (stream's) last outstanding request has completed. A
+    /// flushed request that may have executed is reported with `WrFlushErr`, never posted
+    /// again (posting it could run it twice): another stream's, when the whole DCI went to
+    /// ERR, and every flushed request of an endpoint that reaches the failing request's
+    /// target (DCT number, LID/GID and key) over the same DCI (and stream), since requests to
+    /// one DCT are pipelined: such an endpoint fails together with the failing one. Whether a
+    /// flushed request may have executed is decided once every completion of the failure is
+    /// in (a flush may come before its stream's error completion), so it may be reported a
+    /// call or two after it was read.
+    ///
+    /// On a `Streams` pool a stream error is recovered by resetting the stream, and escalates
+    /// to the recovery of the whole DCI ([`Recoveries::escalated`]) when the device refuses
+    /// the reset or the DCI itself entered ERR (more streams in error than `log_errored`
+    /// allows); where the DCIs tolerate no errored stream every stream error recovers the
+    /// DCI (see [`DciPool::new`]). Polling allocates nothing, recoveries included.
     ///
     /// # Errors
     /// `Cq::poll`'s; a recovery transition that failed (the pool tries again on the next
     /// call); the provider refusing to post a flushed request again (that request is then
-    /// reported to its endpoint with `WrFlushErr` by the next call: it never left). An error
-    /// met after completions were written to `out` is reported by the next call, so none is
-    /// lost.
+    /// reported to its endpoint with `WrFlushErr` by the next call: it never left); EPROTO
+    /// for a completion on the pool's CQ that no DCI of the pool owns (a DCT, QP or SRQ
+    /// sharing it, against [`DciPool::new`]'s rule), once per such completion, naming its
+    /// QP number, `wr_id`, opcode and status (it is consumed: the message is all that is
+    /// left of it). An error met after completions were written to `out` is reported by the
+    /// next call, so none is lost.
     pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
-        let mut n = 0;
-        // First, replays the provider refused: they never left (finding 3: none is dropped).
-        while n < out.len() {
-            let Some((d, p)) = self.unposted.pop_front() else {
-                break;
-            };
-            out[n] = EpCompletion {
-                endpoint: EndpointId(p.ep),
-                wr_id: p.wr_id,
-                status: WcStatus::WrFlushErr,
-                opcode: None,
-            };
-            n += 1;
-            self.retire(d, p.ep as usize);
+        if let Some(c) = self.foreign.pop_front() {
+            return Err(self.foreign_error(&c));
         }
+        // First, flushed requests decided on (or whose replay the provider refused).
+        let mut n = self.report_flushed(out);
         let room = (out.len() - n).min(SCRATCH);
         let k = match self.cq.poll(&mut self.scratch[..room]) {
             Ok(k) => k,
@@ -485,6 +580,8 @@ impl DciPool {
         for j in 0..k {
             let c = self.scratch[j];
             let Some(d) = self.slots.iter().position(|s| s.qp_num == c.qp_num) else {
+                // Not the pool's (newuser-4 B1): reported as an error, never dropped.
+                self.foreign.push_back(c);
                 continue;
             };
             // In post order, except that DCI streams may complete out of order: the request
@@ -509,15 +606,11 @@ impl DciPool {
                     n += 1;
                     self.retire(d, ep);
                 }
-                WcStatus::WrFlushErr if self.eps[ep].failed.is_none() && self.replayable(d, p.stream) => {
-                    // Another peer's failure flushed it before it left: post it again later,
-                    // in order.
-                    let slot = &mut self.slots[d];
-                    if !slot.stream_failed[usize::from(p.stream)] {
-                        // A flush without a failure on its stream: the whole DCI is in ERR.
-                        slot.failed = true;
-                    }
-                    slot.replay.push_back(p);
+                WcStatus::WrFlushErr if self.eps[ep].failed.is_none() => {
+                    // Another peer's failure flushed it (or its own, whose error completion
+                    // comes later): held until every completion of the failure is in.
+                    self.flushed(d, p.stream);
+                    self.slots[d].replay.push_back(p);
                 }
                 status => {
                     out[n] = EpCompletion {
@@ -529,26 +622,66 @@ impl DciPool {
                     n += 1;
                     if status != WcStatus::WrFlushErr {
                         self.fail(d, ep, p.stream);
-                    } else if self.eps[ep].failed.is_none() {
-                        // Another stream's failure took the whole DCI to ERR: this request may
-                        // have executed, so it is reported, not posted again.
-                        self.slots[d].failed = true;
-                        self.recovered.reported_flushed += 1;
                     }
                     self.retire(d, ep);
                 }
             }
         }
+        let mut failure = None;
         for d in 0..self.slots.len() {
             if let Err(e) = self.restore(d) {
-                if n == 0 {
-                    return Err(e);
-                }
-                self.deferred = Some(e);
+                failure = Some(e);
                 break;
             }
         }
+        n += self.report_flushed(&mut out[n..]);
+        if let Some(e) = failure {
+            if n == 0 {
+                return Err(e);
+            }
+            self.deferred = Some(e);
+        } else if n == 0 {
+            if let Some(c) = self.foreign.pop_front() {
+                return Err(self.foreign_error(&c));
+            }
+        }
         Ok(n)
+    }
+
+    /// Reports flushed requests waiting in `unposted` into `out`; returns how many.
+    fn report_flushed(&mut self, out: &mut [EpCompletion]) -> usize {
+        let mut n = 0;
+        while n < out.len() {
+            let Some((d, p)) = self.unposted.pop_front() else {
+                break;
+            };
+            out[n] = EpCompletion {
+                endpoint: EndpointId(p.ep),
+                wr_id: p.wr_id,
+                status: WcStatus::WrFlushErr,
+                opcode: None,
+            };
+            n += 1;
+            self.slots[d].reporting -= 1;
+            self.retire(d, p.ep as usize);
+        }
+        n
+    }
+
+    /// The error for completion `c`, which no DCI of the pool owns.
+    #[cold]
+    fn foreign_error(&self, c: &Completion) -> Error {
+        Error::from_errno(
+            "DciPool::poll",
+            libc::EPROTO,
+            format!(
+                "a completion that no DCI of the pool owns reached its CQ (QP {:#x}, wr_id {:#x}, opcode {:?}, status \
+                 {:?}, {} bytes) and was consumed: a DCT, QP or SRQ reports to the pool's CQ, whose completions the \
+                 pool cannot hand on; give the pool a CQ of its own (see DciPool::new)",
+                c.qp_num, c.wr_id, c.opcode, c.status, c.byte_len
+            ),
+        )
+        .on(self.cq.context().name())
     }
 
     /// Endpoint `ep`'s request on DCI `d` is done.
@@ -563,39 +696,104 @@ impl DciPool {
         }
     }
 
-    /// Whether a flushed request of a healthy endpoint on DCI `d`, stream `stream`, provably
-    /// never left: without streams the DCI stops at the failing request and everything
-    /// flushed was queued behind it; with streams only the failing stream stops, so only
-    /// requests of a stream that failed (queued behind its failing request: a stream runs in
-    /// order) never left, while other streams' requests may have executed before the flush.
-    fn replayable(&self, d: usize, stream: u16) -> bool {
-        !matches!(self.policy, Policy::Streams { .. }) || self.slots[d].stream_failed[usize::from(stream)]
+    /// DCI `d` is in ERR (or is treated so): no new requests until its full recovery. On a
+    /// pool that resets streams, a stream error that ends here is an escalation.
+    fn dci_failed(&mut self, d: usize) {
+        let slot = &mut self.slots[d];
+        if !slot.failed {
+            slot.failed = true;
+            if self.reset_streams {
+                self.recovered.escalated += 1;
+            }
+        }
+    }
+
+    /// Whether DCI `d` is in ERR; a state that cannot be read counts as ERR (the full
+    /// recovery is the safe side).
+    fn dci_in_err(&self, d: usize) -> bool {
+        self.slots[d]
+            .dci
+            .as_ref()
+            .map_or(true, |dci| dci.query_state().map_or(true, |s| s == QpState::Err))
+    }
+
+    /// A flushed request of an endpoint not known to have failed, on DCI `d`, stream
+    /// `stream`: without a failure seen on its stream, either the whole DCI went to ERR, or
+    /// (streams) its stream erred and the error completion comes after the flush.
+    fn flushed(&mut self, d: usize, stream: u16) {
+        let slot = &self.slots[d];
+        if slot.failed || slot.stream_failed[usize::from(stream)] {
+            return;
+        }
+        if !self.reset_streams || self.dci_in_err(d) {
+            self.dci_failed(d);
+        } else {
+            self.slots[d].stream_failed[usize::from(stream)] = true;
+        }
     }
 
     /// Endpoint `ep`'s peer failed on DCI `d` (stream `stream`): the DCI entered ERR, or with
-    /// streams only the stream did. A state that cannot be read counts as ERR: the full
-    /// recovery is the safe side.
+    /// streams only the stream did. Every endpoint reaching the same target over this DCI
+    /// (and stream) fails with it (finding 7).
     fn fail(&mut self, d: usize, ep: usize, stream: u16) {
-        self.eps[ep].failed = Some(d);
+        let streams = matches!(self.policy, Policy::Streams { .. });
+        for i in 0..self.eps.len() {
+            let same = i == ep || {
+                let (e, f) = (&self.eps[i], &self.eps[ep]);
+                e.dci == Some(d) && (!streams || e.stream == stream) && e.peer.same_target(&f.peer)
+            };
+            if same {
+                self.eps[i].failed = Some(d);
+            }
+        }
         let slot = &mut self.slots[d];
         slot.stream_failed[usize::from(stream)] = true;
-        let dci_err = match (&self.policy, slot.dci.as_ref()) {
-            (Policy::Streams { .. }, Some(dci)) => dci.query_state().map_or(true, |s| s == QpState::Err),
-            _ => true,
-        };
-        if dci_err {
-            slot.failed = true;
+        slot.erred[usize::from(stream)] = true;
+        if !self.reset_streams || self.dci_in_err(d) {
+            self.dci_failed(d);
+        }
+    }
+
+    /// Decides the held flushed requests of DCI `d` (of stream `only`, when given) once
+    /// every completion of the failure is in: those of failed endpoints, and (the whole DCI
+    /// having gone to ERR) those of other streams than a failing one, may have executed and
+    /// go to be reported; the others stay, to be posted again.
+    fn decide(&mut self, d: usize, only: Option<u16>) {
+        let streams = matches!(self.policy, Policy::Streams { .. });
+        let mut i = 0;
+        while i < self.slots[d].replay.len() {
+            let slot = &self.slots[d];
+            let p = slot.replay[i];
+            if only.is_some_and(|s| s != p.stream) {
+                i += 1;
+                continue;
+            }
+            let failed = self.eps[p.ep as usize].failed == Some(d);
+            let other_stream = streams && slot.failed && !slot.erred[usize::from(p.stream)];
+            if !(failed || other_stream) {
+                i += 1;
+                continue;
+            }
+            if !failed {
+                self.recovered.reported_flushed += 1;
+            }
+            let slot = &mut self.slots[d];
+            slot.replay.remove(i);
+            slot.reporting += 1;
+            self.unposted.push_back((d, p));
         }
     }
 
     /// Brings DCI `d` (or its errored streams) back once nothing of it (of them) is
     /// outstanding, and posts again what the failure flushed before it left.
     fn restore(&mut self, d: usize) -> Result<()> {
-        let slot = &mut self.slots[d];
+        let slot = &self.slots[d];
         if slot.failed {
-            if !slot.inflight.is_empty() {
+            if !slot.inflight.is_empty() || slot.dci.is_none() {
                 return Ok(());
             }
+            self.decide(d, None);
+            let slot = &mut self.slots[d];
             let Some(dci) = slot.dci.take() else {
                 return Ok(());
             };
@@ -614,6 +812,7 @@ impl DciPool {
             }
             slot.failed = false;
             slot.stream_failed.iter_mut().for_each(|f| *f = false);
+            slot.erred.iter_mut().for_each(|f| *f = false);
             self.recovered.dcis += 1;
             // Only the endpoints that failed on this DCI (finding 4: not those of others).
             for ep in self.eps.iter_mut().filter(|e| e.failed == Some(d)) {
@@ -621,28 +820,34 @@ impl DciPool {
             }
         }
         for s in 0..self.slots[d].stream_failed.len() {
-            let slot = &mut self.slots[d];
+            let slot = &self.slots[d];
             if !slot.stream_failed[s] || slot.inflight.iter().any(|p| usize::from(p.stream) == s) {
                 continue;
             }
-            let Some(dci) = slot.dci.as_mut() else {
+            if slot.dci.is_none() {
                 return Ok(());
-            };
+            }
             // The DCI may have entered ERR after its state was read (hardware moves it there
             // once the errored streams reach the limit): then it needs the full recovery.
-            if dci.query_state()? == QpState::Err {
-                slot.failed = true;
+            if self.dci_in_err(d) {
+                self.dci_failed(d);
                 return Ok(());
             }
-            if dci.reset_stream(s as u16).is_err() {
+            let Some(dci) = self.slots[d].dci.as_mut() else {
+                return Ok(());
+            };
+            if dci.reset_stream_code(s as u16) != 0 {
                 // Escalate (finding 6): to ERR, so that every other stream's request
-                // completes (flushed) before the full recovery on a later poll.
+                // completes (flushed) before the full recovery on a later poll. The refusal
+                // is not made into an Error: polling allocates nothing.
                 dci.force_error()?;
-                slot.failed = true;
-                self.recovered.escalated += 1;
+                self.dci_failed(d);
                 return Ok(());
             }
+            self.decide(d, Some(s as u16));
+            let slot = &mut self.slots[d];
             slot.stream_failed[s] = false;
+            slot.erred[s] = false;
             self.recovered.streams += 1;
             for ep in self
                 .eps
@@ -676,6 +881,7 @@ impl DciPool {
                 // until a later completion): it stays first in line for the next poll.
                 Err(e) if e.is_would_block() => break,
                 Err(e) => {
+                    self.slots[d].reporting += 1;
                     self.unposted.push_back((d, p));
                     refused.get_or_insert(e);
                 }
@@ -724,23 +930,64 @@ impl DciPool {
     }
 }
 
-/// Refuses a CQ that cannot hold `needed` completions (each a signaled request that may be
-/// outstanding at once); `what` says where the number comes from.
-pub(super) fn check_cq_room(op: &'static str, cq: &Cq, needed: u64, what: impl FnOnce() -> String) -> Result<()> {
-    let capacity = cq.capacity();
-    if needed > u64::from(capacity) {
+/// How a `Streams` pool's DCIs are built and recovered.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct StreamsPlan {
+    /// The `log_errored` the DCIs are created with.
+    log_errored: u8,
+    /// Whether a stream error is recovered by resetting the stream (per-stream isolation).
+    /// False where the DCIs tolerate no errored stream: the first stream error takes the DCI
+    /// to ERR (and the device refuses stream resets), so the pool recovers the whole DCI.
+    reset_streams: bool,
+}
+
+/// The plan for `Policy::Streams { log_concurrent, log_errored }` on a device reporting
+/// `device` as its DCI streams caps (max log2 concurrent, max log2 errored; None: none).
+///
+/// A device with `max_log_num_errored` 0 gets DCIs with `log_errored` 0, whatever was asked,
+/// recovered as a whole (the fallback [`DciPool::new`] documents); `log_errored` 0 asked of
+/// any device means the same.
+fn streams_plan(device: Option<(u8, u8)>, log_concurrent: u8, log_errored: u8) -> Result<StreamsPlan> {
+    const OP: &str = "DciPool::new";
+    let (max_concurrent, max_errored) = match device {
+        Some((c, e)) if c > 0 => (c, e),
+        _ => {
+            return Err(Error::from_errno(
+                OP,
+                libc::EOPNOTSUPP,
+                "Policy::Streams needs DCI streams, and the device reports none (mlx5dv_query_device: \
+                 dci_streams_caps.max_log_num_concurent is 0 or absent): use another Policy (Dcs, DcsQuota or Rand)",
+            ))
+        }
+    };
+    if log_concurrent > max_concurrent {
         return Err(Error::invalid(
-            op,
+            OP,
             format!(
-                "the CQ holds {capacity} completions but {} signals up to {needed} at once: a CQ that overruns stops \
-                 reporting completions and the requests hang; create the CQ with at least {needed} entries or use \
-                 fewer or shallower send queues",
-                what()
+                "Policy::Streams asks for 2^{log_concurrent} streams per DCI, the device allows 2^{max_concurrent} \
+                 (max_log_num_concurent): ask for log_concurrent {max_concurrent} at most"
             ),
-        )
-        .on(cq.context().name()));
+        ));
     }
-    Ok(())
+    if max_errored == 0 {
+        return Ok(StreamsPlan {
+            log_errored: 0,
+            reset_streams: false,
+        });
+    }
+    if log_errored > max_errored {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "Policy::Streams asks for 2^{log_errored} errored streams per DCI, the device allows 2^{max_errored} \
+                 (max_log_num_errored): ask for log_errored {max_errored} at most"
+            ),
+        ));
+    }
+    Ok(StreamsPlan {
+        log_errored,
+        reset_streams: log_errored > 0,
+    })
 }
 
 /// splitmix64: a fixed, well-spread DCI per endpoint (Rand).
@@ -749,4 +996,62 @@ fn mix(x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_on_a_device_with_no_errored_streams_fall_back_to_recovering_the_whole_dci() {
+        // max_log_num_errored 0: the first stream error takes the DCI to ERR and stream resets
+        // are refused, so nothing may promise per-stream isolation there.
+        for asked in [0, 1, 4] {
+            assert_eq!(
+                streams_plan(Some((4, 0)), 2, asked).unwrap(),
+                StreamsPlan {
+                    log_errored: 0,
+                    reset_streams: false
+                },
+                "log_errored {asked} asked"
+            );
+        }
+    }
+
+    #[test]
+    fn streams_reset_streams_only_where_the_dcis_tolerate_an_errored_stream() {
+        assert_eq!(
+            streams_plan(Some((4, 4)), 2, 1).unwrap(),
+            StreamsPlan {
+                log_errored: 1,
+                reset_streams: true
+            }
+        );
+        assert_eq!(
+            streams_plan(Some((4, 4)), 2, 0).unwrap(),
+            StreamsPlan {
+                log_errored: 0,
+                reset_streams: false
+            },
+            "log_errored 0: the first error takes the DCI to ERR"
+        );
+    }
+
+    #[test]
+    fn streams_without_dci_streams_are_refused_naming_the_pool_and_saying_use_another_policy() {
+        for device in [None, Some((0, 0)), Some((0, 3))] {
+            let e = streams_plan(device, 1, 0).unwrap_err();
+            assert_eq!((e.op(), e.errno()), ("DciPool::new", Some(libc::EOPNOTSUPP)));
+            assert!(e.hint().contains("use another Policy"), "{e}");
+        }
+    }
+
+    #[test]
+    fn streams_beyond_the_devices_caps_are_refused_naming_the_limit() {
+        let e = streams_plan(Some((2, 1)), 3, 0).unwrap_err();
+        assert_eq!(e.errno(), Some(libc::EINVAL));
+        assert!(e.hint().contains("log_concurrent 2 at most"), "{e}");
+        let e = streams_plan(Some((2, 1)), 2, 2).unwrap_err();
+        assert!(e.hint().contains("log_errored 1 at most"), "{e}");
+    }
 }

@@ -5,6 +5,7 @@
 use super::{DciPool, EndpointId, EpCompletion, Request};
 use crate::cq::{Completion, Cq};
 use crate::error::{Error, Result, StaticError};
+use crate::mr::Returned;
 use crate::qp::state::Rts;
 use crate::rc::RcQp;
 
@@ -88,35 +89,58 @@ impl RcEndpoints {
 
     /// Adds the endpoint that `qp` (connected to its peer, its send CQ this one's) reaches.
     ///
-    /// Every request is signaled, so the CQ must hold a completion for every request the QPs
-    /// can have outstanding together (their `max_send_wr` as the library rounded it).
+    /// Every request is signaled, so the CQ must hold a completion for every request the
+    /// QPs can have outstanding together (their `max_send_wr` as the library rounded it).
     ///
     /// # Errors
-    /// ENOSPC when `max_endpoints` are there already; EINVAL when the CQ cannot hold the send
-    /// queues of the QPs added so far and this one (the message names the sizes). The QP is
-    /// dropped with the error.
-    pub fn add(&mut self, qp: RcQp<Rts>) -> Result<EndpointId> {
-        if self.qps.len() == self.qps.capacity() {
-            return Err(Error::from_errno(
-                "RcEndpoints::add",
-                libc::ENOSPC,
-                "the endpoint table is full: create it with a larger max_endpoints",
-            ));
+    /// ENOSPC when `max_endpoints` are there already; EINVAL when the QP's send CQ is not
+    /// [`RcEndpoints::cq`] (its completions would never reach [`Endpoints::poll`]), and when
+    /// the CQ cannot hold the send queues of the QPs added so far and this one (the message
+    /// names the sizes). The QP comes back with the error ([`Returned`]).
+    pub fn add(&mut self, qp: RcQp<Rts>) -> std::result::Result<EndpointId, Returned<RcQp<Rts>>> {
+        match self.check(&qp) {
+            Ok(()) => {}
+            Err(error) => return Err(Returned { error, value: qp }),
         }
-        let needed: u64 = self
-            .qps
-            .iter()
-            .chain(std::iter::once(&qp))
-            .map(|q| u64::from(q.caps().max_send_wr))
-            .sum();
-        super::pool::check_cq_room("RcEndpoints::add", &self.cq, needed, || {
-            format!("{} RC QPs with max_send_wr {} in all", self.qps.len() + 1, needed)
-        })?;
         let ep = self.qps.len() as u32;
         let at = self.by_qpn.partition_point(|&(q, _)| q < qp.qp_num());
         self.by_qpn.insert(at, (qp.qp_num(), ep));
         self.qps.push(qp);
         Ok(EndpointId(ep))
+    }
+
+    /// What [`RcEndpoints::add`] refuses.
+    fn check(&self, qp: &RcQp<Rts>) -> Result<()> {
+        const OP: &str = "RcEndpoints::add";
+        if self.qps.len() == self.qps.capacity() {
+            return Err(Error::from_errno(
+                OP,
+                libc::ENOSPC,
+                "the endpoint table is full: create it with a larger max_endpoints",
+            ));
+        }
+        // SAFETY: the QP is live (held by `qp`); its send CQ pointer is set at creation.
+        let send_cq = unsafe { (*qp.as_raw()).send_cq };
+        if send_cq != self.cq.as_raw_cq() {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "QP {:#x} sends to another CQ than the endpoints': its completions would never reach \
+                     RcEndpoints::poll and its requests would wait forever; create it on RcEndpoints::cq()",
+                    qp.qp_num()
+                ),
+            )
+            .on(self.cq.context().name()));
+        }
+        let needed: u64 = self
+            .qps
+            .iter()
+            .chain(std::iter::once(qp))
+            .map(|q| u64::from(q.caps().max_send_wr))
+            .sum();
+        self.cq.check_room(OP, needed, || {
+            format!("{} RC QPs with max_send_wr {} in all", self.qps.len() + 1, needed)
+        })
     }
 
     fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
