@@ -228,7 +228,7 @@ fn blueflame_of(qp: *mut raw::ibv_qp) -> (usize, u32) {
 fn each_of_twenty_four_direct_dcis_rings_a_blueflame_register_no_other_qp_uses() {
     let n = node();
     let cq = n.ctx.create_direct_cq(64).expect("direct CQ");
-    let wr_cq = n.ctx.create_cq(64).expect("CQ");
+    let wr_cq = n.ctx.create_cq(256).expect("CQ");
     // libmlx5's own DCIs first, so the shared registers are handed out, then the direct ones
     // (UCX's default is 32 DCIs; 24 made soft-mlx5's mlx5_ib share 9 registers in the third
     // reading).
@@ -275,8 +275,8 @@ fn each_of_twenty_four_direct_dcis_rings_a_blueflame_register_no_other_qp_uses()
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
 fn adopting_a_dci_whose_cq_is_a_direct_one_is_refused_with_einval() {
     let n = node();
-    let cq = n.ctx.create_cq(16).expect("CQ");
-    let direct_cq = n.ctx.create_direct_cq(16).expect("direct CQ");
+    let cq = n.ctx.create_cq(256).expect("CQ");
+    let direct_cq = n.ctx.create_direct_cq(256).expect("direct CQ");
     let dci = DciBuilder::new(&n.mlx5, &n.pd, &cq)
         .build_ready(n.port, MTU, RtsAttr::default())
         .expect("wr-API DCI");
