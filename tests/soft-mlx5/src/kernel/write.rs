@@ -277,8 +277,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
         }
         (IB_USER_VERBS_CMD_DESTROY_QP, false) => {
             let r: ib_uverbs_destroy_qp = cmd.req();
-            let qp = dev.qps.remove(&r.qp_handle).ok_or(libc::EINVAL)?;
-            dev.qpn_to_handle.remove(&qp.qpn);
+            let qp = dev.destroy_qp(r.qp_handle).ok_or(libc::EINVAL)?;
             if let Some(bfregn) = qp.bfregn {
                 super::free_bfreg(fd, bfregn);
             }
@@ -365,7 +364,7 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     )?;
     let resp = mlx5_ib_alloc_ucontext_resp {
         qp_tab_size: profile::MAX_QP,
-        bf_reg_size: 512,
+        bf_reg_size: super::BF_REG_SIZE,
         tot_bfregs: total,
         cache_line_size: 64,
         max_sq_desc_sz: profile::MAX_SQ_DESC_SZ as u16,
@@ -521,6 +520,10 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     if r.length == 0 || r.start.checked_add(r.length).is_none() {
         return Err(libc::EINVAL);
     }
+    // ib_umem_get pins the pages (kernel/pin.rs): EFAULT where mm/gup.c refuses.
+    if dev.strict.pin {
+        super::pin::check(r.start, r.length, r.access_flags)?;
+    }
     let key = dev.mkey();
     let h = dev.handle();
     dev.mrs.insert(
@@ -577,6 +580,12 @@ fn rereg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     }
     if r.flags & 2 != 0 && !dev.pds.contains_key(&r.pd_handle) {
         return Err(libc::EINVAL);
+    }
+    let cur_access = dev.mrs.get(&r.mr_handle).ok_or(libc::EINVAL)?.access;
+    // mlx5_ib_rereg_user_mr: a new translation is a new ib_umem_get of the new range.
+    if r.flags & 1 != 0 && dev.strict.pin {
+        let access = if r.flags & 4 != 0 { r.access_flags } else { cur_access };
+        super::pin::check(r.start, r.length, access)?;
     }
     let mr = dev.mrs.get_mut(&r.mr_handle).ok_or(libc::EINVAL)?;
     if r.flags & 1 != 0 {
@@ -865,6 +874,9 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         let n = super::alloc_bfreg(fd);
         (Some(n), super::adjust_bfregn(n))
     };
+    // The register libmlx5 will write this QP's doorbells to, when mlx5_ib chose it (one the
+    // library chose is not watched: the BlueFlame oracle knows only kernel-assigned ones).
+    let bf = bfregn.and_then(|_| super::bf_register(fd, bfreg_index));
     let qp = Qp {
         bfregn,
         user_handle: r.user_handle,
@@ -906,6 +918,10 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         outstanding: Default::default(),
         stalls: Default::default(),
         wire: Default::default(),
+        // process_vendor_flags: MLX5_QP_FLAG_SIGNATURE makes mlx5_ib set qpc.wq_signature.
+        wq_sig: kind != QpKind::Dct && u.flags & MLX5_QP_FLAG_SIGNATURE != 0,
+        bf,
+        dc_key_violations: 0,
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",

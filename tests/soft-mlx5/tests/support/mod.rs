@@ -778,6 +778,9 @@ impl Bed {
             outstanding: Default::default(),
             stalls: Default::default(),
             wire: Default::default(),
+            wq_sig: false,
+            bf: None,
+            dc_key_violations: 0,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(qpn, h);
@@ -861,6 +864,9 @@ impl Bed {
             outstanding: Default::default(),
             stalls: Default::default(),
             wire: Default::default(),
+            wq_sig: false,
+            bf: None,
+            dc_key_violations: 0,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(dctn, h);
@@ -869,8 +875,7 @@ impl Bed {
 
     /// DESTROY_QP of a QP or DCT (write.rs: both tables).
     pub fn destroy_qp(&mut self, h: u32) {
-        let qp = self.dev.qps.remove(&h).expect("qp");
-        self.dev.qpn_to_handle.remove(&qp.qpn);
+        self.dev.destroy_qp(h).expect("qp");
     }
 
     /// The QP's state.
