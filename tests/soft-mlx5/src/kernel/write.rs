@@ -521,9 +521,7 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         return Err(libc::EINVAL);
     }
     // ib_umem_get pins the pages (kernel/pin.rs): EFAULT where mm/gup.c refuses.
-    if dev.strict.pin {
-        super::pin::check(r.start, r.length, r.access_flags)?;
-    }
+    pin_user_range(dev, r.start, r.length, r.access_flags)?;
     let key = dev.mkey();
     let h = dev.handle();
     dev.mrs.insert(
@@ -583,9 +581,9 @@ fn rereg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     }
     let cur_access = dev.mrs.get(&r.mr_handle).ok_or(libc::EINVAL)?.access;
     // mlx5_ib_rereg_user_mr: a new translation is a new ib_umem_get of the new range.
-    if r.flags & 1 != 0 && dev.strict.pin {
+    if r.flags & 1 != 0 {
         let access = if r.flags & 4 != 0 { r.access_flags } else { cur_access };
-        super::pin::check(r.start, r.length, access)?;
+        pin_user_range(dev, r.start, r.length, access)?;
     }
     let mr = dev.mrs.get_mut(&r.mr_handle).ok_or(libc::EINVAL)?;
     if r.flags & 1 != 0 {
@@ -787,6 +785,24 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     )
 }
 
+/// create_dci: DCI streams bounded by the device's log_max_dci_stream_channels and
+/// log_max_dci_errored_streams (EINVAL beyond them, or without streams).
+pub fn dci_streams_allowed(profile: &profile::Profile, log_concurrent: u8, log_errored: u8) -> Result<(u8, u8), i32> {
+    match profile.dci_streams {
+        Some((mc, me)) if log_concurrent <= mc && log_errored <= me => Ok((log_concurrent, log_errored)),
+        _ => Err(libc::EINVAL),
+    }
+}
+
+/// ib_umem_get's pin of a registration's range (kernel/pin.rs), unless SOFT_MLX5_PIN_STRICT=0.
+pub fn pin_user_range(dev: &Device, start: u64, len: u64, access: u32) -> Result<(), i32> {
+    if dev.strict.pin {
+        super::pin::check(start, len, access)
+    } else {
+        Ok(())
+    }
+}
+
 /// mlx5_ib_create_qp: RC/UC/UD through the core types, DCI/DCT through IB_QPT_DRIVER with the
 /// mlx5 flags (create_dci / create_dct), each with the checks that decide the outcome.
 fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bool) -> Result<(), i32> {
@@ -845,11 +861,7 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
     let mut dci_streams = None;
     if kind == QpKind::Dci && u.flags & MLX5_QP_FLAG_DCI_STREAM != 0 {
         let (c, e) = (u.dci_streams.log_num_concurent, u.dci_streams.log_num_errored);
-        // create_dci: bounded by log_max_dci_stream_channels / log_max_dci_errored_streams.
-        match dev.profile.dci_streams {
-            Some((mc, me)) if c <= mc && e <= me => dci_streams = Some((c, e)),
-            _ => return Err(libc::EINVAL),
-        }
+        dci_streams = Some(dci_streams_allowed(dev.profile, c, e)?);
     }
     let rq = Ring {
         base: u.buf_addr,
