@@ -538,6 +538,14 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
             blocked.push(ch);
             continue;
         }
+        if matches!(qp.stalls.get(&ch), Some((Stall::Timeout { left: 0 }, _))) {
+            // The last retry's ACK timer ran out: retry_cnt retries after the first attempt
+            // and no more (IBA 9.7.6.1.3, C9-140), so nothing is sent again.
+            fail(dev, h, i, syndrome::TRANSPORT_RETRY_EXC_ERR);
+            blocked.push(ch);
+            moved = true;
+            continue;
+        }
         let wqe = o.wqe.clone();
         let (answer, remote) = execute(dev, h, i, &wqe, now);
         let (acked, on_wire) = (matches!(answer, Some(Response::Ack(_))), answer.is_none());
