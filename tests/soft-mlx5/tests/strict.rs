@@ -384,6 +384,7 @@ fn share_bf_register(l: &mut Link, qps: &[u32]) -> (Buf, usize) {
     }
     // Judge a half as soon as it stops changing (the default waits out a preempted writer).
     l.bed.dev.bf.settle = std::time::Duration::ZERO;
+    l.bed.dev.bf.settle_reposted = std::time::Duration::ZERO;
     (page, 0x800)
 }
 
@@ -417,8 +418,9 @@ fn blueflame_chunks_of_two_qps_interleaved_on_one_register_fail_the_run_naming_b
     // second chunk lands after X's.
     page.write(off, &bx[..64]);
     page.write(off + 64, &by[64..128]);
-    step(&mut l);
-    step(&mut l);
+    for _ in 0..3 {
+        step(&mut l);
+    }
     let fault = l.bed.dev.fault.clone().expect("the interleaving is caught");
     let (qx, qy) = (format!("{:#x}", l.req.qpn), format!("{:#x}", y.qpn));
     assert!(
@@ -434,8 +436,9 @@ fn a_blueflame_copy_that_differs_from_the_ring_fails_the_run_naming_the_qp() {
     let mut torn = bx.clone();
     torn[64 + 20] ^= 0xff; // inline data the ring does not hold
     page.write(off + 256, &torn);
-    step(&mut l);
-    step(&mut l);
+    for _ in 0..3 {
+        step(&mut l);
+    }
     let fault = l.bed.dev.fault.clone().expect("the bad copy is caught");
     assert!(
         fault.contains("torn or differs") && fault.contains(&format!("{:#x}", l.req.qpn)),

@@ -11,8 +11,10 @@
 //!
 //! The emulated HCA cannot trap a store to the mapped UAR page. It reads both halves of every
 //! register a QP was given (kernel/mod.rs `bf_register`) on each pass and, once a half has
-//! stayed unchanged for [`Watch::settle`] (a copy still in progress is not torn), judges what
-//! the last write left there against the WQEs the device fetched from the rings of the QPs on
+//! stayed unchanged over two passes and either for [`Watch::settle`], or for
+//! [`Watch::settle_reposted`] once the QP it names has rung its doorbell record again (libmlx5
+//! writes the record of its next post after the copy, so its own copy is complete then; a
+//! copy still in progress is not torn), judges what the last write left there against the WQEs the device fetched from the rings of the QPs on
 //! that register:
 //! - the control segment's first 8 bytes name a QP on the register and one of its fetched
 //!   WQEs (otherwise the content is stale: a destroyed QP's, or a slot reused since);
@@ -42,6 +44,8 @@ pub struct Watch {
     /// How long a half must stay unchanged before it is judged (default 1 s: a writer
     /// preempted in the middle of a copy is not a torn copy).
     pub settle: Duration,
+    /// How long, once the QP whose WQE the half names has posted again (default 2 ms).
+    pub settle_reposted: Duration,
     /// Per register address: the WQEs fetched from the rings of its QPs, newest last
     /// (QP number, the WQE's ds * 16 bytes).
     recent: HashMap<u64, VecDeque<(u32, Vec<u8>)>>,
@@ -53,6 +57,7 @@ impl Default for Watch {
     fn default() -> Self {
         Watch {
             settle: Duration::from_secs(1),
+            settle_reposted: Duration::from_millis(2),
             recent: HashMap::new(),
             halves: HashMap::new(),
         }
@@ -63,13 +68,17 @@ impl Default for Watch {
 struct Half {
     bytes: Vec<u8>,
     since: Instant,
+    /// Passes that found it unchanged.
+    passes: u32,
     judged: bool,
 }
 
 /// What a half's content says.
 enum Verdict {
-    /// Consistent (or stale, or not a copy).
+    /// Consistent: a whole copy of the WQE named, or an 8-byte doorbell.
     Fine,
+    /// A BlueFlame copy that agrees with the ring (logged with SOFT_MLX5_LOG).
+    Copy(u32, u32),
     /// Its WQE has not been fetched yet: judge again later.
     Later,
     /// A torn, foreign or interleaved copy.
@@ -94,9 +103,12 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
         return Ok(());
     }
     let mut regs: BTreeMap<u64, (BfReg, Vec<u32>)> = BTreeMap::new();
+    // Each watched QP's send producer counter (its doorbell record).
+    let mut pi: HashMap<u32, u32> = HashMap::new();
     for qp in dev.qps.values() {
         if let Some(reg) = qp.bf {
             regs.entry(reg.addr).or_insert((reg, Vec::new())).1.push(qp.qpn);
+            pi.insert(qp.qpn, dev.dma.read_be32(qp.db + 4) & 0xffff);
         }
     }
     let now = Instant::now();
@@ -117,21 +129,39 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
             let h = watch.halves.entry(half_addr).or_insert_with(|| Half {
                 bytes: vec![0; bytes.len()],
                 since: now,
+                passes: 0,
                 judged: true,
             });
             if h.bytes != bytes {
                 h.bytes = bytes;
                 h.since = now;
+                h.passes = 0;
                 h.judged = false;
                 continue;
             }
-            if h.judged || now.duration_since(h.since) < watch.settle {
+            h.passes = h.passes.saturating_add(1);
+            if h.judged || h.passes < 2 {
+                continue;
+            }
+            // The QP the half names rang again: the record moved past the WQE's end.
+            let (named, index) = (qpn_of(&h.bytes), index_of(&h.bytes));
+            let ds = u32::from(h.bytes[7] & 0x3f);
+            let end = (index + (ds * 16).div_ceil(CHUNK as u32)) & 0xffff;
+            let reposted = pi.get(&named).is_some_and(|&p| p != end);
+            let waited = now.duration_since(h.since);
+            if waited < watch.settle && !(reposted && waited >= watch.settle_reposted) {
                 continue;
             }
             let empty = VecDeque::new();
             let recent = watch.recent.get(&addr).unwrap_or(&empty);
             match judge(&h.bytes, &qpns, recent) {
                 Verdict::Fine => h.judged = true,
+                Verdict::Copy(qpn, index) => {
+                    h.judged = true;
+                    crate::log(format_args!(
+                        "BlueFlame oracle: register {addr:#x}: the copy of QP {qpn:#x}'s WQE {index} agrees with its ring"
+                    ));
+                }
                 // A WQE the device has not fetched in ten seconds is not coming.
                 Verdict::Later => h.judged = now.duration_since(h.since) > Duration::from_secs(10),
                 Verdict::Bad(what) => {
@@ -183,7 +213,7 @@ fn judge(bytes: &[u8], qpns: &[u32], recent: &VecDeque<(u32, Vec<u8>)>) -> Verdi
         return Verdict::Fine;
     }
     let Some(k) = (1..chunks).find(|&k| !chunk_eq(bytes, wqe, k, 0)) else {
-        return Verdict::Fine;
+        return Verdict::Copy(qpn, index_of(bytes));
     };
     // An 8-byte doorbell over an earlier copy whose first chunk looked the same (DC WQEs to
     // one DCT share their first 64 bytes but the control word): every chunk of that copy is
