@@ -67,6 +67,9 @@ impl Default for Watch {
 #[derive(Debug)]
 struct Half {
     bytes: Vec<u8>,
+    /// Whether the last change touched the control word (the first 8 bytes) alone: an 8-byte
+    /// doorbell over whatever the half held, however long ago that was copied.
+    doorbell_only: bool,
     since: Instant,
     /// Passes that found it unchanged.
     passes: u32,
@@ -126,13 +129,37 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
             let mut bytes = vec![0u8; reg.half as usize];
             dev.dma.read(half_addr, &mut bytes);
             let watch = &mut dev.bf;
+            let empty = VecDeque::new();
+            let recent = watch.recent.get(&addr).unwrap_or(&empty);
+            let fault = |what: String| {
+                format!(
+                    "BlueFlame oracle: register {addr:#x} (half at +{:#x}): {what}; silicon executes what \
+                     the BlueFlame copy holds (libmlx5 post_send_db copies under the register's lock and \
+                     toggles its offset)",
+                    half_addr - addr
+                )
+            };
             let h = watch.halves.entry(half_addr).or_insert_with(|| Half {
                 bytes: vec![0; bytes.len()],
+                doorbell_only: false,
                 since: now,
                 passes: 0,
                 judged: true,
             });
             if h.bytes != bytes {
+                // An 8-byte doorbell over what the half held (the control word changed alone,
+                // and what was there had stayed put for a pass: no copy still in progress).
+                // What it covers is judged now, while its WQE is still remembered; later
+                // doorbells over it need no judging.
+                let word0_only = h.bytes[8..] == bytes[8..];
+                let settled = h.judged || h.doorbell_only || h.passes >= 1;
+                if word0_only && settled && !h.judged && !h.doorbell_only {
+                    if let Verdict::Bad(what) = judge(&h.bytes, &qpns, recent) {
+                        h.judged = true;
+                        return Err(fault(what));
+                    }
+                }
+                h.doorbell_only = word0_only && settled;
                 h.bytes = bytes;
                 h.since = now;
                 h.passes = 0;
@@ -152,8 +179,10 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
             if waited < watch.settle && !(reposted && waited >= watch.settle_reposted) {
                 continue;
             }
-            let empty = VecDeque::new();
-            let recent = watch.recent.get(&addr).unwrap_or(&empty);
+            if h.doorbell_only {
+                h.judged = true;
+                continue;
+            }
             match judge(&h.bytes, &qpns, recent) {
                 Verdict::Fine => h.judged = true,
                 Verdict::Copy(qpn, index) => {
@@ -166,12 +195,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
                 Verdict::Later => h.judged = now.duration_since(h.since) > Duration::from_secs(10),
                 Verdict::Bad(what) => {
                     h.judged = true;
-                    return Err(format!(
-                        "BlueFlame oracle: register {addr:#x} (half at +{:#x}): {what}; silicon executes what \
-                         the BlueFlame copy holds (libmlx5 post_send_db copies under the register's lock and \
-                         toggles its offset)",
-                        half_addr - addr
-                    ));
+                    return Err(fault(what));
                 }
             }
         }
@@ -225,6 +249,12 @@ fn judge(bytes: &[u8], qpns: &[u32], recent: &VecDeque<(u32, Vec<u8>)>) -> Verdi
         return Verdict::Fine;
     }
     let index = index_of(bytes);
+    crate::log(format_args!(
+        "BlueFlame oracle: the half holds {}; QP {:#x}'s WQE is {}",
+        super::wqe::hex(&bytes[..chunks * CHUNK]),
+        qpn,
+        super::wqe::hex(wqe)
+    ));
     let foreign = recent
         .iter()
         .rev()
