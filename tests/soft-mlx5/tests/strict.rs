@@ -628,3 +628,44 @@ fn on_cx7_streams_no_errored_the_first_stream_error_takes_the_dci_to_err_and_mor
     );
     assert_eq!(l.bed.state(l.req.h), QpState::Err);
 }
+
+#[test]
+fn an_8_byte_doorbell_over_a_blueflame_copy_made_long_before_passes_the_blueflame_oracle() {
+    // libmlx5 rings a batch with an 8-byte doorbell (its last control word) into the half
+    // the toggle points at; the rest of that half may still hold a copy of a WQE posted
+    // hundreds of WQEs before (here a send), whose first chunk beyond the control word is the
+    // same DC address vector.
+    let mut l = Link::new(Transport::Dc);
+    let (_y, _, _, page, off) = two_dcis_with_a_write_each(&mut l);
+    l.run();
+    let lk = l.local.key;
+    let mut send = Wr::send(&[(l.local.at(0), 8, lk)]);
+    send.av = l.av();
+    l.post_recv(&[(l.remote.at(0), 64, l.remote.key)]);
+    let i = l.req.post(&send);
+    step(&mut l);
+    page.write(off, &encode_send(i, l.req.qpn, &send));
+    for _ in 0..3 {
+        step(&mut l);
+    }
+    l.run();
+    let rk = l.remote.key;
+    let mut last = Vec::new();
+    for round in 0..40u8 {
+        let mut w = Wr::write_inline(&[round; 20], l.remote.at(256), rk);
+        w.av = l.av();
+        l.req.write_wqe(&w);
+        let i = l.req.write_wqe(&w);
+        l.req.ring_sq();
+        last = encode_send(i, l.req.qpn, &w);
+        // Batches toggle between the halves; this one leaves the first half alone.
+        page.write(off + 256, &last[..8]);
+        l.run();
+        l.scq.drain();
+    }
+    page.write(off, &last[..8]);
+    for _ in 0..3 {
+        step(&mut l);
+    }
+    assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
+}
