@@ -115,6 +115,14 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
         }
     }
     let now = Instant::now();
+    // Registers no QP uses any more (destroyed QPs, closed contexts) are forgotten.
+    let watch = &mut dev.bf;
+    watch.recent.retain(|a, _| regs.contains_key(a));
+    watch.halves.retain(|h, _| {
+        regs.range(..=*h)
+            .next_back()
+            .is_some_and(|(a, (r, _))| *h < a + 2 * u64::from(r.half))
+    });
     for (addr, (reg, qpns)) in regs {
         // Only a register of a page still mapped is read (kernel::munmap drops unmapped UAR
         // pages under the device lock).
