@@ -276,8 +276,10 @@ fn a_wrong_dc_key_is_dropped_silently_counted_at_the_dct_and_fails_after_the_ack
          (a dead target: {dead_target:?})",
         per_attempt * attempts
     );
+    // The same timers: no faster than half the dead target's time (a loaded machine adds
+    // scheduling delays to either).
     assert!(
-        wrong_key * 4 >= dead_target * 3,
+        wrong_key * 2 >= dead_target,
         "a wrong key ({wrong_key:?}) fails as late as a dead target ({dead_target:?})"
     );
 }
