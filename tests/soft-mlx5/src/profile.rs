@@ -130,6 +130,26 @@ const PROFILES: &[Profile] = &[
         devx: true,
     },
     Profile {
+        // ConnectX-7 firmware as current releases ship it: DCI streams, but
+        // `log_max_dci_errored_streams` 0 (torchcomms's DCI-stream tests met this). A DCI can
+        // then only be created with log_num_errored 0, so its first stream error takes the
+        // whole DCI to ERR, and libmlx5's mlx5dv_dci_stream_id_reset answers EOPNOTSUPP
+        // (providers/mlx5/mlx5.c: `!mctx->dci_streams_caps.max_log_num_errored`).
+        name: "cx7-streams-no-errored",
+        model: "ConnectX-7 InfiniBand with DCI streams but no errored streams",
+        pci_device: 0x1021,
+        vendor_part_id: 4129,
+        fw: (28, 39, 1002),
+        link_layer: LinkLayer::InfiniBand,
+        lid: 1,
+        atomics: true,
+        dci_streams: Some((4, 0)),
+        qpc_extension: true,
+        odp: true,
+        av_qp_mapping: true,
+        devx: true,
+    },
+    Profile {
         name: "cx5-no-devx",
         model: "ConnectX-5 InfiniBand without DEVX",
         pci_device: 0x1017,

@@ -225,6 +225,65 @@ fn a_wrong_dc_key_across_the_fabric_is_dropped_and_the_dci_exhausts_its_retries(
     assert_eq!(t.target.buf.read(0, 8), [0u8; 8], "nothing was written");
 }
 
+/// Posts a write on `t`'s DCI to `av` and returns how long until its completion, and the CQE.
+fn time_to_completion(t: &mut TwoNodes, av: AvSpec) -> (Duration, Cqe64) {
+    let mut write = Wr::write(
+        &[(t.local.buf.addr(), 8, t.local.key)],
+        t.target.buf.addr(),
+        t.target.key,
+    );
+    write.av = Some(av);
+    let start = std::time::Instant::now();
+    t.dci.post(&write);
+    let cqes = t.run_until_completions(1, Duration::from_secs(20));
+    (start.elapsed(), cqes[0])
+}
+
+#[test]
+fn a_wrong_dc_key_is_dropped_silently_counted_at_the_dct_and_fails_after_the_ack_timeouts_as_a_dead_target() {
+    // mlx5: a DCT drops a request with a wrong DC key without a NAK and counts it in its
+    // context (dc_access_key_violation_count); the initiator learns nothing until its local
+    // ACK timer (IBA 9.7.6.1.3) has run out retry_cnt + 1 times, exactly as for a target
+    // nobody serves. SOFT_MLX5_DCKEY_SILENT=0 retries at once (the kinder model).
+    let cfg = QpCfg {
+        retry_cnt: 3,
+        // 4.096 us * 2^21 = 8.6 s, scaled a thousandfold: 8.6 ms per attempt.
+        timeout: 21,
+        ..QpCfg::default()
+    };
+    init_time_scale();
+    let per_attempt = soft_mlx5::engine::timing::ack_timeout(21).unwrap();
+    let attempts = u32::from(cfg.retry_cnt) + 1;
+    let dir = fabric_dir("key-silent");
+    let mut t = TwoNodes::new(&dir, &cfg);
+    let wrong = t.av(DC_KEY ^ 1);
+    let (wrong_key, cqe) = time_to_completion(&mut t, wrong);
+    assert_eq!(cqe.syndrome, syndrome::TRANSPORT_RETRY_EXC_ERR);
+    assert_eq!(t.target.buf.read(0, 8), [0u8; 8], "nothing was written");
+    let violations = t.b.dev.qps[&t.dct.h].dc_access_key_violation_count();
+    assert_eq!(violations, attempts, "every attempt counted at the DCT");
+    // A target on a node nobody serves: every attempt times out.
+    let mut d = TwoNodes::new(&fabric_dir("key-silent-dead"), &cfg);
+    let dead = AvSpec {
+        rlid: d.b.dev.profile.lid_of(9),
+        ..d.av(DC_KEY)
+    };
+    let (dead_target, cqe) = time_to_completion(&mut d, dead);
+    assert_eq!(cqe.syndrome, syndrome::TRANSPORT_RETRY_EXC_ERR);
+    assert!(
+        wrong_key >= per_attempt * attempts,
+        "a wrong key failed after {wrong_key:?}; {attempts} ACK timeouts of {per_attempt:?} take {:?} \
+         (a dead target: {dead_target:?})",
+        per_attempt * attempts
+    );
+    // The same timers: no faster than half the dead target's time (a loaded machine adds
+    // scheduling delays to either).
+    assert!(
+        wrong_key * 2 >= dead_target,
+        "a wrong key ({wrong_key:?}) fails as late as a dead target ({dead_target:?})"
+    );
+}
+
 #[test]
 fn when_the_peer_device_dies_its_requesters_see_retry_exceeded_as_on_a_wire() {
     let dir = fabric_dir("dies");

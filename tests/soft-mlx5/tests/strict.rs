@@ -363,3 +363,309 @@ fn on_a_lossy_wire_within_one_device_every_atomic_executes_once_and_every_read_r
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 25 part 2: strict where the reading found the emulator kind. Each has a switch that
+// turns it off (scripts/soft-mlx5 lists them); with the switch off these tests fail.
+// ---------------------------------------------------------------------------------------------
+
+/// A UAR page of the application's, with one BlueFlame register (at MLX5_BF_OFFSET) given to
+/// each of `qps`, as mlx5_ib's alloc_bfreg shares a medium-class register.
+fn share_bf_register(l: &mut Link, qps: &[u32]) -> (Buf, usize) {
+    use soft_mlx5::device::objects::BfReg;
+    let page = Buf::new(4096);
+    let reg = BfReg {
+        addr: page.at(0x800),
+        half: 256,
+    };
+    l.bed.dev.uars.push(page.addr());
+    for h in qps {
+        l.bed.dev.qps.get_mut(h).unwrap().bf = Some(reg);
+    }
+    // Judge a half as soon as it stops changing (the default waits out a preempted writer).
+    l.bed.dev.bf.settle = std::time::Duration::ZERO;
+    l.bed.dev.bf.settle_reposted = std::time::Duration::ZERO;
+    (page, 0x800)
+}
+
+/// Two DCIs on one register, both with a DC write posted (doorbell record rung, WQE fetched):
+/// returns their WQEs as libmlx5 wrote them to the rings.
+fn two_dcis_with_a_write_each(l: &mut Link) -> (TQp, Vec<u8>, Vec<u8>, Buf, usize) {
+    let cfg = QpCfg::default();
+    let mut y = l.bed.dci(l.pd, &l.scq, &cfg);
+    let xh = l.req.h;
+    let (page, off) = share_bf_register(l, &[xh, y.h]);
+    let rk = l.remote.key;
+    let mut wx = Wr::write_inline(&[0x11; 20], l.remote.at(0), rk);
+    wx.av = l.av();
+    // Another flag in the control segment: the first chunks differ beyond the control word.
+    let mut wy = Wr::write_inline(&[0x22; 20], l.remote.at(64), rk).unsignaled();
+    wy.av = l.av();
+    let ix = l.req.post(&wx);
+    let iy = y.post(&wy);
+    let bx = encode_send(ix, l.req.qpn, &wx);
+    let by = encode_send(iy, y.qpn, &wy);
+    assert_eq!((bx.len(), by.len()), (128, 128), "two 64-byte chunks each");
+    step(l);
+    (y, bx, by, page, off)
+}
+
+#[test]
+fn blueflame_chunks_of_two_qps_interleaved_on_one_register_fail_the_run_naming_both_qps() {
+    let mut l = Link::new(Transport::Dc);
+    let (y, bx, by, page, off) = two_dcis_with_a_write_each(&mut l);
+    // Two CPUs copy to the same half without the register's lock: X's first chunk, then Y's
+    // second chunk lands after X's.
+    page.write(off, &bx[..64]);
+    page.write(off + 64, &by[64..128]);
+    for _ in 0..3 {
+        step(&mut l);
+    }
+    let fault = l.bed.dev.fault.clone().expect("the interleaving is caught");
+    let (qx, qy) = (format!("{:#x}", l.req.qpn), format!("{:#x}", y.qpn));
+    assert!(
+        fault.contains("interleaved") && fault.contains(&qx) && fault.contains(&qy),
+        "{fault}"
+    );
+}
+
+#[test]
+fn a_blueflame_copy_that_differs_from_the_ring_fails_the_run_naming_the_qp() {
+    let mut l = Link::new(Transport::Dc);
+    let (_y, bx, _, page, off) = two_dcis_with_a_write_each(&mut l);
+    let mut torn = bx.clone();
+    torn[64 + 20] ^= 0xff; // inline data the ring does not hold
+    page.write(off + 256, &torn);
+    for _ in 0..3 {
+        step(&mut l);
+    }
+    let fault = l.bed.dev.fault.clone().expect("the bad copy is caught");
+    assert!(
+        fault.contains("torn or differs") && fault.contains(&format!("{:#x}", l.req.qpn)),
+        "{fault}"
+    );
+}
+
+#[test]
+fn blueflame_copies_and_8_byte_doorbells_as_libmlx5_writes_them_pass_the_blueflame_oracle() {
+    let mut l = Link::new(Transport::Dc);
+    let (mut y, bx, by, page, off) = two_dcis_with_a_write_each(&mut l);
+    // post_send_db under the lock: X's copy in half 0, Y's in half 1.
+    page.write(off, &bx);
+    page.write(off + 256, &by);
+    step(&mut l);
+    step(&mut l);
+    // Then Y posts two WQEs at once: an 8-byte doorbell (its last control word) in half 0,
+    // over X's copy, whose first chunk differs from Y's only in that word.
+    let rk = l.remote.key;
+    let mut w = Wr::write_inline(&[0x33; 20], l.remote.at(128), rk).unsignaled();
+    w.av = l.av();
+    y.write_wqe(&w);
+    let mut w2 = w.clone();
+    w2.inline = Some(vec![0x44; 20]);
+    let i2 = y.write_wqe(&w2);
+    y.ring_sq();
+    step(&mut l);
+    let b2 = encode_send(i2, y.qpn, &w2);
+    page.write(off, &b2[..8]);
+    for _ in 0..4 {
+        step(&mut l);
+    }
+    assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
+    l.run();
+    assert_eq!(l.remote.buf.read(128, 20), [0x44; 20]);
+}
+
+#[test]
+fn with_wqe_signatures_a_wqe_whose_signature_is_wrong_completes_with_a_local_qp_operation_error() {
+    // mlx5_ib sets qpc.wq_signature for MLX5_QP_FLAG_SIGNATURE (libmlx5: MLX5_QP_SIGNATURE set).
+    let mut l = Link::new(Transport::Dc);
+    l.bed.dev.qps.get_mut(&l.req.h).unwrap().wq_sig = true;
+    let rk = l.remote.key;
+    let mut w = Wr::write_inline(&[1; 8], l.remote.at(0), rk);
+    w.av = l.av();
+    let good = l.req.post_signed(&w, true);
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!((c[0].opcode, c[0].wqe_counter), (op::REQ, good), "{c:?}");
+    let mut w = Wr::write_inline(&[2; 8], l.remote.at(0), rk);
+    w.av = l.av();
+    let bad = l.req.post_signed(&w, false);
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!(
+        (c[0].opcode, c[0].syndrome, c[0].wqe_counter),
+        (op::REQ_ERR, syndrome::LOCAL_QP_OP_ERR, bad),
+        "{c:?}"
+    );
+    assert_eq!(l.remote.buf.read(0, 8), [1; 8], "the bad WQE did not execute");
+    assert_eq!(l.bed.state(l.req.h), QpState::Err);
+}
+
+#[test]
+fn with_qpn_reuse_a_destroyed_qps_number_is_the_next_one_handed_out() {
+    // SOFT_MLX5_QPN_REUSE=1 (CI's direct-backend suites): on here as there; =0 turns it off.
+    let mut bed = Bed::new();
+    bed.dev.strict.qpn_reuse = std::env::var("SOFT_MLX5_QPN_REUSE").map_or(true, |v| v != "0");
+    let pd = bed.pd();
+    let cq = bed.cq(15);
+    let a = bed.dci(pd, &cq, &QpCfg::default());
+    let _b = bed.dci(pd, &cq, &QpCfg::default());
+    bed.destroy_qp(a.h);
+    let c = bed.dci(pd, &cq, &QpCfg::default());
+    assert_eq!(c.qpn, a.qpn, "the freed number comes back at once");
+    bed.destroy_qp(c.h);
+    let srq = bed.srq(pd, 15, 1);
+    let d = bed.dct(pd, &cq, &srq, DC_KEY, &QpCfg::default());
+    assert_eq!(d.dctn, a.qpn, "a DCT gets it too");
+}
+
+/// A file of `len` bytes in `dir`, mapped MAP_SHARED read-write (or MAP_PRIVATE).
+fn map_file(dir: &std::path::Path, name: &str, len: usize, flags: i32) -> (u64, std::fs::File) {
+    use std::os::fd::AsRawFd;
+    let path = dir.join(format!("{}-{name}", std::process::id()));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    f.set_len(len as u64).unwrap();
+    let _ = std::fs::remove_file(&path);
+    // SAFETY: a fresh mapping of a file this test owns; unmapped never (the test process ends).
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED);
+    (p as u64, f)
+}
+
+fn fs_magic(dir: &std::path::Path) -> i64 {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid path and a zeroed statfs the call fills.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut st) }, 0);
+    st.f_type as i64
+}
+
+#[test]
+fn a_writable_registration_of_a_shared_mapping_of_a_dirty_tracked_file_is_refused_with_efault() {
+    // Linux 6.5+ mm/gup.c check_vma_flags -> writable_file_mapping_allowed: ib_umem_get's
+    // FOLL_LONGTERM | FOLL_WRITE pin of such a mapping fails with EFAULT.
+    use soft_mlx5::kernel::write::pin_user_range;
+    let bed = Bed::new();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    const TMPFS: i64 = 0x0102_1994;
+    assert_ne!(
+        fs_magic(&dir),
+        TMPFS,
+        "the target directory is on a dirty-tracked filesystem"
+    );
+    let len = 3 * 4096;
+    let (shared, _f1) = map_file(&dir, "shared", len, libc::MAP_SHARED);
+    for access in [LOCAL_WRITE, LOCAL_WRITE | REMOTE_WRITE, LOCAL_WRITE | REMOTE_ATOMIC] {
+        assert_eq!(
+            pin_user_range(&bed.dev, shared, len as u64, access),
+            Err(libc::EFAULT),
+            "access {access:#x}"
+        );
+    }
+    // Part of the range is enough.
+    assert_eq!(
+        pin_user_range(&bed.dev, shared + 4096, 8, LOCAL_WRITE),
+        Err(libc::EFAULT)
+    );
+    // A read-only registration pins without FOLL_WRITE.
+    assert_eq!(pin_user_range(&bed.dev, shared, len as u64, REMOTE_READ), Ok(()));
+    // A private mapping, tmpfs and anonymous memory need no dirty tracking.
+    let (private, _f2) = map_file(&dir, "private", len, libc::MAP_PRIVATE);
+    assert_eq!(pin_user_range(&bed.dev, private, len as u64, ALL_ACCESS), Ok(()));
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir() && fs_magic(shm) == TMPFS {
+        let (on_tmpfs, _f3) = map_file(shm, "soft-mlx5-pin", len, libc::MAP_SHARED);
+        assert_eq!(pin_user_range(&bed.dev, on_tmpfs, len as u64, ALL_ACCESS), Ok(()));
+    }
+    let anon = Buf::new(len);
+    assert_eq!(pin_user_range(&bed.dev, anon.addr(), len as u64, ALL_ACCESS), Ok(()));
+}
+
+#[test]
+fn on_cx7_streams_no_errored_the_first_stream_error_takes_the_dci_to_err_and_more_errored_streams_are_refused() {
+    // Current ConnectX-7 firmware: log_max_dci_errored_streams 0. create_dci refuses a DCI
+    // with errored streams (libmlx5 refuses it too, and answers mlx5dv_dci_stream_id_reset
+    // with EOPNOTSUPP since max_log_num_errored is 0); the DCI it allows has
+    // log_num_errored 0, so one stream error takes it to ERR and flushes every stream.
+    use soft_mlx5::kernel::write::dci_streams_allowed;
+    let p = soft_mlx5::profile::Profile::by_name("cx7-streams-no-errored").expect("profile");
+    assert_eq!(dci_streams_allowed(p, 2, 1), Err(libc::EINVAL));
+    let (c, e) = dci_streams_allowed(p, 2, 0).expect("log_num_errored 0");
+    let mut l = Link::with(
+        Transport::Dc,
+        &QpCfg {
+            dci_streams: Some((c, e)),
+            ..Default::default()
+        },
+    );
+    let (lk, rk) = (l.local.key, l.remote.key);
+    let bad = Wr::write(&[(l.local.at(0), 8, lk)], l.remote.at(0), 0x00de_ad42).on_stream(1);
+    let i_bad = l.post(bad);
+    let i_other = l.post(Wr::write_inline(&[5; 4], l.remote.at(200), rk).on_stream(2));
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!(
+        (c[0].syndrome, c[0].wqe_counter, c[1].syndrome, c[1].wqe_counter),
+        (syndrome::REMOTE_ACCESS_ERR, i_bad, syndrome::WR_FLUSH_ERR, i_other),
+        "{c:?}"
+    );
+    assert_eq!(l.bed.state(l.req.h), QpState::Err);
+}
+
+#[test]
+fn an_8_byte_doorbell_over_a_blueflame_copy_made_long_before_passes_the_blueflame_oracle() {
+    // libmlx5 rings a batch with an 8-byte doorbell (its last control word) into the half
+    // the toggle points at; the rest of that half may still hold a copy of a WQE posted
+    // hundreds of WQEs before (here a send), whose first chunk beyond the control word is the
+    // same DC address vector.
+    let mut l = Link::new(Transport::Dc);
+    let (_y, _, _, page, off) = two_dcis_with_a_write_each(&mut l);
+    l.run();
+    let lk = l.local.key;
+    let mut send = Wr::send(&[(l.local.at(0), 8, lk)]);
+    send.av = l.av();
+    l.post_recv(&[(l.remote.at(0), 64, l.remote.key)]);
+    let i = l.req.post(&send);
+    step(&mut l);
+    page.write(off, &encode_send(i, l.req.qpn, &send));
+    for _ in 0..3 {
+        step(&mut l);
+    }
+    l.run();
+    let rk = l.remote.key;
+    let mut last = Vec::new();
+    for round in 0..40u8 {
+        let mut w = Wr::write_inline(&[round; 20], l.remote.at(256), rk);
+        w.av = l.av();
+        l.req.write_wqe(&w);
+        let i = l.req.write_wqe(&w);
+        l.req.ring_sq();
+        last = encode_send(i, l.req.qpn, &w);
+        // Batches toggle between the halves; this one leaves the first half alone.
+        page.write(off + 256, &last[..8]);
+        l.run();
+        l.scq.drain();
+    }
+    page.write(off, &last[..8]);
+    for _ in 0..3 {
+        step(&mut l);
+    }
+    assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
+}

@@ -318,7 +318,7 @@ pub unsafe extern "C" fn mmap(
     off: off_t,
 ) -> *mut c_void {
     if is_device(fd) {
-        return match kernel::mmap(len, off) {
+        return match kernel::mmap(fd, len, off) {
             Ok(p) => {
                 UAR_MAPPED.store(true, Ordering::Release);
                 p

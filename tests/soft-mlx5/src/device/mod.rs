@@ -56,6 +56,45 @@ pub enum DevxObj {
     },
 }
 
+/// Where the emulator is as strict as silicon although a kinder model would pass more
+/// programs (issue 25): each on by default except `qpn_reuse`, each with a switch in the
+/// environment (read when a device is made; scripts/soft-mlx5 lists them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strict {
+    /// `SOFT_MLX5_BF_ORACLE=0` turns it off: BlueFlame copies are checked against the ring and
+    /// for chunks of two writers (engine/bf.rs).
+    pub bf_oracle: bool,
+    /// `SOFT_MLX5_WQE_SIG=0` turns it off: a QP created with MLX5_QP_FLAG_SIGNATURE has every
+    /// send WQE's signature checked (engine/requester.rs).
+    pub wqe_sig: bool,
+    /// `SOFT_MLX5_QPN_REUSE=1` turns it on: a freed QP/DCT number is the next one handed out.
+    pub qpn_reuse: bool,
+    /// `SOFT_MLX5_PIN_STRICT=0` turns it off: a writable registration of a shared mapping of a
+    /// dirty-tracked file fails with EFAULT (kernel/pin.rs).
+    pub pin: bool,
+    /// `SOFT_MLX5_DCKEY_SILENT=0` turns it off: a request with a wrong DC key is dropped
+    /// silently at another process's DCT and its requester waits its ACK timeouts.
+    pub dckey_silent: bool,
+}
+
+impl Strict {
+    /// The switches as the environment sets them.
+    pub fn from_env() -> Strict {
+        let var = |name: &str, default: bool| match std::env::var(name) {
+            Ok(v) if v == "0" => false,
+            Ok(v) if v == "1" => true,
+            _ => default,
+        };
+        Strict {
+            bf_oracle: var("SOFT_MLX5_BF_ORACLE", true),
+            wqe_sig: var("SOFT_MLX5_WQE_SIG", true),
+            qpn_reuse: var("SOFT_MLX5_QPN_REUSE", false),
+            pin: var("SOFT_MLX5_PIN_STRICT", true),
+            dckey_silent: var("SOFT_MLX5_DCKEY_SILENT", true),
+        }
+    }
+}
+
 /// The device's state.
 pub struct Device {
     /// Which ConnectX this is.
@@ -110,6 +149,12 @@ pub struct Device {
     /// Completions of different DCI streams in the order they finish rather than send-queue
     /// order (`SOFT_MLX5_OOO=1`); within a stream always in order.
     pub ooo_streams: bool,
+    /// The strict behaviours in force ([`Strict`]).
+    pub strict: Strict,
+    /// The BlueFlame oracle's view of the registers (engine/bf.rs).
+    pub bf: crate::engine::bf::Watch,
+    /// QP/DCT numbers freed, most recent last (handed out again with `strict.qpn_reuse`).
+    freed_qpns: Vec<u32>,
     next_handle: u32,
     next_qpn: u32,
     next_mkey: u32,
@@ -143,6 +188,9 @@ impl Device {
             connections: Default::default(),
             faults: None,
             ooo_streams: false,
+            strict: Strict::from_env(),
+            bf: Default::default(),
+            freed_qpns: Vec::new(),
             next_handle: 1,
             next_qpn: FIRST_QPN,
             next_mkey: FIRST_MKEY_INDEX,
@@ -168,8 +216,17 @@ impl Device {
     }
 
     /// A fresh QP/DCT number (24 bits): `slot << SLOT_SHIFT | n`, n from [`FIRST_QPN`],
-    /// skipping numbers still in use after a wrap.
+    /// skipping numbers still in use after a wrap. With `strict.qpn_reuse` the most recently
+    /// freed number comes back first: firmware allocates QP numbers from a bitmap and may hand
+    /// a freed one out at once, so a stale completion of a destroyed QP meets its successor.
     pub fn qpn(&mut self) -> u32 {
+        if self.strict.qpn_reuse {
+            while let Some(qpn) = self.freed_qpns.pop() {
+                if !self.qpn_to_handle.contains_key(&qpn) {
+                    return qpn;
+                }
+            }
+        }
         let span = 1u32 << crate::fabric::SLOT_SHIFT;
         loop {
             let n = self.next_qpn;
@@ -179,6 +236,20 @@ impl Device {
                 return qpn;
             }
         }
+    }
+
+    /// DESTROY_QP of QP or DCT `h`: it leaves the tables and its number is free again.
+    pub fn destroy_qp(&mut self, h: u32) -> Option<Qp> {
+        let qp = self.qps.remove(&h)?;
+        if self.qpn_to_handle.get(&qp.qpn) == Some(&h) {
+            self.qpn_to_handle.remove(&qp.qpn);
+            self.freed_qpns.push(qp.qpn);
+            // Only the recent past matters; keep the list short.
+            if self.freed_qpns.len() > 4096 {
+                self.freed_qpns.drain(..2048);
+            }
+        }
+        Some(qp)
     }
 
     /// A fresh mkey (lkey = rkey): index `slot << SLOT_SHIFT | n`, variant 0x42, skipping keys

@@ -281,6 +281,25 @@ pub struct Qp {
     pub stalls: std::collections::BTreeMap<u16, (Stall, std::time::Instant)>,
     /// The requester's packet sequence state (engine/requester.rs).
     pub wire: Wire,
+    /// The QP was created with MLX5_QP_FLAG_SIGNATURE (libmlx5: env MLX5_QP_SIGNATURE): mlx5_ib
+    /// sets qpc.wq_signature and the HCA checks every send WQE's signature byte.
+    pub wq_sig: bool,
+    /// The BlueFlame register libmlx5 writes this QP's doorbells to (engine/bf.rs); None when
+    /// the emulator does not know it (a library-chosen register, a DCT).
+    pub bf: Option<BfReg>,
+    /// DCT: requests that named this DCT with a wrong DC access key and were dropped (the PRM
+    /// DCT context's `dc_access_key_violation_count`).
+    pub dc_key_violations: u32,
+}
+
+/// A BlueFlame register: its address in the mapped UAR page and the size of each of its two
+/// halves (libmlx5 `bf->reg`, `bf->buf_size`; `bf->offset` toggles between the halves).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BfReg {
+    /// Address of the register's first half.
+    pub addr: u64,
+    /// Bytes per half (bf_reg_size / 2).
+    pub half: u32,
 }
 
 /// A requester's packet sequence numbering: per channel, consecutive numbers (kept across
@@ -335,6 +354,12 @@ impl Qp {
     /// channel of a QP without streams.
     pub fn channel(&self, stream: u16) -> u16 {
         self.stream_channel(stream).unwrap_or(0)
+    }
+
+    /// The DCT context's `dc_access_key_violation_count` (what a DEVX QUERY_DCT reports):
+    /// requests dropped because they carried a wrong DC access key.
+    pub fn dc_access_key_violation_count(&self) -> u32 {
+        self.dc_key_violations
     }
 
     /// Forgets the send queue's progress (to RESET: libmlx5 restarts its counters too).

@@ -2,6 +2,7 @@
 //! logic would see them, executes send WQEs (requester), serves requests at their targets
 //! (responder) and writes CQEs (completer).
 
+pub mod bf;
 pub mod completer;
 pub mod cqe;
 pub mod oracle;
@@ -40,6 +41,14 @@ pub fn step(dev: &mut Device) -> bool {
         }
         moved |= requester::run(dev, h, now);
         moved |= flush_receive_queue(dev, h);
+    }
+    // The BlueFlame copies of the doorbells rung so far (bf.rs): a mix fails the run as an
+    // overrun does.
+    if let Err(msg) = bf::check(dev) {
+        if dev.fault.is_none() {
+            crate::log(format_args!("{msg}"));
+            dev.fault = Some(msg);
+        }
     }
     moved
 }

@@ -19,6 +19,8 @@ pub struct Awaiting {
     pub seq: u64,
     /// The peer's socket address.
     pub peer: Vec<u8>,
+    /// When the request left: its local ACK timer runs from here.
+    pub sent: Instant,
     /// When the peer was last known alive.
     pub checked: Instant,
     /// Nobody listens at the peer's address: the request is lost.
@@ -45,6 +47,7 @@ pub fn send(
     await_answer.then(|| Awaiting {
         seq,
         peer,
+        sent: Instant::now(),
         checked: Instant::now(),
         lost: delivery == Delivery::Lost,
         deadline,
@@ -103,7 +106,10 @@ fn serve(dev: &mut Device, packet: &message::Packet) -> Response {
     responder::respond_in_order(dev, key, t.psn, t.first, packet.opcode, |dev| {
         match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn) {
             Some(th) => responder::respond(dev, th, &packet.request()),
-            None => Response::Dropped,
+            None => {
+                responder::count_key_violation(dev, t.kind, t.dqpn, t.key);
+                Response::Dropped
+            }
         }
     })
 }

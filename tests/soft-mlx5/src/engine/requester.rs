@@ -19,7 +19,7 @@ use super::cqe::{op, syndrome, Cqe};
 use super::remote::{self, Awaiting};
 use super::responder::{self, Request, Response, ACCESS_LOCAL_WRITE};
 use super::timing::{ack_timeout, rnr_delay};
-use super::wqe::{decode_send, opcode, Av, Data, SendWqe};
+use super::wqe::{decode_send, opcode, raw_send, signature_ok, Av, Data, SendWqe};
 use crate::device::events::Owner;
 use crate::device::objects::{Path, Qp, QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
@@ -124,17 +124,40 @@ pub fn run(dev: &mut Device, h: u32, now: Instant) -> bool {
 /// Decodes the WQEs posted since the last fetch. An undecodable WQE is a local QP operation
 /// error once every older WQE is done (nothing past it can be found: its size is unknown).
 fn fetch(dev: &mut Device, h: u32) -> bool {
-    let Device { dma, qps, .. } = dev;
+    let Device {
+        dma, qps, strict, bf, ..
+    } = dev;
     let Some(qp) = qps.get_mut(&h) else {
         return false;
     };
     let pi = dma.read_be32(qp.db + 4) & 0xffff;
     let datagram = matches!(qp.kind, QpKind::Dci | QpKind::Ud);
     let in_err = qp.state == QpState::Err;
+    let check_sig = qp.wq_sig && strict.wqe_sig;
     let mut moved = false;
     let mut bad = None;
     while qp.sq_fetched & 0xffff != pi && qp.sq_fetched.wrapping_sub(qp.sq_ci) < qp.sq.cnt {
+        if let (Some(reg), Some(raw)) = (qp.bf, raw_send(dma.as_ref(), &qp.sq, qp.sq_fetched)) {
+            bf.fetched(reg, qp.qpn, &raw);
+        }
         let (wqe, state) = match decode_send(dma.as_ref(), &qp.sq, qp.sq_fetched, datagram) {
+            // A QP created with a WQE signature (mlx5_ib sets qpc.wq_signature for
+            // MLX5_QP_FLAG_SIGNATURE) has each WQE's signature checked as it is fetched; a
+            // bad one is a local QP operation error (MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR 0x02,
+            // IBA 10.3.1 "local QP operation error": the WQE is not well formed), reported once
+            // every older WQE is done, the QP going to ERR.
+            Ok(w)
+                if check_sig
+                    && !in_err
+                    && !raw_send(dma.as_ref(), &qp.sq, qp.sq_fetched).is_some_and(|b| signature_ok(&b)) =>
+            {
+                if !qp.outstanding.is_empty() {
+                    break;
+                }
+                crate::log(format_args!("qp {:#x}: WQE {} has a bad signature", qp.qpn, w.index));
+                bad = Some(qp.outstanding.len());
+                (w, ReqState::Queued)
+            }
             Ok(w) => {
                 let state = if in_err { flushed(qp, &w) } else { ReqState::Queued };
                 (w, state)
@@ -257,12 +280,13 @@ fn take_answers(dev: &mut Device, h: u32, now: Instant) -> bool {
         {
             if *after <= pass {
                 let answer = answer.take();
-                // Silence from another process is known only once its timer ran out: the
-                // retry goes at once, the timeout having been waited already.
-                let waited = remote.is_some();
+                // Silence from another process is known when its timer ran out, or earlier
+                // when its target dropped it (a wrong DC key) or died: the ACK timer runs from
+                // when the request left.
+                let sent = remote.as_ref().map(|a| a.sent);
                 o.state = ReqState::Queued;
                 if let Some(a) = answer {
-                    conclude(dev, h, i, a, now, waited);
+                    conclude(dev, h, i, a, now, sent);
                 }
                 moved = true;
             }
@@ -271,8 +295,9 @@ fn take_answers(dev: &mut Device, h: u32, now: Instant) -> bool {
     }
 }
 
-/// What the requester makes of the responder's answer (or of its silence) to WQE `i`.
-fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant, waited: bool) {
+/// What the requester makes of the responder's answer (or of its silence) to WQE `i`; `sent`:
+/// when a request to another process left.
+fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant, sent: Option<Instant>) {
     let qp = &dev.qps[&h];
     let o = &qp.outstanding[i];
     let channel = o.channel;
@@ -321,11 +346,16 @@ fn conclude(dev: &mut Device, h: u32, i: usize, answer: Response, now: Instant, 
             if left == 0 {
                 return fail(dev, h, i, syndrome::TRANSPORT_RETRY_EXC_ERR);
             }
-            let stall = match ack_timeout(qp.timeout) {
-                Some(_) if waited => (Stall::Timeout { left: left - 1 }, now),
-                Some(t) => (Stall::Timeout { left: left - 1 }, now + t),
+            let stall = match (ack_timeout(qp.timeout), sent) {
+                // The local ACK timer started when the request left (IBA 9.7.6.1.3): a target
+                // that dropped it silently (a wrong DC key, mlx5 drops it without a NAK) or
+                // died is known only once the timer expires, as for a target that never was.
+                // SOFT_MLX5_DCKEY_SILENT=0: retried as soon as the drop is known (kinder).
+                (Some(t), Some(s)) if dev.strict.dckey_silent => (Stall::Timeout { left: left - 1 }, (s + t).max(now)),
+                (Some(_), Some(_)) => (Stall::Timeout { left: left - 1 }, now),
+                (Some(t), None) => (Stall::Timeout { left: left - 1 }, now + t),
                 // Timeout 0 waits forever: the QP never completes the WQE.
-                None => (Stall::Timeout { left }, now + Duration::from_secs(3600)),
+                (None, _) => (Stall::Timeout { left }, now + Duration::from_secs(3600)),
             };
             if let Some(qp) = dev.qps.get_mut(&h) {
                 qp.stalls.insert(channel, stall);
@@ -508,6 +538,14 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
             blocked.push(ch);
             continue;
         }
+        if matches!(qp.stalls.get(&ch), Some((Stall::Timeout { left: 0 }, _))) {
+            // The last retry's ACK timer ran out: retry_cnt retries after the first attempt
+            // and no more (IBA 9.7.6.1.3, C9-140), so nothing is sent again.
+            fail(dev, h, i, syndrome::TRANSPORT_RETRY_EXC_ERR);
+            blocked.push(ch);
+            moved = true;
+            continue;
+        }
         let wqe = o.wqe.clone();
         let (answer, remote) = execute(dev, h, i, &wqe, now);
         let (acked, on_wire) = (matches!(answer, Some(Response::Ack(_))), answer.is_none());
@@ -677,7 +715,15 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
             }
             (Some(answer), None)
         }
-        Dest::Nowhere => (Some(Response::Dropped), None),
+        Dest::Nowhere => {
+            // A DCT of this device that refused the key counts it.
+            if let Some(av) = wqe.av {
+                if av_node(dev, &av) == Some(dev.node) && av.dqpn >> SLOT_SHIFT == dev.slot {
+                    responder::count_key_violation(dev, kind, av.dqpn, av.key);
+                }
+            }
+            (Some(Response::Dropped), None)
+        }
         Dest::Remote(node, slot, mut target) => {
             // Unreliable datagram: nothing comes back, so nothing is awaited.
             let await_answer = !matches!(kind, QpKind::Ud | QpKind::Uc);

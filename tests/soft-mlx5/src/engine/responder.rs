@@ -155,6 +155,24 @@ pub fn accept(dev: &Device, kind: QpKind, dqpn: u32, key: u64, src_qpn: u32) -> 
     ok.then_some(h)
 }
 
+/// A DC request that named DCT `dqpn` with a wrong access key: the DCT drops it without an
+/// answer (no NAK: the initiator sees only its ACK timeouts) and counts it in its context's
+/// `dc_access_key_violation_count` (mlx5 PRM DCT context; mlx5_ib reports it through QUERY_DCT).
+pub fn count_key_violation(dev: &mut Device, kind: QpKind, dqpn: u32, key: u64) {
+    if kind != QpKind::Dci {
+        return;
+    }
+    let Some(&h) = dev.qpn_to_handle.get(&dqpn) else {
+        return;
+    };
+    if let Some(t) = dev.qps.get_mut(&h) {
+        if t.kind == QpKind::Dct && t.dc_key != key {
+            t.dc_key_violations = t.dc_key_violations.saturating_add(1);
+            crate::log(format_args!("dct {dqpn:#x}: DC key violation ({key:#x}), dropped"));
+        }
+    }
+}
+
 /// Executes `req` at the QP or DCT `target` (a handle).
 pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     let Some(qp) = dev.qps.get(&target) else {

@@ -250,6 +250,28 @@ fn read_wrapped(dma: &dyn Dma, ring: &Ring, start: u64, off: u64, buf: &mut [u8]
     }
 }
 
+/// The WQE at basic block `bb` as the device fetches it: its ds * 16 bytes (wrapping at the
+/// ring end), or None when ds is 0 or larger than the ring.
+pub fn raw_send(dma: &dyn Dma, ring: &Ring, bb: u32) -> Option<Vec<u8>> {
+    let start = ring.entry(bb);
+    let mut ctrl = [0u8; CTRL_SIZE];
+    read_wrapped(dma, ring, start, 0, &mut ctrl);
+    let ds = u32::from_be_bytes(ctrl[CTRL_QPN_DS..CTRL_QPN_DS + 4].try_into().ok()?) & 0x3f;
+    if ds == 0 || (ds * 16).div_ceil(64) > ring.cnt {
+        return None;
+    }
+    let mut body = vec![0u8; ds as usize * 16];
+    read_wrapped(dma, ring, start, 0, &mut body);
+    Some(body)
+}
+
+/// Whether a send WQE's signature holds. libmlx5 (providers/mlx5/qp.c `wq_sig`, `calc_sig`)
+/// zeroes the signature byte (ctrl byte 8), XORs the WQE's ds * 16 bytes and stores the
+/// inverse there; the XOR of all the bytes, signature included, is then 0xff.
+pub fn signature_ok(wqe: &[u8]) -> bool {
+    wqe.iter().fold(0u8, |a, b| a ^ b) == 0xff
+}
+
 /// Decodes the send WQE at basic block `bb` of the ring; `datagram` says whether the QP's
 /// transport carries an address vector (DCI, UD).
 pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Result<SendWqe, DecodeError> {

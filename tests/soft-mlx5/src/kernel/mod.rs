@@ -7,6 +7,7 @@
 
 pub mod ioctl;
 pub mod modify;
+pub mod pin;
 pub mod prm;
 pub mod write;
 
@@ -29,6 +30,27 @@ pub struct Ucontext {
     pub bfreg_count: Vec<u32>,
     /// mlx5_bfreg_info.num_low_latency_bfregs.
     pub low_latency_bfregs: u32,
+    /// The UAR pages the library mapped, by their mmap index (mlx5_ib `get_index`).
+    pub uar_pages: BTreeMap<u32, u64>,
+}
+
+/// Bytes per BlueFlame register (the alloc_ucontext response's `bf_reg_size`).
+pub const BF_REG_SIZE: u32 = 512;
+
+/// Where libmlx5 writes the doorbells of a QP given bfreg index `bfi` (the create-QP response's
+/// `bfreg_index`) on context `fd`: providers/mlx5/mlx5.c `mlx5_init_context` places register
+/// `bfi` in UAR page `bfi / NUM_BFREGS_PER_UAR` (4; one 4K UAR per page), at MLX5_BF_OFFSET
+/// (0x800) plus `bfi % 4` registers of `bf_reg_size`, with halves of `bf_reg_size / 2`;
+/// register 0 has no BlueFlame buffer (8-byte doorbells only), so nothing is watched there.
+pub fn bf_register(fd: i32, bfi: u32) -> Option<crate::device::objects::BfReg> {
+    if bfi == 0 {
+        return None;
+    }
+    let page = *contexts().get(&fd)?.uar_pages.get(&(bfi / 4))?;
+    Some(crate::device::objects::BfReg {
+        addr: page + 0x800 + u64::from(bfi % 4 * BF_REG_SIZE),
+        half: BF_REG_SIZE / 2,
+    })
 }
 
 /// mlx5_ib's blue-flame register allocation (drivers/infiniband/hw/mlx5/qp.c: alloc_bfreg,
@@ -176,8 +198,11 @@ pub fn close(fd: i32) {
 
 /// mmap of the command device: UAR pages (MLX5_IB_MMAP_REGULAR_PAGE and friends) become
 /// anonymous shared memory the device thread watches for CQ arm doorbells.
-pub fn mmap(len: usize, offset: i64) -> Result<*mut libc::c_void, i32> {
-    let cmd = (offset >> 12) >> 8;
+pub fn mmap(fd: i32, len: usize, offset: i64) -> Result<*mut libc::c_void, i32> {
+    let pgoff = offset >> 12;
+    let cmd = (pgoff >> 8) & 0xff;
+    // mlx5_ib get_index: the low byte of the page offset and the byte above the command.
+    let index = ((pgoff & 0xff) | (((pgoff >> 16) & 0xff) << 8)) as u32;
     // MLX5_IB_MMAP_REGULAR_PAGE 0, _WC_PAGE 2, _NC_PAGE 3, _ALLOC_WC 6: UAR pages.
     if !matches!(cmd, 0 | 2 | 3 | 6) {
         return Err(libc::EINVAL);
@@ -197,6 +222,11 @@ pub fn mmap(len: usize, offset: i64) -> Result<*mut libc::c_void, i32> {
         return Err(libc::ENOMEM);
     }
     device::global().uars.push(p as u64);
+    if matches!(cmd, 0 | 2 | 3) {
+        if let Some(ctx) = contexts().get_mut(&fd) {
+            ctx.uar_pages.insert(index, p as u64);
+        }
+    }
     crate::engine::start();
     Ok(p)
 }

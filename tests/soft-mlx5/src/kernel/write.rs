@@ -277,8 +277,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
         }
         (IB_USER_VERBS_CMD_DESTROY_QP, false) => {
             let r: ib_uverbs_destroy_qp = cmd.req();
-            let qp = dev.qps.remove(&r.qp_handle).ok_or(libc::EINVAL)?;
-            dev.qpn_to_handle.remove(&qp.qpn);
+            let qp = dev.destroy_qp(r.qp_handle).ok_or(libc::EINVAL)?;
             if let Some(bfregn) = qp.bfregn {
                 super::free_bfreg(fd, bfregn);
             }
@@ -365,7 +364,7 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     )?;
     let resp = mlx5_ib_alloc_ucontext_resp {
         qp_tab_size: profile::MAX_QP,
-        bf_reg_size: 512,
+        bf_reg_size: super::BF_REG_SIZE,
         tot_bfregs: total,
         cache_line_size: 64,
         max_sq_desc_sz: profile::MAX_SQ_DESC_SZ as u16,
@@ -524,6 +523,8 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     if r.length == 0 || r.start.checked_add(r.length).is_none() {
         return Err(libc::EINVAL);
     }
+    // ib_umem_get pins the pages (kernel/pin.rs): EFAULT where mm/gup.c refuses.
+    pin_user_range(dev, r.start, r.length, r.access_flags)?;
     let key = dev.mkey();
     let h = dev.handle();
     dev.mrs.insert(
@@ -580,6 +581,12 @@ fn rereg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     }
     if r.flags & 2 != 0 && !dev.pds.contains_key(&r.pd_handle) {
         return Err(libc::EINVAL);
+    }
+    let cur_access = dev.mrs.get(&r.mr_handle).ok_or(libc::EINVAL)?.access;
+    // mlx5_ib_rereg_user_mr: a new translation is a new ib_umem_get of the new range.
+    if r.flags & 1 != 0 {
+        let access = if r.flags & 4 != 0 { r.access_flags } else { cur_access };
+        pin_user_range(dev, r.start, r.length, access)?;
     }
     let mr = dev.mrs.get_mut(&r.mr_handle).ok_or(libc::EINVAL)?;
     if r.flags & 1 != 0 {
@@ -781,6 +788,24 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     )
 }
 
+/// create_dci: DCI streams bounded by the device's log_max_dci_stream_channels and
+/// log_max_dci_errored_streams (EINVAL beyond them, or without streams).
+pub fn dci_streams_allowed(profile: &profile::Profile, log_concurrent: u8, log_errored: u8) -> Result<(u8, u8), i32> {
+    match profile.dci_streams {
+        Some((mc, me)) if log_concurrent <= mc && log_errored <= me => Ok((log_concurrent, log_errored)),
+        _ => Err(libc::EINVAL),
+    }
+}
+
+/// ib_umem_get's pin of a registration's range (kernel/pin.rs), unless SOFT_MLX5_PIN_STRICT=0.
+pub fn pin_user_range(dev: &Device, start: u64, len: u64, access: u32) -> Result<(), i32> {
+    if dev.strict.pin {
+        super::pin::check(start, len, access)
+    } else {
+        Ok(())
+    }
+}
+
 /// mlx5_ib_create_qp: RC/UC/UD through the core types, DCI/DCT through IB_QPT_DRIVER with the
 /// mlx5 flags (create_dci / create_dct), each with the checks that decide the outcome.
 fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_qp, ex: bool) -> Result<(), i32> {
@@ -839,11 +864,7 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
     let mut dci_streams = None;
     if kind == QpKind::Dci && u.flags & MLX5_QP_FLAG_DCI_STREAM != 0 {
         let (c, e) = (u.dci_streams.log_num_concurent, u.dci_streams.log_num_errored);
-        // create_dci: bounded by log_max_dci_stream_channels / log_max_dci_errored_streams.
-        match dev.profile.dci_streams {
-            Some((mc, me)) if c <= mc && e <= me => dci_streams = Some((c, e)),
-            _ => return Err(libc::EINVAL),
-        }
+        dci_streams = Some(dci_streams_allowed(dev.profile, c, e)?);
     }
     let rq = Ring {
         base: u.buf_addr,
@@ -868,6 +889,9 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         let n = super::alloc_bfreg(fd);
         (Some(n), super::adjust_bfregn(n))
     };
+    // The register libmlx5 will write this QP's doorbells to, when mlx5_ib chose it (one the
+    // library chose is not watched: the BlueFlame oracle knows only kernel-assigned ones).
+    let bf = bfregn.and_then(|_| super::bf_register(fd, bfreg_index));
     let qp = Qp {
         bfregn,
         user_handle: r.user_handle,
@@ -909,6 +933,10 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         outstanding: Default::default(),
         stalls: Default::default(),
         wire: Default::default(),
+        // process_vendor_flags: MLX5_QP_FLAG_SIGNATURE makes mlx5_ib set qpc.wq_signature.
+        wq_sig: kind != QpKind::Dct && u.flags & MLX5_QP_FLAG_SIGNATURE != 0,
+        bf,
+        dc_key_violations: 0,
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",

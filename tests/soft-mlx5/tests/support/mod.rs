@@ -353,6 +353,29 @@ impl TQp {
         self.ring_sq();
         index
     }
+    /// Posts `wr` with its WQE signature (libmlx5 `wq_sig`: the inverse of the XOR of the
+    /// WQE's ds * 16 bytes, signature byte 0), or with that signature spoiled.
+    pub fn post_signed(&mut self, wr: &Wr, good: bool) -> u16 {
+        let index = self.sq_pi as u16;
+        let mut bytes = encode_send(index, self.qpn, wr);
+        let ds = (u32::from_be_bytes(bytes[4..8].try_into().unwrap()) & 0x3f) as usize;
+        bytes[8] = 0;
+        let sig = !bytes[..ds * 16].iter().fold(0u8, |a, b| a ^ b);
+        bytes[8] = if good { sig } else { sig ^ 0x5a };
+        self.post_bytes(&bytes);
+        index
+    }
+    /// Writes whole basic blocks of WQE bytes at the producer index (wrapping) and rings.
+    pub fn post_bytes(&mut self, bytes: &[u8]) {
+        let size = (self.sq_cnt as usize) * 64;
+        let start = ((self.sq_pi & (self.sq_cnt - 1)) as usize) * 64;
+        for (i, chunk) in bytes.chunks(16).enumerate() {
+            let rel = (start + i * 16) % size;
+            self.buf.write(self.sq_off() + rel, chunk);
+        }
+        self.sq_pi = self.sq_pi.wrapping_add(bytes.len().div_ceil(64) as u32);
+        self.ring_sq();
+    }
     /// Rings the SQ doorbell record (db[1] = sq producer counter).
     pub fn ring_sq(&self) {
         self.db.put_be32(4, self.sq_pi & 0xffff);
@@ -778,6 +801,9 @@ impl Bed {
             outstanding: Default::default(),
             stalls: Default::default(),
             wire: Default::default(),
+            wq_sig: false,
+            bf: None,
+            dc_key_violations: 0,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(qpn, h);
@@ -861,6 +887,9 @@ impl Bed {
             outstanding: Default::default(),
             stalls: Default::default(),
             wire: Default::default(),
+            wq_sig: false,
+            bf: None,
+            dc_key_violations: 0,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(dctn, h);
@@ -869,8 +898,7 @@ impl Bed {
 
     /// DESTROY_QP of a QP or DCT (write.rs: both tables).
     pub fn destroy_qp(&mut self, h: u32) {
-        let qp = self.dev.qps.remove(&h).expect("qp");
-        self.dev.qpn_to_handle.remove(&qp.qpn);
+        self.dev.destroy_qp(h).expect("qp");
     }
 
     /// The QP's state.
