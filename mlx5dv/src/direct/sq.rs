@@ -599,8 +599,12 @@ mod tests {
     struct Fake {
         ring: Vec<u64>,
         dbrec: [u32; 2],
-        bf: [u64; 128],
+        bf: BfRegister,
     }
+
+    /// A BlueFlame register's two buffers, aligned as the device's page is.
+    #[repr(align(64))]
+    struct BfRegister([u64; 128]);
 
     impl Fake {
         /// A ring of `blocks` zeroed 64-byte blocks, its doorbell record and BlueFlame buffer.
@@ -608,7 +612,7 @@ mod tests {
             Fake {
                 ring: vec![0; blocks * BB / 8],
                 dbrec: [0; 2],
-                bf: [0; 128],
+                bf: BfRegister([0; 128]),
             }
         }
     }
@@ -627,7 +631,7 @@ mod tests {
                 buf,
                 wqe_cnt,
                 dbrec,
-                f.bf.as_mut_ptr().cast(),
+                f.bf.0.as_mut_ptr().cast(),
                 256,
                 true,
                 wq_sig,
