@@ -1020,6 +1020,7 @@ fn streams_with_dead_peers(log_errored: u8, dead_eps: usize, dead: usize) -> Opt
     let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
     pool.hold(&tx).unwrap();
     let mut keep = Vec::new();
+    let mut gone = Vec::new();
     let mut eps = Vec::new();
     for i in 0..4 {
         let (dct, addr) = dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
@@ -1027,8 +1028,14 @@ fn streams_with_dead_peers(log_errored: u8, dead_eps: usize, dead: usize) -> Opt
         eps.push(pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap());
         if i >= dead_eps {
             keep.push(dct);
+        } else {
+            gone.push(dct);
         }
     }
+    // The dead peers' DCTs go once every DCT is made: a DCT made after one is destroyed may get
+    // its number back (as on silicon, and on soft-mlx5 with SOFT_MLX5_QPN_REUSE=1), and the
+    // dead peer's requests would reach it.
+    drop(gone);
     let send = Request::Send {
         local: tx.sge(0, 8).unwrap(),
     };
