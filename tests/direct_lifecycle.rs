@@ -304,3 +304,25 @@ fn adopting_a_dci_whose_cq_is_a_direct_one_is_refused_with_einval() {
     assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
     assert!(err.to_string().contains("direct CQ"), "{err}");
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn a_stand_in_queue_under_a_live_dcis_number_is_refused_with_eexist_and_the_dci_keeps_its_completions() {
+    let n = node();
+    let cq = n.ctx.create_direct_cq(64).expect("direct CQ");
+    let mut dci = n.dci(&cq);
+    let err = cq
+        .direct_queue_probe(dci.qp_num(), 8, 8)
+        .expect_err("the DCI's number is taken");
+    assert_eq!(err.errno(), Some(libc::EEXIST), "{err}");
+    let probe = cq.direct_queue_probe(0x00ff_fff0, 8, 8).expect("a free number");
+    let err = cq
+        .direct_queue_probe(0x00ff_fff0, 8, 8)
+        .expect_err("a second stand-in under one number");
+    assert_eq!(err.errno(), Some(libc::EEXIST), "{err}");
+    drop(probe);
+    n.write(&mut dci, 77);
+    let got = exactly(&cq, 1);
+    assert_eq!((got[0].wr_id, got[0].qp_num), (77, dci.qp_num()), "{got:?}");
+    assert_eq!(dci.outstanding(), 0);
+}

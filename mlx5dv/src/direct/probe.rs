@@ -70,3 +70,11 @@ impl Drop for DirectQueueProbe {
         self.poster.gone();
     }
 }
+
+impl std::fmt::Debug for DirectQueueProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirectQueueProbe")
+            .field("outstanding", &self.outstanding())
+            .finish()
+    }
+}
