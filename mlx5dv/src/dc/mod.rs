@@ -36,10 +36,10 @@ mod initiator;
 mod peer;
 mod target;
 
-pub use caps::{Mlx5Caps, Mlx5Context};
+pub use caps::{Mlx5Caps, Mlx5Context, OooRecvWrsCaps};
 pub use initiator::{Dci, DciBuilder, DciParts, DCI_DEFAULT_SEND_OPS};
 pub use peer::DcPeer;
-pub use target::{Dct, DctBuilder};
+pub use target::{Dct, DctAttributes, DctBuilder, DctContext, DctState};
 
 use crate::context::mtu_bytes;
 use crate::cq::Cq;
