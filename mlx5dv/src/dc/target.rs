@@ -327,8 +327,11 @@ impl Dct {
 
     /// The attributes the device holds for this DCT, read back with `ibv_query_qp` (what the
     /// exp verbs called `ibv_exp_query_dct`). mlx5_ib answers for a DCT in RTR only, which a
-    /// [`Dct`] always is. The DC key, the real state and the key-violation count are not there:
-    /// see [`Dct::query_context`].
+    /// [`Dct`] always is, and with less than it keeps: remote access bits only
+    /// (`IBV_ACCESS_LOCAL_WRITE` is not reported), and no GRH at all (its
+    /// `mlx5_ib_dct_query_qp` fills the traffic class, flow label, GID index and hop limit
+    /// without marking the answer global, so ib_uverbs copies none of them out). Those, the DC
+    /// key, the real state and the key-violation count come from [`Dct::query_context`].
     ///
     /// # Errors
     /// `ibv_query_qp (DCT)` with the library's errno (EINVAL from a kernel that does not
@@ -337,6 +340,7 @@ impl Dct {
         let mut attr = raw::ibv_qp_attr::default();
         // SAFETY: all-zero is valid for the init-attr out-parameter (pointers and integers).
         let mut init: raw::ibv_qp_init_attr = unsafe { std::mem::zeroed() };
+        // Exactly the attributes mlx5_ib_dct_query_qp accepts (any other bit: EINVAL).
         let mask = raw::IBV_QP_STATE
             | raw::IBV_QP_ACCESS_FLAGS
             | raw::IBV_QP_PORT
@@ -354,23 +358,18 @@ impl Dct {
             )
             .on(self.ctx.name()));
         }
-        let ah = attr.ah_attr;
-        let global = ah.is_global != 0;
         Ok(DctAttributes {
             port: attr.port_num,
             access: Access::from_bits(attr.qp_access_flags),
             min_rnr_timer: attr.min_rnr_timer,
             mtu: Mtu::from_raw(attr.path_mtu),
             pkey_index: attr.pkey_index,
-            gid_index: global.then_some(ah.grh.sgid_index),
-            hop_limit: ah.grh.hop_limit,
-            traffic_class: ah.grh.traffic_class,
-            flow_label: ah.grh.flow_label,
         })
     }
 
     /// What the DCT's firmware context holds and verbs do not report: its real state, its DC
-    /// key and how many requests it dropped for a wrong key. Read with DEVX `QUERY_DCT`
+    /// key, how many requests it dropped for a wrong key, and its GRH fields (traffic class,
+    /// flow label, GID index, hop limit), which [`Dct::query`] cannot give. Read with DEVX `QUERY_DCT`
     /// (`mlx5dv_devx_qp_query` on this verbs DCT), as rdma-core does for `data_in_order`.
     ///
     /// # Errors
@@ -428,14 +427,6 @@ pub struct DctAttributes {
     pub mtu: Option<Mtu>,
     /// P_Key index.
     pub pkey_index: u16,
-    /// Local GID index of the GRH, `None` without one (InfiniBand without a GID index).
-    pub gid_index: Option<u8>,
-    /// GRH hop limit.
-    pub hop_limit: u8,
-    /// GRH traffic class.
-    pub traffic_class: u8,
-    /// GRH flow label.
-    pub flow_label: u32,
 }
 
 /// The state of a DCT's firmware context (`dctc.state`).
@@ -462,6 +453,14 @@ pub struct DctContext {
     pub key: DcKey,
     /// Requests dropped because they presented a wrong key (`dc_access_key_violation_count`).
     pub key_violations: u32,
+    /// GRH traffic class (`tclass`).
+    pub traffic_class: u8,
+    /// GRH flow label (`flow_label`, 20 bits).
+    pub flow_label: u32,
+    /// Local GID index (`my_addr_index`; 0 for a DCT built without one).
+    pub gid_index: u8,
+    /// GRH hop limit (`hop_limit`; 0 for a DCT built without a GID index).
+    pub hop_limit: u8,
 }
 
 /// The DEVX `QUERY_DCT` mailboxes, at the bit offsets of Linux's `include/linux/mlx5/mlx5_ifc.h`
@@ -483,6 +482,14 @@ mod query_dct {
     const DC_ACCESS_KEY: usize = 0x100;
     /// `dctc.dc_access_key_violation_count`, 32 bits.
     const KEY_VIOLATIONS: usize = 0x180;
+    /// `dctc.tclass`, 8 bits.
+    const TCLASS: usize = 0xe0;
+    /// `dctc.flow_label`, 20 bits.
+    const FLOW_LABEL: usize = 0xec;
+    /// `dctc.my_addr_index`, 8 bits.
+    const MY_ADDR_INDEX: usize = 0x168;
+    /// `dctc.hop_limit`, 8 bits.
+    const HOP_LIMIT: usize = 0x178;
 
     fn be32(buf: &[u8], bit: usize) -> u32 {
         let at = bit / 32 * 4;
@@ -507,8 +514,19 @@ mod query_dct {
         be32(out, 0x20)
     }
 
+    /// A field of `bits` bits at bit offset `at` of the `dctc` (within one dword).
+    fn field(out: &[u8], at: usize, bits: usize) -> u32 {
+        let bit = DCTC + at;
+        let v = be32(out, bit) >> (32 - bits - bit % 32);
+        if bits == 32 {
+            v
+        } else {
+            v & ((1 << bits) - 1)
+        }
+    }
+
     pub fn decode(out: &[u8; OUT_BYTES]) -> DctContext {
-        let state = ((be32(out, DCTC + STATE) >> (32 - 4 - STATE % 32)) & 0xf) as u8;
+        let state = field(out, STATE, 4) as u8;
         let key = (u64::from(be32(out, DCTC + DC_ACCESS_KEY)) << 32) | u64::from(be32(out, DCTC + DC_ACCESS_KEY + 32));
         DctContext {
             state: match state {
@@ -518,7 +536,11 @@ mod query_dct {
                 s => DctState::Unknown(s),
             },
             key: DcKey::new(key),
-            key_violations: be32(out, DCTC + KEY_VIOLATIONS),
+            key_violations: field(out, KEY_VIOLATIONS, 32),
+            traffic_class: field(out, TCLASS, 8) as u8,
+            flow_label: field(out, FLOW_LABEL, 20),
+            gid_index: field(out, MY_ADDR_INDEX, 8) as u8,
+            hop_limit: field(out, HOP_LIMIT, 8) as u8,
         }
     }
 
@@ -537,7 +559,13 @@ mod query_dct {
             out[16] = 0x02;
             out[48..56].copy_from_slice(&0x0102_0304_0506_0708u64.to_be_bytes());
             out[64..68].copy_from_slice(&7u32.to_be_bytes());
+            // tclass and flow label share the dword at dctc byte 28; my_addr_index and
+            // hop_limit the one at dctc byte 44.
+            out[16 + 28..16 + 32].copy_from_slice(&((0xa4u32 << 24) | 0xb_cdef).to_be_bytes());
+            out[16 + 44..16 + 48].copy_from_slice(&0x0003_0040u32.to_be_bytes());
             let c = decode(&out);
+            assert_eq!((c.traffic_class, c.flow_label), (0xa4, 0xb_cdef));
+            assert_eq!((c.gid_index, c.hop_limit), (3, 0x40));
             assert_eq!(c.state, DctState::Drained);
             assert_eq!(c.key.expose(), 0x0102_0304_0506_0708);
             assert_eq!(c.key_violations, 7);
