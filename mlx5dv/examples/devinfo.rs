@@ -66,7 +66,7 @@ fn main() -> ExitCode {
             Ok(mlx5) => {
                 match mlx5.caps() {
                     Ok(caps) => {
-                        let na = || "n/a (libmlx5 older than rdma-core 47)".to_string();
+                        let na = || "n/a (libmlx5 older than rdma-core 47, or no DEVX to read it)".to_string();
                         println!(
                             "  DC caps: dc_odp_caps {}, DCI streams {}",
                             caps.dc_odp_caps.map_or("n/a".into(), |c| format!("{c:#x}")),

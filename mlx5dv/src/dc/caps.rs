@@ -25,7 +25,8 @@ pub struct Mlx5Caps {
     /// REQUESTER limit: RDMA reads and atomics one DCI may have outstanding (the most
     /// `RtsAttr::max_rd_atomic` a DCI takes). libmlx5's `max_dc_rd_atom`
     /// (`MLX5DV_CONTEXT_MASK_MAX_DC_RD_ATOM`, rdma-core 47+; `1 << log_max_ra_req_dc`): the
-    /// reverse of `ibv_device_attr`, where `max_qp_rd_atom` is the responder side.
+    /// reverse of `ibv_device_attr`, where `max_qp_rd_atom` is the responder side. `None` also
+    /// where the library could not read it (no DEVX: libmlx5 then reports 0).
     pub max_dc_requester_rd_atomic: Option<u64>,
     /// RESPONDER limit: incoming RDMA reads and atomics one DCT serves at once. libmlx5's
     /// `max_dc_init_rd_atom` (rdma-core 47+; `1 << log_max_ra_res_dc`).
@@ -56,7 +57,9 @@ impl Mlx5Caps {
     /// The capabilities an `mlx5dv_query_device` answer holds, by its returned `comp_mask`.
     pub(crate) fn from_raw(out: &raw::mlx5dv_context) -> Mlx5Caps {
         let has = |bit: u32| out.comp_mask & u64::from(bit) != 0;
-        let rd_atom = has(raw::MLX5DV_CONTEXT_MASK_MAX_DC_RD_ATOM);
+        // libmlx5 reads the limits from the HCA caps through DEVX; without DEVX it still sets the
+        // mask bit, with 0 (`1 << log` is never 0 on a device that has DC): that is "unknown".
+        let rd_atom = |v: u64| (has(raw::MLX5DV_CONTEXT_MASK_MAX_DC_RD_ATOM) && v > 0).then_some(v);
         let ooo = out.ooo_recv_wrs_caps;
         Mlx5Caps {
             flags: out.flags,
@@ -65,8 +68,8 @@ impl Mlx5Caps {
                 out.dci_streams_caps.max_log_num_concurent,
                 out.dci_streams_caps.max_log_num_errored,
             )),
-            max_dc_requester_rd_atomic: rd_atom.then_some(out.max_dc_rd_atom),
-            max_dc_responder_rd_atomic: rd_atom.then_some(out.max_dc_init_rd_atom),
+            max_dc_requester_rd_atomic: rd_atom(out.max_dc_rd_atom),
+            max_dc_responder_rd_atomic: rd_atom(out.max_dc_init_rd_atom),
             ooo_recv_wrs: has(raw::MLX5DV_CONTEXT_MASK_OOO_RECV_WRS).then_some(OooRecvWrsCaps {
                 max_rc: ooo.max_rc,
                 max_xrc: ooo.max_xrc,
@@ -212,6 +215,17 @@ mod tests {
         assert_eq!(caps.max_dc_responder_rd_atomic, None);
         assert_eq!(caps.ooo_recv_wrs, None);
         assert!(!caps.dc_out_of_order());
+    }
+
+    #[test]
+    fn dc_rd_atom_of_zero_reads_as_unknown_not_as_no_reads() {
+        // What libmlx5 59 answers on a context without DEVX: the bit set, the values 0.
+        let mut out = answer(raw::MLX5DV_CONTEXT_MASK_MAX_DC_RD_ATOM);
+        out.max_dc_rd_atom = 0;
+        out.max_dc_init_rd_atom = 0;
+        let caps = Mlx5Caps::from_raw(&out);
+        assert_eq!(caps.max_dc_requester_rd_atomic, None);
+        assert_eq!(caps.max_dc_responder_rd_atomic, None);
     }
 
     #[test]
