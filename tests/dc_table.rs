@@ -154,7 +154,8 @@ fn dct_reads_back_every_attribute_it_was_built_with() {
         }
         (Err(e), None | Some("0")) => {
             assert!(
-                e.hint().contains("DEVX") && matches!(e.errno(), Some(libc::EOPNOTSUPP | libc::EPROTONOSUPPORT | libc::EINVAL)),
+                e.hint().contains("DEVX")
+                    && matches!(e.errno(), Some(libc::EOPNOTSUPP | libc::EPROTONOSUPPORT | libc::EINVAL)),
                 "{e}"
             );
             eprintln!("not run: the DCT context needs DEVX here: {e}");
@@ -225,7 +226,11 @@ fn dct_key_violation_count_rises_by_exactly_the_wrong_key_requests_sent() {
     assert_eq!(before, 0);
     let wrong = 3;
     for i in 0..wrong {
-        assert_eq!(write_to(&mut dci, &cq, &good, remote), WcStatus::Success, "right key, round {i}");
+        assert_eq!(
+            write_to(&mut dci, &cq, &good, remote),
+            WcStatus::Success,
+            "right key, round {i}"
+        );
         assert_eq!(
             write_to(&mut dci, &cq, &bad, remote),
             WcStatus::RetryExcErr,
@@ -234,7 +239,11 @@ fn dct_key_violation_count_rises_by_exactly_the_wrong_key_requests_sent() {
         dci = dci.recover().map_err(|e| e.error).expect("DCI back to RTS");
     }
     let after = dct.query_context().expect("QUERY_DCT").key_violations;
-    assert_eq!(after - before, wrong, "one violation per wrong-key request, none per right one");
+    assert_eq!(
+        after - before,
+        wrong,
+        "one violation per wrong-key request, none per right one"
+    );
 }
 
 /// Whether this run must find out-of-order placement (None: whatever the device reports).
@@ -371,7 +380,10 @@ fn out_of_order_placement_catches_an_application_polling_the_last_byte() {
     let mut c = wait(&cq, 2);
     c.sort_by_key(|c| c.wr_id);
     assert_eq!((c[0].wr_id, c[0].status), (4, WcStatus::Success));
-    assert_eq!((c[1].wr_id, c[1].opcode, c[1].imm), (9, Some(WcOpcode::RecvRdmaWithImm), Some(0x0D0E)));
+    assert_eq!(
+        (c[1].wr_id, c[1].opcode, c[1].imm),
+        (9, Some(WcOpcode::RecvRdmaWithImm), Some(0x0D0E))
+    );
     target.read(0, &mut taken).unwrap();
     assert!(taken.iter().all(|&b| b == 0xAB), "whole after the completion");
 }

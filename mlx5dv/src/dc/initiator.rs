@@ -206,7 +206,11 @@ impl<'a> DciBuilder<'a> {
         let mut dv = raw::mlx5dv_qp_init_attr {
             comp_mask: u64::from(comp_mask),
             create_flags: raw::MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE
-                | if self.out_of_order { raw::MLX5DV_QP_CREATE_OOO_DP } else { 0 },
+                | if self.out_of_order {
+                    raw::MLX5DV_QP_CREATE_OOO_DP
+                } else {
+                    0
+                },
             dc_init_attr: raw::mlx5dv_dc_init_attr {
                 dc_type: raw::MLX5DV_DCTYPE_DCI,
                 key_or_streams,
@@ -293,6 +297,7 @@ impl<'a> DciBuilder<'a> {
         raw_qp.parents.direct = direct;
         raw_qp.parents.own_register = own_register;
         raw_qp.parents.caps = caps;
+        raw_qp.parents.dc_rd_atomic_limit = max_rd_atomic;
         raw_qp.register(self.cq);
         Ok(Dci {
             raw: raw_qp,
@@ -300,7 +305,6 @@ impl<'a> DciBuilder<'a> {
             pkey_index: 0,
             mtu: 0,
             rts: RtsAttr::default(),
-            max_rd_atomic,
             _state: PhantomData,
             _not_sync: PhantomData,
         })
@@ -353,8 +357,6 @@ pub struct Dci<S> {
     pkey_index: u16,
     mtu: raw::ibv_mtu,
     rts: RtsAttr,
-    /// The device's DC requester limit (`max_dc_rd_atom`), when the library reports it.
-    max_rd_atomic: Option<u64>,
     _state: PhantomData<fn() -> S>,
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
@@ -367,7 +369,6 @@ impl<S> Dci<S> {
             pkey_index: self.pkey_index,
             mtu: self.mtu,
             rts: self.rts,
-            max_rd_atomic: self.max_rd_atomic,
             _state: PhantomData,
             _not_sync: PhantomData,
         }
@@ -479,7 +480,8 @@ impl Dci<state::Rtr> {
     /// ([`super::Mlx5Caps::max_dc_requester_rd_atomic`], where the library reports it); then
     /// `ibv_modify_qp (DCI RTS)`. Either way the DCI comes back in RTR.
     pub fn rts(mut self, rts: RtsAttr) -> std::result::Result<Dci<state::Rts>, TransitionError<Self>> {
-        if let Some(limit) = self.max_rd_atomic.filter(|&l| u64::from(rts.max_rd_atomic) > l) {
+        let limit = self.raw.parents.dc_rd_atomic_limit;
+        if let Some(limit) = limit.filter(|&l| u64::from(rts.max_rd_atomic) > l) {
             let error = Error::invalid(
                 "ibv_modify_qp (DCI RTS)",
                 format!(
@@ -566,7 +568,6 @@ impl Dci<state::Rts> {
             pkey_index: parts.pkey_index,
             mtu: parts.mtu,
             rts: parts.rts,
-            max_rd_atomic: None,
             _state: PhantomData,
             _not_sync: PhantomData,
         })
