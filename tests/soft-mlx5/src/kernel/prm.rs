@@ -338,8 +338,9 @@ pub const QUERY_DCT_OUT_SZ_BYTES: usize = 128;
 
 // ---- DCT context (`dctc`) fields a DEVX QUERY_DCT reports; relative to the `dctc` start. rdma-core's
 // mlx5_ifc.h names only `data_in_order`: these offsets are Linux's `struct mlx5_ifc_dctc_bits`
-// (include/linux/mlx5/mlx5_ifc.h), each checked by setting it and reading it back through the crate's
-// own decoder (tests/dc_table.rs).
+// (include/linux/mlx5/mlx5_ifc.h). Those the crate decodes (state, key, violation count, tclass,
+// flow_label, my_addr_index, hop_limit) are set here and read back through its own decoder in
+// tests/dc_table.rs; the others are copied from the same header, unchecked end to end.
 
 /// DCT state: 0 active, 1 draining, 2 drained (`MLX5_DCTC_STATE_*`).
 pub const DCTC_STATE: Field = Field::new(0x04, 4);
