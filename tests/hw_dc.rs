@@ -208,10 +208,14 @@ fn dc_fetch_and_add_with_max_dc_rd_atom_outstanding_sums_exactly() {
         return;
     }
     let caps = mlx5.caps().unwrap();
-    // max_dc_init_rd_atom exists from rdma-core 47 (else 1); libmlx5 fills it from the
-    // responder cap, so bound it by what the device lets one initiator QP have outstanding.
+    // The DC limits exist from rdma-core 47 (else 1): the DCI may have the requester limit
+    // outstanding (max_dc_rd_atom), the DCT serves the responder limit (max_dc_init_rd_atom).
     let qp_limit = hw.ctx.query_device().unwrap().0.max_qp_init_rd_atom.max(1) as u64;
-    let outstanding = caps.max_dc_init_rd_atom.unwrap_or(1).clamp(1, qp_limit.min(16)) as u8;
+    let dc_limit = caps
+        .max_dc_requester_rd_atomic
+        .unwrap_or(1)
+        .min(caps.max_dc_responder_rd_atomic.unwrap_or(1));
+    let outstanding = dc_limit.clamp(1, qp_limit.min(16)) as u8;
     let pd = hw.ctx.alloc_pd().unwrap();
     let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(64, 1).unwrap();

@@ -223,9 +223,12 @@ pub struct mlx5dv_context {
     pub max_wr_memcpy_length: size_t,
     /// Crypto capabilities.
     pub crypto_caps: mlx5dv_crypto_caps,
-    /// Maximum outstanding RDMA read/atomic on a DCT (rdma-core 47+).
+    /// Outstanding RDMA reads/atomics a DCI may have in flight: the REQUESTER limit
+    /// (`1 << cmd_hca_cap.log_max_ra_req_dc`; rdma-core 47+). Note the reversal of
+    /// `ibv_device_attr`'s `max_qp_rd_atom` / `max_qp_init_rd_atom` naming.
     pub max_dc_rd_atom: u64,
-    /// Maximum outstanding RDMA read/atomic on a DCI (rdma-core 47+).
+    /// Incoming RDMA reads/atomics a DCT serves at once: the RESPONDER limit
+    /// (`1 << cmd_hca_cap.log_max_ra_res_dc`; rdma-core 47+).
     pub max_dc_init_rd_atom: u64,
     /// REG_C0 value and mask.
     pub reg_c0: mlx5dv_reg,
@@ -1099,4 +1102,14 @@ extern "C" {
     /// `mlx5dv_init_obj`: fills the outputs of `obj` for the objects `obj_type` names
     /// (`MLX5DV_OBJ_*`); 0 or an errno.
     pub fn mlx5dv_init_obj(obj: *mut mlx5dv_obj, obj_type: u64) -> c_int;
+    /// Runs a firmware query command (a PRM mailbox, e.g. `QUERY_DCT`) on a verbs-created QP
+    /// through DEVX (rdma-core 20+); 0 or an errno (EOPNOTSUPP without DEVX ops; the kernel's
+    /// EINVAL or EPROTONOSUPPORT for a context without DEVX).
+    pub fn mlx5dv_devx_qp_query(
+        qp: *mut ibv_qp,
+        in_: *const c_void,
+        inlen: size_t,
+        out: *mut c_void,
+        outlen: size_t,
+    ) -> c_int;
 }

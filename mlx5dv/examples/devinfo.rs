@@ -65,14 +65,28 @@ fn main() -> ExitCode {
         match ctx.mlx5() {
             Ok(mlx5) => {
                 match mlx5.caps() {
-                    Ok(caps) => println!(
-                        "  DC caps: dc_odp_caps {}, DCI streams {}, max_dc_rd_atom {}, max_dc_init_rd_atom {}",
-                        caps.dc_odp_caps.map_or("n/a".into(), |c| format!("{c:#x}")),
-                        caps.dci_streams
-                            .map_or("n/a".into(), |(c, e)| format!("log concurrent {c}, log errored {e}")),
-                        caps.max_dc_rd_atom.map_or("n/a".into(), |v| v.to_string()),
-                        caps.max_dc_init_rd_atom.map_or("n/a".into(), |v| v.to_string()),
-                    ),
+                    Ok(caps) => {
+                        let na = || "n/a (libmlx5 older than rdma-core 47, or no DEVX to read it)".to_string();
+                        println!(
+                            "  DC caps: dc_odp_caps {}, DCI streams {}",
+                            caps.dc_odp_caps.map_or("n/a".into(), |c| format!("{c:#x}")),
+                            caps.dci_streams
+                                .map_or("n/a".into(), |(c, e)| format!("log concurrent {c}, log errored {e}")),
+                        );
+                        println!(
+                            "  DC reads/atomics: requester (per DCI, max_dc_rd_atom) {}, responder (per DCT, max_dc_init_rd_atom) {}",
+                            caps.max_dc_requester_rd_atomic.map_or_else(na, |v| v.to_string()),
+                            caps.max_dc_responder_rd_atomic.map_or_else(na, |v| v.to_string()),
+                        );
+                        println!(
+                            "  DC out-of-order placement: {}",
+                            match caps.ooo_recv_wrs {
+                                Some(c) if c.max_dct > 0 => format!("yes (max_dct {} receive WRs)", c.max_dct),
+                                Some(_) => "no (the device has it, but not for DC)".to_string(),
+                                None => "no (libmlx5 older than rdma-core 55, or the device lacks it)".to_string(),
+                            }
+                        );
+                    }
                     Err(e) => println!("  DC caps: {e}"),
                 }
                 let eth = ctx

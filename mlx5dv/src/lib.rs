@@ -81,7 +81,10 @@ pub use async_event::{AsyncEvent, AsyncEvents, SrqRef};
 pub use comp_channel::CompChannel;
 pub use context::{Context, DeviceAttr, PortAttr};
 pub use cq::{Completion, Cq, WcOpcode, WcStatus};
-pub use dc::{DcKey, DcPeer, Dci, DciBuilder, DciParts, Dct, DctBuilder, Mlx5Caps, Mlx5Context};
+pub use dc::{
+    DcKey, DcPeer, Dci, DciBuilder, DciParts, Dct, DctAttributes, DctBuilder, DctContext, DctState, Mlx5Caps,
+    Mlx5Context, OooRecvWrsCaps,
+};
 pub use device::{devices, Device, DeviceList};
 #[doc(hidden)]
 pub use direct::probe::DirectQueueProbe;

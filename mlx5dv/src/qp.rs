@@ -153,6 +153,8 @@ pub(crate) struct Parents {
     pub(crate) direct: Option<crate::direct::DirectSq>,
     /// The capacities the library created the QP with (it may round requests up).
     pub(crate) caps: raw::ibv_qp_cap,
+    /// A DCI's requester limit for RTS (`max_dc_rd_atom`), where the library reports it.
+    pub(crate) dc_rd_atomic_limit: Option<u64>,
 }
 
 impl Parents {
@@ -167,6 +169,7 @@ impl Parents {
             srq: srq.cloned(),
             direct: None,
             caps: raw::ibv_qp_cap::default(),
+            dc_rd_atomic_limit: None,
         })
     }
 }

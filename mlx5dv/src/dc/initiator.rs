@@ -23,6 +23,7 @@ pub struct DciBuilder<'a> {
     send_ops: u64,
     streams: Option<raw::mlx5dv_dci_streams>,
     backend: SendBackend,
+    out_of_order: bool,
 }
 
 /// The RC send operations a DCI enables by default.
@@ -51,6 +52,7 @@ impl<'a> DciBuilder<'a> {
             send_ops: u64::from(DCI_DEFAULT_SEND_OPS),
             streams: None,
             backend: SendBackend::WrApi,
+            out_of_order: false,
         }
     }
 
@@ -88,6 +90,19 @@ impl<'a> DciBuilder<'a> {
             log_num_concurent: log_concurrent,
             log_num_errored: log_errored,
         });
+        self
+    }
+
+    /// Out-of-order data placement (`MLX5DV_QP_CREATE_OOO_DP`, rdma-core 55+): the DCTs this
+    /// DCI reaches must have it too ([`crate::DctBuilder::out_of_order_placement`]); the DC
+    /// address ([`crate::DcTargetAddr`]) does not carry it, so agreeing on it is the
+    /// application's part. Their data may land in any order; completions stay in order. See
+    /// the [module](crate::dc) documentation.
+    ///
+    /// [`DciBuilder::build`] refuses it (EOPNOTSUPP, saying why) unless the running libmlx5
+    /// and the device report it for DC ([`super::Mlx5Caps::dc_out_of_order`]).
+    pub fn out_of_order_placement(mut self) -> Self {
+        self.out_of_order = true;
         self
     }
 
@@ -155,7 +170,8 @@ impl<'a> DciBuilder<'a> {
     /// EINVAL for a zero send queue, and for a CQ smaller than the send queue (the message
     /// names both sizes; the DCI is destroyed); with streams, EOPNOTSUPP when the device reports no DCI
     /// streams and EINVAL for sizes beyond its `dci_streams_caps` (both before any library
-    /// call); EINVAL when the backend and the CQ do not match (the direct backend needs a CQ
+    /// call); EOPNOTSUPP for [`DciBuilder::out_of_order_placement`] where the running libmlx5
+    /// or the device lacks it (before any creation); EINVAL when the backend and the CQ do not match (the direct backend needs a CQ
     /// from `Context::create_direct_cq`, which serves only the direct backend);
     /// `mlx5dv_create_qp (DCI)` with the library's errno (EOPNOTSUPP: not an mlx5 device with
     /// DC); on the direct backend, `mlx5dv_init_obj (direct send queue)` when libmlx5 does not
@@ -166,6 +182,12 @@ impl<'a> DciBuilder<'a> {
         if let Some(asked) = self.streams {
             self.check_streams(asked)?;
         }
+        if self.out_of_order {
+            self.mlx5
+                .check_out_of_order("mlx5dv_create_qp (DCI, out-of-order placement)", "DCI")?;
+        }
+        // The requester limit RTS is checked against (None: the library does not report it).
+        let max_rd_atomic = self.mlx5.caps()?.max_dc_requester_rd_atomic;
         if self.cap.max_send_wr == 0 || self.cap.max_send_sge == 0 {
             return Err(Error::invalid(
                 "mlx5dv_create_qp (DCI)",
@@ -183,7 +205,12 @@ impl<'a> DciBuilder<'a> {
         };
         let mut dv = raw::mlx5dv_qp_init_attr {
             comp_mask: u64::from(comp_mask),
-            create_flags: raw::MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE,
+            create_flags: raw::MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE
+                | if self.out_of_order {
+                    raw::MLX5DV_QP_CREATE_OOO_DP
+                } else {
+                    0
+                },
             dc_init_attr: raw::mlx5dv_dc_init_attr {
                 dc_type: raw::MLX5DV_DCTYPE_DCI,
                 key_or_streams,
@@ -270,6 +297,7 @@ impl<'a> DciBuilder<'a> {
         raw_qp.parents.direct = direct;
         raw_qp.parents.own_register = own_register;
         raw_qp.parents.caps = caps;
+        raw_qp.parents.dc_rd_atomic_limit = max_rd_atomic;
         raw_qp.register(self.cq);
         Ok(Dci {
             raw: raw_qp,
@@ -448,8 +476,22 @@ impl Dci<state::Rtr> {
     /// RTR -> RTS.
     ///
     /// # Errors
-    /// `ibv_modify_qp (DCI RTS)`; the DCI comes back in RTR.
+    /// EINVAL when `rts.max_rd_atomic` exceeds the device's DC requester limit
+    /// ([`super::Mlx5Caps::max_dc_requester_rd_atomic`], where the library reports it); then
+    /// `ibv_modify_qp (DCI RTS)`. Either way the DCI comes back in RTR.
     pub fn rts(mut self, rts: RtsAttr) -> std::result::Result<Dci<state::Rts>, TransitionError<Self>> {
+        let limit = self.raw.parents.dc_rd_atomic_limit;
+        if let Some(limit) = limit.filter(|&l| u64::from(rts.max_rd_atomic) > l) {
+            let error = Error::invalid(
+                "ibv_modify_qp (DCI RTS)",
+                format!(
+                    "max_rd_atomic {} exceeds the device's DC requester limit of {limit} outstanding reads/atomics per DCI (mlx5dv_context.max_dc_rd_atom): lower RtsAttr::max_rd_atomic",
+                    rts.max_rd_atomic
+                ),
+            )
+            .on(self.raw.device());
+            return Err(TransitionError { error, object: self });
+        }
         let (mut attr, mask) = rts_attr(&rts);
         match self.raw.modify(
             &mut attr,

@@ -4,6 +4,49 @@
 //! A node needs one DCT (on an SRQ) to be reached by anyone, and a few DCIs to reach anyone:
 //! every work request on a DCI names its destination ([`crate::DcPeer`]).
 //!
+//! # From the exp verbs: NVIDIA's DC mapping table, row by row
+//!
+//! MLNX_OFED's experimental verbs had DC calls of their own; NVIDIA's "DC QPs" migration
+//! table maps each to rdma-core and marks some "Not supported by RDMA-Core". The third column
+//! is this crate's answer.
+//!
+//! | exp verbs | rdma-core | mlx5dv |
+//! |---|---|---|
+//! | `ibv_exp_create_dct` (`ibv_exp_dct_init_attr`: PD, CQ, SRQ, `dc_key`, port, P_Key index, access, min RNR timer, traffic class, flow label, MTU, GID index, hop limit) | `mlx5dv_create_qp` (`MLX5DV_DCTYPE_DCT`, `dct_access_key`), then `ibv_modify_qp` to INIT and RTR | [`DctBuilder`] and its setters; [`DctBuilder::build`] returns a [`Dct`] in RTR |
+//! | `ibv_exp_destroy_dct` | `ibv_destroy_qp` | dropping the [`Dct`] |
+//! | `ibv_exp_query_dct` | `ibv_query_qp` on the DCT (mlx5_ib: RTR only; remote access bits, port, min RNR timer, MTU, P_Key index; no GRH reaches userspace) | [`Dct::query`] → [`DctAttributes`] |
+//! | DCT `dc_key`, `key_violations`, `state`: "Not supported by RDMA-Core" | none in verbs; the DCT context through DEVX `QUERY_DCT` (`mlx5dv_devx_qp_query`, what libmlx5's `query_dct_in_order` does) | [`Dct::query_context`] → [`DctContext`]: [`DctState`] (active, draining, drained), the key (a [`DcKey`], redacted in `Debug`), the violation count, and the GRH fields; without DEVX a clear EOPNOTSUPP/EPROTONOSUPPORT/EINVAL saying so |
+//! | `ibv_exp_arm_dct` (key-violation events) | only for a DCT created through DEVX (`ARM_DCT_FOR_KEY_VIOLATION`, event 0x1d) | not offered: the crate's DCTs are verbs DCTs; poll [`DctContext::key_violations`] instead |
+//! | `ibv_exp_create_qp` with `IBV_EXP_QPT_DC_INI` | `mlx5dv_create_qp` (`MLX5DV_DCTYPE_DCI`, send-ops flags) | [`DciBuilder`] → [`Dci`] in RESET |
+//! | `ibv_exp_modify_qp` (DCI INIT, RTR, RTS) | `ibv_modify_qp` | [`Dci::init`], [`Dci::rtr`], [`Dci::rts`] (typestate); [`DciBuilder::build_ready`] |
+//! | `ibv_exp_post_send` with `dc.ah`, `dc.dct_number`, `dc.dct_access_key` | `ibv_wr_*` + `mlx5dv_wr_set_dc_addr` | [`Dci::batch`] with `.to(&`[`DcPeer`]`)` on every request |
+//! | `IBV_EXP_DCT_OOO_RW_DATA_PLACEMENT` | `MLX5DV_QP_CREATE_OOO_DP` (rdma-core 55+; `ooo_recv_wrs_caps.max_dct`) | [`DctBuilder::out_of_order_placement`], [`DciBuilder::out_of_order_placement`], [`Mlx5Caps::ooo_recv_wrs`]; refused with the reason where the running libmlx5 or the device lacks it (see below) |
+//! | `IBV_EXP_DEVICE_DC_RD_REQ` / `IBV_EXP_DEVICE_DC_RD_RES` | `max_dc_rd_atom` (requester) / `max_dc_init_rd_atom` (responder), `MLX5DV_CONTEXT_MASK_MAX_DC_RD_ATOM`, rdma-core 47+ | [`Mlx5Caps::max_dc_requester_rd_atomic`] / [`Mlx5Caps::max_dc_responder_rd_atomic`]; [`Dci::rts`] refuses a `max_rd_atomic` above the requester limit |
+//! | `IBV_EXP_DEVICE_ATTR_MAX_DCT` | no field (the HCA cap `log_max_dct`, readable only by DEVX `QUERY_HCA_CAP`) | not offered; [`Mlx5Context::probe_dc`] tells whether a DCT can be made at all |
+//! | DC ODP (`dc_odp_caps`) | `mlx5dv_context.dc_odp_caps` (rdma-core 26+) | [`Mlx5Caps::dc_odp_caps`] |
+//! | `IBV_EXP_TM_CAP_DC` (tag matching over DC): "Not supported by RDMA-Core" | no verbs support (no DC rendezvous header in `tm_types.h`; UCX creates a DEVX DCT with `offload_type = RNDV`) | not offered: it needs a DCT created through DEVX, which this crate does not create |
+//!
+//! # Out-of-order data placement
+//!
+//! With [`DctBuilder::out_of_order_placement`] and [`DciBuilder::out_of_order_placement`] the
+//! device may write the data of an RDMA write or a send into memory in any order, packets of
+//! one message included (the DCI and the DCT must both have it, or neither: the
+//! [`crate::DcTargetAddr`] encoding does not carry the flag, since every field of its version 1
+//! is fixed and checked, so the peers agree on it as they agree on the DC key). Completions
+//! stay in order. So:
+//!
+//! * never poll data memory to learn that data arrived (a flag byte at the end of a buffer can
+//!   land before the bytes in front of it): wait for a completion, a write with immediate or a
+//!   send the application orders after the data;
+//! * post receives of one size to the DCT's SRQ.
+//!
+//! The builders refuse it with EOPNOTSUPP, before any creation, unless the running libmlx5
+//! reports `MLX5DV_CONTEXT_MASK_OOO_RECV_WRS` with a non-zero `max_dct` ([`Mlx5Caps::dc_out_of_order`]):
+//! the check is on the library loaded at run time (rdma-core 44 clears the mask bit it does
+//! not know), not on the headers the crate was built with.
+//!
+//! # Typestate
+//!
 //! The DCT number exists only on a ready [`Dct`]: the device assigns it when the DCT reaches
 //! RTR, and the builder returns nothing before that.
 //!
@@ -36,10 +79,10 @@ mod initiator;
 mod peer;
 mod target;
 
-pub use caps::{Mlx5Caps, Mlx5Context};
+pub use caps::{Mlx5Caps, Mlx5Context, OooRecvWrsCaps};
 pub use initiator::{Dci, DciBuilder, DciParts, DCI_DEFAULT_SEND_OPS};
 pub use peer::DcPeer;
-pub use target::{Dct, DctBuilder};
+pub use target::{Dct, DctAttributes, DctBuilder, DctContext, DctState};
 
 use crate::context::mtu_bytes;
 use crate::cq::Cq;

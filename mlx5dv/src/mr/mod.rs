@@ -100,6 +100,11 @@ impl Access {
     pub const fn bits(self) -> u32 {
         self.0
     }
+
+    /// The rights of these `IBV_ACCESS_*` bits, as the library reports them.
+    pub(crate) const fn from_bits(bits: u32) -> Access {
+        Access(bits)
+    }
 }
 
 impl std::ops::BitOr for Access {

@@ -40,6 +40,10 @@ pub struct Profile {
     pub odp: bool,
     /// AV-to-QP mapping general object supported (mlx5dv_map_ah_to_qp).
     pub av_qp_mapping: bool,
+    /// Out-of-order data placement for DC (`cmd_hca_cap.dp_ordering_ooo_all_dc` and
+    /// `cmd_hca_cap_2.dp_ordering_force`: ConnectX-7 firmware): mlx5_ib (Linux 6.10+) reports
+    /// `MLX5_IB_QUERY_DEV_RESP_FLAGS_OOO_DP` and grants `MLX5_IB_MODIFY_QP_OOO_DP` on DCIs and DCTs.
+    pub ooo_dp: bool,
     /// DEVX user contexts (`log_max_uctx` non-zero): without them mlx5_ib refuses a DEVX
     /// ucontext and exposes no DEVX methods (devx.c), so libmlx5 opens without a DEVX uid.
     pub devx: bool,
@@ -82,6 +86,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: true,
         odp: true,
         av_qp_mapping: true,
+        ooo_dp: false,
         devx: true,
     },
     Profile {
@@ -97,6 +102,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: true,
         odp: true,
         av_qp_mapping: true,
+        ooo_dp: false,
         devx: true,
     },
     Profile {
@@ -112,6 +118,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: true,
         odp: false,
         av_qp_mapping: false,
+        ooo_dp: false,
         devx: true,
     },
     Profile {
@@ -127,6 +134,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: false,
         odp: true,
         av_qp_mapping: false,
+        ooo_dp: false,
         devx: true,
     },
     Profile {
@@ -147,6 +155,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: true,
         odp: true,
         av_qp_mapping: true,
+        ooo_dp: true,
         devx: true,
     },
     Profile {
@@ -162,6 +171,7 @@ const PROFILES: &[Profile] = &[
         qpc_extension: true,
         odp: true,
         av_qp_mapping: false,
+        ooo_dp: false,
         devx: false,
     },
 ];

@@ -156,6 +156,10 @@ pub struct Path {
     pub sgid_index: u8,
     /// Hop limit.
     pub hop_limit: u8,
+    /// Traffic class.
+    pub traffic_class: u8,
+    /// Flow label (20 bits).
+    pub flow_label: u32,
     /// Port.
     pub port: u8,
 }
@@ -290,6 +294,10 @@ pub struct Qp {
     /// DCT: requests that named this DCT with a wrong DC access key and were dropped (the PRM
     /// DCT context's `dc_access_key_violation_count`).
     pub dc_key_violations: u32,
+    /// Out-of-order data placement (mlx5_ib sets `dp_ordering_1` in the QP or DCT context when
+    /// the RESET->INIT modify carries `MLX5_IB_MODIFY_QP_OOO_DP`): a responder with it places
+    /// the data of a write or send in any packet order (engine/responder.rs).
+    pub ooo_dp: bool,
 }
 
 /// A BlueFlame register: its address in the mapped UAR page and the size of each of its two

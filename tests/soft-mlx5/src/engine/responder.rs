@@ -220,12 +220,16 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     } else {
         None
     };
+    let ooo = out_of_order_packets(dev, target);
     let dma = &dev.dma;
     let mut reply = None;
     match req.opcode {
         opcode::RDMA_WRITE | opcode::RDMA_WRITE_IMM => {
             if let Some((addr, _, _)) = req.remote {
-                dma.write(addr, req.payload);
+                match ooo {
+                    Some(mtu) => place_out_of_order(dev, mtu, &[(addr, req.payload)]),
+                    None => dma.write(addr, req.payload),
+                }
             }
         }
         opcode::RDMA_READ => {
@@ -272,7 +276,7 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
             opcode::SEND_IMM => op::RESP_SEND_IMM,
             _ => op::RESP_WR_IMM,
         };
-        if let Err(synd) = scatter(dev, pd, &recv.sges, data) {
+        if let Err(synd) = scatter(dev, pd, &recv.sges, data, ooo) {
             cqe.opcode = op::RESP_ERR;
             cqe.syndrome = synd;
             if let Some(cq) = cq {
@@ -326,7 +330,7 @@ fn receive_datagram(dev: &mut Device, target: u32, req: &Request<'_>) -> Respons
         slid: req.slid,
         ..Default::default()
     };
-    if let Err(synd) = scatter(dev, pd, &recv.sges, &data) {
+    if let Err(synd) = scatter(dev, pd, &recv.sges, &data, None) {
         cqe.opcode = op::RESP_ERR;
         cqe.syndrome = synd;
     }
@@ -412,14 +416,58 @@ fn take_recv(dev: &mut Device, target: u32) -> Option<Recv> {
     })
 }
 
-/// Scatters `data` over receive SGEs: Err(LOCAL_LENGTH_ERR) when they are too short,
-/// Err(LOCAL_PROT_ERR) when an lkey does not name a local-writable region of the PD.
-fn scatter(dev: &Device, pd: u32, sges: &[(u64, u32, u32)], data: &[u8]) -> Result<(), u8> {
+/// How long the device stalls after placing the packet that holds a message's last byte, when
+/// it places the packets out of order: long enough that an application polling that byte for
+/// arrival reads the earlier bytes before they land, on a loaded machine too.
+const OOO_PLACEMENT_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The packet size of `target`'s messages when it places their data out of order (`ooo_dp`:
+/// mlx5_ib's dp_ordering_1, set through MLX5_IB_MODIFY_QP_OOO_DP), else None.
+fn out_of_order_packets(dev: &Device, target: u32) -> Option<usize> {
+    let qp = dev.qps.get(&target).filter(|q| q.ooo_dp)?;
+    // enum ib_mtu: 1 = 256 bytes ... 5 = 4096 bytes.
+    Some(128usize << qp.path_mtu.clamp(1, 5))
+}
+
+/// Out-of-order data placement, made visible: the message (`pieces`, destination address and
+/// bytes, in message order) is cut into packets of `mtu` bytes, which land last packet first:
+/// the one holding the final byte lands, the device stalls for [`OOO_PLACEMENT_PAUSE`], then
+/// the others land from the back. With data-path ordering off (ConnectX-7 `dp_ordering_1`,
+/// packets spread over paths) the PRM promises nothing about the order in which a message's
+/// packets reach memory, only that the completion comes after all of them; the reverse order
+/// is the one that catches an application polling its buffer's last byte for arrival.
+fn place_out_of_order(dev: &Device, mtu: usize, pieces: &[(u64, &[u8])]) {
+    let total: usize = pieces.iter().map(|(_, b)| b.len()).sum();
+    let packets = total.div_ceil(mtu);
+    for (n, p) in (0..packets).rev().enumerate() {
+        let (start, end) = (p * mtu, ((p + 1) * mtu).min(total));
+        let mut off = 0usize;
+        for &(addr, bytes) in pieces {
+            let (lo, hi) = (start.max(off), end.min(off + bytes.len()));
+            if lo < hi {
+                dev.dma.write(addr + (lo - off) as u64, &bytes[lo - off..hi - off]);
+            }
+            off += bytes.len();
+        }
+        if n == 0 && packets > 1 {
+            crate::log(format_args!(
+                "responder: out-of-order placement, last of {packets} packets placed first"
+            ));
+            std::thread::sleep(OOO_PLACEMENT_PAUSE);
+        }
+    }
+}
+
+/// Scatters `data` over receive SGEs (out of order with `ooo`, the packet size):
+/// Err(LOCAL_LENGTH_ERR) when they are too short, Err(LOCAL_PROT_ERR) when an lkey does not
+/// name a local-writable region of the PD.
+fn scatter(dev: &Device, pd: u32, sges: &[(u64, u32, u32)], data: &[u8], ooo: Option<usize>) -> Result<(), u8> {
     let room: u64 = sges.iter().map(|&(_, l, _)| u64::from(l)).sum();
     if (data.len() as u64) > room {
         return Err(syndrome::LOCAL_LENGTH_ERR);
     }
     let mut off = 0usize;
+    let mut pieces = Vec::new();
     for &(addr, len, lkey) in sges {
         if off == data.len() {
             break;
@@ -431,8 +479,15 @@ fn scatter(dev: &Device, pd: u32, sges: &[(u64, u32, u32)], data: &[u8]) -> Resu
         if !ok {
             return Err(syndrome::LOCAL_PROT_ERR);
         }
-        dev.dma.write(addr, &data[off..off + n]);
+        match ooo {
+            // In order, each SGE's bytes land as it is checked.
+            None => dev.dma.write(addr, &data[off..off + n]),
+            Some(_) => pieces.push((addr, &data[off..off + n])),
+        }
         off += n;
+    }
+    if let Some(mtu) = ooo {
+        place_out_of_order(dev, mtu, &pieces);
     }
     Ok(())
 }

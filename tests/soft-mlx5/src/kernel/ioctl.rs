@@ -128,6 +128,7 @@ pub fn handle(fd: i32, hdr_addr: u64) -> Result<(), i32> {
             dev.devx_objs.remove(&(a.data as u32)).map(|_| ()).ok_or(libc::EINVAL)
         }
         (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY) => devx_qp_modify(&mut dev, &call),
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_QUERY) => devx_qp_query(&dev, &call),
         (UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR) => advise_mr(&dev, &call),
         (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE) => query_gid_table(&dev, &call),
         (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY) => query_gid_entry(&dev, &call),
@@ -190,9 +191,17 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
                 0
             };
             set64(&mut out, cap(prm::CMD_HCA_CAP_GENERAL_OBJ_TYPES), objs);
-            // 16 outstanding reads/atomics per DC initiator and target (log 4).
-            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RA_REQ_DC), 4);
-            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RA_RES_DC), 4);
+            // 16 outstanding reads/atomics per DC initiator and target (log 4); libmlx5 47+
+            // reports them as max_dc_rd_atom (requester) and max_dc_init_rd_atom (responder).
+            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RA_REQ_DC), LOG_MAX_RA_REQ_DC);
+            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RA_RES_DC), LOG_MAX_RA_RES_DC);
+            // Out-of-order data placement for DC (read by libmlx5 55+ into
+            // ooo_recv_wrs_caps.max_dct), on the profiles whose ConnectX has it.
+            set(
+                &mut out,
+                cap(prm::CMD_HCA_CAP_DP_ORDERING_OOO_ALL_DC),
+                u32::from(p.ooo_dp),
+            );
             set(
                 &mut out,
                 cap(prm::CMD_HCA_CAP_ROCE),
@@ -304,6 +313,73 @@ fn devx_qp_modify(dev: &mut Device, call: &Call) -> Result<(), i32> {
     let out = vec![0u8; call.out_len(out_attr)?];
     call.output(dev, out_attr, &out)
 }
+
+/// MLX5_IB_METHOD_DEVX_OBJ_QUERY on a verbs QP (mlx5dv_devx_qp_query): QUERY_DCT on a DCT, what
+/// rdma-core's query_dct_in_order sends and what reads a DCT's key, state and key violations.
+/// devx.c: the command must be a query (devx_is_obj_query_cmd) naming the object the handle
+/// refers to (devx_is_valid_obj_id: a DCT's object id is its DCT number, which exists from RTR).
+fn devx_qp_query(dev: &Device, call: &Call) -> Result<(), i32> {
+    let input = call.input(dev, MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_IN)?;
+    let out_attr = MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_OUT;
+    let handle = call.attr(MLX5_IB_ATTR_DEVX_OBJ_QUERY_HANDLE).ok_or(libc::EINVAL)?.data as u32;
+    let opcode = get(&input, prm::QUERY_DCT_IN_OPCODE) as u16;
+    let qp = dev.qps.get(&handle).ok_or(libc::EINVAL)?;
+    if opcode != prm::MLX5_CMD_OP_QUERY_DCT {
+        // Other QP queries (QUERY_QP) are not emulated: the kernel would pass them on, so the
+        // firmware's answer is what a caller sees.
+        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_OP_ERR);
+    }
+    let dctn = get(&input, prm::QUERY_DCT_IN_DCTN);
+    if qp.kind != QpKind::Dct || qp.state != QpState::Rtr || qp.qpn != dctn {
+        return Err(libc::EINVAL);
+    }
+    let mut out = vec![0u8; call.out_len(out_attr)?];
+    if out.len() < prm::QUERY_DCT_OUT_SZ_BYTES {
+        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_OUTP_LEN_ERR);
+    }
+    write_dctc(dev, qp, &mut out);
+    call.output(dev, out_attr, &out)
+}
+
+/// The DCT context as mlx5_ib_modify_dct built it (RESET->INIT: rre/rwe/rae, pkey_index, port;
+/// INIT->RTR: min_rnr_nak, tclass, flow_label, mtu, my_addr_index, hop_limit) and as the
+/// firmware keeps it: state active (a verbs DCT is drained only on its destruction) and the
+/// count of requests dropped for a wrong key.
+fn write_dctc(dev: &Device, qp: &crate::device::objects::Qp, out: &mut [u8]) {
+    use crate::engine::responder::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
+    let at = |f: prm::Field| f.within(prm::QUERY_DCT_OUT_DCTC);
+    let access = qp.access;
+    set(out, at(prm::DCTC_STATE), 0);
+    set(out, at(prm::DCTC_RRE), u32::from(access & ACCESS_REMOTE_READ != 0));
+    set(out, at(prm::DCTC_RWE), u32::from(access & ACCESS_REMOTE_WRITE != 0));
+    set(
+        out,
+        at(prm::DCTC_RAE),
+        u32::from(access & ACCESS_REMOTE_ATOMIC != 0 && dev.profile.atomics),
+    );
+    // Responder resources: log2 of what one DCT serves (log_max_ra_res_dc).
+    set(out, at(prm::DCTC_CS_RES), LOG_MAX_RA_RES_DC);
+    set(out, at(prm::DCTC_MIN_RNR_NAK), u32::from(qp.min_rnr_timer));
+    set(out, at(prm::DCTC_PD), qp.pd);
+    set(out, at(prm::DCTC_TCLASS), u32::from(qp.path.traffic_class));
+    set(out, at(prm::DCTC_FLOW_LABEL), qp.path.flow_label);
+    set64(out, at(prm::DCTC_DC_ACCESS_KEY), qp.dc_key);
+    set(out, at(prm::DCTC_MTU), qp.path_mtu);
+    set(out, at(prm::DCTC_PORT), u32::from(qp.port));
+    set(out, at(prm::DCTC_PKEY_INDEX), u32::from(qp.pkey_index));
+    set(out, at(prm::DCTC_MY_ADDR_INDEX), u32::from(qp.path.sgid_index));
+    set(out, at(prm::DCTC_HOP_LIMIT), u32::from(qp.path.hop_limit));
+    set(
+        out,
+        at(prm::DCTC_DC_ACCESS_KEY_VIOLATION_COUNT),
+        qp.dc_access_key_violation_count(),
+    );
+}
+
+/// `log_max_ra_req_dc`: 16 outstanding reads/atomics per DC initiator.
+const LOG_MAX_RA_REQ_DC: u32 = 4;
+/// `log_max_ra_res_dc`: 16 served at once per DC target.
+const LOG_MAX_RA_RES_DC: u32 = 4;
 
 /// UVERBS_METHOD_ADVISE_MR (mlx5_ib_advise_mr): prefetch advice on ODP regions of the PD. The
 /// device reaches application memory directly, so a valid prefetch has nothing left to do;

@@ -111,15 +111,61 @@ fn masks(kind: QpKind, cur: QpState, new: QpState) -> Option<(u32, u32)> {
     }
 }
 
+/// `MLX5_IB_MODIFY_QP_OOO_DP` (`enum mlx5_ib_modify_qp_mask`) and
+/// `MLX5_IB_QUERY_DEV_RESP_FLAGS_OOO_DP`, from rdma-core 59's kernel-headers/rdma/mlx5-abi.h
+/// (Linux 6.10+): newer than this host's linux-libc-dev, whose headers the uapi module is proven
+/// against, so they live here.
+pub const MLX5_IB_MODIFY_QP_OOO_DP: u32 = 1 << 0;
+/// See [`MLX5_IB_MODIFY_QP_OOO_DP`].
+pub const MLX5_IB_QUERY_DEV_RESP_FLAGS_OOO_DP: u32 = 1 << 4;
+
+/// ib_uverbs' copy_ah_attr_from_uverbs: the GRH fields count only when the path is global.
 fn path_of(d: &ib_uverbs_qp_dest) -> Path {
+    let global = d.is_global != 0;
     Path {
         dlid: d.dlid,
-        is_global: d.is_global != 0,
-        dgid: d.dgid,
-        sgid_index: d.sgid_index,
-        hop_limit: d.hop_limit,
+        is_global: global,
+        dgid: if global { d.dgid } else { [0; 16] },
+        sgid_index: if global { d.sgid_index } else { 0 },
+        hop_limit: if global { d.hop_limit } else { 0 },
+        traffic_class: if global { d.traffic_class } else { 0 },
+        flow_label: if global { d.flow_label } else { 0 },
         port: d.port_num,
     }
+}
+
+/// The extended MODIFY_QP: the mlx5 udata (`struct mlx5_ib_modify_qp`) may ask for out-of-order
+/// data placement, which mlx5_ib_modify_qp (Linux 6.10+) grants only with the device's
+/// `dp_ordering_ooo_all_*` cap for the QP's transport (get_dp_ooo_cap; DCI and DCT: `_dc`), else
+/// EOPNOTSUPP; other comp_mask bits are EOPNOTSUPP too. libmlx5 55+ sends it on RESET->INIT.
+pub fn modify_qp_ex(
+    dev: &mut Device,
+    r: &ib_uverbs_modify_qp,
+    udata: &[u8],
+    dctn: Option<&mut Option<u32>>,
+) -> Result<(), i32> {
+    let comp_mask = udata
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_ne_bytes);
+    if comp_mask & !MLX5_IB_MODIFY_QP_OOO_DP != 0 {
+        return Err(libc::EOPNOTSUPP);
+    }
+    let ooo = comp_mask & MLX5_IB_MODIFY_QP_OOO_DP != 0;
+    if ooo {
+        let kind = dev.qps.get(&r.qp_handle).ok_or(libc::EINVAL)?.kind;
+        // The emulated caps name DC only (dp_ordering_ooo_all_dc).
+        if !dev.profile.ooo_dp || !matches!(kind, QpKind::Dci | QpKind::Dct) {
+            return Err(libc::EOPNOTSUPP);
+        }
+    }
+    modify_qp(dev, r, dctn)?;
+    if ooo {
+        if let Some(qp) = dev.qps.get_mut(&r.qp_handle) {
+            qp.ooo_dp = true;
+        }
+    }
+    Ok(())
 }
 
 /// Applies a MODIFY_QP. For a DCT reaching RTR, `dctn` receives the DCT number the firmware
@@ -254,9 +300,12 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
     Ok(())
 }
 
-/// QUERY_QP: the attributes as the kernel reports them.
-pub fn query_qp(dev: &Device, h: u32) -> Result<ib_uverbs_query_qp_resp, i32> {
+/// QUERY_QP: the attributes as the kernel reports them (`attr_mask` as the caller asked).
+pub fn query_qp(dev: &Device, h: u32, attr_mask: u32) -> Result<ib_uverbs_query_qp_resp, i32> {
     let qp = dev.qps.get(&h).ok_or(libc::EINVAL)?;
+    if qp.kind == QpKind::Dct {
+        return query_dct(qp, attr_mask);
+    }
     let mut r = ib_uverbs_query_qp_resp::default();
     r.dest.dgid = qp.path.dgid;
     r.dest.dlid = qp.path.dlid;
@@ -290,5 +339,38 @@ pub fn query_qp(dev: &Device, h: u32) -> Result<ib_uverbs_query_qp_resp, i32> {
     // cap.max_send_sge is sq.max_gs, as created.
     r.max_send_sge = qp.max_send_sge;
     r.max_recv_sge = if qp.rq.cnt > 0 { (1u32 << qp.rq.shift) / 16 } else { 0 };
+    Ok(r)
+}
+
+/// mlx5_ib_dct_query_qp (drivers/infiniband/hw/mlx5/qp.c): only these attributes (else EINVAL),
+/// only in RTR (else EINVAL), read from the DCT context: the remote access bits (rre, rwe, rae),
+/// port, min_rnr_nak, path MTU and P_Key index. It fills the GRH fields without setting
+/// IB_AH_GRH, so ib_uverbs' copy_ah_attr_to_uverbs reports the path as not global and copies no
+/// GRH field (nor a port in the address): none of them reaches userspace.
+fn query_dct(qp: &crate::device::objects::Qp, attr_mask: u32) -> Result<ib_uverbs_query_qp_resp, i32> {
+    let supported = STATE | ACCESS_FLAGS | PORT | MIN_RNR_TIMER | AV | PATH_MTU | PKEY_INDEX;
+    if attr_mask & !supported != 0 || qp.state != QpState::Rtr {
+        return Err(libc::EINVAL);
+    }
+    let mut r = ib_uverbs_query_qp_resp::default();
+    if attr_mask & STATE != 0 {
+        r.qp_state = QpState::Rtr as u8;
+    }
+    if attr_mask & ACCESS_FLAGS != 0 {
+        use crate::engine::responder::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
+        r.qp_access_flags = qp.access & (ACCESS_REMOTE_READ | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC);
+    }
+    if attr_mask & PORT != 0 {
+        r.port_num = qp.port;
+    }
+    if attr_mask & MIN_RNR_TIMER != 0 {
+        r.min_rnr_timer = qp.min_rnr_timer;
+    }
+    if attr_mask & PATH_MTU != 0 {
+        r.path_mtu = qp.path_mtu as u8;
+    }
+    if attr_mask & PKEY_INDEX != 0 {
+        r.pkey_index = qp.pkey_index;
+    }
     Ok(r)
 }

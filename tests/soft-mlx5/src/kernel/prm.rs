@@ -336,6 +336,47 @@ pub const QUERY_DCT_OUT_DCTC_DATA_IN_ORDER: Field = Field::new(0x9d, 1);
 /// Size of `query_dct_out`.
 pub const QUERY_DCT_OUT_SZ_BYTES: usize = 128;
 
+// ---- DCT context (`dctc`) fields a DEVX QUERY_DCT reports; relative to the `dctc` start. rdma-core's
+// mlx5_ifc.h names only `data_in_order`: these offsets are Linux's `struct mlx5_ifc_dctc_bits`
+// (include/linux/mlx5/mlx5_ifc.h). Those the crate decodes (state, key, violation count, tclass,
+// flow_label, my_addr_index, hop_limit) are set here and read back through its own decoder in
+// tests/dc_table.rs; the others are copied from the same header, unchecked end to end.
+
+/// DCT state: 0 active, 1 draining, 2 drained (`MLX5_DCTC_STATE_*`).
+pub const DCTC_STATE: Field = Field::new(0x04, 4);
+/// Remote read enabled.
+pub const DCTC_RRE: Field = Field::new(0x6c, 1);
+/// Remote write enabled.
+pub const DCTC_RWE: Field = Field::new(0x6d, 1);
+/// Remote atomic enabled.
+pub const DCTC_RAE: Field = Field::new(0x6e, 1);
+/// Responder resources (log2).
+pub const DCTC_CS_RES: Field = Field::new(0x88, 8);
+/// Minimum RNR NAK timer.
+pub const DCTC_MIN_RNR_NAK: Field = Field::new(0x93, 5);
+/// Protection domain.
+pub const DCTC_PD: Field = Field::new(0xc8, 24);
+/// GRH traffic class.
+pub const DCTC_TCLASS: Field = Field::new(0xe0, 8);
+/// GRH flow label.
+pub const DCTC_FLOW_LABEL: Field = Field::new(0xec, 20);
+/// DC access key (64 bits).
+pub const DCTC_DC_ACCESS_KEY: Field = Field::new(0x100, 64);
+/// Path MTU (`enum ib_mtu`).
+pub const DCTC_MTU: Field = Field::new(0x145, 3);
+/// Port.
+pub const DCTC_PORT: Field = Field::new(0x148, 8);
+/// P_Key index.
+pub const DCTC_PKEY_INDEX: Field = Field::new(0x150, 16);
+/// Source GID index.
+pub const DCTC_MY_ADDR_INDEX: Field = Field::new(0x168, 8);
+/// GRH hop limit.
+pub const DCTC_HOP_LIMIT: Field = Field::new(0x178, 8);
+/// Requests dropped for a wrong DC access key.
+pub const DCTC_DC_ACCESS_KEY_VIOLATION_COUNT: Field = Field::new(0x180, 32);
+/// Size of `dctc`.
+pub const DCTC_SZ_BYTES: usize = 112;
+
 // ---- QUERY_LAG (`query_lag_in` / `query_lag_out`), used by mlx5dv_query_qp_lag_port.
 
 /// QUERY_LAG opcode.
@@ -820,6 +861,26 @@ const ALL_FIELDS: &[(&str, Field, usize)] = &[
         "QUERY_DCT_OUT_DCTC_DATA_IN_ORDER",
         QUERY_DCT_OUT_DCTC_DATA_IN_ORDER,
         QUERY_DCT_OUT_SZ_BYTES,
+    ),
+    ("DCTC_STATE", DCTC_STATE, DCTC_SZ_BYTES),
+    ("DCTC_RRE", DCTC_RRE, DCTC_SZ_BYTES),
+    ("DCTC_RWE", DCTC_RWE, DCTC_SZ_BYTES),
+    ("DCTC_RAE", DCTC_RAE, DCTC_SZ_BYTES),
+    ("DCTC_CS_RES", DCTC_CS_RES, DCTC_SZ_BYTES),
+    ("DCTC_MIN_RNR_NAK", DCTC_MIN_RNR_NAK, DCTC_SZ_BYTES),
+    ("DCTC_PD", DCTC_PD, DCTC_SZ_BYTES),
+    ("DCTC_TCLASS", DCTC_TCLASS, DCTC_SZ_BYTES),
+    ("DCTC_FLOW_LABEL", DCTC_FLOW_LABEL, DCTC_SZ_BYTES),
+    ("DCTC_DC_ACCESS_KEY", DCTC_DC_ACCESS_KEY, DCTC_SZ_BYTES),
+    ("DCTC_MTU", DCTC_MTU, DCTC_SZ_BYTES),
+    ("DCTC_PORT", DCTC_PORT, DCTC_SZ_BYTES),
+    ("DCTC_PKEY_INDEX", DCTC_PKEY_INDEX, DCTC_SZ_BYTES),
+    ("DCTC_MY_ADDR_INDEX", DCTC_MY_ADDR_INDEX, DCTC_SZ_BYTES),
+    ("DCTC_HOP_LIMIT", DCTC_HOP_LIMIT, DCTC_SZ_BYTES),
+    (
+        "DCTC_DC_ACCESS_KEY_VIOLATION_COUNT",
+        DCTC_DC_ACCESS_KEY_VIOLATION_COUNT,
+        DCTC_SZ_BYTES,
     ),
     ("QUERY_LAG_IN_OPCODE", QUERY_LAG_IN_OPCODE, QUERY_LAG_IN_SZ_BYTES),
     ("QUERY_LAG_OUT_STATUS", QUERY_LAG_OUT_STATUS, QUERY_LAG_OUT_SZ_BYTES),

@@ -252,7 +252,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
         (IB_USER_VERBS_EX_CMD_MODIFY_QP, true) => {
             let r: ib_uverbs_ex_modify_qp = cmd.req();
             let mut dctn = None;
-            modify::modify_qp(dev, &r.base, Some(&mut dctn))?;
+            modify::modify_qp_ex(dev, &r.base, cmd.driver, Some(&mut dctn))?;
             cmd.respond(
                 dev,
                 &ib_uverbs_ex_modify_qp_resp {
@@ -272,7 +272,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
         }
         (IB_USER_VERBS_CMD_QUERY_QP, false) => {
             let r: ib_uverbs_query_qp = cmd.req();
-            let resp = modify::query_qp(dev, r.qp_handle)?;
+            let resp = modify::query_qp(dev, r.qp_handle, r.attr_mask)?;
             cmd.respond(dev, &resp)
         }
         (IB_USER_VERBS_CMD_DESTROY_QP, false) => {
@@ -472,6 +472,12 @@ fn query_device_ex(dev: &Device, cmd: &Cmd<'_>) -> Result<(), i32> {
             max_log_num_concurent: c,
             max_log_num_errored: e,
         };
+    }
+    if p.ooo_dp {
+        // mlx5_ib_query_device (Linux 6.10+): dp_ordering_force and a dp_ordering_ooo_all_*
+        // cap make it report out-of-order data placement; libmlx5 55+ then reads the per
+        // transport caps from the HCA cap page (kernel/ioctl.rs).
+        m.flags |= super::modify::MLX5_IB_QUERY_DEV_RESP_FLAGS_OOO_DP;
     }
     cmd.respond_driver(dev, &m)
 }
@@ -772,6 +778,8 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         dgid: r.attr.grh.dgid,
         sgid_index: r.attr.grh.sgid_index,
         hop_limit: r.attr.grh.hop_limit,
+        traffic_class: r.attr.grh.traffic_class,
+        flow_label: r.attr.grh.flow_label,
         port: r.attr.port_num,
     };
     dev.ahs.insert(h, crate::device::objects::Ah { pd: r.pd_handle, path });
@@ -937,6 +945,7 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         wq_sig: kind != QpKind::Dct && u.flags & MLX5_QP_FLAG_SIGNATURE != 0,
         bf,
         dc_key_violations: 0,
+        ooo_dp: false,
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",

@@ -804,6 +804,7 @@ impl Bed {
             wq_sig: false,
             bf: None,
             dc_key_violations: 0,
+            ooo_dp: false,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(qpn, h);
@@ -890,6 +891,7 @@ impl Bed {
             wq_sig: false,
             bf: None,
             dc_key_violations: 0,
+            ooo_dp: false,
         };
         self.dev.qps.insert(h, qp);
         self.dev.qpn_to_handle.insert(dctn, h);
