@@ -443,6 +443,7 @@ fn real_mlx5(c: &mut Criterion) {
         gid: [0; 16],
         dct_number: dct.dct_number(),
         port_mtu: Mtu::Mtu1024,
+        out_of_order: false,
     };
     let ah = pd.create_ah(1, &PeerPath::to_dc_target(&addr, None)).unwrap();
     let mr = pd.alloc_mr(4096, Access::LOCAL_WRITE).unwrap();

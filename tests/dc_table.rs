@@ -68,6 +68,7 @@ impl Hw {
             gid,
             dct_number,
             port_mtu: Mtu::Mtu1024,
+            out_of_order: false,
         };
         let ah = pd
             .create_ah(self.port, &PeerPath::to_dc_target(&addr, self.gid_index))
@@ -120,7 +121,7 @@ fn dct_reads_back_every_attribute_it_was_built_with() {
     };
     // A GRH on InfiniBand too (GID index 0), so that every GRH field travels.
     let gid_index = hw.gid_index.unwrap_or(0);
-    let dct = DctBuilder::new(&mlx5, &pd, cq.send(), &srq, KEY)
+    let dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
         .port(hw.port)
         .access(Access::LOCAL_WRITE | remote)
         .mtu(2048)
@@ -176,7 +177,7 @@ fn dct_context_without_devx_is_refused_saying_that_it_needs_devx() {
     let pd = hw.ctx.alloc_pd().unwrap();
     let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(16, 1).unwrap();
-    let dct = hw.dct_builder(&mlx5, &pd, cq.send(), &srq).build().unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let e = dct.query_context().expect_err("QUERY_DCT without DEVX");
     assert_eq!(e.op(), "mlx5dv_devx_qp_query (QUERY_DCT)");
     assert!(e.hint().contains("no DEVX"), "{e}");
@@ -205,7 +206,7 @@ fn dct_key_violation_count_rises_by_exactly_the_wrong_key_requests_sent() {
     let pd = hw.ctx.alloc_pd().unwrap();
     let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(16, 1).unwrap();
-    let dct = hw.dct_builder(&mlx5, &pd, cq.send(), &srq).build().unwrap();
+    let dct = hw.dct_builder(&mlx5, &pd, &cq, &srq).build().unwrap();
     let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
     let remote = target.remote().unwrap().slice(0, 4).unwrap();
     let (addr, ah) = hw.ah_to(&pd, dct.dct_number());
@@ -272,7 +273,7 @@ fn out_of_order_placement_is_accepted_on_both_ends_or_refused_with_the_reason() 
     let srq = pd.create_srq(16, 1).unwrap();
     if !expect_ooo(&mlx5) {
         let e = hw
-            .dct_builder(&mlx5, &pd, cq.send(), &srq)
+            .dct_builder(&mlx5, &pd, &cq, &srq)
             .out_of_order_placement()
             .build()
             .expect_err("out-of-order DCT where it is not reported");
@@ -289,7 +290,7 @@ fn out_of_order_placement_is_accepted_on_both_ends_or_refused_with_the_reason() 
         return;
     }
     let dct = hw
-        .dct_builder(&mlx5, &pd, cq.send(), &srq)
+        .dct_builder(&mlx5, &pd, &cq, &srq)
         .out_of_order_placement()
         .build()
         .expect("out-of-order DCT");
@@ -332,7 +333,7 @@ fn out_of_order_placement_catches_an_application_polling_the_last_byte() {
     let cq = TestCq::new(&hw.ctx, 256);
     let srq = pd.create_srq(16, 1).unwrap();
     let dct = hw
-        .dct_builder(&mlx5, &pd, cq.send(), &srq)
+        .dct_builder(&mlx5, &pd, &cq, &srq)
         .out_of_order_placement()
         .build()
         .unwrap();
@@ -444,4 +445,69 @@ fn dc_read_atomic_limits_are_reported_as_requester_and_responder_and_bound_dci_r
         })
         .map_err(|e| e.error)
         .expect("RTS at the requester limit");
+}
+
+#[test]
+#[ignore = "needs a ConnectX-5+: MLX5DV_TEST_DEVICE=mlx5_0 cargo test --test dc_table -- --ignored"]
+fn a_pool_reaches_only_dcts_that_agree_on_out_of_order_placement_and_hands_a_refused_peer_back() {
+    use mlx5dv::{DciPool, PoolConfig};
+    use mlx5dv_suite::device::{pool_cq, test_pool_config};
+    let hw = hw();
+    let mlx5 = hw.ctx.mlx5().expect("mlx5");
+    let pd = hw.ctx.alloc_pd().unwrap();
+    let cfg = PoolConfig {
+        dcis: 1,
+        max_send_wr: 16,
+        port: hw.port,
+        mtu_bytes: Some(MTU),
+        ..test_pool_config()
+    };
+    let mut in_order = DciPool::new(&mlx5, &pd, pool_cq(&hw.ctx, 256), cfg).expect("pool");
+    // An address saying its DCT places data out of order (as such a DCT's target_addr says),
+    // through the wire format and back.
+    let (mut addr, ah) = hw.ah_to(&pd, 0x1234);
+    addr.out_of_order = true;
+    let addr = DcTargetAddr::decode(&addr.encode().unwrap()).unwrap();
+    assert!(addr.out_of_order, "the flag survives the wire format");
+    let back = in_order
+        .add_endpoint(DcPeer::new(&ah, &addr, KEY))
+        .expect_err("an in-order pool refuses an out-of-order DCT");
+    assert_eq!(back.error.errno(), Some(libc::EINVAL), "{}", back.error);
+    let text = back.error.to_string();
+    assert!(
+        text.contains("both ends") && text.contains("PoolConfig::out_of_order"),
+        "{text}"
+    );
+    assert_eq!(back.value.dct_number(), 0x1234, "the peer comes back");
+    if !expect_ooo(&mlx5) {
+        eprintln!("the rest not run: no out-of-order placement here");
+        return;
+    }
+    let cq = TestCq::new(&hw.ctx, 64);
+    let srq = pd.create_srq(16, 1).unwrap();
+    let dct = hw
+        .dct_builder(&mlx5, &pd, &cq, &srq)
+        .out_of_order_placement()
+        .build()
+        .expect("out-of-order DCT");
+    let target = dct.target_addr().unwrap();
+    assert!(target.out_of_order, "an out-of-order DCT's address says so");
+    assert!(in_order.add_endpoint(DcPeer::new(&ah, &target, KEY)).is_err());
+    let mut ooo = DciPool::new(
+        &mlx5,
+        &pd,
+        pool_cq(&hw.ctx, 256),
+        PoolConfig {
+            out_of_order: true,
+            ..cfg
+        },
+    )
+    .expect("out-of-order pool");
+    ooo.add_endpoint(DcPeer::new(&ah, &target, KEY))
+        .expect("an out-of-order pool reaches it");
+    let (plain, plain_ah) = hw.ah_to(&pd, 0x4321);
+    assert!(
+        ooo.add_endpoint(DcPeer::new(&plain_ah, &plain, KEY)).is_err(),
+        "and refuses an in-order DCT"
+    );
 }

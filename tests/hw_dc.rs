@@ -58,6 +58,7 @@ impl Hw {
             gid,
             dct_number,
             port_mtu: Mtu::Mtu1024,
+            out_of_order: false,
         }
     }
 

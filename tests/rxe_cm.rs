@@ -290,6 +290,7 @@ fn sidr_resolution_returns_the_published_dct_number_key_memory_and_a_usable_ah()
         gid,
         dct_number: 0x00ab_cdef,
         port_mtu: Mtu::Mtu1024,
+        out_of_order: false,
     };
     let memory = RemoteMemory {
         addr: 0x7f00_0000_1000,
@@ -342,6 +343,7 @@ fn sidr_without_opt_ins_publishes_neither_key_nor_memory_and_nobody_listening_is
         gid,
         dct_number: 7,
         port_mtu: Mtu::Mtu4096,
+        out_of_order: false,
     };
     let service = DcTargetService::bind(SocketAddr::new(rxe_ip(), 0), DcAnnouncement::new(target)).unwrap();
     let addr = service.local_addr().unwrap();

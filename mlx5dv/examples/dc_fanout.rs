@@ -195,6 +195,7 @@ fn run(o: &Opts) -> Result<(), String> {
                 gid: [0; 16],
                 dct_number: d.dct_number(),
                 port_mtu: Mtu::Mtu1024,
+                out_of_order: false,
             })
             .collect();
         let ahs = addrs

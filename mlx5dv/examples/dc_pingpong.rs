@@ -179,6 +179,7 @@ fn run(o: &Opts) -> Result<(), String> {
         gid,
         dct_number: dct.dct_number(),
         port_mtu: Mtu::Mtu1024,
+        out_of_order: false,
     };
     let my_mem = buf.remote().ok_or("the buffer has no remote access")?;
 
@@ -433,6 +434,7 @@ fn run_perftest(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
         gid: server.gid.unwrap_or_default(),
         dct_number: server.qpn,
         port_mtu: mtu,
+        out_of_order: false,
     };
     let ah = pd
         .create_ah(o.ib_port, &PeerPath::to_dc_target(&target, o.gid_index))

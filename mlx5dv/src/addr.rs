@@ -34,7 +34,7 @@
 //! | 0      | 8    | header     | kind = 1                                                  |
 //! | 8      | 2    | lid        | u16, big-endian                                           |
 //! | 10     | 1    | port_mtu   | raw `IBV_MTU_*` value, 1 (256 bytes) ..= 5 (4096 bytes)   |
-//! | 11     | 1    | reserved   | must be zero                                              |
+//! | 11     | 1    | flags      | bit 0: out-of-order data placement; other bits zero       |
 //! | 12     | 4    | dct_number | u32, big-endian; 24-bit, so byte 12 must be zero          |
 //! | 16     | 16   | gid        | the 16 GID bytes, as-is                                   |
 //!
@@ -55,7 +55,7 @@
 //!
 //! ```
 //! # use mlx5dv::addr::{DcTargetAddr, Mtu, RemoteMemory};
-//! let target = DcTargetAddr { lid: 7, gid: [0; 16], dct_number: 0x12_3456, port_mtu: Mtu::Mtu4096 };
+//! let target = DcTargetAddr { lid: 7, gid: [0; 16], dct_number: 0x12_3456, port_mtu: Mtu::Mtu4096, out_of_order: false };
 //! let blob = target.encode()?;
 //! assert_eq!(DcTargetAddr::decode(&blob)?, target);
 //!
@@ -71,6 +71,9 @@ pub const MAGIC: [u8; 4] = *b"M5DV";
 
 /// The encoding version this library writes, and the only one it reads.
 pub const FORMAT_VERSION: u8 = 1;
+
+/// [`DcTargetAddr`]'s flags byte: the DCT places data out of order.
+const FLAG_OUT_OF_ORDER: u8 = 1;
 
 /// Length of the common header in front of every address blob.
 const HEADER_LEN: usize = 8;
@@ -161,6 +164,12 @@ pub struct DcTargetAddr {
     pub dct_number: u32,
     /// Path MTU of the target's port.
     pub port_mtu: Mtu,
+    /// The DCT places data out of order (`MLX5DV_QP_CREATE_OOO_DP`,
+    /// [`crate::DctBuilder::out_of_order_placement`]): its initiators must do the same
+    /// ([`crate::DciBuilder::out_of_order_placement`], [`crate::PoolConfig::out_of_order`]).
+    /// Encoded in the flags byte; a decoder from before the flag refuses such an address
+    /// (a reserved byte set) rather than reach the DCT without it.
+    pub out_of_order: bool,
 }
 
 impl DcTargetAddr {
@@ -182,6 +191,7 @@ impl DcTargetAddr {
         out[8..10].copy_from_slice(&self.lid.to_be_bytes());
         // to_raw() is 1..=5, so the narrowing cannot lose bits.
         out[10] = self.port_mtu.to_raw() as u8;
+        out[11] = FLAG_OUT_OF_ORDER * u8::from(self.out_of_order);
         out[12..16].copy_from_slice(&self.dct_number.to_be_bytes());
         out[16..32].copy_from_slice(&self.gid);
         Ok(out)
@@ -199,7 +209,9 @@ impl DcTargetAddr {
     /// * [`AddrError::DctNumber`] if the DCT number does not fit in 24 bits.
     pub fn decode(bytes: &[u8]) -> Result<Self, AddrError> {
         let b = check_header::<{ Self::ENCODED_LEN }>(bytes, KIND_DC_TARGET)?;
-        check_reserved(b, 11..12)?;
+        if b[11] & !FLAG_OUT_OF_ORDER != 0 {
+            return Err(AddrError::Reserved { offset: 11 });
+        }
         let lid = u16::from_be_bytes([b[8], b[9]]);
         let port_mtu = Mtu::from_raw(u32::from(b[10])).ok_or(AddrError::Mtu { got: b[10] })?;
         let dct_number = u32::from_be_bytes([b[12], b[13], b[14], b[15]]);
@@ -212,6 +224,7 @@ impl DcTargetAddr {
             gid,
             dct_number,
             port_mtu,
+            out_of_order: b[11] & FLAG_OUT_OF_ORDER != 0,
         })
     }
 }
@@ -469,6 +482,7 @@ mod tests {
             ],
             dct_number: 0x00AB_CDEF,
             port_mtu: Mtu::Mtu4096,
+            out_of_order: false,
         }
     }
 
@@ -681,9 +695,22 @@ mod tests {
     }
 
     #[test]
+    fn an_out_of_order_target_round_trips_through_flag_bit_0_of_byte_11() {
+        let t = DcTargetAddr {
+            out_of_order: true,
+            ..target()
+        };
+        let b = t.encode().unwrap();
+        assert_eq!(b[11], 1);
+        assert_eq!(DcTargetAddr::decode(&b), Ok(t));
+        assert_eq!(target().encode().unwrap()[11], 0, "in order: the byte stays zero");
+    }
+
+    #[test]
     fn decoding_rejects_nonzero_reserved_bytes() {
         for offset in [6, 7, 11] {
-            for value in [1u8, 0x80, 0xff] {
+            // Byte 11 holds the flags: bit 0 (out-of-order placement) is defined.
+            for value in [2u8, 0x80, 0xfe, 0xff] {
                 let mut b = target().encode().unwrap();
                 b[offset] = value;
                 assert_eq!(DcTargetAddr::decode(&b), Err(AddrError::Reserved { offset }));

@@ -547,6 +547,7 @@ pub mod fake {
             gid: [0; 16],
             dct_number: dctn,
             port_mtu: Mtu::Mtu1024,
+            out_of_order: false,
         };
         DcPeer::new(ah, &addr, DcKey::new(key))
     }

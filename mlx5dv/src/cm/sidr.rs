@@ -528,6 +528,7 @@ mod tests {
             gid: [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8],
             dct_number: 0x12_3456,
             port_mtu: Mtu::Mtu1024,
+            out_of_order: false,
         }
     }
 

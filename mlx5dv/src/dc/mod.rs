@@ -30,10 +30,12 @@
 //!
 //! With [`DctBuilder::out_of_order_placement`] and [`DciBuilder::out_of_order_placement`] the
 //! device may write the data of an RDMA write or a send into memory in any order, packets of
-//! one message included (the DCI and the DCT must both have it, or neither: the
-//! [`crate::DcTargetAddr`] encoding does not carry the flag, since every field of its version 1
-//! is fixed and checked, so the peers agree on it as they agree on the DC key). Completions
-//! stay in order. So:
+//! one message included. The DCI and the DCT must both have it, or neither: a DCT built with it
+//! says so in its address ([`crate::DcTargetAddr::out_of_order`], bit 0 of the encoding's flags
+//! byte, which a decoder from before the flag refuses as a reserved byte set), and a
+//! [`crate::DciPool`] refuses an endpoint whose DCT disagrees with its
+//! [`crate::PoolConfig::out_of_order`]. A lone [`Dci`] is not checked on the post path: its
+//! application pairs it with such DCTs only. Completions stay in order. So:
 //!
 //! * never poll data memory to learn that data arrived (a flag byte at the end of a buffer can
 //!   land before the bytes in front of it): wait for a completion, a write with immediate or a

@@ -15,6 +15,8 @@ pub struct DcPeer {
     /// number and the key (a secret: `Debug` shows it as a redacted [`DcKey`]).
     dest: DestRaw,
     stream: Stream,
+    /// The target places data out of order ([`DcTargetAddr::out_of_order`]).
+    out_of_order: bool,
 }
 
 impl DcPeer {
@@ -29,7 +31,14 @@ impl DcPeer {
                 key: key.expose(),
             },
             stream: Stream::NONE,
+            out_of_order: addr.out_of_order,
         }
+    }
+
+    /// Whether the target places data out of order ([`DcTargetAddr::out_of_order`]): the
+    /// DCIs that reach it must too.
+    pub fn out_of_order(&self) -> bool {
+        self.out_of_order
     }
 
     /// Sends on DCI stream `stream_id` (the DCI must have been built with streams).

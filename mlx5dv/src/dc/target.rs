@@ -311,6 +311,7 @@ impl Dct {
             gid,
             dct_number: self.dct_number,
             port_mtu: Mtu::from_raw(self.mtu).unwrap_or(Mtu::Mtu1024),
+            out_of_order: self.out_of_order,
         })
     }
 

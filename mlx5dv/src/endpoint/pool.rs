@@ -32,6 +32,10 @@ pub struct PoolConfig {
     pub atomics: bool,
     /// How the DCIs post ([`SendBackend::Direct`]: the pool's CQ must then be a direct one).
     pub backend: SendBackend,
+    /// Out-of-order data placement on every DCI ([`crate::DciBuilder::out_of_order_placement`]):
+    /// the pool then reaches only DCTs built with it ([`crate::DcTargetAddr::out_of_order`]),
+    /// and without it only DCTs built without ([`DciPool::add_endpoint`] refuses the others).
+    pub out_of_order: bool,
 }
 
 impl Default for PoolConfig {
@@ -47,6 +51,7 @@ impl Default for PoolConfig {
             rts: RtsAttr::default(),
             atomics: false,
             backend: SendBackend::WrApi,
+            out_of_order: false,
         }
     }
 }
@@ -133,6 +138,8 @@ pub struct DciPool {
     cq: Cq,
     pd: Pd,
     policy: Policy,
+    /// The DCIs place data out of order ([`PoolConfig::out_of_order`]).
+    out_of_order: bool,
     slots: Vec<Slot>,
     eps: Vec<Ep>,
     /// Sorted by local key.
@@ -256,6 +263,7 @@ impl DciPool {
                 cq,
                 pd: pd.clone(),
                 policy: cfg.policy,
+                out_of_order: cfg.out_of_order,
                 slots,
                 eps: Vec::with_capacity(cfg.max_endpoints),
                 held: Vec::new(),
@@ -318,6 +326,9 @@ impl DciPool {
             if cfg.atomics {
                 b = b.with_atomics();
             }
+            if cfg.out_of_order {
+                b = b.out_of_order_placement();
+            }
             if let Some((log_concurrent, plan)) = plan {
                 b = b.streams(log_concurrent, plan.log_errored);
             }
@@ -349,14 +360,40 @@ impl DciPool {
     /// Adds an endpoint for `peer` (without a stream: the pool picks it under `Streams`).
     ///
     /// # Errors
-    /// ENOSPC when the table (`max_endpoints`) is full.
-    pub fn add_endpoint(&mut self, peer: DcPeer) -> Result<EndpointId> {
+    /// The peer comes back with the error ([`Returned`]; `?` turns it into the [`Error`]):
+    /// ENOSPC when the table (`max_endpoints`) is full; EINVAL when the peer's DCT places data
+    /// out of order and the pool's DCIs do not, or the other way round (both ends of a DC
+    /// connection must agree on `MLX5DV_QP_CREATE_OOO_DP`: see [`PoolConfig::out_of_order`]).
+    pub fn add_endpoint(&mut self, peer: DcPeer) -> std::result::Result<EndpointId, Returned<DcPeer>> {
+        const OP: &str = "DciPool::add_endpoint";
         if self.eps.len() == self.eps.capacity() {
-            return Err(Error::from_errno(
-                "DciPool::add_endpoint",
-                libc::ENOSPC,
-                "the pool's endpoint table is full: create it with a larger max_endpoints",
-            ));
+            return Err(Returned {
+                error: Error::from_errno(
+                    OP,
+                    libc::ENOSPC,
+                    "the pool's endpoint table is full: create it with a larger max_endpoints",
+                ),
+                value: peer,
+            });
+        }
+        if peer.out_of_order() != self.out_of_order {
+            let (dct, pool) = if self.out_of_order {
+                ("in order", "out of order")
+            } else {
+                ("out of order", "in order")
+            };
+            return Err(Returned {
+                error: Error::invalid(
+                    OP,
+                    format!(
+                        "DCT {:#x} places data {dct} but the pool's DCIs place it {pool}: both ends must agree \
+                         (MLX5DV_QP_CREATE_OOO_DP); reach it from a pool whose PoolConfig::out_of_order matches its \
+                         DcTargetAddr::out_of_order",
+                        peer.dct_number()
+                    ),
+                ),
+                value: peer,
+            });
         }
         let i = self.eps.len();
         let w = self.slots.len();
