@@ -8,100 +8,16 @@
 //! without the variable they fail saying so; a capability the device lacks (ODP, streams) is
 //! printed as "not run". Nothing here is faked.
 use mlx5dv::{
-    devices, Access, Completion, Context, Cq, DcKey, DcPeer, DcTargetAddr, Dci, DciBuilder, DctBuilder, Mlx5Context,
-    Mtu, PeerPath, QpState, RtsAttr, WcOpcode, WcStatus,
+    Access, Completion, DcKey, DcPeer, Dci, DciBuilder, Mlx5Context, PeerPath, QpState, RtsAttr, WcOpcode, WcStatus,
 };
-use mlx5dv_suite::device::{test_backend, TestCq};
+use mlx5dv_suite::device::{test_backend, wait, Hw, TestCq};
 use std::time::{Duration, Instant};
 
 const KEY: DcKey = DcKey::new(0xFFEE_DDCC);
 const MTU: u32 = 1024;
 
-struct Hw {
-    ctx: Context,
-    port: u8,
-    gid_index: Option<u8>,
-}
-
 fn hw() -> Hw {
-    let Ok(name) = std::env::var("MLX5DV_TEST_DEVICE") else {
-        panic!("the DC hardware tests need MLX5DV_TEST_DEVICE naming a ConnectX-5+ device (e.g. mlx5_0)");
-    };
-    let port = std::env::var("MLX5DV_TEST_PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(1);
-    let gid_index = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok());
-    let list = devices().expect("device list");
-    let dev = list
-        .iter()
-        .find(|d| d.name() == name)
-        .unwrap_or_else(|| panic!("MLX5DV_TEST_DEVICE={name} is not listed: {list:?}"));
-    let ctx = dev.open().expect("open device");
-    let eth = ctx.query_port(port).expect("port").link_layer_str() == "Ethernet";
-    assert!(
-        !eth || gid_index.is_some(),
-        "{name} port {port} is RoCE: set MLX5DV_TEST_GID_INDEX"
-    );
-    Hw { ctx, port, gid_index }
-}
-
-impl Hw {
-    fn addr_of(&self, dct_number: u32) -> DcTargetAddr {
-        let port = self.ctx.query_port(self.port).expect("port");
-        let gid = self
-            .gid_index
-            .map(|i| self.ctx.query_gid(self.port, i).expect("gid"))
-            .unwrap_or([0; 16]);
-        DcTargetAddr {
-            lid: port.0.lid,
-            gid,
-            dct_number,
-            port_mtu: Mtu::Mtu1024,
-            out_of_order: false,
-        }
-    }
-
-    /// The address of DCT `dct_number` on this port and an address handle leading to it.
-    fn ah_to(&self, pd: &mlx5dv::Pd, dct_number: u32) -> (DcTargetAddr, mlx5dv::Ah) {
-        let addr = self.addr_of(dct_number);
-        let ah = pd
-            .create_ah(self.port, &PeerPath::to_dc_target(&addr, self.gid_index))
-            .expect("address handle to the DCT");
-        (addr, ah)
-    }
-
-    fn dct_builder<'a>(
-        &self,
-        mlx5: &'a Mlx5Context,
-        pd: &'a mlx5dv::Pd,
-        cq: &'a Cq,
-        srq: &'a mlx5dv::Srq,
-    ) -> DctBuilder<'a> {
-        let b = DctBuilder::new(mlx5, pd, cq, srq, KEY)
-            .port(self.port)
-            .mtu(MTU)
-            .min_rnr_timer(12);
-        match self.gid_index {
-            Some(i) => b.gid_index(i),
-            None => b,
-        }
-    }
-}
-
-fn wait(cq: &TestCq, n: usize) -> Vec<Completion> {
-    let mut got = Vec::new();
-    let mut buf = [Completion::default(); 32];
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while got.len() < n {
-        let k = cq.poll(&mut buf).expect("poll");
-        got.extend_from_slice(&buf[..k]);
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {n} completions, got {got:?}"
-        );
-    }
-    got
+    mlx5dv_suite::device::hw(KEY, MTU)
 }
 
 /// Posts one RDMA write of inline `data` to `remote` at `peer` and returns its status.

@@ -306,15 +306,7 @@ fn anonymous_and_file_mappings_carry_dc_writes() {
     src.write(4096, b"from an anonymous mapping").unwrap();
     // A tmpfs file: Linux 6.5+ pins a shared file mapping for writing only there (or on
     // hugetlbfs); a writable registration of a page-cache file's mapping is refused below.
-    let path = std::path::Path::new("/dev/shm").join(format!("mlx5dv-ownership-{}", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .unwrap();
-    file.set_len(8192).unwrap();
+    let (path, file) = scratch_file(std::path::Path::new("/dev/shm"), "ownership");
     // SAFETY: a file of this test's own, mapped once, written by nobody else while mapped.
     let map = unsafe { MmapBuf::file(&file, 0, 8192) }.unwrap();
     let dst = l.pd.register(map, RW).unwrap();
@@ -515,15 +507,7 @@ fn a_writable_registration_of_a_page_cache_files_mapping_fails_with_efault_namin
 {
     let l = Loop::new();
     // The build's own directory: a disk filesystem, never tmpfs.
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mlx5dv-pin-{}", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .unwrap();
-    file.set_len(8192).unwrap();
+    let (path, file) = scratch_file(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")), "pin");
     // SAFETY: a file of this test's own, written by nobody else while mapped.
     let map = unsafe { MmapBuf::file(&file, 0, 8192) }.unwrap();
     let strict =
@@ -554,4 +538,18 @@ fn a_writable_registration_of_a_page_cache_files_mapping_fails_with_efault_namin
             .expect("a read-only registration");
     drop(ro.deregister().unwrap());
     std::fs::remove_file(&path).unwrap();
+}
+
+/// A new 8 KiB file of this process's in `dir`, open for reading and writing.
+fn scratch_file(dir: &std::path::Path, tag: &str) -> (std::path::PathBuf, std::fs::File) {
+    let path = dir.join(format!("mlx5dv-{tag}-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    file.set_len(8192).unwrap();
+    (path, file)
 }

@@ -784,4 +784,119 @@ pub mod device {
         // SAFETY: the preload exports it with exactly this signature.
         (!sym.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, PauseFn>(sym) })
     }
+
+    /// The device of the hardware-tier tests (tests/hw_dc.rs, tests/dc_table.rs): opened from
+    /// `MLX5DV_TEST_DEVICE`, on `MLX5DV_TEST_PORT` (default 1) and, on RoCE,
+    /// `MLX5DV_TEST_GID_INDEX`; the DC key and path MTU its DCTs are built with.
+    pub struct Hw {
+        /// The open device.
+        pub ctx: Context,
+        /// The port.
+        pub port: u8,
+        /// The GID index (RoCE).
+        pub gid_index: Option<u8>,
+        /// The DC key of the DCTs [`Hw::dct_builder`] makes.
+        pub key: DcKey,
+        /// Their path MTU in bytes.
+        pub mtu: u32,
+    }
+
+    /// Opens the hardware tier's device (see [`Hw`]).
+    ///
+    /// # Panics
+    /// Without `MLX5DV_TEST_DEVICE`, when it names no listed device, or on a RoCE port without
+    /// `MLX5DV_TEST_GID_INDEX`: the opt-in tests were asked for without what they need.
+    pub fn hw(key: DcKey, mtu: u32) -> Hw {
+        let Ok(name) = std::env::var("MLX5DV_TEST_DEVICE") else {
+            panic!("the DC hardware tests need MLX5DV_TEST_DEVICE naming a ConnectX-5+ device (e.g. mlx5_0)");
+        };
+        let port = std::env::var("MLX5DV_TEST_PORT")
+            .ok()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(1);
+        let gid_index = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok());
+        let list = devices().expect("device list");
+        let dev = list
+            .iter()
+            .find(|d| d.name() == name)
+            .unwrap_or_else(|| panic!("MLX5DV_TEST_DEVICE={name} is not listed: {list:?}"));
+        let ctx = dev.open().expect("open device");
+        let eth = ctx.query_port(port).expect("port").link_layer_str() == "Ethernet";
+        assert!(
+            !eth || gid_index.is_some(),
+            "{name} port {port} is RoCE: set MLX5DV_TEST_GID_INDEX"
+        );
+        Hw {
+            ctx,
+            port,
+            gid_index,
+            key,
+            mtu,
+        }
+    }
+
+    impl Hw {
+        /// The address of DCT `dct_number` on this port (in-order placement, MTU 1024).
+        ///
+        /// # Panics
+        /// When the port or GID cannot be queried.
+        pub fn addr_of(&self, dct_number: u32) -> DcTargetAddr {
+            let port = self.ctx.query_port(self.port).expect("port");
+            let gid = self
+                .gid_index
+                .map(|i| self.ctx.query_gid(self.port, i).expect("gid"))
+                .unwrap_or([0; 16]);
+            DcTargetAddr {
+                lid: port.lid(),
+                gid,
+                dct_number,
+                port_mtu: mlx5dv::Mtu::Mtu1024,
+                out_of_order: false,
+            }
+        }
+
+        /// The address of DCT `dct_number` on this port and an address handle leading to it.
+        ///
+        /// # Panics
+        /// When the address handle cannot be created.
+        pub fn ah_to(&self, pd: &Pd, dct_number: u32) -> (DcTargetAddr, mlx5dv::Ah) {
+            let addr = self.addr_of(dct_number);
+            let ah = pd
+                .create_ah(self.port, &PeerPath::to_dc_target(&addr, self.gid_index))
+                .expect("address handle to the DCT");
+            (addr, ah)
+        }
+
+        /// A DCT builder on this port with the key and MTU, minimum RNR timer 12, and the GID
+        /// index on RoCE.
+        pub fn dct_builder<'a>(&self, mlx5: &'a Mlx5Context, pd: &'a Pd, cq: &'a Cq, srq: &'a Srq) -> DctBuilder<'a> {
+            let b = DctBuilder::new(mlx5, pd, cq, srq, self.key)
+                .port(self.port)
+                .mtu(self.mtu)
+                .min_rnr_timer(12);
+            match self.gid_index {
+                Some(i) => b.gid_index(i),
+                None => b,
+            }
+        }
+    }
+
+    /// Polls `cq` (both of its CQs) until `n` completions came.
+    ///
+    /// # Panics
+    /// On a poll error, or after 10 s without them.
+    pub fn wait(cq: &TestCq, n: usize) -> Vec<mlx5dv::Completion> {
+        let mut got = Vec::new();
+        let mut buf = [mlx5dv::Completion::default(); 32];
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while got.len() < n {
+            let k = cq.poll(&mut buf).expect("poll");
+            got.extend_from_slice(&buf[..k]);
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting for {n} completions, got {got:?}"
+            );
+        }
+        got
+    }
 }

@@ -668,29 +668,37 @@ mod tests {
         })
     }
 
-    #[test]
-    fn an_rc_request_has_no_address_vector_its_segments_follow_the_control_segment_and_wrap() {
-        let mut f = Fake::with_blocks(8);
-        let q = qp(direct_sq(&mut f, 8, 8), 8, 8);
+    /// Posts one signaled RC write of inline `bytes` (wr_id 5) at ring block `start` and rings
+    /// it; returns the remote memory it names.
+    fn rc_inline_write_at(q: &QpRaw, start: u32, bytes: &[u8]) -> RemoteMemory {
         let d = q.direct().unwrap();
-        d.restart_at(0, 7);
+        d.restart_at(0, start);
         let remote = RemoteMemory {
             addr: 0x1122_3344_5566_7788,
             len: 64,
             rkey: 0xAABB_CCDD,
         };
-        let bytes: Vec<u8> = (0..60).collect();
         d.start();
         d.post::<true>(
-            &q,
+            q,
             Op::Write(remote),
             None,
-            Data::Inline(&bytes),
+            Data::Inline(bytes),
             raw::IBV_SEND_SIGNALED,
             5,
         )
         .unwrap();
         d.commit();
+        remote
+    }
+
+    #[test]
+    fn an_rc_request_has_no_address_vector_its_segments_follow_the_control_segment_and_wrap() {
+        let mut f = Fake::with_blocks(8);
+        let q = qp(direct_sq(&mut f, 8, 8), 8, 8);
+        let d = q.direct().unwrap();
+        let bytes: Vec<u8> = (0..60).collect();
+        let remote = rc_inline_write_at(&q, 7, &bytes);
         q.sq.commit();
         // Control 1 + remote address 1 + inline 4 units: 2 blocks from the ring's last.
         assert_eq!(d.cur_post.get(), 9);
@@ -774,25 +782,8 @@ mod tests {
         for (wq_sig, start) in [(true, 0), (true, 7), (false, 7)] {
             let mut f = Fake::with_blocks(8);
             let q = qp(direct_sq_signed(&mut f, 8, 8, wq_sig), 8, 8);
-            let d = q.direct().unwrap();
-            d.restart_at(0, start);
-            let remote = RemoteMemory {
-                addr: 0x1122_3344_5566_7788,
-                len: 64,
-                rkey: 0xAABB_CCDD,
-            };
             let bytes: Vec<u8> = (1..=60).collect();
-            d.start();
-            d.post::<true>(
-                &q,
-                Op::Write(remote),
-                None,
-                Data::Inline(&bytes),
-                raw::IBV_SEND_SIGNALED,
-                5,
-            )
-            .unwrap();
-            d.commit();
+            rc_inline_write_at(&q, start, &bytes);
             let ring: Vec<u8> = f.ring.iter().flat_map(|w| w.to_ne_bytes()).collect();
             // The request's 6 units (96 bytes) as the device fetches them, from block `start`.
             let wqe: Vec<u8> = (0..96).map(|i| ring[(start as usize * BB + i) % ring.len()]).collect();
