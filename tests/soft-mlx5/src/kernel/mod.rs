@@ -5,6 +5,7 @@
 //! pages. Decoding of the ABI lives here; the objects and the data path live in
 //! [`crate::device`] and [`crate::engine`].
 
+pub mod devx;
 pub mod ioctl;
 pub mod modify;
 pub mod pin;
@@ -40,6 +41,36 @@ pub struct Ucontext {
     pub mapped: BTreeMap<i64, u64>,
     /// The inode of the file behind the device fd (to find the library's mappings of it).
     pub file_ino: u64,
+    /// The firmware UAR index of each mapped system page (what a QP context's `uar_page` and
+    /// DEVX_QUERY_UAR name).
+    pub uar_ids: BTreeMap<u32, u32>,
+}
+
+/// Firmware UAR indexes, handed out as pages are mapped (mlx5_cmd_uar_alloc); index 0 and the
+/// first few belong to the kernel driver.
+static NEXT_UAR_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0x10);
+
+/// The firmware UAR index of the library's dynamic bfreg `user_idx` on context `fd`
+/// (`bfregn_to_uar_index(.., dyn_bfreg true)`), None where mlx5_ib answers EINVAL.
+pub fn dyn_uar_index(fd: i32, user_idx: u32) -> Option<u32> {
+    let ctxs = contexts();
+    let ctx = ctxs.get(&fd)?;
+    if user_idx > NUM_DYN_BFREGS {
+        return None;
+    }
+    let page = user_idx / 2 + ctx.num_static_sys_pages;
+    if page >= ctx.num_static_sys_pages + DYN_SYS_PAGES {
+        return None;
+    }
+    ctx.uar_ids.get(&page).copied()
+}
+
+/// Whether firmware UAR index `id` is one of context `fd`'s (the firmware refuses a QP on a
+/// UAR of another user).
+pub fn owns_uar(fd: i32, id: u32) -> bool {
+    contexts()
+        .get(&fd)
+        .is_some_and(|c| c.uar_ids.values().any(|&u| u == id))
 }
 
 /// Dynamic UAR system pages per context: mlx5_ib `calc_dynamic_bfregs` (1024 dynamic bfregs
@@ -349,6 +380,9 @@ fn map_page(dev: &mut device::Device, fd: i32, offset: i64) -> Option<u64> {
     let addr = p as u64;
     ctx.mapped.insert(offset, addr);
     ctx.uar_pages.entry(sys_page).or_insert(addr);
+    ctx.uar_ids
+        .entry(sys_page)
+        .or_insert_with(|| NEXT_UAR_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     drop(ctxs);
     dev.uars.push(addr);
     Some(addr)
@@ -464,7 +498,9 @@ pub fn event_read(fd: i32, buf: &mut [u8]) -> Result<usize, i32> {
 
 /// The library closed an event file.
 pub fn event_close(fd: i32) {
-    device::global().events.close(fd);
+    let mut dev = device::global();
+    dev.events.close(fd);
+    devx::channel_closed(&mut dev, fd);
 }
 
 #[cfg(test)]

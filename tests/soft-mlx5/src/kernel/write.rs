@@ -745,6 +745,7 @@ fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
             taken: 0,
             limit: r.srq_limit,
             uidx: u.uidx & 0xff_ffff,
+            cyclic: false,
         },
     );
     cmd.respond(
