@@ -105,14 +105,7 @@ fn serve(dev: &mut Device, packet: &message::Packet) -> Response {
     let key = (t.origin, t.epoch, t.channel);
     responder::respond_in_order(dev, key, t.psn, t.first, packet.opcode, |dev| {
         match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn) {
-            Some(th) => {
-                let r = responder::respond(dev, th, &packet.request());
-                crate::log(format_args!(
-                    "fabric: request to {:#x} opcode {:#x}: {r:?}",
-                    t.dqpn, packet.opcode
-                ));
-                r
-            }
+            Some(th) => responder::respond(dev, th, &packet.request()),
             None => {
                 responder::count_key_violation(dev, t.kind, t.dqpn, t.key);
                 Response::Dropped
