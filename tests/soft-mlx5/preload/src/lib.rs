@@ -646,7 +646,16 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
 
 #[cfg(test)]
 mod tests {
-    use super::in_private_tree;
+    use super::{cdev_access, in_private_tree};
+
+    #[test]
+    fn the_device_node_answers_access_as_a_crw_rw_rw_character_device() {
+        assert_eq!(cdev_access(libc::R_OK | libc::W_OK), 0);
+        assert_eq!(cdev_access(libc::F_OK), 0);
+        assert_eq!(cdev_access(libc::X_OK), -1, "no execute bit on the node");
+        assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EACCES));
+        assert_eq!(cdev_access(0x40), -1, "an unknown mode bit");
+    }
 
     #[test]
     fn the_device_classes_under_sys_lead_into_the_private_tree_and_nothing_else_does() {

@@ -535,6 +535,34 @@ mod tests {
     }
 
     #[test]
+    fn uar_mmap_offsets_decode_as_mlx5_ib_reads_them_and_unknown_commands_are_refused() {
+        // Regular page 3; ALLOC_WC (6) dynamic page 0x105 (extended index: bits 16..24).
+        assert_eq!(decode_mmap_offset(3 << 12), (0, 3));
+        assert_eq!(decode_mmap_offset(((1 << 16) | (6 << 8) | 5) << 12), (6, 0x105));
+        assert_eq!(mmap_check(((6 << 8) | 5) << 12), Ok(()));
+        // MLX5_IB_MMAP_CORE_CLOCK (5) and the rest are not UAR pages here.
+        assert_eq!(mmap_check((5 << 8) << 12), Err(libc::EINVAL));
+    }
+
+    #[test]
+    fn a_dynamic_bfreg_names_its_uar_index_only_once_its_page_was_mapped() {
+        let fd = -4343;
+        let mut ctx = Ucontext {
+            num_static_sys_pages: 4,
+            ..Ucontext::default()
+        };
+        ctx.uar_ids.insert(5, 0x77);
+        contexts().insert(fd, ctx);
+        // bfregs 2 and 3 sit in the library's ALLOC_WC page 1, system page 4 + 1.
+        assert_eq!(dyn_uar_index(fd, 2), Some(0x77));
+        assert_eq!(dyn_uar_index(fd, 3), Some(0x77));
+        assert_eq!(dyn_uar_index(fd, 4), None, "page 2 never mapped: EINVAL");
+        assert_eq!(dyn_uar_index(fd, NUM_DYN_BFREGS + 1), None);
+        assert!(owns_uar(fd, 0x77) && !owns_uar(fd, 0x78));
+        contexts().remove(&fd);
+    }
+
+    #[test]
     fn without_devx_a_devx_context_is_refused_and_devx_methods_are_absent() {
         let p = Profile::by_name("cx5-no-devx").unwrap();
         let mut next = 0;
