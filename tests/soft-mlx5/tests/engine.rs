@@ -1580,3 +1580,20 @@ fn an_rdma_write_through_a_ksm_key_lands_where_its_entity_points_and_outside_it_
         "past the key's range: {c:?}"
     );
 }
+
+/// A zero-length RDMA WRITE names no memory: the responder checks no R_Key or address for it
+/// (IBA C9-88), so one with key 0 and address 0 (UCX's rc_verbs flush) completes.
+#[test]
+fn a_zero_length_rdma_write_completes_whatever_its_rkey_and_address() {
+    let mut l = Link::new(Transport::Rc);
+    let i = l.post(Wr::write(&[], 0, 0));
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!((c[0].opcode, c[0].syndrome, c[0].wqe_counter), (op::REQ, 0, i), "{c:?}");
+    let b = l.resp.as_ref().map(|b| b.h).unwrap();
+    assert_eq!(
+        l.bed.state(b),
+        QpState::Rts,
+        "the responder did not see an invalid request"
+    );
+}

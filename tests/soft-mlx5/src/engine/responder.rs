@@ -201,9 +201,12 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
         // A function without the atomic capability answers atomics with an invalid request.
         return fail(dev, target, syndrome::REMOTE_INVAL_REQ_ERR, event::QP_REQ_ERR);
     }
+    // A zero-length RDMA READ or WRITE has no R_Key or address checked (IBA C9-88, as
+    // rxe_resp.c check_rkey notes): it touches no memory.
+    let remote = req.remote.filter(|&(_, _, len)| len != 0 || req.atomic.is_some());
     // An indirect (KSM) key first translates the range to the region and key of its entity.
-    let mut remote = req.remote;
-    if let Some((addr, rkey, len)) = req.remote {
+    let mut remote = remote;
+    if let Some((addr, rkey, len)) = remote {
         match dev.translate_indirect(addr, rkey, len, pd, needed) {
             Some((a, k)) => remote = Some((a, k, len)),
             None => return fail(dev, target, syndrome::REMOTE_ACCESS_ERR, event::QP_ACCESS_ERR),
@@ -438,6 +441,10 @@ fn scatter(dev: &Device, pd: u32, sges: &[(u64, u32, u32)], data: &[u8]) -> Resu
             break;
         }
         let n = (len as usize).min(data.len() - off);
+        // An indirect (KSM) key names the region and address of its entity.
+        let Some((addr, lkey)) = dev.translate_indirect(addr, lkey, n as u64, pd, ACCESS_LOCAL_WRITE) else {
+            return Err(syndrome::LOCAL_PROT_ERR);
+        };
         let ok = dev
             .mr_by_key(lkey)
             .is_some_and(|mr| mr.pd == pd && mr.access & ACCESS_LOCAL_WRITE != 0 && mr.covers(addr, n as u64));

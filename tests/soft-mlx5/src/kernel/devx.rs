@@ -623,7 +623,7 @@ pub(super) fn create_mkey(dev: &mut Device, call: &Call, input: &[u8]) -> Result
         })
         .collect();
     let mut access = 0;
-    for (f, bit) in [(prm::MKC_RW, 2), (prm::MKC_RR, 4), (prm::MKC_A, 8)] {
+    for (f, bit) in [(prm::MKC_LW, 1), (prm::MKC_RW, 2), (prm::MKC_RR, 4), (prm::MKC_A, 8)] {
         if m(f) != 0 {
             access |= bit;
         }

@@ -1592,6 +1592,8 @@ pub const CREATE_MKEY_OUT_MKEY_INDEX: Field = Field::new(0x48, 24);
 pub const MKC_ACCESS_MODE_1_0: Field = Field::new(0x16, 2);
 /// `mkc.a` (remote atomic).
 pub const MKC_A: Field = Field::new(0x11, 1);
+/// `mkc.lw` (local write).
+pub const MKC_LW: Field = Field::new(0x14, 1);
 /// `mkc.rw` (remote write).
 pub const MKC_RW: Field = Field::new(0x12, 1);
 /// `mkc.rr` (remote read).
