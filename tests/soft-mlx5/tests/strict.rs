@@ -453,14 +453,15 @@ fn blueflame_chunks_of_two_qps_interleaved_on_one_register_fail_the_run_naming_b
 /// the page as `index / 2 + num_static_sys_pages`, the register is `index % 2` in it.
 #[test]
 fn blueflame_chunks_of_two_qps_interleaved_on_a_thread_domains_dynamic_register_fail_the_run() {
+    // libmlx5 asks for 16 bfregs: 8 static system pages (2 bfregs each, MLX5_NON_FP_BFREGS_PER_UAR).
     let mut ctx = soft_mlx5::kernel::Ucontext {
-        num_static_sys_pages: 4,
+        num_static_sys_pages: 8,
         ..Default::default()
     };
-    // The library's second ALLOC_WC page (index 1) is system page 4 + 1; its registers are
+    // The library's second ALLOC_WC page (index 1) is system page 8 + 1; its registers are
     // dynamic bfregs 2 and 3.
     let page = Buf::new(4096);
-    ctx.uar_pages.insert(5, page.addr());
+    ctx.uar_pages.insert(9, page.addr());
     let reg = ctx
         .bf_register(3, true)
         .expect("a QP created with BFREG_INDEX 3 writes its doorbells to a watched register");

@@ -48,12 +48,15 @@ pub(super) fn umem_dereg(dev: &mut Device, call: &Call) -> Result<(), i32> {
 /// MLX5_IB_METHOD_DEVX_QUERY_UAR (devx.c): the firmware UAR index of the library's dynamic
 /// register `user_idx` (`bfregn_to_uar_index(.., dyn_bfreg true)`: EINVAL for a page the
 /// library never mapped).
-pub(super) fn query_uar(dev: &Device, fd: i32, call: &Call) -> Result<(), i32> {
+pub(super) fn query_uar(dev: &mut Device, fd: i32, call: &Call) -> Result<(), i32> {
+    // The page may have been mapped behind the interposer (mlx5_ib's mmap saw it).
+    super::learn_mappings(dev, fd);
     let user_idx = call
         .attr(MLX5_IB_ATTR_DEVX_QUERY_UAR_USER_IDX)
         .ok_or(libc::EINVAL)?
         .data as u32;
     let id = super::dyn_uar_index(fd, user_idx).ok_or(libc::EINVAL)?;
+    super::note_devx_uar(fd, id, user_idx);
     call.output(dev, MLX5_IB_ATTR_DEVX_QUERY_UAR_DEV_IDX, &id.to_ne_bytes())
 }
 
@@ -257,6 +260,7 @@ pub(super) fn create_qp(dev: &mut Device, fd: i32, call: &Call, input: &[u8]) ->
     let (Some(scq), Some(rcq)) = (cq_by_num(dev, q(prm::QPC_CQN_SND)), cq_by_num(dev, q(prm::QPC_CQN_RCV))) else {
         return bad(dev);
     };
+    super::learn_mappings(dev, fd);
     if !super::owns_uar(fd, q(prm::QPC_UAR_PAGE)) {
         return bad(dev);
     }
@@ -297,6 +301,7 @@ pub(super) fn create_qp(dev: &mut Device, fd: i32, call: &Call, input: &[u8]) ->
     qp.recv_cq = Some(rcq);
     qp.srq = srq;
     qp.uidx = q(prm::QPC_USER_INDEX);
+    qp.bf = super::devx_qp_bf_register(fd, q(prm::QPC_UAR_PAGE));
     qp.db = db;
     qp.rq = Ring {
         base: wq,
@@ -309,8 +314,11 @@ pub(super) fn create_qp(dev: &mut Device, fd: i32, call: &Call, input: &[u8]) ->
         shift: 6,
     };
     crate::log(format_args!(
-        "DEVX create {kind:?} qpn {qpn:#x} uidx {} sq {sq_cnt} at {:#x} rq {rq_cnt} dbrec {db:#x}",
-        qp.uidx, qp.sq.base
+        "DEVX create {kind:?} qpn {qpn:#x} uidx {} sq {sq_cnt} at {:#x} rq {rq_cnt} dbrec {db:#x}, UAR {:#x} register {:?}",
+        qp.uidx,
+        qp.sq.base,
+        q(prm::QPC_UAR_PAGE),
+        qp.bf.map(|b| b.addr)
     ));
     dev.qps.insert(h, qp);
     dev.qpn_to_handle.insert(qpn, h);

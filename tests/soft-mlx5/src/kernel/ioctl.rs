@@ -129,7 +129,7 @@ pub fn handle(fd: i32, hdr_addr: u64) -> Result<(), i32> {
         }
         (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY) => devx_qp_modify(&mut dev, &call),
         (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_QUERY) => devx_obj_query(&dev, &call),
-        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_UAR) => super::devx::query_uar(&dev, fd, &call),
+        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_UAR) => super::devx::query_uar(&mut dev, fd, &call),
         (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_SUBSCRIBE_EVENT) => super::devx::subscribe_event(&mut dev, fd, &call),
         (MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG) => super::devx::umem_reg(&mut dev, fd, &call),
         (MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_DEREG) => super::devx::umem_dereg(&mut dev, &call),

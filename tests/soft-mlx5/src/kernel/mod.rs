@@ -35,7 +35,8 @@ pub struct Ucontext {
     /// the static pages by their mmap index, the dynamic ones after them), at the device's own
     /// mapping of the same page of the device file.
     pub uar_pages: BTreeMap<u32, u64>,
-    /// mlx5_ib's `num_static_sys_pages`: the UAR pages of the bfregs asked for at GET_CONTEXT.
+    /// mlx5_ib's `num_static_sys_pages`: the UAR pages of the bfregs asked for at GET_CONTEXT
+    /// (`total_num_bfregs` over MLX5_NON_FP_BFREGS_PER_UAR, 2 per 4K system page).
     pub num_static_sys_pages: u32,
     /// The device's own mappings of the device file, by mmap offset.
     pub mapped: BTreeMap<i64, u64>,
@@ -44,6 +45,10 @@ pub struct Ucontext {
     /// The firmware UAR index of each mapped system page (what a QP context's `uar_page` and
     /// DEVX_QUERY_UAR name).
     pub uar_ids: BTreeMap<u32, u32>,
+    /// Per firmware UAR index, the dynamic bfregs the library asked DEVX_QUERY_UAR about: the
+    /// registers behind the DEVX UARs it handed out (libmlx5 `mlx5dv_devx_alloc_uar` queries
+    /// the one it attached).
+    pub devx_uar_bfregs: BTreeMap<u32, std::collections::BTreeSet<u32>>,
 }
 
 /// Firmware UAR indexes, handed out as pages are mapped (mlx5_cmd_uar_alloc); index 0 and the
@@ -63,6 +68,28 @@ pub fn dyn_uar_index(fd: i32, user_idx: u32) -> Option<u32> {
         return None;
     }
     ctx.uar_ids.get(&page).copied()
+}
+
+/// DEVX_QUERY_UAR answered `id` for the library's dynamic bfreg `user_idx` on context `fd`.
+pub fn note_devx_uar(fd: i32, id: u32, user_idx: u32) {
+    if let Some(ctx) = contexts().get_mut(&fd) {
+        ctx.devx_uar_bfregs.entry(id).or_default().insert(user_idx);
+    }
+}
+
+/// The BlueFlame register a QP created through DEVX on UAR `id` is rung through, for the
+/// BlueFlame oracle. The QP context names the UAR page only, not which of its two registers
+/// the library writes: where DEVX_QUERY_UAR was asked about exactly one register of the page
+/// (the one behind the DEVX UAR the library holds), that one; otherwise (ambiguous, or a UAR
+/// never queried) None, and the QP's copies go unjudged.
+pub fn devx_qp_bf_register(fd: i32, id: u32) -> Option<crate::device::objects::BfReg> {
+    let ctxs = contexts();
+    let ctx = ctxs.get(&fd)?;
+    let regs = ctx.devx_uar_bfregs.get(&id)?;
+    if regs.len() != 1 {
+        return None;
+    }
+    ctx.bf_register(*regs.first()?, true)
 }
 
 /// Whether firmware UAR index `id` is one of context `fd`'s (the firmware refuses a QP on a
@@ -548,12 +575,12 @@ mod tests {
     fn a_dynamic_bfreg_names_its_uar_index_only_once_its_page_was_mapped() {
         let fd = -4343;
         let mut ctx = Ucontext {
-            num_static_sys_pages: 4,
+            num_static_sys_pages: 8,
             ..Ucontext::default()
         };
-        ctx.uar_ids.insert(5, 0x77);
+        ctx.uar_ids.insert(9, 0x77);
         contexts().insert(fd, ctx);
-        // bfregs 2 and 3 sit in the library's ALLOC_WC page 1, system page 4 + 1.
+        // bfregs 2 and 3 sit in the library's ALLOC_WC page 1, system page 8 + 1.
         assert_eq!(dyn_uar_index(fd, 2), Some(0x77));
         assert_eq!(dyn_uar_index(fd, 3), Some(0x77));
         assert_eq!(dyn_uar_index(fd, 4), None, "page 2 never mapped: EINVAL");

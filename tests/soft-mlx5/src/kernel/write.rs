@@ -349,7 +349,7 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     // 4K UARs), num_static_sys_pages of them.
     ctx.bfreg_count = vec![0; req.total_num_bfregs.next_multiple_of(2) as usize];
     ctx.low_latency_bfregs = req.num_low_latency_bfregs;
-    ctx.num_static_sys_pages = req.total_num_bfregs.div_ceil(4);
+    ctx.num_static_sys_pages = req.total_num_bfregs.div_ceil(2);
     let rd = dev.events.create(std::mem::size_of::<ib_uverbs_async_event_desc>())?;
     ctx.async_fd = Some(rd);
     ctx.ready = true;
