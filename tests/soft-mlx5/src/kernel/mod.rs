@@ -572,7 +572,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dynamic_bfreg_names_its_uar_index_only_once_its_page_was_mapped() {
+    fn a_dynamic_bfreg_names_its_uar_index_once_its_page_was_mapped_and_devx_qps_get_the_register_queried() {
         let fd = -4343;
         let mut ctx = Ucontext {
             num_static_sys_pages: 8,
@@ -586,6 +586,17 @@ mod tests {
         assert_eq!(dyn_uar_index(fd, 4), None, "page 2 never mapped: EINVAL");
         assert_eq!(dyn_uar_index(fd, NUM_DYN_BFREGS + 1), None);
         assert!(owns_uar(fd, 0x77) && !owns_uar(fd, 0x78));
+        // A QP created through DEVX on UAR 0x77: the register QUERY_UAR named, while only one
+        // of the page's two was asked about.
+        contexts().get_mut(&fd).unwrap().uar_pages.insert(9, 0x10_0000);
+        assert_eq!(devx_qp_bf_register(fd, 0x77), None, "never queried");
+        note_devx_uar(fd, 0x77, 3);
+        assert_eq!(
+            devx_qp_bf_register(fd, 0x77).map(|r| r.addr),
+            Some(0x10_0000 + 0x800 + 512)
+        );
+        note_devx_uar(fd, 0x77, 2);
+        assert_eq!(devx_qp_bf_register(fd, 0x77), None, "either register: not judged");
         contexts().remove(&fd);
     }
 
