@@ -50,7 +50,13 @@ pub(super) fn umem_dereg(dev: &mut Device, call: &Call) -> Result<(), i32> {
 /// library never mapped).
 pub(super) fn query_uar(dev: &mut Device, fd: i32, call: &Call) -> Result<(), i32> {
     // The page may have been mapped behind the interposer (mlx5_ib's mmap saw it).
-    super::learn_mappings(dev, fd);
+    if let Some(p) = super::dyn_sys_page(
+        fd,
+        call.attr(MLX5_IB_ATTR_DEVX_QUERY_UAR_USER_IDX)
+            .map_or(0, |a| a.data as u32),
+    ) {
+        super::learn_page(dev, fd, p);
+    }
     let user_idx = call
         .attr(MLX5_IB_ATTR_DEVX_QUERY_UAR_USER_IDX)
         .ok_or(libc::EINVAL)?
@@ -260,7 +266,7 @@ pub(super) fn create_qp(dev: &mut Device, fd: i32, call: &Call, input: &[u8]) ->
     let (Some(scq), Some(rcq)) = (cq_by_num(dev, q(prm::QPC_CQN_SND)), cq_by_num(dev, q(prm::QPC_CQN_RCV))) else {
         return bad(dev);
     };
-    super::learn_mappings(dev, fd);
+    super::learn_uar(dev, fd, q(prm::QPC_UAR_PAGE));
     if !super::owns_uar(fd, q(prm::QPC_UAR_PAGE)) {
         return bad(dev);
     }

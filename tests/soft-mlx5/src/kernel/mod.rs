@@ -415,6 +415,30 @@ fn map_page(dev: &mut device::Device, fd: i32, offset: i64) -> Option<u64> {
     Some(addr)
 }
 
+/// [`learn_mappings`] where the system page `sys_page` of context `fd` is not known yet (what
+/// it costs, reading /proc/self/maps, is paid only when something is missing).
+pub fn learn_page(dev: &mut device::Device, fd: i32, sys_page: u32) {
+    if contexts()
+        .get(&fd)
+        .is_some_and(|c| !c.uar_pages.contains_key(&sys_page))
+    {
+        learn_mappings(dev, fd);
+    }
+}
+
+/// [`learn_mappings`] where firmware UAR index `id` is not one of context `fd`'s yet.
+pub fn learn_uar(dev: &mut device::Device, fd: i32, id: u32) {
+    if !owns_uar(fd, id) {
+        learn_mappings(dev, fd);
+    }
+}
+
+/// The system page of the library's dynamic bfreg `bfi` on context `fd` (mlx5_ib
+/// `bfregn_to_uar_index`).
+pub fn dyn_sys_page(fd: i32, bfi: u32) -> Option<u32> {
+    Some(bfi / 2 + contexts().get(&fd)?.num_static_sys_pages)
+}
+
 /// The command device pages of `fd` the process has mapped without the interposer seeing it
 /// (a library's memory hooks may call libc's mmap directly): mlx5_ib's mmap handler runs for
 /// every mapping whatever the caller, so the kernel side knows them; here they are read from

@@ -616,8 +616,9 @@ fn create_cq(
     channel: i32,
 ) -> Result<(), i32> {
     let u: mlx5_ib_create_cq = cmd.udata();
-    // The UAR page the library arms CQs through may have been mapped behind the interposer.
-    super::learn_mappings(dev, fd);
+    // The UAR page the library arms CQs through (libmlx5 mlx5_arm_cq: its first) may have
+    // been mapped behind the interposer.
+    super::learn_page(dev, fd, 0);
     if cqe == 0 || cqe > profile::MAX_CQE {
         return Err(libc::EINVAL);
     }
@@ -896,8 +897,16 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
     // The register libmlx5 will write this QP's doorbells to: mlx5_ib's choice, or the
     // dynamic one the library chose (whose UAR page it must have mapped: mlx5_ib
     // bfregn_to_uar_index fails the create with EINVAL otherwise).
+    // The page of the QP's register may have been mapped behind the interposer.
     if kind != QpKind::Dct {
-        super::learn_mappings(dev, fd);
+        let page = if bfregn.is_some() {
+            Some(bfreg_index / 4)
+        } else {
+            super::dyn_sys_page(fd, bfreg_index)
+        };
+        if let Some(p) = page {
+            super::learn_page(dev, fd, p);
+        }
     }
     let bf = if kind == QpKind::Dct {
         None
