@@ -1,9 +1,15 @@
 //! The sysfs tree libibverbs discovers devices through when RDMA netlink is unavailable
 //! (libibverbs/init.c `find_sysfs_devs`, `setup_sysfs_uverbs`; sysfs.c honours `SYSFS_PATH`).
 //!
-//! Layout mirrors what ib_uverbs and ib_core create: `class/infiniband_verbs/uverbs0` (dev,
-//! ibdev, abi_version), `class/infiniband/mlx5_0` (node type and GUIDs, firmware, board id, the
-//! PCI modalias the mlx5 provider matches on) and its port 1 (state, LID, GIDs, P_Keys).
+//! Layout mirrors what the PCI core, ib_uverbs and ib_core create for a ConnectX function: the
+//! PCI device's folder `devices/pci0000:00/0000:08:00.0` (its `vendor` 0x15b3, `device` id,
+//! `modalias`, link width and speed), below it the devices `infiniband/mlx5_0` (node type and
+//! GUIDs, firmware, board id, port 1: state, LID, GIDs, P_Keys) and `infiniband_verbs/uverbs0`
+//! (dev, ibdev, abi_version), each with its `device` link back to the PCI folder, and the class
+//! folders `class/infiniband/mlx5_0` and `class/infiniband_verbs/uverbs0` as links to them
+//! (drivers/base/core.c `device_add_class_symlinks`). A program that resolves
+//! `class/infiniband/mlx5_0` with realpath and strips `infiniband/mlx5_0` finds the PCI
+//! function there, as on a real host.
 
 use crate::profile::{LinkLayer, Profile, NODE_GUID_BASE};
 use std::fs;
@@ -14,6 +20,8 @@ use std::path::Path;
 pub const UVERBS_DEV: (u32, u32) = (231, 192);
 /// The device name libibverbs lists.
 pub const IBDEV: &str = "mlx5_0";
+/// The PCI function the device sits on (bus address), below `devices/pci0000:00`.
+pub const PCI_BDF: &str = "0000:08:00.0";
 /// The command device path the library opens.
 pub const CDEV_PATH: &str = "/dev/infiniband/uverbs0";
 
@@ -44,13 +52,26 @@ pub fn write_tree(root: &Path, profile: &Profile, node: u32) -> io::Result<()> {
         }
         fs::write(p, format!("{text}\n"))
     };
+    let link = |rel: &str, target: &str| -> io::Result<()> {
+        let p = root.join(rel);
+        if let Some(dir) = p.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        let _ = fs::remove_file(&p);
+        std::os::unix::fs::symlink(target, p)
+    };
     let guid = NODE_GUID_BASE + u64::from(node);
+    let pci = format!("devices/pci0000:00/{PCI_BDF}");
     put("class/infiniband_verbs/abi_version", "6")?;
-    let uv = "class/infiniband_verbs/uverbs0";
+    let uv = format!("{pci}/infiniband_verbs/uverbs0");
     put(&format!("{uv}/ibdev"), IBDEV)?;
     put(&format!("{uv}/dev"), &format!("{}:{}", UVERBS_DEV.0, UVERBS_DEV.1))?;
     put(&format!("{uv}/abi_version"), "1")?;
-    let ib = format!("class/infiniband/{IBDEV}");
+    link(&format!("{uv}/device"), &format!("../../../{PCI_BDF}"))?;
+    link("class/infiniband_verbs/uverbs0", &format!("../../{uv}"))?;
+    let ib = format!("{pci}/infiniband/{IBDEV}");
+    link(&format!("{ib}/device"), &format!("../../../{PCI_BDF}"))?;
+    link(&format!("class/infiniband/{IBDEV}"), &format!("../../{ib}"))?;
     put(&format!("{ib}/node_type"), "1: CA")?;
     put(&format!("{ib}/node_guid"), &guid_text(guid))?;
     put(&format!("{ib}/sys_image_guid"), &guid_text(guid))?;
@@ -64,15 +85,23 @@ pub fn write_tree(root: &Path, profile: &Profile, node: u32) -> io::Result<()> {
         &format!("{ib}/node_desc"),
         &format!("soft-mlx5 (emulated) {} node {node}", profile.model),
     )?;
+    // The PCI function (drivers/pci/pci-sysfs.c): what the mlx5 provider matches on
+    // (modalias) and what programs read the device's identity from (vendor, device).
     put(
-        &format!("{ib}/device/modalias"),
+        &format!("{pci}/modalias"),
         &format!(
             "pci:v000015B3d0000{:04X}sv000015B3sd00000008bc02sc07i00",
             profile.pci_device
         ),
     )?;
-    put(&format!("{ib}/device/vendor"), "0x15b3")?;
-    put(&format!("{ib}/device/device"), &format!("0x{:04x}", profile.pci_device))?;
+    put(&format!("{pci}/vendor"), "0x15b3")?;
+    put(&format!("{pci}/device"), &format!("0x{:04x}", profile.pci_device))?;
+    put(&format!("{pci}/subsystem_vendor"), "0x15b3")?;
+    put(&format!("{pci}/subsystem_device"), "0x0008")?;
+    put(&format!("{pci}/class"), "0x020700")?;
+    put(&format!("{pci}/numa_node"), "-1")?;
+    put(&format!("{pci}/current_link_speed"), "8.0 GT/s PCIe")?;
+    put(&format!("{pci}/current_link_width"), "16")?;
     let port = format!("{ib}/ports/1");
     put(&format!("{port}/state"), "4: ACTIVE")?;
     put(&format!("{port}/phys_state"), "5: LinkUp")?;
@@ -120,6 +149,12 @@ mod tests {
         let read = |p: &str| fs::read_to_string(dir.join(p)).unwrap();
         assert!(read("class/infiniband/mlx5_0/node_desc").contains("soft-mlx5 (emulated)"));
         assert!(read("class/infiniband/mlx5_0/device/modalias").starts_with("pci:v000015B3d00001017"));
+        // realpath of the class entry, less `infiniband/mlx5_0`, is the PCI function.
+        let real = fs::canonicalize(dir.join("class/infiniband/mlx5_0")).unwrap();
+        let pci = real.parent().unwrap().parent().unwrap();
+        assert!(pci.ends_with(format!("pci0000:00/{PCI_BDF}")), "{}", pci.display());
+        assert_eq!(fs::read_to_string(pci.join("vendor")).unwrap(), "0x15b3\n");
+        assert_eq!(fs::read_to_string(pci.join("device")).unwrap(), "0x1017\n");
         assert_eq!(read("class/infiniband_verbs/uverbs0/dev"), "231:192\n");
         assert_eq!(
             read("class/infiniband/mlx5_0/ports/1/gids/0"),

@@ -1539,3 +1539,61 @@ fn a_uc_qp_completes_on_the_wire_and_a_send_without_a_receive_is_dropped_not_ret
     assert_eq!(l.remote.buf.read(100, 4), b"uc!!");
     assert_eq!(l.bed.state(l.req.h), QpState::Rts);
 }
+
+/// An indirect mkey in KSM mode (CREATE_MKEY through DEVX; UCX's atomic keys): an access
+/// through it is translated entity by entity to the direct key and address each entity names
+/// (PRM "Indirect Memory Key (KSM)"), and one outside the range it covers is a remote access
+/// error.
+#[test]
+fn an_rdma_write_through_a_ksm_key_lands_where_its_entity_points_and_outside_it_is_an_access_error() {
+    use soft_mlx5::device::objects::Ksm;
+    let mut l = Link::new(Transport::Dc);
+    // A KSM key at an offset of 0x1c8 from the region, one 4 KiB entity pointing back to it.
+    let start = l.remote.at(0) + 0x1c8;
+    let ksm_key = 0x00ab_cd11;
+    l.bed.dev.ksms.insert(
+        ksm_key,
+        Ksm {
+            pd: l.pd,
+            start,
+            len: 256,
+            log_entity: 12,
+            access: 2 | 4 | 8,
+            entries: vec![(l.remote.key, l.remote.at(0))],
+        },
+    );
+    let mut w = Wr::write_inline(&[5; 8], start + 16, ksm_key);
+    w.av = l.av();
+    let i = l.post(w);
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!((c[0].opcode, c[0].wqe_counter), (op::REQ, i), "{c:?}");
+    assert_eq!(l.remote.buf.read(16, 8), [5; 8], "entity 0 starts at the region");
+    let mut w = Wr::write_inline(&[6; 8], start + 256, ksm_key);
+    w.av = l.av();
+    let i = l.post(w);
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!(
+        (c[0].opcode, c[0].syndrome, c[0].wqe_counter),
+        (op::REQ_ERR, syndrome::REMOTE_ACCESS_ERR, i),
+        "past the key's range: {c:?}"
+    );
+}
+
+/// A zero-length RDMA WRITE names no memory: the responder checks no R_Key or address for it
+/// (IBA C9-88), so one with key 0 and address 0 (UCX's rc_verbs flush) completes.
+#[test]
+fn a_zero_length_rdma_write_completes_whatever_its_rkey_and_address() {
+    let mut l = Link::new(Transport::Rc);
+    let i = l.post(Wr::write(&[], 0, 0));
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!((c[0].opcode, c[0].syndrome, c[0].wqe_counter), (op::REQ, 0, i), "{c:?}");
+    let b = l.resp.as_ref().map(|b| b.h).unwrap();
+    assert_eq!(
+        l.bed.state(b),
+        QpState::Rts,
+        "the responder did not see an invalid request"
+    );
+}

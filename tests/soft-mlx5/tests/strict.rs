@@ -378,6 +378,11 @@ fn share_bf_register(l: &mut Link, qps: &[u32]) -> (Buf, usize) {
         addr: page.at(0x800),
         half: 256,
     };
+    share_bf_register_at(l, qps, page, reg)
+}
+
+/// As [`share_bf_register`], at register `reg` of UAR page `page`.
+fn share_bf_register_at(l: &mut Link, qps: &[u32], page: Buf, reg: soft_mlx5::device::objects::BfReg) -> (Buf, usize) {
     l.bed.dev.uars.push(page.addr());
     for h in qps {
         l.bed.dev.qps.get_mut(h).unwrap().bf = Some(reg);
@@ -385,16 +390,29 @@ fn share_bf_register(l: &mut Link, qps: &[u32]) -> (Buf, usize) {
     // Judge a half as soon as it stops changing (the default waits out a preempted writer).
     l.bed.dev.bf.settle = std::time::Duration::ZERO;
     l.bed.dev.bf.settle_reposted = std::time::Duration::ZERO;
-    (page, 0x800)
+    let off = (reg.addr - page.addr()) as usize;
+    (page, off)
 }
 
 /// Two DCIs on one register, both with a DC write posted (doorbell record rung, WQE fetched):
 /// returns their WQEs as libmlx5 wrote them to the rings.
 fn two_dcis_with_a_write_each(l: &mut Link) -> (TQp, Vec<u8>, Vec<u8>, Buf, usize) {
+    two_dcis_on_register(l, None)
+}
+
+/// As [`two_dcis_with_a_write_each`], on register `at` (a UAR page and a register in it) when
+/// given.
+fn two_dcis_on_register(
+    l: &mut Link,
+    at: Option<(Buf, soft_mlx5::device::objects::BfReg)>,
+) -> (TQp, Vec<u8>, Vec<u8>, Buf, usize) {
     let cfg = QpCfg::default();
     let mut y = l.bed.dci(l.pd, &l.scq, &cfg);
     let xh = l.req.h;
-    let (page, off) = share_bf_register(l, &[xh, y.h]);
+    let (page, off) = match at {
+        Some((page, reg)) => share_bf_register_at(l, &[xh, y.h], page, reg),
+        None => share_bf_register(l, &[xh, y.h]),
+    };
     let rk = l.remote.key;
     let mut wx = Wr::write_inline(&[0x11; 20], l.remote.at(0), rk);
     wx.av = l.av();
@@ -422,6 +440,54 @@ fn blueflame_chunks_of_two_qps_interleaved_on_one_register_fail_the_run_naming_b
         step(&mut l);
     }
     let fault = l.bed.dev.fault.clone().expect("the interleaving is caught");
+    let (qx, qy) = (format!("{:#x}", l.req.qpn), format!("{:#x}", y.qpn));
+    assert!(
+        fault.contains("interleaved") && fault.contains(&qx) && fault.contains(&qy),
+        "{fault}"
+    );
+}
+
+/// A thread domain's register: libmlx5 (verbs.c `mlx5_attach_dedicated_uar`, legacy dynamic
+/// UARs) maps its own UAR page with MLX5_IB_MMAP_ALLOC_WC and creates the QP with
+/// MLX5_QP_FLAG_BFREG_INDEX and the register's index; mlx5_ib (`bfregn_to_uar_index`) finds
+/// the page as `index / 2 + num_static_sys_pages`, the register is `index % 2` in it.
+#[test]
+fn blueflame_chunks_of_two_qps_interleaved_on_a_thread_domains_dynamic_register_fail_the_run() {
+    // libmlx5 asks for 16 bfregs: 8 static system pages (2 bfregs each, MLX5_NON_FP_BFREGS_PER_UAR).
+    let mut ctx = soft_mlx5::kernel::Ucontext {
+        num_static_sys_pages: 8,
+        ..Default::default()
+    };
+    // The library's second ALLOC_WC page (index 1) is system page 8 + 1; its registers are
+    // dynamic bfregs 2 and 3.
+    let page = Buf::new(4096);
+    ctx.uar_pages.insert(9, page.addr());
+    let reg = ctx
+        .bf_register(3, true)
+        .expect("a QP created with BFREG_INDEX 3 writes its doorbells to a watched register");
+    assert_eq!(
+        (reg.addr, reg.half),
+        (page.at(0x800 + 512), 256),
+        "register 1 of the page, at MLX5_BF_OFFSET + bf_reg_size"
+    );
+    assert_eq!(
+        ctx.bf_register(4, true),
+        None,
+        "a register of a dynamic page never mapped: mlx5_ib refuses the QP (EINVAL)"
+    );
+    let mut l = Link::new(Transport::Dc);
+    let (y, bx, by, page, off) = two_dcis_on_register(&mut l, Some((page, reg)));
+    page.write(off, &bx[..64]);
+    page.write(off + 64, &by[64..128]);
+    for _ in 0..3 {
+        step(&mut l);
+    }
+    let fault = l
+        .bed
+        .dev
+        .fault
+        .clone()
+        .expect("the interleaving on the dynamic register is caught");
     let (qx, qy) = (format!("{:#x}", l.req.qpn), format!("{:#x}", y.qpn));
     assert!(
         fault.contains("interleaved") && fault.contains(&qx) && fault.contains(&qy),

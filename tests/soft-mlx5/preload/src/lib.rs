@@ -108,21 +108,24 @@ unsafe fn sysfs_redirect(path: *const c_char) -> Option<CString> {
 }
 
 fn open_device() -> c_int {
-    // The command device is backed by /dev/null: a real character-device fd the library can
-    // hold, close and dup; its operations are served here.
-    // SAFETY: plain openat system call on a static NUL-terminated path.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            c"/dev/null".as_ptr(),
-            libc::O_RDWR | libc::O_CLOEXEC,
-        )
-    } as c_int;
-    if fd >= 0 {
-        mark(fd, true);
-        kernel::open(fd);
+    // The command device is backed by a memfd: a real fd the library can hold, close and dup,
+    // and one that the kernel's own mmap maps (a library's memory hooks may call libc's mmap
+    // directly, bypassing this interposer): the UAR pages the library maps are pages of this
+    // file, which the device maps too (kernel::mmap, kernel::learn_mappings). Its commands are
+    // served here; fstat answers for the character device.
+    // SAFETY: plain memfd_create system call on a static NUL-terminated name.
+    let fd = unsafe { libc::syscall(libc::SYS_memfd_create, c"uverbs0".as_ptr(), libc::MFD_CLOEXEC) } as c_int;
+    if fd < 0 {
+        return fd;
     }
+    // SAFETY: sizes the fresh, sparse file; no memory is touched.
+    if unsafe { libc::syscall(libc::SYS_ftruncate, fd, kernel::DEVICE_FILE_LEN) } < 0 {
+        // SAFETY: closing the fd opened above.
+        unsafe { libc::syscall(libc::SYS_close, fd) };
+        return -1;
+    }
+    mark(fd, true);
+    kernel::open(fd);
     fd
 }
 
@@ -250,6 +253,83 @@ pub unsafe extern "C" fn fstat64(fd: c_int, st: *mut libc::stat) -> c_int {
     unsafe { fstat(fd, st) }
 }
 
+/// What access(2) answers for the command device, as for the real node (crw-rw-rw-, root's):
+/// every mode but X_OK is granted, X_OK only to root (the kernel grants root execute only
+/// where some execute bit is set: none is).
+fn cdev_access(mode: c_int) -> c_int {
+    if mode & !(libc::R_OK | libc::W_OK | libc::X_OK) != 0 {
+        return fail(libc::EINVAL);
+    }
+    if mode & libc::X_OK != 0 {
+        return fail(libc::EACCES);
+    }
+    0
+}
+
+/// access(2): the command device exists (as `stat` says) and is readable and writable.
+#[no_mangle]
+pub unsafe extern "C" fn access(path: *const c_char, mode: c_int) -> c_int {
+    // SAFETY: the caller's path.
+    if unsafe { is_cdev_path(path) } {
+        return cdev_access(mode);
+    }
+    // SAFETY: the caller's path, possibly redirected into the private sysfs tree.
+    let redirected = unsafe { sysfs_redirect(path) };
+    let p = redirected.as_ref().map_or(path, |p| p.as_ptr());
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::syscall(libc::SYS_faccessat, libc::AT_FDCWD, p, mode) as c_int }
+}
+
+/// euidaccess(3) (eaccess): as access, for the effective ids.
+#[no_mangle]
+pub unsafe extern "C" fn euidaccess(path: *const c_char, mode: c_int) -> c_int {
+    // SAFETY: the caller's path.
+    if unsafe { is_cdev_path(path) } {
+        return cdev_access(mode);
+    }
+    // SAFETY: the caller's path, possibly redirected into the private sysfs tree.
+    let redirected = unsafe { sysfs_redirect(path) };
+    let p = redirected.as_ref().map_or(path, |p| p.as_ptr());
+    // SAFETY: a NUL-terminated path; AT_EACCESS checks the effective ids.
+    unsafe { sys_faccessat(libc::AT_FDCWD, p, mode, libc::AT_EACCESS) }
+}
+
+/// eaccess(3).
+#[no_mangle]
+pub unsafe extern "C" fn eaccess(path: *const c_char, mode: c_int) -> c_int {
+    // SAFETY: same contract as euidaccess.
+    unsafe { euidaccess(path, mode) }
+}
+
+/// faccessat(2): an absolute path to the command device (dirfd does not matter then).
+#[no_mangle]
+pub unsafe extern "C" fn faccessat(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int {
+    // SAFETY: the caller's path.
+    if unsafe { is_cdev_path(path) } {
+        if flags & !(libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW | libc::AT_EMPTY_PATH) != 0 {
+            return fail(libc::EINVAL);
+        }
+        return cdev_access(mode);
+    }
+    // SAFETY: the caller's path, possibly redirected into the private sysfs tree.
+    let redirected = unsafe { sysfs_redirect(path) };
+    let p = redirected.as_ref().map_or(path, |p| p.as_ptr());
+    // SAFETY: forwarding with a NUL-terminated path.
+    unsafe { sys_faccessat(dirfd, p, mode, flags) }
+}
+
+/// faccessat2(2), or faccessat(2) where the kernel lacks it (before 5.8) and no flag is given.
+unsafe fn sys_faccessat(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int {
+    // SAFETY: the caller's NUL-terminated path.
+    let r = unsafe { libc::syscall(libc::SYS_faccessat2, dirfd, path, mode, flags) } as c_int;
+    // SAFETY: reads this thread's errno.
+    if r == -1 && flags == 0 && unsafe { *libc::__errno_location() } == libc::ENOSYS {
+        // SAFETY: as above.
+        return unsafe { libc::syscall(libc::SYS_faccessat, dirfd, path, mode) } as c_int;
+    }
+    r
+}
+
 /// write(2): a uverbs command on the device fd.
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, count: size_t) -> ssize_t {
@@ -318,16 +398,19 @@ pub unsafe extern "C" fn mmap(
     off: off_t,
 ) -> *mut c_void {
     if is_device(fd) {
-        return match kernel::mmap(fd, len, off) {
-            Ok(p) => {
-                UAR_MAPPED.store(true, Ordering::Release);
-                p
-            }
-            Err(e) => {
-                set_errno(e);
-                libc::MAP_FAILED
-            }
-        };
+        if let Err(e) = kernel::mmap_check(off) {
+            set_errno(e);
+            return libc::MAP_FAILED;
+        }
+        // SAFETY: the caller's mapping of the device file.
+        let p = unsafe { libc::syscall(libc::SYS_mmap, addr, len, prot, flags, fd, off) };
+        if p == -1 {
+            // errno set by the system call.
+            return libc::MAP_FAILED;
+        }
+        UAR_MAPPED.store(true, Ordering::Release);
+        kernel::mmap(fd, len, off);
+        return p as *mut c_void;
     }
     // SAFETY: forwarding.
     unsafe { libc::syscall(libc::SYS_mmap, addr, len, prot, flags, fd, off) as *mut c_void }
@@ -563,7 +646,16 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
 
 #[cfg(test)]
 mod tests {
-    use super::in_private_tree;
+    use super::{cdev_access, in_private_tree};
+
+    #[test]
+    fn the_device_node_answers_access_as_a_crw_rw_rw_character_device() {
+        assert_eq!(cdev_access(libc::R_OK | libc::W_OK), 0);
+        assert_eq!(cdev_access(libc::F_OK), 0);
+        assert_eq!(cdev_access(libc::X_OK), -1, "no execute bit on the node");
+        assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EACCES));
+        assert_eq!(cdev_access(0x40), -1, "an unknown mode bit");
+    }
 
     #[test]
     fn the_device_classes_under_sys_lead_into_the_private_tree_and_nothing_else_does() {

@@ -54,6 +54,41 @@ pub enum DevxObj {
         /// The firmware object id.
         obj_id: u32,
     },
+    /// A QP (RC or DCI) or DCT created by CREATE_QP / CREATE_DCT: the queue pair itself is in
+    /// `qps` under the same handle.
+    Qp,
+    /// An RMP created by CREATE_RMP: the receive queue is in `srqs` under the same handle.
+    Rmp,
+    /// An indirect mkey created by CREATE_MKEY (KSM): in `ksms` under its key.
+    Mkey {
+        /// The key.
+        key: u32,
+    },
+}
+
+/// User memory registered for DEVX objects (MLX5_IB_METHOD_DEVX_UMEM_REG): what a QP, DCT or
+/// RMP created through DEVX names by `umem_id` for its rings and doorbell record.
+#[derive(Clone, Copy, Debug)]
+pub struct Umem {
+    /// The firmware's umem id.
+    pub id: u32,
+    /// Start address.
+    pub addr: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+/// A DEVX event subscription (MLX5_IB_METHOD_DEVX_SUBSCRIBE_EVENT).
+#[derive(Clone, Copy, Debug)]
+pub struct DevxSub {
+    /// The event channel's fd (the application's end).
+    pub channel: i32,
+    /// The object handle the subscription is for (None: unaffiliated events).
+    pub obj: Option<u32>,
+    /// The event type (`mlx5_eqe.type`).
+    pub event: u16,
+    /// The cookie read back with each event.
+    pub cookie: u64,
 }
 
 /// Where the emulator is as strict as silicon although a kinder model would pass more
@@ -125,6 +160,14 @@ pub struct Device {
     pub port_state: u32,
     /// DEVX general objects by handle.
     pub devx_objs: BTreeMap<u32, DevxObj>,
+    /// DEVX umems by handle.
+    pub umems: BTreeMap<u32, Umem>,
+    /// Indirect (KSM) mkeys by key.
+    pub ksms: BTreeMap<u32, objects::Ksm>,
+    /// DEVX event channels (the application's fd) and whether they omit event data.
+    pub devx_channels: BTreeMap<i32, bool>,
+    /// DEVX event subscriptions.
+    pub devx_subs: Vec<DevxSub>,
     /// UAR pages mapped by the application (CQ arm doorbells land there).
     pub uars: Vec<u64>,
     /// This device's slot in its node: the high bits of its QP numbers and mkey indexes (0
@@ -180,6 +223,10 @@ impl Device {
             port_state: 4,
             uars: Vec::new(),
             devx_objs: BTreeMap::new(),
+            umems: BTreeMap::new(),
+            ksms: BTreeMap::new(),
+            devx_channels: BTreeMap::new(),
+            devx_subs: Vec::new(),
             slot: 0,
             fabric: None,
             fault: None,
@@ -260,7 +307,7 @@ impl Device {
             let n = self.next_mkey;
             self.next_mkey = if n + 1 >= span { FIRST_MKEY_INDEX } else { n + 1 };
             let key = (((self.slot << crate::fabric::SLOT_SHIFT) | n) << 8) | 0x42;
-            if self.mr_by_key(key).is_none() {
+            if self.mr_by_key(key).is_none() && !self.ksms.contains_key(&key) {
                 return key;
             }
         }
@@ -275,6 +322,27 @@ impl Device {
     /// The MR whose lkey (or rkey) is `key`.
     pub fn mr_by_key(&self, key: u32) -> Option<&Mr> {
         self.mrs.values().find(|m| m.lkey == key)
+    }
+
+    /// `len` bytes at `addr` under `key`, with an indirect (KSM) key resolved to the direct key
+    /// and address of the entity holding them: the KSM key must belong to `pd`, grant `needed`
+    /// and cover the range, which must lie in one entity (a range across two entities would
+    /// need a scatter the model does not do). A direct key comes back as it is.
+    pub fn translate_indirect(&self, addr: u64, key: u32, len: u64, pd: u32, needed: u32) -> Option<(u64, u32)> {
+        let Some(k) = self.ksms.get(&key) else {
+            return Some((addr, key));
+        };
+        if k.pd != pd || k.access & needed != needed || addr < k.start || len > k.len || addr - k.start > k.len - len {
+            return None;
+        }
+        let rel = addr - k.start;
+        let entity = 1u64 << k.log_entity;
+        let (i, off) = (rel >> k.log_entity, rel & (entity - 1));
+        if off + len > entity {
+            return None;
+        }
+        let &(mkey, va) = k.entries.get(usize::try_from(i).ok()?)?;
+        Some((va + off, mkey))
     }
 
     /// The QP or DCT numbered `qpn`.
@@ -306,6 +374,15 @@ impl Device {
     /// Queues an async event (struct ib_uverbs_async_event_desc) for `owner` on every open
     /// context's async event file.
     pub fn raise(&mut self, ev: AsyncEvent, owner: events::Owner) {
+        // An object created through DEVX has no ib object: its events reach the DEVX event
+        // channels subscribed to them, not the async event file (mlx5_ib devx.c
+        // `mlx5_devx_event_notifier`, `dispatch_event_fd`).
+        if let events::Owner::Qp(h) | events::Owner::Srq(h) = owner {
+            if self.devx_objs.contains_key(&h) {
+                self.raise_devx(h, ev.event_type);
+                return;
+            }
+        }
         let mut desc = vec![0u8; 16];
         desc[0..8].copy_from_slice(&ev.element.to_ne_bytes());
         desc[8..12].copy_from_slice(&ev.event_type.to_ne_bytes());
@@ -313,6 +390,42 @@ impl Device {
             self.events.push(fd, desc.clone(), owner);
         }
         crate::log(format_args!("async event {} on {:#x}", ev.event_type, ev.element));
+    }
+}
+
+impl Device {
+    /// Delivers event `event_type` (enum ib_event_type) of DEVX object `h` to the channels
+    /// subscribed to its mlx5 event type: the cookie, then (unless the channel omits data) the
+    /// 64-byte EQE with its type (struct mlx5_ib_uapi_devx_async_event_hdr).
+    fn raise_devx(&mut self, h: u32, event_type: u32) {
+        use crate::kernel::prm;
+        let t = match event_type {
+            event::QP_FATAL => prm::MLX5_EVENT_TYPE_WQ_CATAS_ERROR,
+            event::QP_REQ_ERR => prm::MLX5_EVENT_TYPE_WQ_INVAL_REQ_ERROR,
+            event::QP_ACCESS_ERR => prm::MLX5_EVENT_TYPE_WQ_ACCESS_ERROR,
+            event::QP_LAST_WQE_REACHED => prm::MLX5_EVENT_TYPE_SRQ_LAST_WQE,
+            event::SRQ_LIMIT_REACHED => prm::MLX5_EVENT_TYPE_SRQ_RQ_LIMIT,
+            _ => return,
+        };
+        let subs: Vec<DevxSub> = self
+            .devx_subs
+            .iter()
+            .filter(|s| s.obj == Some(h) && s.event == t)
+            .copied()
+            .collect();
+        for sub in subs {
+            let Some(&omit) = self.devx_channels.get(&sub.channel) else {
+                continue;
+            };
+            let mut bytes = sub.cookie.to_ne_bytes().to_vec();
+            if !omit {
+                let mut eqe = [0u8; 64];
+                eqe[1] = t as u8;
+                bytes.extend_from_slice(&eqe);
+            }
+            self.events.push(sub.channel, bytes, events::Owner::Device);
+        }
+        crate::log(format_args!("DEVX event {t:#x} on object {h}"));
     }
 }
 

@@ -38,6 +38,25 @@ impl Mr {
     }
 }
 
+/// An indirect memory key in KSM mode (CREATE_MKEY, `access_mode` KSM): `[start, start+len)`
+/// is cut into entities of `1 << log_entity` bytes, entity `i` standing for the same bytes at
+/// `entries[i].1` under key `entries[i].0` (PRM "Indirect Memory Key (KSM)").
+#[derive(Clone, Debug)]
+pub struct Ksm {
+    /// Owning PD number's handle.
+    pub pd: u32,
+    /// First address it covers.
+    pub start: u64,
+    /// Bytes covered.
+    pub len: u64,
+    /// log2 of the entity size.
+    pub log_entity: u32,
+    /// IB_ACCESS_* rights it grants (remote write, read, atomic).
+    pub access: u32,
+    /// Per entity: the key and address it translates to.
+    pub entries: Vec<(u32, u64)>,
+}
+
 /// Completion queue.
 #[derive(Debug)]
 pub struct Cq {
@@ -91,6 +110,9 @@ pub struct Srq {
     pub limit: u32,
     /// User index (CQE v1).
     pub uidx: u32,
+    /// Cyclic (an RMP with `wq_type` cyclic): WQEs are taken in ring order, not along
+    /// `next_wqe_index`.
+    pub cyclic: bool,
 }
 
 /// The kind of a queue pair.

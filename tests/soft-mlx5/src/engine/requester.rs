@@ -546,7 +546,21 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
             moved = true;
             continue;
         }
-        let wqe = o.wqe.clone();
+        let mut wqe = o.wqe.clone();
+        // Indirect (KSM) local keys name the region and address of their entity: the data
+        // is gathered from, or read responses land at, the translated addresses.
+        let need = if wqe.reads_or_atomic() { ACCESS_LOCAL_WRITE } else { 0 };
+        let pd = dev.qps[&h].pd;
+        if let Data::Sges(sges) = &mut wqe.data {
+            for sge in sges.iter_mut() {
+                if let Some((a, k)) = dev.translate_indirect(sge.0, sge.2, u64::from(sge.1), pd, need) {
+                    (sge.0, sge.2) = (a, k);
+                }
+            }
+            if let Some(qp) = dev.qps.get_mut(&h) {
+                qp.outstanding[i].wqe.data = wqe.data.clone();
+            }
+        }
         let (answer, remote) = execute(dev, h, i, &wqe, now);
         let (acked, on_wire) = (matches!(answer, Some(Response::Ack(_))), answer.is_none());
         let after = dev.pass + 1;

@@ -201,8 +201,19 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
         // A function without the atomic capability answers atomics with an invalid request.
         return fail(dev, target, syndrome::REMOTE_INVAL_REQ_ERR, event::QP_REQ_ERR);
     }
+    // A zero-length RDMA READ or WRITE has no R_Key or address checked (IBA C9-88, as
+    // rxe_resp.c check_rkey notes): it touches no memory.
+    let remote = req.remote.filter(|&(_, _, len)| len != 0 || req.atomic.is_some());
+    // An indirect (KSM) key first translates the range to the region and key of its entity.
+    let mut remote = remote;
+    if let Some((addr, rkey, len)) = remote {
+        match dev.translate_indirect(addr, rkey, len, pd, needed) {
+            Some((a, k)) => remote = Some((a, k, len)),
+            None => return fail(dev, target, syndrome::REMOTE_ACCESS_ERR, event::QP_ACCESS_ERR),
+        }
+    }
     // check_rkey: the key names a region of this PD that allows the access and holds the range.
-    if let Some((addr, rkey, len)) = req.remote {
+    if let Some((addr, rkey, len)) = remote {
         let ok = dev
             .mr_by_key(rkey)
             .is_some_and(|mr| mr.pd == pd && mr.access & needed == needed && mr.covers(addr, len));
@@ -225,7 +236,7 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     let mut reply = None;
     match req.opcode {
         opcode::RDMA_WRITE | opcode::RDMA_WRITE_IMM => {
-            if let Some((addr, _, _)) = req.remote {
+            if let Some((addr, _, _)) = remote {
                 match ooo {
                     Some(mtu) => place_out_of_order(dev, mtu, &[(addr, req.payload)]),
                     None => dma.write(addr, req.payload),
@@ -233,14 +244,14 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
             }
         }
         opcode::RDMA_READ => {
-            if let Some((addr, _, len)) = req.remote {
+            if let Some((addr, _, len)) = remote {
                 let mut data = vec![0u8; len as usize];
                 dma.read(addr, &mut data);
                 reply = Some(data);
             }
         }
         opcode::ATOMIC_CS | opcode::ATOMIC_FA => {
-            if let (Some((addr, _, _)), Some((swap_add, compare))) = (req.remote, req.atomic) {
+            if let (Some((addr, _, _)), Some((swap_add, compare))) = (remote, req.atomic) {
                 let op = if req.opcode == opcode::ATOMIC_CS {
                     AtomicOp::CompareSwap(compare, swap_add)
                 } else {
@@ -372,7 +383,12 @@ fn take_recv(dev: &mut Device, target: u32) -> Option<Recv> {
         if posted == srq.taken & 0xffff {
             return None;
         }
-        let index = srq.head;
+        // A cyclic RMP is taken in ring order; a linked list along next_wqe_index.
+        let index = if srq.cyclic {
+            srq.taken & (srq.wqe_cnt - 1)
+        } else {
+            srq.head
+        };
         let addr = srq.buf + (u64::from(index & (srq.wqe_cnt - 1)) << srq.wqe_shift);
         // struct mlx5_wqe_srq_next_seg: next_wqe_index at byte 2 links the free list.
         let mut next = [0u8; 2];
@@ -473,6 +489,10 @@ fn scatter(dev: &Device, pd: u32, sges: &[(u64, u32, u32)], data: &[u8], ooo: Op
             break;
         }
         let n = (len as usize).min(data.len() - off);
+        // An indirect (KSM) key names the region and address of its entity.
+        let Some((addr, lkey)) = dev.translate_indirect(addr, lkey, n as u64, pd, ACCESS_LOCAL_WRITE) else {
+            return Err(syndrome::LOCAL_PROT_ERR);
+        };
         let ok = dev
             .mr_by_key(lkey)
             .is_some_and(|mr| mr.pd == pd && mr.access & ACCESS_LOCAL_WRITE != 0 && mr.covers(addr, n as u64));

@@ -16,16 +16,16 @@ use crate::uapi::read_struct;
 
 /// One attribute of the call, as the library passed it.
 #[derive(Clone, Copy, Debug)]
-struct Attr {
+pub(super) struct Attr {
     /// Index in the user's attribute array (to write outputs back).
     index: usize,
     id: u16,
     len: u16,
-    data: u64,
+    pub(super) data: u64,
 }
 
 /// A parsed call.
-struct Call {
+pub(super) struct Call {
     hdr_addr: u64,
     object: u16,
     method: u16,
@@ -33,12 +33,12 @@ struct Call {
 }
 
 impl Call {
-    fn attr(&self, id: u16) -> Option<Attr> {
+    pub(super) fn attr(&self, id: u16) -> Option<Attr> {
         self.attrs.iter().copied().find(|a| a.id == id)
     }
 
     /// An input attribute's bytes: inline in `data` up to 8 bytes, else behind the pointer.
-    fn input(&self, dev: &Device, id: u16) -> Result<Vec<u8>, i32> {
+    pub(super) fn input(&self, dev: &Device, id: u16) -> Result<Vec<u8>, i32> {
         let a = self.attr(id).ok_or(libc::EINVAL)?;
         let mut buf = vec![0u8; usize::from(a.len)];
         if a.len <= 8 {
@@ -50,12 +50,12 @@ impl Call {
     }
 
     /// Room of an output attribute.
-    fn out_len(&self, id: u16) -> Result<usize, i32> {
+    pub(super) fn out_len(&self, id: u16) -> Result<usize, i32> {
         Ok(usize::from(self.attr(id).ok_or(libc::EINVAL)?.len))
     }
 
     /// Writes an output attribute (uverbs_copy_to) and marks it valid (UVERBS_ATTR_F_VALID_OUTPUT).
-    fn output(&self, dev: &Device, id: u16, bytes: &[u8]) -> Result<(), i32> {
+    pub(super) fn output(&self, dev: &Device, id: u16, bytes: &[u8]) -> Result<(), i32> {
         let a = self.attr(id).ok_or(libc::EINVAL)?;
         let n = bytes.len().min(usize::from(a.len));
         dev.dma.write(a.data, &bytes[..n]);
@@ -64,7 +64,7 @@ impl Call {
     }
 
     /// Writes a new object's handle into an IDR output attribute (its `data`).
-    fn output_handle(&self, dev: &Device, id: u16, handle: u32) -> Result<(), i32> {
+    pub(super) fn output_handle(&self, dev: &Device, id: u16, handle: u32) -> Result<(), i32> {
         let a = self.attr(id).ok_or(libc::EINVAL)?;
         dev.dma.write(self.attr_addr(a) + 8, &u64::from(handle).to_ne_bytes());
         self.mark_valid(dev, a);
@@ -113,8 +113,8 @@ pub fn handle(fd: i32, hdr_addr: u64) -> Result<(), i32> {
         attrs,
     };
     let devx = match call.object {
-        MLX5_IB_OBJECT_DEVX => Some(super::DevxMethod::Other),
-        MLX5_IB_OBJECT_DEVX_OBJ => Some(super::DevxMethod::Object),
+        MLX5_IB_OBJECT_DEVX | MLX5_IB_OBJECT_DEVX_ASYNC_EVENT_FD => Some(super::DevxMethod::Other),
+        MLX5_IB_OBJECT_DEVX_OBJ | MLX5_IB_OBJECT_DEVX_UMEM => Some(super::DevxMethod::Object),
         _ => None,
     };
     if let Some(m) = devx {
@@ -122,13 +122,20 @@ pub fn handle(fd: i32, hdr_addr: u64) -> Result<(), i32> {
     }
     let r = match (call.object, call.method) {
         (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER) => devx_other(&dev, &call),
-        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE) => devx_obj_create(&mut dev, &call),
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE) => devx_obj_create(&mut dev, fd, &call),
         (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY) => {
             let a = call.attr(MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE).ok_or(libc::EINVAL)?;
-            dev.devx_objs.remove(&(a.data as u32)).map(|_| ()).ok_or(libc::EINVAL)
+            super::devx::destroy(&mut dev, a.data as u32)
         }
         (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY) => devx_qp_modify(&mut dev, &call),
-        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_QUERY) => devx_qp_query(&dev, &call),
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_QUERY) => devx_obj_query(&dev, &call),
+        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_UAR) => super::devx::query_uar(&mut dev, fd, &call),
+        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_SUBSCRIBE_EVENT) => super::devx::subscribe_event(&mut dev, fd, &call),
+        (MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG) => super::devx::umem_reg(&mut dev, fd, &call),
+        (MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_DEREG) => super::devx::umem_dereg(&mut dev, &call),
+        (MLX5_IB_OBJECT_DEVX_ASYNC_EVENT_FD, MLX5_IB_METHOD_DEVX_ASYNC_EVENT_FD_ALLOC) => {
+            super::devx::event_channel_alloc(&mut dev, &call)
+        }
         (UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR) => advise_mr(&dev, &call),
         (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE) => query_gid_table(&dev, &call),
         (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY) => query_gid_entry(&dev, &call),
@@ -151,7 +158,7 @@ pub fn handle(fd: i32, hdr_addr: u64) -> Result<(), i32> {
 
 /// A firmware command failed: the status goes into the output mailbox and the call fails with
 /// EREMOTEIO (mlx5_cmd_check), which libmlx5 turns into an errno by the status.
-fn fw_error(dev: &Device, call: &Call, out_attr: u16, status: u8) -> Result<(), i32> {
+pub(super) fn fw_error(dev: &Device, call: &Call, out_attr: u16, status: u8) -> Result<(), i32> {
     let mut out = vec![0u8; call.out_len(out_attr)?.max(16)];
     set(&mut out, prm::MBOX_OUT_STATUS, u32::from(status));
     call.output(dev, out_attr, &out)?;
@@ -163,8 +170,13 @@ fn fw_error(dev: &Device, call: &Call, out_attr: u16, status: u8) -> Result<(), 
 fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
     let input = call.input(dev, MLX5_IB_ATTR_DEVX_OTHER_CMD_IN)?;
     let opcode = get(&input, prm::QUERY_HCA_CAP_IN_OPCODE) as u16;
+    if opcode == prm::MLX5_CMD_OP_QUERY_LAG {
+        // A single-port function is in no LAG: lag_state 0 (mlx5_ifc lag_context).
+        let out = vec![0u8; call.out_len(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT)?];
+        return call.output(dev, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, &out);
+    }
     if opcode != prm::MLX5_CMD_OP_QUERY_HCA_CAP {
-        // devx_is_general_cmd: anything else is not a general command.
+        // devx_is_general_cmd: anything else is not a general command (of those answered here).
         return Err(libc::EINVAL);
     }
     let op_mod = get(&input, prm::QUERY_HCA_CAP_IN_OP_MOD) as u16;
@@ -191,6 +203,18 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
                 0
             };
             set64(&mut out, cap(prm::CMD_HCA_CAP_GENERAL_OBJ_TYPES), objs);
+            // What a ConnectX-5 reports and DEVX consumers read: messages up to 1 GiB
+            // (log_max_msg 30), DC targets, CQE version 1, RMPs (log 18), atomics where the
+            // profile has them. UMR may not modify an mkey's atomic access here
+            // (umr_modify_atomic_disabled: UMR is not modelled); KSM indirect mkeys are
+            // (fixed_buffer_size).
+            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_MSG), 30);
+            set(&mut out, cap(prm::CMD_HCA_CAP_DCT), 1);
+            set(&mut out, cap(prm::CMD_HCA_CAP_CQE_VERSION), 1);
+            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RMP), 18);
+            set(&mut out, cap(prm::CMD_HCA_CAP_ATOMIC), u32::from(p.atomics));
+            set(&mut out, cap(prm::CMD_HCA_CAP_UMR_MODIFY_ATOMIC_DISABLED), 1);
+            set(&mut out, cap(prm::CMD_HCA_CAP_FIXED_BUFFER_SIZE), 1);
             // 16 outstanding reads/atomics per DC initiator and target (log 4); libmlx5 47+
             // reports them as max_dc_rd_atom (requester) and max_dc_init_rd_atom (responder).
             set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RA_REQ_DC), LOG_MAX_RA_REQ_DC);
@@ -248,10 +272,17 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
 }
 
 /// MLX5_IB_METHOD_DEVX_OBJ_CREATE: general objects; the device knows the AV-to-QP mapping.
-fn devx_obj_create(dev: &mut Device, call: &Call) -> Result<(), i32> {
+fn devx_obj_create(dev: &mut Device, fd: i32, call: &Call) -> Result<(), i32> {
     let input = call.input(dev, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN)?;
     let out_attr = MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT;
     let opcode = get(&input, prm::GENERAL_OBJ_IN_CMD_HDR_OPCODE) as u16;
+    match opcode {
+        prm::MLX5_CMD_OP_CREATE_QP => return super::devx::create_qp(dev, fd, call, &input),
+        prm::MLX5_CMD_OP_CREATE_DCT => return super::devx::create_dct(dev, call, &input),
+        prm::MLX5_CMD_OP_CREATE_RMP => return super::devx::create_rmp(dev, call, &input),
+        prm::MLX5_CMD_OP_CREATE_MKEY => return super::devx::create_mkey(dev, call, &input),
+        _ => {}
+    }
     let obj_type = get(&input, prm::GENERAL_OBJ_IN_CMD_HDR_OBJ_TYPE) as u16;
     if opcode != prm::MLX5_CMD_OP_CREATE_GENERAL_OBJECT {
         return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_OP_ERR);
@@ -289,7 +320,7 @@ fn devx_qp_modify(dev: &mut Device, call: &Call) -> Result<(), i32> {
         return Err(libc::EINVAL);
     }
     if opcode != prm::MLX5_CMD_OP_RTS2RTS_QP {
-        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_OP_ERR);
+        return super::devx::modify_qp(dev, call, handle, &input);
     }
     if qp.state != QpState::Rts {
         return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_BAD_QP_STATE_ERR);
@@ -318,7 +349,7 @@ fn devx_qp_modify(dev: &mut Device, call: &Call) -> Result<(), i32> {
 /// rdma-core's query_dct_in_order sends and what reads a DCT's key, state and key violations.
 /// devx.c: the command must be a query (devx_is_obj_query_cmd) naming the object the handle
 /// refers to (devx_is_valid_obj_id: a DCT's object id is its DCT number, which exists from RTR).
-fn devx_qp_query(dev: &Device, call: &Call) -> Result<(), i32> {
+fn devx_dct_query(dev: &Device, call: &Call) -> Result<(), i32> {
     let input = call.input(dev, MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_IN)?;
     let out_attr = MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_OUT;
     let handle = call.attr(MLX5_IB_ATTR_DEVX_OBJ_QUERY_HANDLE).ok_or(libc::EINVAL)?.data as u32;
@@ -380,6 +411,23 @@ fn write_dctc(dev: &Device, qp: &crate::device::objects::Qp, out: &mut [u8]) {
 const LOG_MAX_RA_REQ_DC: u32 = 4;
 /// `log_max_ra_res_dc`: 16 served at once per DC target.
 const LOG_MAX_RA_RES_DC: u32 = 4;
+
+/// MLX5_IB_METHOD_DEVX_OBJ_QUERY on a QP the handle names (devx_is_valid_obj_id: the command
+/// must name that object): QUERY_DCT on a DCT ([`devx_dct_query`]), or QUERY_QP.
+fn devx_obj_query(dev: &Device, call: &Call) -> Result<(), i32> {
+    let input = call.input(dev, MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_IN)?;
+    let out_attr = MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_OUT;
+    let handle = call.attr(MLX5_IB_ATTR_DEVX_OBJ_QUERY_HANDLE).ok_or(libc::EINVAL)?.data as u32;
+    let opcode = get(&input, prm::QUERY_QP_IN_OPCODE) as u16;
+    if opcode == prm::MLX5_CMD_OP_QUERY_DCT {
+        return devx_dct_query(dev, call);
+    }
+    let qp = dev.qps.get(&handle).ok_or(libc::EINVAL)?;
+    if opcode != prm::MLX5_CMD_OP_QUERY_QP || qp.qpn != get(&input, prm::QUERY_QP_IN_QPN) {
+        return Err(libc::EINVAL);
+    }
+    super::devx::query_qp(dev, call, handle, out_attr)
+}
 
 /// UVERBS_METHOD_ADVISE_MR (mlx5_ib_advise_mr): prefetch advice on ODP regions of the PD. The
 /// device reaches application memory directly, so a valid prefetch has nothing left to do;

@@ -5,6 +5,7 @@
 //! pages. Decoding of the ABI lives here; the objects and the data path live in
 //! [`crate::device`] and [`crate::engine`].
 
+pub mod devx;
 pub mod ioctl;
 pub mod modify;
 pub mod pin;
@@ -30,27 +31,129 @@ pub struct Ucontext {
     pub bfreg_count: Vec<u32>,
     /// mlx5_bfreg_info.num_low_latency_bfregs.
     pub low_latency_bfregs: u32,
-    /// The UAR pages the library mapped, by their mmap index (mlx5_ib `get_index`).
+    /// The UAR pages the library mapped, by mlx5_ib's system page index (`bfregi->sys_pages`:
+    /// the static pages by their mmap index, the dynamic ones after them), at the device's own
+    /// mapping of the same page of the device file.
     pub uar_pages: BTreeMap<u32, u64>,
+    /// mlx5_ib's `num_static_sys_pages`: the UAR pages of the bfregs asked for at GET_CONTEXT
+    /// (`total_num_bfregs` over MLX5_NON_FP_BFREGS_PER_UAR, 2 per 4K system page).
+    pub num_static_sys_pages: u32,
+    /// The device's own mappings of the device file, by mmap offset.
+    pub mapped: BTreeMap<i64, u64>,
+    /// The inode of the file behind the device fd (to find the library's mappings of it).
+    pub file_ino: u64,
+    /// The firmware UAR index of each mapped system page (what a QP context's `uar_page` and
+    /// DEVX_QUERY_UAR name).
+    pub uar_ids: BTreeMap<u32, u32>,
+    /// Per firmware UAR index, the dynamic bfregs the library asked DEVX_QUERY_UAR about: the
+    /// registers behind the DEVX UARs it handed out (libmlx5 `mlx5dv_devx_alloc_uar` queries
+    /// the one it attached).
+    pub devx_uar_bfregs: BTreeMap<u32, std::collections::BTreeSet<u32>>,
 }
+
+/// Firmware UAR indexes, handed out as pages are mapped (mlx5_cmd_uar_alloc); index 0 and the
+/// first few belong to the kernel driver.
+static NEXT_UAR_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0x10);
+
+/// The firmware UAR index of the library's dynamic bfreg `user_idx` on context `fd`
+/// (`bfregn_to_uar_index(.., dyn_bfreg true)`), None where mlx5_ib answers EINVAL.
+pub fn dyn_uar_index(fd: i32, user_idx: u32) -> Option<u32> {
+    let ctxs = contexts();
+    let ctx = ctxs.get(&fd)?;
+    if user_idx > NUM_DYN_BFREGS {
+        return None;
+    }
+    let page = user_idx / 2 + ctx.num_static_sys_pages;
+    if page >= ctx.num_static_sys_pages + DYN_SYS_PAGES {
+        return None;
+    }
+    ctx.uar_ids.get(&page).copied()
+}
+
+/// DEVX_QUERY_UAR answered `id` for the library's dynamic bfreg `user_idx` on context `fd`.
+pub fn note_devx_uar(fd: i32, id: u32, user_idx: u32) {
+    if let Some(ctx) = contexts().get_mut(&fd) {
+        ctx.devx_uar_bfregs.entry(id).or_default().insert(user_idx);
+    }
+}
+
+/// The BlueFlame register a QP created through DEVX on UAR `id` is rung through, for the
+/// BlueFlame oracle. The QP context names the UAR page only, not which of its two registers
+/// the library writes: where DEVX_QUERY_UAR was asked about exactly one register of the page
+/// (the one behind the DEVX UAR the library holds), that one; otherwise (ambiguous, or a UAR
+/// never queried) None, and the QP's copies go unjudged.
+pub fn devx_qp_bf_register(fd: i32, id: u32) -> Option<crate::device::objects::BfReg> {
+    let ctxs = contexts();
+    let ctx = ctxs.get(&fd)?;
+    let regs = ctx.devx_uar_bfregs.get(&id)?;
+    if regs.len() != 1 {
+        return None;
+    }
+    ctx.bf_register(*regs.first()?, true)
+}
+
+/// Whether firmware UAR index `id` is one of context `fd`'s (the firmware refuses a QP on a
+/// UAR of another user).
+pub fn owns_uar(fd: i32, id: u32) -> bool {
+    contexts()
+        .get(&fd)
+        .is_some_and(|c| c.uar_ids.values().any(|&u| u == id))
+}
+
+/// Dynamic UAR system pages per context: mlx5_ib `calc_dynamic_bfregs` (1024 dynamic bfregs
+/// with 4 KiB pages) over MLX5_NON_FP_BFREGS_PER_UAR (2).
+pub const DYN_SYS_PAGES: u32 = NUM_DYN_BFREGS / 2;
+
+/// The dynamic bfregs a context gets (the alloc_ucontext response's `num_dyn_bfregs`).
+pub const NUM_DYN_BFREGS: u32 = 1024;
 
 /// Bytes per BlueFlame register (the alloc_ucontext response's `bf_reg_size`).
 pub const BF_REG_SIZE: u32 = 512;
 
 /// Where libmlx5 writes the doorbells of a QP given bfreg index `bfi` (the create-QP response's
-/// `bfreg_index`) on context `fd`: providers/mlx5/mlx5.c `mlx5_init_context` places register
-/// `bfi` in UAR page `bfi / NUM_BFREGS_PER_UAR` (4; one 4K UAR per page), at MLX5_BF_OFFSET
-/// (0x800) plus `bfi % 4` registers of `bf_reg_size`, with halves of `bf_reg_size / 2`;
-/// register 0 has no BlueFlame buffer (8-byte doorbells only), so nothing is watched there.
-pub fn bf_register(fd: i32, bfi: u32) -> Option<crate::device::objects::BfReg> {
-    if bfi == 0 {
-        return None;
+/// `bfreg_index`, or the one the library passed with MLX5_QP_FLAG_BFREG_INDEX when `dynamic`)
+/// on context `fd`; see [`Ucontext::bf_register`].
+pub fn bf_register(fd: i32, bfi: u32, dynamic: bool) -> Option<crate::device::objects::BfReg> {
+    contexts().get(&fd)?.bf_register(bfi, dynamic)
+}
+
+impl Ucontext {
+    /// The BlueFlame register of bfreg `bfi` at the device's mapping of its UAR page.
+    ///
+    /// Kernel-assigned (`dynamic` false): providers/mlx5/mlx5.c `mlx5_init_context` places
+    /// register `bfi` in UAR page `bfi / NUM_BFREGS_PER_UAR` (4; one 4K UAR per page), at
+    /// MLX5_BF_OFFSET (0x800) plus `bfi % 4` registers of `bf_reg_size`; register 0 has no
+    /// BlueFlame buffer (8-byte doorbells only), so nothing is watched there.
+    ///
+    /// Chosen by the library (`dynamic`, a thread domain's register from a legacy dynamic UAR):
+    /// mlx5_ib qp.c `bfregn_to_uar_index(.., dyn_bfreg true)` takes system page
+    /// `bfi / MLX5_NON_FP_BFREGS_PER_UAR (2) + num_static_sys_pages`, which must be within the
+    /// dynamic pages and mapped (the ALLOC_WC mmap of library page `bfi / 2` set it), and
+    /// `bfi <= num_dyn_bfregs`; otherwise create-QP fails with EINVAL (None here). libmlx5
+    /// verbs.c `mlx5_insert_dyn_uuars` writes register `bfi % 2` of that page, at MLX5_BF_OFFSET
+    /// plus `bfi % 2` registers of `bf_reg_size`; halves are `bf_reg_size / 2` in both cases.
+    pub fn bf_register(&self, bfi: u32, dynamic: bool) -> Option<crate::device::objects::BfReg> {
+        let (page, slot) = if dynamic {
+            if bfi > NUM_DYN_BFREGS {
+                return None;
+            }
+            let page = bfi / 2 + self.num_static_sys_pages;
+            if page >= self.num_static_sys_pages + DYN_SYS_PAGES {
+                return None;
+            }
+            (page, bfi % 2)
+        } else {
+            if bfi == 0 {
+                return None;
+            }
+            (bfi / 4, bfi % 4)
+        };
+        let page = *self.uar_pages.get(&page)?;
+        Some(crate::device::objects::BfReg {
+            addr: page + 0x800 + u64::from(slot * BF_REG_SIZE),
+            half: BF_REG_SIZE / 2,
+        })
     }
-    let page = *contexts().get(&fd)?.uar_pages.get(&(bfi / 4))?;
-    Some(crate::device::objects::BfReg {
-        addr: page + 0x800 + u64::from(bfi % 4 * BF_REG_SIZE),
-        half: BF_REG_SIZE / 2,
-    })
 }
 
 /// mlx5_ib's blue-flame register allocation (drivers/infiniband/hw/mlx5/qp.c: alloc_bfreg,
@@ -158,7 +261,19 @@ fn contexts() -> std::sync::MutexGuard<'static, BTreeMap<i32, Ucontext>> {
 
 /// Registers `fd` as an open of the command device.
 pub fn open(fd: i32) {
-    contexts().insert(fd, Ucontext::default());
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstat of the fd just opened into a local buffer, by system call (the
+    // interposer's fstat answers for the character device instead).
+    let r = unsafe { libc::syscall(libc::SYS_fstat, fd, st.as_mut_ptr()) };
+    // SAFETY: zero-initialised, and filled in by a successful fstat.
+    let file_ino = if r == 0 { unsafe { st.assume_init() }.st_ino } else { 0 };
+    contexts().insert(
+        fd,
+        Ucontext {
+            file_ino,
+            ..Ucontext::default()
+        },
+    );
     crate::log(format_args!("uverbs0 opened as fd {fd}"));
 }
 
@@ -183,10 +298,17 @@ pub fn dup(old: i32, new: i32) {
 
 /// The device fd is closed: a last close tears the context down (its pipes are closed).
 pub fn close(fd: i32) {
+    let mut dev = device::global();
     let Some(ctx) = contexts().remove(&fd) else {
         return;
     };
-    let mut dev = device::global();
+    // The context's UAR pages go with it (mlx5_ib frees them at dealloc_ucontext).
+    dev.uars.retain(|u| !ctx.mapped.values().any(|m| m == u));
+    for &addr in ctx.mapped.values() {
+        // SAFETY: the device's own mapping of one page, made in map_page; nothing else
+        // refers to it now that it left the watch list under the device lock.
+        unsafe { libc::syscall(libc::SYS_munmap, addr as usize, 4096usize) };
+    }
     if let Some(a) = ctx.async_fd {
         dev.async_fds.retain(|&f| f != a);
         dev.events.close(a);
@@ -196,46 +318,168 @@ pub fn close(fd: i32) {
     let _ = ctx.channels;
 }
 
-/// mmap of the command device: UAR pages (MLX5_IB_MMAP_REGULAR_PAGE and friends) become
-/// anonymous shared memory the device thread watches for CQ arm doorbells.
-pub fn mmap(fd: i32, len: usize, offset: i64) -> Result<*mut libc::c_void, i32> {
-    let pgoff = offset >> 12;
-    let cmd = (pgoff >> 8) & 0xff;
-    // mlx5_ib get_index: the low byte of the page offset and the byte above the command.
+/// The pages of the command device file (offsets up to this) can be mapped: the largest
+/// offset mlx5_ib's mmap decodes is an MLX5_IB_MMAP_ALLOC_WC page with a 16-bit extended index
+/// (`get_extended_index`), below 1 << 24 pages. The backing memfd is sparse: only pages the
+/// library maps and writes take memory.
+pub const DEVICE_FILE_LEN: i64 = 1 << 36;
+
+/// The mmap command and the page index in an mmap offset of the command device, as mlx5_ib
+/// decodes them (drivers/infiniband/hw/mlx5/main.c `get_command`, `get_index`,
+/// `get_extended_index`): the command is bits 8..16 of the page offset; MLX5_IB_MMAP_ALLOC_WC
+/// takes its index from bits 0..8 and 16..24, the others from bits 0..8 (and, for the regular
+/// pages, bits 16..24 too: `get_index`).
+pub fn decode_mmap_offset(offset: i64) -> (u32, u32) {
+    let pgoff = (offset >> 12) as u64;
+    let cmd = ((pgoff >> 8) & 0xff) as u32;
     let index = ((pgoff & 0xff) | (((pgoff >> 16) & 0xff) << 8)) as u32;
-    // MLX5_IB_MMAP_REGULAR_PAGE 0, _WC_PAGE 2, _NC_PAGE 3, _ALLOC_WC 6: UAR pages.
-    if !matches!(cmd, 0 | 2 | 3 | 6) {
-        return Err(libc::EINVAL);
-    }
-    // SAFETY: a fresh anonymous shared mapping; no existing memory is touched.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(libc::ENOMEM);
-    }
-    device::global().uars.push(p as u64);
-    if matches!(cmd, 0 | 2 | 3) {
-        if let Some(ctx) = contexts().get_mut(&fd) {
-            ctx.uar_pages.insert(index, p as u64);
-        }
-    }
-    crate::engine::start();
-    Ok(p)
+    (cmd, index)
 }
 
-/// munmap of anything: a UAR page leaves the device's watch list first (under the device
-/// lock, so the device thread never reads an unmapped page).
-pub fn munmap(addr: u64, len: usize) {
-    device::global().uars.retain(|&u| u < addr || u >= addr + len as u64);
+/// MLX5_IB_MMAP_REGULAR_PAGE, _WC_PAGE, _NC_PAGE: the context's static UAR pages.
+const STATIC_UAR_CMDS: [u32; 3] = [0, 2, 3];
+/// MLX5_IB_MMAP_ALLOC_WC: a dynamic UAR page the library picked (legacy dynamic UARs).
+const MMAP_ALLOC_WC: u32 = 6;
+
+/// Whether mlx5_ib's mmap serves `offset` of the command device (uar_mmap's commands;
+/// anything else: EINVAL). What the library maps through a path that bypasses the interposer
+/// (a plain libc mmap of the device fd) is learnt from the process's mappings instead
+/// ([`learn_mappings`]).
+pub fn mmap_check(offset: i64) -> Result<(), i32> {
+    let (cmd, _) = decode_mmap_offset(offset);
+    if STATIC_UAR_CMDS.contains(&cmd) || cmd == MMAP_ALLOC_WC {
+        Ok(())
+    } else {
+        Err(libc::EINVAL)
+    }
 }
+
+/// The library mapped `len` bytes at `offset` of the command device `fd` (through the
+/// interposer): the device maps the same pages of the device file for itself.
+pub fn mmap(fd: i32, len: usize, offset: i64) {
+    let mut dev = device::global();
+    for page in 0..len.div_ceil(4096) as i64 {
+        map_page(&mut dev, fd, offset + page * 4096);
+    }
+    drop(dev);
+    crate::engine::start();
+}
+
+/// The device's own mapping of the page at `offset` of `fd`'s device file, made once; the UAR
+/// pages it holds join the watch list. Like mlx5_ib's uar_mmap, an ALLOC_WC page outside the
+/// context's dynamic pages is refused (nothing is mapped here). Takes the contexts lock under
+/// the device lock, the order the command paths take them.
+fn map_page(dev: &mut device::Device, fd: i32, offset: i64) -> Option<u64> {
+    let (cmd, index) = decode_mmap_offset(offset);
+    let mut ctxs = contexts();
+    let ctx = ctxs.get_mut(&fd)?;
+    // mlx5_ib uar_mmap: static pages are 0..num_static_sys_pages, dynamic ones follow
+    // (`idx = get_extended_index(vm_pgoff) + bfregi->num_static_sys_pages`, EINVAL past
+    // num_sys_pages).
+    let sys_page = if STATIC_UAR_CMDS.contains(&cmd) {
+        index
+    } else if cmd == MMAP_ALLOC_WC {
+        let i = index + ctx.num_static_sys_pages;
+        (i < ctx.num_static_sys_pages + DYN_SYS_PAGES).then_some(i)?
+    } else {
+        return None;
+    };
+    if let Some(&addr) = ctx.mapped.get(&offset) {
+        return Some(addr);
+    }
+    // SAFETY: maps one page of the device file at a fresh address; no memory of the
+    // application's is touched. A system call, so nothing interposed (the library's memory
+    // hooks included) sees it.
+    let p = unsafe {
+        libc::syscall(
+            libc::SYS_mmap,
+            0usize,
+            4096usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            offset,
+        )
+    };
+    if p < 0 {
+        return None;
+    }
+    let addr = p as u64;
+    ctx.mapped.insert(offset, addr);
+    ctx.uar_pages.entry(sys_page).or_insert(addr);
+    ctx.uar_ids
+        .entry(sys_page)
+        .or_insert_with(|| NEXT_UAR_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    drop(ctxs);
+    dev.uars.push(addr);
+    Some(addr)
+}
+
+/// [`learn_mappings`] where the system page `sys_page` of context `fd` is not known yet (what
+/// it costs, reading /proc/self/maps, is paid only when something is missing).
+pub fn learn_page(dev: &mut device::Device, fd: i32, sys_page: u32) {
+    if contexts()
+        .get(&fd)
+        .is_some_and(|c| !c.uar_pages.contains_key(&sys_page))
+    {
+        learn_mappings(dev, fd);
+    }
+}
+
+/// [`learn_mappings`] where firmware UAR index `id` is not one of context `fd`'s yet.
+pub fn learn_uar(dev: &mut device::Device, fd: i32, id: u32) {
+    if !owns_uar(fd, id) {
+        learn_mappings(dev, fd);
+    }
+}
+
+/// The system page of the library's dynamic bfreg `bfi` on context `fd` (mlx5_ib
+/// `bfregn_to_uar_index`).
+pub fn dyn_sys_page(fd: i32, bfi: u32) -> Option<u32> {
+    Some(bfi / 2 + contexts().get(&fd)?.num_static_sys_pages)
+}
+
+/// The command device pages of `fd` the process has mapped without the interposer seeing it
+/// (a library's memory hooks may call libc's mmap directly): mlx5_ib's mmap handler runs for
+/// every mapping whatever the caller, so the kernel side knows them; here they are read from
+/// /proc/self/maps (the device file by its inode) and mapped by the device as in [`mmap`].
+pub fn learn_mappings(dev: &mut device::Device, fd: i32) {
+    let Some(ino) = contexts().get(&fd).map(|c| c.file_ino) else {
+        return;
+    };
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return;
+    };
+    for line in maps.lines() {
+        // start-end perms offset dev inode path
+        let mut f = line.split_ascii_whitespace();
+        let (Some(range), Some(_), Some(off), Some(_), Some(inode)) =
+            (f.next(), f.next(), f.next(), f.next(), f.next())
+        else {
+            continue;
+        };
+        if inode.parse::<u64>().ok() != Some(ino) || ino == 0 {
+            continue;
+        }
+        let Some((lo, hi)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(lo), Ok(hi), Ok(off)) = (
+            u64::from_str_radix(lo, 16),
+            u64::from_str_radix(hi, 16),
+            i64::from_str_radix(off, 16),
+        ) else {
+            continue;
+        };
+        for page in 0..(hi.saturating_sub(lo) / 4096) as i64 {
+            map_page(dev, fd, off + page * 4096);
+        }
+    }
+}
+
+/// munmap of anything: the device keeps its own mappings of the UAR pages (a page the library
+/// unmaps stays the context's until the context goes, as in mlx5_ib), so nothing changes here.
+pub fn munmap(_addr: u64, _len: usize) {}
 
 thread_local! {
     /// The locks the forking thread holds across fork() (see [`install_fork_handlers`]).
@@ -305,7 +549,9 @@ pub fn event_read(fd: i32, buf: &mut [u8]) -> Result<usize, i32> {
 
 /// The library closed an event file.
 pub fn event_close(fd: i32) {
-    device::global().events.close(fd);
+    let mut dev = device::global();
+    dev.events.close(fd);
+    devx::channel_closed(&mut dev, fd);
 }
 
 #[cfg(test)]
@@ -336,6 +582,45 @@ mod tests {
         );
         free_bfreg(fd, 13);
         assert_eq!(alloc_bfreg(fd), 13, "a freed low-latency register is given again");
+        contexts().remove(&fd);
+    }
+
+    #[test]
+    fn uar_mmap_offsets_decode_as_mlx5_ib_reads_them_and_unknown_commands_are_refused() {
+        // Regular page 3; ALLOC_WC (6) dynamic page 0x105 (extended index: bits 16..24).
+        assert_eq!(decode_mmap_offset(3 << 12), (0, 3));
+        assert_eq!(decode_mmap_offset(((1 << 16) | (6 << 8) | 5) << 12), (6, 0x105));
+        assert_eq!(mmap_check(((6 << 8) | 5) << 12), Ok(()));
+        // MLX5_IB_MMAP_CORE_CLOCK (5) and the rest are not UAR pages here.
+        assert_eq!(mmap_check((5 << 8) << 12), Err(libc::EINVAL));
+    }
+
+    #[test]
+    fn a_dynamic_bfreg_names_its_uar_index_once_its_page_was_mapped_and_devx_qps_get_the_register_queried() {
+        let fd = -4343;
+        let mut ctx = Ucontext {
+            num_static_sys_pages: 8,
+            ..Ucontext::default()
+        };
+        ctx.uar_ids.insert(9, 0x77);
+        contexts().insert(fd, ctx);
+        // bfregs 2 and 3 sit in the library's ALLOC_WC page 1, system page 8 + 1.
+        assert_eq!(dyn_uar_index(fd, 2), Some(0x77));
+        assert_eq!(dyn_uar_index(fd, 3), Some(0x77));
+        assert_eq!(dyn_uar_index(fd, 4), None, "page 2 never mapped: EINVAL");
+        assert_eq!(dyn_uar_index(fd, NUM_DYN_BFREGS + 1), None);
+        assert!(owns_uar(fd, 0x77) && !owns_uar(fd, 0x78));
+        // A QP created through DEVX on UAR 0x77: the register QUERY_UAR named, while only one
+        // of the page's two was asked about.
+        contexts().get_mut(&fd).unwrap().uar_pages.insert(9, 0x10_0000);
+        assert_eq!(devx_qp_bf_register(fd, 0x77), None, "never queried");
+        note_devx_uar(fd, 0x77, 3);
+        assert_eq!(
+            devx_qp_bf_register(fd, 0x77).map(|r| r.addr),
+            Some(0x10_0000 + 0x800 + 512)
+        );
+        note_devx_uar(fd, 0x77, 2);
+        assert_eq!(devx_qp_bf_register(fd, 0x77), None, "either register: not judged");
         contexts().remove(&fd);
     }
 

@@ -342,40 +342,10 @@ pub const QUERY_DCT_OUT_SZ_BYTES: usize = 128;
 // flow_label, my_addr_index, hop_limit) are set here and read back through its own decoder in
 // tests/dc_table.rs; the others are copied from the same header, unchecked end to end.
 
-/// DCT state: 0 active, 1 draining, 2 drained (`MLX5_DCTC_STATE_*`).
-pub const DCTC_STATE: Field = Field::new(0x04, 4);
-/// Remote read enabled.
-pub const DCTC_RRE: Field = Field::new(0x6c, 1);
-/// Remote write enabled.
-pub const DCTC_RWE: Field = Field::new(0x6d, 1);
-/// Remote atomic enabled.
-pub const DCTC_RAE: Field = Field::new(0x6e, 1);
-/// Responder resources (log2).
-pub const DCTC_CS_RES: Field = Field::new(0x88, 8);
-/// Minimum RNR NAK timer.
-pub const DCTC_MIN_RNR_NAK: Field = Field::new(0x93, 5);
-/// Protection domain.
-pub const DCTC_PD: Field = Field::new(0xc8, 24);
-/// GRH traffic class.
-pub const DCTC_TCLASS: Field = Field::new(0xe0, 8);
 /// GRH flow label.
 pub const DCTC_FLOW_LABEL: Field = Field::new(0xec, 20);
-/// DC access key (64 bits).
-pub const DCTC_DC_ACCESS_KEY: Field = Field::new(0x100, 64);
-/// Path MTU (`enum ib_mtu`).
-pub const DCTC_MTU: Field = Field::new(0x145, 3);
-/// Port.
-pub const DCTC_PORT: Field = Field::new(0x148, 8);
-/// P_Key index.
-pub const DCTC_PKEY_INDEX: Field = Field::new(0x150, 16);
-/// Source GID index.
-pub const DCTC_MY_ADDR_INDEX: Field = Field::new(0x168, 8);
-/// GRH hop limit.
-pub const DCTC_HOP_LIMIT: Field = Field::new(0x178, 8);
 /// Requests dropped for a wrong DC access key.
 pub const DCTC_DC_ACCESS_KEY_VIOLATION_COUNT: Field = Field::new(0x180, 32);
-/// Size of `dctc`.
-pub const DCTC_SZ_BYTES: usize = 112;
 
 // ---- QUERY_LAG (`query_lag_in` / `query_lag_out`), used by mlx5dv_query_qp_lag_port.
 
@@ -1370,10 +1340,389 @@ const ALL_FIELDS: &[(&str, Field, usize)] = &[
     ),
 ];
 
+// ---- DEVX objects and commands a DEVX consumer (UCX) drives: QPs (RC, DCI), DCTs and RMPs created
+// through DEVX over user memory (umem), their modify/query commands, more general capabilities.
+// Offsets and widths from the `_bits` layouts of the PRM as UCX 1.13 declares them
+// (src/uct/ib/mlx5/dv/ib_mlx5_ifc.h, computed mechanically with offsetof/sizeof) and, for
+// `wq_umem_offset`, the kernel's include/linux/mlx5/mlx5_ifc.h.
+
+/// `create_qp_in.opcode`.
+pub const CREATE_QP_IN_OPCODE: Field = Field::new(0x0, 16);
+/// `create_qp_in.uid`.
+pub const CREATE_QP_IN_UID: Field = Field::new(0x10, 16);
+/// `create_qp_in.qpc`.
+pub const CREATE_QP_IN_QPC: Field = Field::new(0xc0, 1856);
+/// `create_qp_in.wq_umem_id`.
+pub const CREATE_QP_IN_WQ_UMEM_ID: Field = Field::new(0x840, 32);
+/// `create_qp_in.wq_umem_valid`.
+pub const CREATE_QP_IN_WQ_UMEM_VALID: Field = Field::new(0x860, 1);
+/// `create_qp_out.status`.
+pub const CREATE_QP_OUT_STATUS: Field = Field::new(0x0, 8);
+/// `create_qp_out.syndrome`.
+pub const CREATE_QP_OUT_SYNDROME: Field = Field::new(0x20, 32);
+/// `create_qp_out.qpn`.
+pub const CREATE_QP_OUT_QPN: Field = Field::new(0x48, 24);
+/// `modify_qp_in.opcode`.
+pub const MODIFY_QP_IN_OPCODE: Field = Field::new(0x0, 16);
+/// `modify_qp_in.qpn`.
+pub const MODIFY_QP_IN_QPN: Field = Field::new(0x48, 24);
+/// `rst2init_qp_in.opt_param_mask`.
+pub const RST2INIT_QP_IN_OPT_PARAM_MASK: Field = Field::new(0x80, 32);
+/// `rst2init_qp_in.qpc`.
+pub const RST2INIT_QP_IN_QPC: Field = Field::new(0xc0, 1856);
+/// `init2rtr_qp_in.opt_param_mask`.
+pub const INIT2RTR_QP_IN_OPT_PARAM_MASK: Field = Field::new(0x80, 32);
+/// `init2rtr_qp_in.qpc`.
+pub const INIT2RTR_QP_IN_QPC: Field = Field::new(0xc0, 1856);
+/// `rtr2rts_qp_in.opt_param_mask`.
+pub const RTR2RTS_QP_IN_OPT_PARAM_MASK: Field = Field::new(0x80, 32);
+/// `rtr2rts_qp_in.qpc`.
+pub const RTR2RTS_QP_IN_QPC: Field = Field::new(0xc0, 1856);
+/// `qpc.st`.
+pub const QPC_ST: Field = Field::new(0x8, 8);
+/// `qpc.pm_state`.
+pub const QPC_PM_STATE: Field = Field::new(0x13, 2);
+/// `qpc.full_handshake`.
+pub const QPC_FULL_HANDSHAKE: Field = Field::new(0x83, 1);
+/// `qpc.rdma_wr_disabled`.
+pub const QPC_RDMA_WR_DISABLED: Field = Field::new(0x15, 1);
+/// `qpc.pd`.
+pub const QPC_PD: Field = Field::new(0x28, 24);
+/// `qpc.mtu`.
+pub const QPC_MTU: Field = Field::new(0x40, 3);
+/// `qpc.log_msg_max`.
+pub const QPC_LOG_MSG_MAX: Field = Field::new(0x43, 5);
+/// `qpc.log_rq_size`.
+pub const QPC_LOG_RQ_SIZE: Field = Field::new(0x49, 4);
+/// `qpc.log_rq_stride`.
+pub const QPC_LOG_RQ_STRIDE: Field = Field::new(0x4d, 3);
+/// `qpc.no_sq`.
+pub const QPC_NO_SQ: Field = Field::new(0x50, 1);
+/// `qpc.log_sq_size`.
+pub const QPC_LOG_SQ_SIZE: Field = Field::new(0x51, 4);
+/// `qpc.uar_page`.
+pub const QPC_UAR_PAGE: Field = Field::new(0x68, 24);
+/// `qpc.user_index`.
+pub const QPC_USER_INDEX: Field = Field::new(0x88, 24);
+/// `qpc.log_ack_req_freq`.
+pub const QPC_LOG_ACK_REQ_FREQ: Field = Field::new(0x380, 4);
+/// `qpc.log_sra_max`.
+pub const QPC_LOG_SRA_MAX: Field = Field::new(0x388, 3);
+/// `qpc.retry_count`.
+pub const QPC_RETRY_COUNT: Field = Field::new(0x38d, 3);
+/// `qpc.rnr_retry`.
+pub const QPC_RNR_RETRY: Field = Field::new(0x390, 3);
+/// `qpc.next_send_psn`.
+pub const QPC_NEXT_SEND_PSN: Field = Field::new(0x3c8, 24);
+/// `qpc.cqn_snd`.
+pub const QPC_CQN_SND: Field = Field::new(0x3e8, 24);
+/// `qpc.log_rra_max`.
+pub const QPC_LOG_RRA_MAX: Field = Field::new(0x488, 3);
+/// `qpc.atomic_mode`.
+pub const QPC_ATOMIC_MODE: Field = Field::new(0x48c, 4);
+/// `qpc.rre`.
+pub const QPC_RRE: Field = Field::new(0x490, 1);
+/// `qpc.rwe`.
+pub const QPC_RWE: Field = Field::new(0x491, 1);
+/// `qpc.rae`.
+pub const QPC_RAE: Field = Field::new(0x492, 1);
+/// `qpc.min_rnr_nak`.
+pub const QPC_MIN_RNR_NAK: Field = Field::new(0x4a3, 5);
+/// `qpc.next_rcv_psn`.
+pub const QPC_NEXT_RCV_PSN: Field = Field::new(0x4a8, 24);
+/// `qpc.cqn_rcv`.
+pub const QPC_CQN_RCV: Field = Field::new(0x4e8, 24);
+/// `qpc.dbr_addr`.
+pub const QPC_DBR_ADDR: Field = Field::new(0x500, 64);
+/// `qpc.rq_type`.
+pub const QPC_RQ_TYPE: Field = Field::new(0x565, 3);
+/// `qpc.srqn_rmpn_xrqn`.
+pub const QPC_SRQN_RMPN_XRQN: Field = Field::new(0x568, 24);
+/// `qpc.remote_qpn`.
+pub const QPC_REMOTE_QPN: Field = Field::new(0xa8, 24);
+/// `qpc.dbr_umem_id`.
+pub const QPC_DBR_UMEM_ID: Field = Field::new(0x720, 32);
+/// `qpc.offload_type`.
+pub const QPC_OFFLOAD_TYPE: Field = Field::new(0x18, 4);
+/// `qpc.primary_address_path.pkey_index`.
+pub const QPC_PAP_PKEY_INDEX: Field = Field::new(0xd0, 16);
+/// `qpc.primary_address_path.grh`.
+pub const QPC_PAP_GRH: Field = Field::new(0xe8, 1);
+/// `qpc.primary_address_path.mlid`.
+pub const QPC_PAP_MLID: Field = Field::new(0xe9, 7);
+/// `qpc.primary_address_path.rlid`.
+pub const QPC_PAP_RLID: Field = Field::new(0xf0, 16);
+/// `qpc.primary_address_path.ack_timeout`.
+pub const QPC_PAP_ACK_TIMEOUT: Field = Field::new(0x100, 5);
+/// `qpc.primary_address_path.src_addr_index`.
+pub const QPC_PAP_SRC_ADDR_INDEX: Field = Field::new(0x108, 8);
+/// `qpc.primary_address_path.hop_limit`.
+pub const QPC_PAP_HOP_LIMIT: Field = Field::new(0x118, 8);
+/// `qpc.primary_address_path.tclass`.
+pub const QPC_PAP_TCLASS: Field = Field::new(0x124, 8);
+/// `qpc.primary_address_path.flow_label`.
+pub const QPC_PAP_FLOW_LABEL: Field = Field::new(0x12c, 20);
+/// `qpc.primary_address_path.rgid_rip`.
+pub const QPC_PAP_RGID_RIP: Field = Field::new(0x140, 128);
+/// `qpc.primary_address_path.sl`.
+pub const QPC_PAP_SL: Field = Field::new(0x1e4, 4);
+/// `qpc.primary_address_path.eth_prio`.
+pub const QPC_PAP_ETH_PRIO: Field = Field::new(0x1e1, 3);
+/// `qpc.primary_address_path.vhca_port_num`.
+pub const QPC_PAP_VHCA_PORT_NUM: Field = Field::new(0x1e8, 8);
+/// `qpc.primary_address_path.rmac_47_32`.
+pub const QPC_PAP_RMAC_47_32: Field = Field::new(0x1f0, 16);
+/// `qpc.primary_address_path.udp_sport`.
+pub const QPC_PAP_UDP_SPORT: Field = Field::new(0x1d0, 16);
+/// `qpc.primary_address_path.dscp`.
+pub const QPC_PAP_DSCP: Field = Field::new(0x1ca, 6);
+/// `qpc.primary_address_path.log_rtm`.
+pub const QPC_PAP_LOG_RTM: Field = Field::new(0x110, 4);
+/// `create_dct_in.opcode`.
+pub const CREATE_DCT_IN_OPCODE: Field = Field::new(0x0, 16);
+/// `create_dct_in.dct_context_entry`.
+pub const CREATE_DCT_IN_DCTC: Field = Field::new(0x80, 512);
+/// `create_dct_out.status`.
+pub const CREATE_DCT_OUT_STATUS: Field = Field::new(0x0, 8);
+/// `create_dct_out.dctn`.
+pub const CREATE_DCT_OUT_DCTN: Field = Field::new(0x48, 24);
+/// `dctc.state`.
+pub const DCTC_STATE: Field = Field::new(0x4, 4);
+/// `dctc.offload_type`.
+pub const DCTC_OFFLOAD_TYPE: Field = Field::new(0x18, 4);
+/// `dctc.user_index`.
+pub const DCTC_USER_INDEX: Field = Field::new(0x28, 24);
+/// `dctc.cs_res`.
+pub const DCTC_CS_RES: Field = Field::new(0x88, 8);
+/// `dctc.atomic_mode`.
+pub const DCTC_ATOMIC_MODE: Field = Field::new(0x68, 4);
+/// `dctc.rre`.
+pub const DCTC_RRE: Field = Field::new(0x6c, 1);
+/// `dctc.rwe`.
+pub const DCTC_RWE: Field = Field::new(0x6d, 1);
+/// `dctc.rae`.
+pub const DCTC_RAE: Field = Field::new(0x6e, 1);
+/// `dctc.pd`.
+pub const DCTC_PD: Field = Field::new(0xc8, 24);
+/// `dctc.srqn_xrqn`.
+pub const DCTC_SRQN_XRQN: Field = Field::new(0xa8, 24);
+/// `dctc.cqn`.
+pub const DCTC_CQN: Field = Field::new(0x48, 24);
+/// `dctc.min_rnr_nak`.
+pub const DCTC_MIN_RNR_NAK: Field = Field::new(0x93, 5);
+/// `dctc.dc_access_key`.
+pub const DCTC_DC_ACCESS_KEY: Field = Field::new(0x100, 64);
+/// `dctc.mtu`.
+pub const DCTC_MTU: Field = Field::new(0x145, 3);
+/// `dctc.port`.
+pub const DCTC_PORT: Field = Field::new(0x148, 8);
+/// `dctc.pkey_index`.
+pub const DCTC_PKEY_INDEX: Field = Field::new(0x150, 16);
+/// `dctc.my_addr_index`.
+pub const DCTC_MY_ADDR_INDEX: Field = Field::new(0x168, 8);
+/// `dctc.hop_limit`.
+pub const DCTC_HOP_LIMIT: Field = Field::new(0x178, 8);
+/// `dctc.tclass`.
+pub const DCTC_TCLASS: Field = Field::new(0xe0, 8);
+/// `dctc.force_full_handshake`.
+pub const DCTC_FORCE_FULL_HANDSHAKE: Field = Field::new(0x72, 1);
+/// `create_rmp_in.opcode`.
+pub const CREATE_RMP_IN_OPCODE: Field = Field::new(0x0, 16);
+/// `create_rmp_in.rmp_context`.
+pub const CREATE_RMP_IN_RMPC: Field = Field::new(0x100, 1920);
+/// `create_rmp_out.status`.
+pub const CREATE_RMP_OUT_STATUS: Field = Field::new(0x0, 8);
+/// `create_rmp_out.rmpn`.
+pub const CREATE_RMP_OUT_RMPN: Field = Field::new(0x48, 24);
+/// `rmpc.state`.
+pub const RMPC_STATE: Field = Field::new(0x8, 4);
+/// `rmpc.basic_cyclic_rcv_wqe`.
+pub const RMPC_BASIC_CYCLIC_RCV_WQE: Field = Field::new(0x20, 1);
+/// `rmpc.wq`.
+pub const RMPC_WQ: Field = Field::new(0x180, 1536);
+/// `wq.wq_type`.
+pub const WQ_WQ_TYPE: Field = Field::new(0x0, 4);
+/// `wq.page_offset`.
+pub const WQ_PAGE_OFFSET: Field = Field::new(0x2b, 5);
+/// `wq.pd`.
+pub const WQ_PD: Field = Field::new(0x48, 24);
+/// `wq.dbr_addr`.
+pub const WQ_DBR_ADDR: Field = Field::new(0x80, 64);
+/// `wq.dbr_umem_id`.
+pub const WQ_DBR_UMEM_ID: Field = Field::new(0x140, 32);
+/// `wq.wq_umem_id`.
+pub const WQ_WQ_UMEM_ID: Field = Field::new(0x160, 32);
+/// `wq.log_wq_stride`.
+pub const WQ_LOG_WQ_STRIDE: Field = Field::new(0x10c, 4);
+/// `wq.log_wq_pg_sz`.
+pub const WQ_LOG_WQ_PG_SZ: Field = Field::new(0x113, 5);
+/// `wq.log_wq_sz`.
+pub const WQ_LOG_WQ_SZ: Field = Field::new(0x11b, 5);
+/// `cmd_hca_cap.log_max_msg`.
+pub const CMD_HCA_CAP_LOG_MAX_MSG: Field = Field::new(0x1c3, 5);
+/// `cmd_hca_cap.dct`.
+pub const CMD_HCA_CAP_DCT: Field = Field::new(0x21a, 1);
+/// `cmd_hca_cap.lag_dct`.
+pub const CMD_HCA_CAP_LAG_DCT: Field = Field::new(0x276, 2);
+/// `cmd_hca_cap.cqe_version`.
+pub const CMD_HCA_CAP_CQE_VERSION: Field = Field::new(0x1fc, 4);
+/// `cmd_hca_cap.log_max_rmp`.
+pub const CMD_HCA_CAP_LOG_MAX_RMP: Field = Field::new(0x383, 5);
+/// `cmd_hca_cap.umr_modify_atomic_disabled`.
+pub const CMD_HCA_CAP_UMR_MODIFY_ATOMIC_DISABLED: Field = Field::new(0x208, 1);
+/// `cmd_hca_cap.atomic`.
+pub const CMD_HCA_CAP_ATOMIC: Field = Field::new(0x21e, 1);
+/// `cmd_hca_cap.pg`.
+pub const CMD_HCA_CAP_PG: Field = Field::new(0x227, 1);
+/// `cmd_hca_cap.rndv_offload_dc`.
+pub const CMD_HCA_CAP_RNDV_OFFLOAD_DC: Field = Field::new(0x5f2, 1);
+/// `cmd_hca_cap.compact_address_vector`.
+pub const CMD_HCA_CAP_COMPACT_ADDRESS_VECTOR: Field = Field::new(0x200, 1);
+/// `cmd_hca_cap.fixed_buffer_size`.
+pub const CMD_HCA_CAP_FIXED_BUFFER_SIZE: Field = Field::new(0x108, 1);
+/// `cmd_hca_cap.ooo_sl_mask`.
+pub const CMD_HCA_CAP_OOO_SL_MASK: Field = Field::new(0x138, 1);
+/// `cmd_hca_cap.cqe_compression`.
+pub const CMD_HCA_CAP_CQE_COMPRESSION: Field = Field::new(0x5bf, 1);
+/// `modify_qp_out.status`.
+pub const MODIFY_QP_OUT_STATUS: Field = Field::new(0x0, 8);
+/// `create_qp_in.wq_umem_offset` (kernel mlx5_ifc.h: right after the QP context).
+pub const CREATE_QP_IN_WQ_UMEM_OFFSET: Field = Field::new(0x800, 64);
+/// `wq.wq_umem_offset` (kernel mlx5_ifc.h).
+pub const WQ_WQ_UMEM_OFFSET: Field = Field::new(0x180, 64);
+/// `create_dct_in` size in bytes.
+pub const CREATE_DCT_IN_SZ_BYTES: usize = 128;
+/// `create_dct_out` size in bytes.
+pub const CREATE_DCT_OUT_SZ_BYTES: usize = 16;
+/// `create_qp_in` size in bytes.
+pub const CREATE_QP_IN_SZ_BYTES: usize = 272;
+/// `create_qp_out` size in bytes.
+pub const CREATE_QP_OUT_SZ_BYTES: usize = 16;
+/// `create_rmp_in` size in bytes.
+pub const CREATE_RMP_IN_SZ_BYTES: usize = 272;
+/// `create_rmp_out` size in bytes.
+pub const CREATE_RMP_OUT_SZ_BYTES: usize = 16;
+/// `dctc` size in bytes.
+pub const DCTC_SZ_BYTES: usize = 64;
+/// `rmpc` size in bytes.
+pub const RMPC_SZ_BYTES: usize = 240;
+/// `wq` size in bytes.
+pub const WQ_SZ_BYTES: usize = 192;
+
+/// `create_mkey_in.opcode`.
+pub const CREATE_MKEY_IN_OPCODE: Field = Field::new(0x0, 16);
+/// `create_mkey_in.memory_key_mkey_entry` (the mkey context, `mkc`).
+pub const CREATE_MKEY_IN_MKC: Field = Field::new(0x80, 512);
+/// `create_mkey_in.translations_octword_actual_size`.
+pub const CREATE_MKEY_IN_TRANSLATIONS_OCTWORD_ACTUAL_SIZE: Field = Field::new(0x300, 32);
+/// `create_mkey_in.klm_pas_mtt`: the translation entries start here.
+pub const CREATE_MKEY_IN_KLM_PAS_MTT_BYTE_OFF: usize = 0x110;
+/// `create_mkey_out.mkey_index`.
+pub const CREATE_MKEY_OUT_MKEY_INDEX: Field = Field::new(0x48, 24);
+/// `mkc.access_mode_1_0`.
+pub const MKC_ACCESS_MODE_1_0: Field = Field::new(0x16, 2);
+/// `mkc.a` (remote atomic).
+pub const MKC_A: Field = Field::new(0x11, 1);
+/// `mkc.lw` (local write).
+pub const MKC_LW: Field = Field::new(0x14, 1);
+/// `mkc.rw` (remote write).
+pub const MKC_RW: Field = Field::new(0x12, 1);
+/// `mkc.rr` (remote read).
+pub const MKC_RR: Field = Field::new(0x13, 1);
+/// `mkc.qpn`.
+pub const MKC_QPN: Field = Field::new(0x20, 24);
+/// `mkc.mkey_7_0` (the key's variant byte).
+pub const MKC_MKEY_7_0: Field = Field::new(0x38, 8);
+/// `mkc.pd`.
+pub const MKC_PD: Field = Field::new(0x68, 24);
+/// `mkc.start_addr`.
+pub const MKC_START_ADDR: Field = Field::new(0x80, 64);
+/// `mkc.len`.
+pub const MKC_LEN: Field = Field::new(0xc0, 64);
+/// `mkc.translations_octword_size`.
+pub const MKC_TRANSLATIONS_OCTWORD_SIZE: Field = Field::new(0x1a0, 32);
+/// `mkc.log_entity_size`.
+pub const MKC_LOG_ENTITY_SIZE: Field = Field::new(0x1db, 5);
+/// `klm.mkey` (KSM entries are `klm`s of 16 bytes, `byte_count` unused).
+pub const KLM_MKEY: Field = Field::new(0x20, 32);
+/// `klm.address`.
+pub const KLM_ADDRESS: Field = Field::new(0x40, 64);
+/// `klm` size in bytes.
+pub const KLM_SZ_BYTES: usize = 16;
+/// `mkc.access_mode_1_0` KSM.
+pub const MLX5_MKC_ACCESS_MODE_KSM: u32 = 0x3;
+
+/// QP service types (`qpc.st`).
+pub const MLX5_QPC_ST_RC: u32 = 0x0;
+/// `qpc.st` DC initiator.
+pub const MLX5_QPC_ST_DCI: u32 = 0x5;
+/// `qpc.pm_state` migrated (the only one UCX and libmlx5 use).
+pub const MLX5_QPC_PM_STATE_MIGRATED: u32 = 0x3;
+/// `rmpc.state` ready.
+pub const MLX5_RMPC_STATE_RDY: u32 = 0x1;
+/// `wq.wq_type` linked list (receive WQEs chained through `next_wqe_index`).
+pub const MLX5_WQ_TYPE_LINKED_LIST: u32 = 0x0;
+/// `wq.wq_type` cyclic (receive WQEs taken in ring order).
+pub const MLX5_WQ_TYPE_CYCLIC: u32 = 0x1;
+/// `opt_param_mask` bits of INIT2RTR / RTR2RTS: remote read, atomic, write enable.
+pub const MLX5_QP_OPTPAR_RRE: u32 = 1 << 1;
+/// `opt_param_mask`: remote atomic enable.
+pub const MLX5_QP_OPTPAR_RAE: u32 = 1 << 2;
+/// `opt_param_mask`: remote write enable.
+pub const MLX5_QP_OPTPAR_RWE: u32 = 1 << 3;
+/// `qpc.state` values (QUERY_QP): reset, init, RTR, RTS, SQ error, SQ drained, error.
+pub const MLX5_QPC_STATE: [(u8, u32); 7] = [(0, 0x0), (1, 0x1), (2, 0x2), (3, 0x3), (5, 0x4), (4, 0x5), (6, 0x6)];
+/// Event types (`mlx5_eqe.type`, DEVX subscriptions): path migrated.
+pub const MLX5_EVENT_TYPE_PATH_MIG: u16 = 0x01;
+/// Communication established.
+pub const MLX5_EVENT_TYPE_COMM_EST: u16 = 0x02;
+/// SQ drained.
+pub const MLX5_EVENT_TYPE_SQ_DRAINED: u16 = 0x03;
+/// WQ catastrophic error (IB_EVENT_QP_FATAL).
+pub const MLX5_EVENT_TYPE_WQ_CATAS_ERROR: u16 = 0x05;
+/// Path migration failed.
+pub const MLX5_EVENT_TYPE_PATH_MIG_FAILED: u16 = 0x07;
+/// WQ invalid request (IB_EVENT_QP_REQ_ERR).
+pub const MLX5_EVENT_TYPE_WQ_INVAL_REQ_ERROR: u16 = 0x10;
+/// WQ access error (IB_EVENT_QP_ACCESS_ERR).
+pub const MLX5_EVENT_TYPE_WQ_ACCESS_ERROR: u16 = 0x11;
+/// SRQ catastrophic error.
+pub const MLX5_EVENT_TYPE_SRQ_CATAS_ERROR: u16 = 0x12;
+/// Last WQE reached on a QP attached to an SRQ (IB_EVENT_QP_LAST_WQE_REACHED).
+pub const MLX5_EVENT_TYPE_SRQ_LAST_WQE: u16 = 0x13;
+/// SRQ limit reached.
+pub const MLX5_EVENT_TYPE_SRQ_RQ_LIMIT: u16 = 0x14;
+/// DCT drained.
+pub const MLX5_EVENT_TYPE_DCT_DRAINED: u16 = 0x1c;
+/// DCT key violation.
+pub const MLX5_EVENT_TYPE_DCT_KEY_VIOLATION: u16 = 0x1d;
+
 // ---- Command opcodes (`mbox_in.opcode`).
 
 /// Opcode QUERY_HCA_CAP (op_mod selects the page, see [`hca_cap_op_mod`]).
 pub const MLX5_CMD_OP_QUERY_HCA_CAP: u16 = 0x100;
+/// Opcode CREATE_MKEY.
+pub const MLX5_CMD_OP_CREATE_MKEY: u16 = 0x200;
+/// Opcode CREATE_QP (DEVX QPs: UCX's RC QPs and DCIs).
+pub const MLX5_CMD_OP_CREATE_QP: u16 = 0x500;
+/// Opcode RST2INIT_QP.
+pub const MLX5_CMD_OP_RST2INIT_QP: u16 = 0x502;
+/// Opcode INIT2RTR_QP.
+pub const MLX5_CMD_OP_INIT2RTR_QP: u16 = 0x503;
+/// Opcode RTR2RTS_QP.
+pub const MLX5_CMD_OP_RTR2RTS_QP: u16 = 0x504;
+/// Opcode 2ERR_QP.
+pub const MLX5_CMD_OP_2ERR_QP: u16 = 0x507;
+/// Opcode 2RST_QP.
+pub const MLX5_CMD_OP_2RST_QP: u16 = 0x50a;
+/// Opcode CREATE_DCT.
+pub const MLX5_CMD_OP_CREATE_DCT: u16 = 0x710;
+/// Opcode DRAIN_DCT.
+pub const MLX5_CMD_OP_DRAIN_DCT: u16 = 0x712;
+/// Opcode QUERY_HCA_VPORT_CONTEXT.
+pub const MLX5_CMD_OP_QUERY_HCA_VPORT_CONTEXT: u16 = 0x762;
+/// Opcode CREATE_RMP.
+pub const MLX5_CMD_OP_CREATE_RMP: u16 = 0x90c;
 /// Opcode INIT2INIT_QP (libmlx5: DMA MMO, QoS queue groups, drain_sigerr).
 pub const MLX5_CMD_OP_INIT2INIT_QP: u16 = 0x50e;
 /// Opcode RTS2RTS_QP (libmlx5: LAG port, UDP sport, DCI stream reset, QoS queue groups).

@@ -349,6 +349,7 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     // 4K UARs), num_static_sys_pages of them.
     ctx.bfreg_count = vec![0; req.total_num_bfregs.next_multiple_of(2) as usize];
     ctx.low_latency_bfregs = req.num_low_latency_bfregs;
+    ctx.num_static_sys_pages = req.total_num_bfregs.div_ceil(2);
     let rd = dev.events.create(std::mem::size_of::<ib_uverbs_async_event_desc>())?;
     ctx.async_fd = Some(rd);
     ctx.ready = true;
@@ -387,7 +388,7 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
         // mlx5_ib_alloc_ucontext: `calc_dynamic_bfregs` (4 KiB pages: MLX5_MAX_DYN_BFREGS,
         // 1024), rounded to whole system pages: the registers libmlx5 hands to thread domains
         // (`mlx5_attach_dedicated_uar`, legacy dynamic UARs mapped with MLX5_IB_MMAP_ALLOC_WC).
-        num_dyn_bfregs: 1024,
+        num_dyn_bfregs: super::NUM_DYN_BFREGS,
         ..Default::default()
     };
     cmd.respond_driver(dev, &resp)?;
@@ -621,6 +622,9 @@ fn create_cq(
     channel: i32,
 ) -> Result<(), i32> {
     let u: mlx5_ib_create_cq = cmd.udata();
+    // The UAR page the library arms CQs through (libmlx5 mlx5_arm_cq: its first) may have
+    // been mapped behind the interposer.
+    super::learn_page(dev, fd, 0);
     if cqe == 0 || cqe > profile::MAX_CQE {
         return Err(libc::EINVAL);
     }
@@ -748,6 +752,7 @@ fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
             taken: 0,
             limit: r.srq_limit,
             uidx: u.uidx & 0xff_ffff,
+            cyclic: false,
         },
     );
     cmd.respond(
@@ -897,9 +902,27 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         let n = super::alloc_bfreg(fd);
         (Some(n), super::adjust_bfregn(n))
     };
-    // The register libmlx5 will write this QP's doorbells to, when mlx5_ib chose it (one the
-    // library chose is not watched: the BlueFlame oracle knows only kernel-assigned ones).
-    let bf = bfregn.and_then(|_| super::bf_register(fd, bfreg_index));
+    // The register libmlx5 will write this QP's doorbells to: mlx5_ib's choice, or the
+    // dynamic one the library chose (whose UAR page it must have mapped: mlx5_ib
+    // bfregn_to_uar_index fails the create with EINVAL otherwise).
+    // The page of the QP's register may have been mapped behind the interposer.
+    if kind != QpKind::Dct {
+        let page = if bfregn.is_some() {
+            Some(bfreg_index / 4)
+        } else {
+            super::dyn_sys_page(fd, bfreg_index)
+        };
+        if let Some(p) = page {
+            super::learn_page(dev, fd, p);
+        }
+    }
+    let bf = if kind == QpKind::Dct {
+        None
+    } else if bfregn.is_some() {
+        super::bf_register(fd, bfreg_index, false)
+    } else {
+        Some(super::bf_register(fd, bfreg_index, true).ok_or(libc::EINVAL)?)
+    };
     let qp = Qp {
         bfregn,
         user_handle: r.user_handle,

@@ -717,6 +717,7 @@ impl Bed {
                 taken: 0,
                 limit: 0,
                 uidx,
+                cyclic: false,
             },
         );
         TSrq {
