@@ -42,7 +42,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/m5dv_shim.c");
     println!("cargo:rerun-if-changed=shim/m5dv_shim.h");
     for (cfg, ..) in FEATURES {
-        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        println!("cargo:rustc-check-cfg=cfg({cfg})");
     }
     let target = env::var("TARGET").expect("cargo sets TARGET");
     let host = env::var("HOST").expect("cargo sets HOST");
