@@ -175,7 +175,7 @@ fn run(o: &Opts) -> Result<(), String> {
         None => [0; 16],
     };
     let mine = DcTargetAddr {
-        lid: port.0.lid,
+        lid: port.lid(),
         gid,
         dct_number: dct.dct_number(),
         port_mtu: Mtu::Mtu1024,
@@ -386,7 +386,7 @@ fn perftest_dest(
 ) -> Result<perftest::Dest, String> {
     let mem = mr.remote().ok_or("the buffer has no remote access")?;
     Ok(perftest::Dest {
-        lid: port.0.lid,
+        lid: port.lid(),
         out_reads: 1,
         qpn,
         psn: RtsAttr::default().sq_psn,

@@ -251,6 +251,18 @@ impl fmt::Debug for Error {
 
 impl std::error::Error for Error {}
 
+/// A malformed or unencodable address blob (see [`crate::addr`]) as this crate's error:
+/// operation `mlx5dv::addr`, EINVAL, and the [`AddrError`](crate::addr::AddrError)'s own
+/// sentence, so `?` works on `encode()`/`decode()` in a function returning [`Result`].
+impl From<crate::addr::AddrError> for Error {
+    fn from(e: crate::addr::AddrError) -> Self {
+        Error::invalid(
+            "mlx5dv::addr",
+            format!("{e}: the address blob must come from encode() of this crate's format version, unmodified"),
+        )
+    }
+}
+
 impl From<Error> for std::io::Error {
     fn from(e: Error) -> Self {
         match e.0.errno {

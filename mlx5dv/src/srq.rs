@@ -18,6 +18,8 @@ pub struct Srq {
 struct SrqInner {
     srq: NonNull<raw::ibv_srq>,
     pd: Pd,
+    /// The receives it holds, as the provider created it.
+    capacity: u32,
 }
 
 // SAFETY: posting to an SRQ takes the provider's lock; the handle is usable from any thread.
@@ -27,6 +29,8 @@ unsafe impl Sync for SrqInner {}
 
 impl Pd {
     /// Creates a shared receive queue of `max_wr` receives with up to `max_sge` entries each.
+    /// The provider rounds `max_wr` up (libmlx5: to a power of two, less one, so 256 holds 511):
+    /// [`Srq::capacity`] says what it holds.
     ///
     /// # Errors
     /// EINVAL for zero sizes or sizes beyond the device's `max_srq_wr`/`max_srq_sge`;
@@ -60,7 +64,12 @@ impl Pd {
         let srq = unsafe { raw::ibv_create_srq(self.as_raw(), &mut attr) };
         NonNull::new(srq)
             .map(|srq| Srq {
-                inner: Arc::new(SrqInner { srq, pd: self.clone() }),
+                // ibv_create_srq writes back the sizes the provider created.
+                inner: Arc::new(SrqInner {
+                    srq,
+                    pd: self.clone(),
+                    capacity: attr.attr.max_wr.max(max_wr),
+                }),
             })
             .ok_or_else(|| {
                 Error::last_os_error("ibv_create_srq", "check the sizes against the device limits").on(ctx.name())
@@ -90,6 +99,14 @@ impl Srq {
             );
         }
         Ok(())
+    }
+
+    /// The receives it holds at once, as the provider created it: at least what
+    /// [`Pd::create_srq`] asked for, rounded up (libmlx5 holds 511 for 256, 7 for 4). Post this
+    /// many receives to fill it; one more fails with ENOMEM.
+    #[inline]
+    pub fn capacity(&self) -> u32 {
+        self.inner.capacity
     }
 
     /// The raw SRQ, for interop.

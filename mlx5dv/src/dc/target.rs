@@ -91,9 +91,12 @@ impl<'a> DctBuilder<'a> {
         self
     }
 
-    /// Local GID index: required on RoCE (adds a GRH to the address vector).
-    pub fn gid_index(mut self, index: u8) -> Self {
-        self.gid_index = Some(index);
+    /// Local GID index: required on RoCE (adds a GRH to the address vector). Takes a `u8` or
+    /// an `Option<u8>`: `None` (the default) means no GRH, as an InfiniBand port needs, so
+    /// `.gid_index(ctx.roce_v2_gid_index(port)?)` fits both link layers
+    /// (see [`Context::roce_v2_gid_index`](crate::Context::roce_v2_gid_index)).
+    pub fn gid_index(mut self, index: impl Into<Option<u8>>) -> Self {
+        self.gid_index = index.into();
         self
     }
 

@@ -48,9 +48,22 @@ use crate::mr::Sge;
 
 pub use crate::dc::DcPeer;
 
-/// An endpoint of a [`DciPool`] (an index into its endpoint table).
+/// An endpoint of a [`DciPool`]: an opaque handle that only the pool's
+/// [`add_endpoint`](DciPool::add_endpoint) makes, so a request cannot name an endpoint that was
+/// never added. Copy it, compare it, hash it, key a map with it; [`index`](Self::index) is its
+/// place in the pool's endpoint table (0, 1, 2, ... in the order they were added), for an
+/// application's own per-endpoint arrays. `EndpointId::default()` is the first endpoint's id,
+/// meant for filling poll buffers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct EndpointId(pub u32);
+pub struct EndpointId(pub(crate) u32);
+
+impl EndpointId {
+    /// Its place in the pool's endpoint table: 0 for the first endpoint added, 1 for the next.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// How a [`DciPool`] assigns DCIs to endpoints.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
