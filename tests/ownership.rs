@@ -553,3 +553,80 @@ fn scratch_file(dir: &std::path::Path, tag: &str) -> (std::path::PathBuf, std::f
     file.set_len(8192).unwrap();
     (path, file)
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn an_srq_reports_the_capacity_the_provider_rounded_up_to_and_takes_exactly_that_many_receives() {
+    let (ctx, _, _) = open();
+    let pd = ctx.alloc_pd().unwrap();
+    let srq = pd.create_srq(256, 1).unwrap();
+    let capacity = srq.capacity();
+    assert!(capacity >= 256, "capacity {capacity} below the 256 asked for");
+    let mr = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+    for i in 0..capacity {
+        srq.post_recv(u64::from(i), &[mr.sge(0, 64).unwrap()])
+            .unwrap_or_else(|e| panic!("receive {i} of a capacity of {capacity}: {e}"));
+    }
+    let err = srq
+        .post_recv(u64::from(capacity), &[mr.sge(0, 64).unwrap()])
+        .expect_err("one receive beyond the capacity");
+    assert_eq!(err.errno(), Some(libc::ENOMEM), "{err}");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn roce_v2_gid_index_finds_the_ports_v2_entry_on_roce_and_is_none_on_infiniband() {
+    let (ctx, port, gid_index) = open();
+    let found = ctx.roce_v2_gid_index(port).unwrap();
+    if ctx.query_port(port).unwrap().is_ethernet() {
+        // soft-mlx5's RoCE profile sets MLX5DV_TEST_GID_INDEX to its RoCE v2 entry.
+        assert!(found.is_some(), "a RoCE port has a RoCE v2 GID");
+        if gid_index.is_some() {
+            assert_eq!(found, gid_index);
+        }
+    } else {
+        assert_eq!(found, None, "an InfiniBand port needs no GID index");
+    }
+    // What it returns builds a DCT on either link layer, with no `if let`.
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let cq = ctx.create_cq(16).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .gid_index(found)
+        .build()
+        .expect("a DCT with the found GID index");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_dct_grants_no_remote_access_unless_asked_and_what_it_is_asked_for() {
+    let (ctx, port, _) = open();
+    let gid_index = ctx.roce_v2_gid_index(port).unwrap();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let cq = ctx.create_cq(16).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let plain = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .gid_index(gid_index)
+        .build()
+        .unwrap();
+    let access = plain.query().unwrap().access;
+    assert!(
+        !access.contains(Access::REMOTE_WRITE)
+            && !access.contains(Access::REMOTE_READ)
+            && !access.contains(Access::REMOTE_ATOMIC),
+        "a DCT built without .access() grants {access:?}"
+    );
+    let writable = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .gid_index(gid_index)
+        .access(Access::REMOTE_WRITE)
+        .build()
+        .unwrap();
+    let access = writable.query().unwrap().access;
+    assert!(access.contains(Access::REMOTE_WRITE), "{access:?}");
+    assert!(!access.contains(Access::REMOTE_READ), "{access:?}");
+}

@@ -166,10 +166,10 @@ fn run(o: Opts) -> Result<(), String> {
     let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
     let cq = ctx.create_cq(64).map_err(|e| e.to_string())?;
     let srq = pd.create_srq(16, 1).map_err(|e| e.to_string())?;
-    let mut b = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY).port(port);
-    if let Some(g) = gid_index {
-        b = b.gid_index(g);
-    }
+    let b = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .access(Access::REMOTE_WRITE)
+        .gid_index(gid_index);
     let dct = b.build().map_err(|e| e.to_string())?;
     let addr = dct.target_addr().map_err(|e| e.to_string())?;
     let memory = pd

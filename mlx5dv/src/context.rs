@@ -147,20 +147,24 @@ impl Context {
         // SAFETY: the context is open; its device pointer and the device's path are set by
         // libibverbs at open and live as long as the context.
         let ibdev_path = unsafe { CStr::from_ptr((*(*self.as_raw()).device).ibdev_path.as_ptr()) };
-        let ports = std::path::Path::new(&*ibdev_path.to_string_lossy()).join("ports").join(port.to_string());
+        let ports = std::path::Path::new(&*ibdev_path.to_string_lossy())
+            .join("ports")
+            .join(port.to_string());
         let len = u8::try_from(attr.0.gid_tbl_len.max(0)).unwrap_or(u8::MAX);
-        pick_roce_v2_gid(&ports, len).ok_or_else(|| {
-            Error::from_errno(
-                "Context::roce_v2_gid_index",
-                libc::ENODATA,
-                format!(
-                    "port {port} is Ethernet but none of its {len} GIDs is a populated RoCE v2 entry in {}: \
+        pick_roce_v2_gid(&ports, len)
+            .ok_or_else(|| {
+                Error::from_errno(
+                    "Context::roce_v2_gid_index",
+                    libc::ENODATA,
+                    format!(
+                        "port {port} is Ethernet but none of its {len} GIDs is a populated RoCE v2 entry in {}: \
                      give its network interface an IP address, or pick a GID index by hand (show_gids)",
-                    ports.display()
-                ),
-            )
-            .on(self.name())
-        }).map(Some)
+                        ports.display()
+                    ),
+                )
+                .on(self.name())
+            })
+            .map(Some)
     }
 
     /// Whether the device pages in any address on demand with one registration
@@ -295,7 +299,6 @@ pub fn mtu_bytes(mtu: raw::ibv_mtu) -> u32 {
         _ => 0,
     }
 }
-
 
 /// The first RoCE v2 entry of a port's GID table under `ports` (sysfs `.../ports/<port>`),
 /// an IPv4-mapped one first. Entries whose type cannot be read (empty ones) or whose GID is

@@ -326,4 +326,16 @@ mod tests {
         let io: std::io::Error = Error::from_errno("ibv_reg_mr", libc::ENOMEM, "").into();
         assert_eq!(io.kind(), std::io::ErrorKind::OutOfMemory);
     }
+
+    #[test]
+    fn an_addr_error_converts_with_question_mark_into_an_einval_error_keeping_its_sentence() {
+        fn decode(blob: &[u8]) -> Result<crate::DcTargetAddr> {
+            Ok(crate::DcTargetAddr::decode(blob)?)
+        }
+        let e = decode(&[0; 3]).unwrap_err();
+        assert_eq!(e.errno(), Some(libc::EINVAL));
+        assert_eq!(e.op(), "mlx5dv::addr");
+        let sentence = crate::DcTargetAddr::decode(&[0; 3]).unwrap_err().to_string();
+        assert!(e.hint().contains(&sentence), "{e}");
+    }
 }
