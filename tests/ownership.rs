@@ -630,3 +630,83 @@ fn a_dct_grants_no_remote_access_unless_asked_and_what_it_is_asked_for() {
     assert!(access.contains(Access::REMOTE_WRITE), "{access:?}");
     assert!(!access.contains(Access::REMOTE_READ), "{access:?}");
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn wait_any_sleeps_on_a_dcts_and_a_dcis_cq_and_names_each_when_its_completion_comes() {
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let rx = ctx.create_cq_with_channel(64).unwrap();
+    let tx = ctx.create_cq_with_channel(256).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let mtu = ctx.query_port(port).unwrap().active_mtu_bytes();
+    let (_dct, addr) = mlx5dv_suite::device::dct(&mlx5, &pd, &rx, &srq, port, gid_index, KEY, mtu, None);
+    let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = DciBuilder::new(&mlx5, &pd, &tx)
+        .build_ready(port, mtu, RtsAttr::default())
+        .unwrap();
+    let buf = pd.alloc_mr(128, Access::LOCAL_WRITE).unwrap();
+    let target = pd.alloc_mr(64, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    srq.post_recv(1, &[buf.sge(64, 64).unwrap()]).unwrap();
+    let mut out = [Completion::default(); 4];
+
+    rx.req_notify(false).unwrap();
+    // soft-mlx5 sees a CQ's first arm (consumer index 0: the doorbell record is unchanged)
+    // only in the UAR doorbell register, which the next arm overwrites before its device
+    // thread reads it; hardware takes each doorbell write. Give it time between the two.
+    std::thread::sleep(Duration::from_millis(20));
+    tx.req_notify(false).unwrap();
+    let start = Instant::now();
+    assert_eq!(
+        Cq::wait_any(&[&rx, &tx], Some(Duration::from_millis(50))).unwrap(),
+        None
+    );
+    assert!(start.elapsed() >= Duration::from_millis(50));
+
+    // An unsignaled SEND completes on the receive CQ only: wait_any names it.
+    let mut b = dci.batch();
+    b.send(2).unsignaled().to(&peer).sge(buf.sge(0, 16).unwrap()).unwrap();
+    b.commit().unwrap();
+    assert_eq!(
+        Cq::wait_any(&[&rx, &tx], Some(Duration::from_secs(10))).unwrap(),
+        Some(0)
+    );
+    rx.req_notify(false).unwrap();
+    let n = rx.poll(&mut out).unwrap();
+    assert!(
+        out[..n].iter().any(|c| c.wr_id == 1 && c.status == WcStatus::Success),
+        "{:?}",
+        &out[..n]
+    );
+
+    // A signaled RDMA WRITE completes on the send CQ only: wait_any names that one.
+    let mut b = dci.batch();
+    b.rdma_write(3, target.remote().unwrap())
+        .to(&peer)
+        .sge(buf.sge(0, 16).unwrap())
+        .unwrap();
+    b.commit().unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < until, "no send completion after 10 s");
+        // The SEND's completion (unsignaled) may not raise an event; a spurious wake of the
+        // receive CQ is allowed, a missed one of the send CQ is not.
+        let woke = Cq::wait_any(&[&rx, &tx], Some(Duration::from_secs(10))).unwrap();
+        if woke == Some(1) {
+            break;
+        }
+        rx.req_notify(false).unwrap();
+        assert_eq!(rx.poll(&mut out).unwrap(), 0, "nothing else reaches the receive CQ");
+    }
+    let n = tx.poll(&mut out).unwrap();
+    assert!(
+        out[..n].iter().any(|c| c.wr_id == 3 && c.status == WcStatus::Success),
+        "{:?}",
+        &out[..n]
+    );
+    let err = Cq::wait_any(&[&ctx.create_cq(4).unwrap()], None).unwrap_err();
+    assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
+    assert!(err.to_string().contains("create_cq_with_channel"), "{err}");
+}
