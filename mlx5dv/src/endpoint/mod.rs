@@ -141,7 +141,8 @@ pub enum Request<'m> {
         /// Source.
         remote: RemoteMemory,
     },
-    /// 64-bit compare-and-swap at `remote`; the old value lands in `local` (8 bytes).
+    /// 64-bit compare-and-swap at `remote`; the old value lands in `local` (8 bytes), in host
+    /// byte order (`u64::from_ne_bytes`; see [`Batch::atomic_cmp_swp`](crate::Batch::atomic_cmp_swp)).
     CompareSwap {
         /// The old value's buffer.
         local: Sge<'m>,
@@ -152,7 +153,8 @@ pub enum Request<'m> {
         /// New value.
         swap: u64,
     },
-    /// 64-bit fetch-and-add at `remote`; the old value lands in `local` (8 bytes).
+    /// 64-bit fetch-and-add at `remote`; the old value lands in `local` (8 bytes), in host
+    /// byte order (`u64::from_ne_bytes`; see [`Batch::atomic_fetch_add`](crate::Batch::atomic_fetch_add)).
     FetchAdd {
         /// The old value's buffer.
         local: Sge<'m>,
