@@ -710,3 +710,31 @@ fn wait_any_sleeps_on_a_dcts_and_a_dcis_cq_and_names_each_when_its_completion_co
     assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
     assert!(err.to_string().contains("create_cq_with_channel"), "{err}");
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_dci_asking_for_too_much_inline_data_is_refused_naming_the_devices_limit_which_then_builds() {
+    let (ctx, port, _) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(512).unwrap();
+    let mtu = ctx.query_port(port).unwrap().active_mtu_bytes();
+    let err = DciBuilder::new(&mlx5, &pd, &cq)
+        .max_inline_data(100_000)
+        .build_ready(port, mtu, RtsAttr::default())
+        .expect_err("100,000 bytes inline");
+    assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
+    let text = err.to_string();
+    let limit: u32 = text
+        .split("at most ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the error names no limit: {text}"));
+    assert!(text.contains("max_inline_data 100000"), "{text}");
+    assert!(limit > 0 && limit < 100_000, "{text}");
+    DciBuilder::new(&mlx5, &pd, &cq)
+        .max_inline_data(limit)
+        .build_ready(port, mtu, RtsAttr::default())
+        .unwrap_or_else(|e| panic!("the limit it named ({limit}) is refused: {e}"));
+}
