@@ -97,6 +97,11 @@ use std::ptr::NonNull;
 
 /// A 64-bit DC access key: initiators must present the key of the DCT they reach. A secret:
 /// never shown by `Debug`.
+///
+/// A wrong key is not refused where it is given: the DCT drops the request silently, so the
+/// initiator's request ends with [`WcStatus::RetryExcErr`](crate::WcStatus::RetryExcErr) after
+/// the ACK timeouts, exactly as for a dead peer, and the target's only trace is its
+/// key-violation count ([`Dct::query_context`](crate::Dct::query_context)).
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
 pub struct DcKey(u64);
 

@@ -32,6 +32,14 @@
 //! checked at creation). The bookkeeping is allocated when the pool is created: posting and
 //! polling allocate nothing, recoveries included.
 //!
+//! DC has no liveness: no connection exists to break, so a peer that dies (its process, its
+//! DCT, its port) is noticed only when a request is sent to it, which then fails with
+//! `RetryExcErr` after the ACK timeouts; a peer that was only going to send *to* you is never
+//! noticed at all, and no completion or async event says anything. Heartbeats and timeouts
+//! are the application's: a server waiting for a client's requests needs a deadline, and a
+//! client waiting for a reply needs one too (its request may have been executed and
+//! acknowledged by a device whose process then died).
+//!
 //! [`Endpoints`] puts RC (one connected QP per endpoint, [`RcEndpoints`]) and DC (the pool)
 //! behind the same post and poll, so an application switches transport where it creates its
 //! endpoints.
