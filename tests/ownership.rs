@@ -571,6 +571,11 @@ fn an_srq_reports_the_capacity_the_provider_rounded_up_to_and_takes_exactly_that
         .post_recv(u64::from(capacity), &[mr.sge(0, 64).unwrap()])
         .expect_err("one receive beyond the capacity");
     assert_eq!(err.errno(), Some(libc::ENOMEM), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("the SRQ is full: it holds {capacity} receives")),
+        "{err}"
+    );
 }
 
 #[test]
