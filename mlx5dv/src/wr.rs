@@ -210,8 +210,8 @@ impl<'q, T: Transport> Batch<'q, T> {
     /// `u64::from_ne_bytes` (`let mut old = [0; 8]; mr.read(0, &mut old)?;`), and keep the
     /// target's 8 bytes as a native `u64` (`to_ne_bytes`). mlx5 HCAs convert 8-byte atomic
     /// responses per the requester's endianness mode, and mlx5_core selects host endianness
-    /// (`atomic_req_8B_endianness_mode`); mlx5_ib reports atomics (`atomic_cap` HCA) only on a
-    /// device in that mode, and otherwise none, so an atomic this crate posts never returns a
+    /// (`atomic_req_8B_endianness_mode`, Linux f91e6d8941bf); mlx5_ib reports atomics
+    /// (`atomic_cap` HCA) only on a device in that mode, and otherwise none (da7525d2a9ae), so an atomic this crate posts never returns a
     /// big-endian value: it is refused at creation (`with_atomics()`: EOPNOTSUPP) instead.
     /// `compare`, `swap` and `add` are host-order values; the crate passes them as they are.
     /// Mixed-endian clusters (big-endian hosts) are outside what this is tested on.
@@ -234,8 +234,8 @@ impl<'q, T: Transport> Batch<'q, T> {
     /// `u64::from_ne_bytes` (`let mut old = [0; 8]; mr.read(0, &mut old)?;`), and keep the
     /// target's 8 bytes as a native `u64` (`to_ne_bytes`). mlx5 HCAs convert 8-byte atomic
     /// responses per the requester's endianness mode, and mlx5_core selects host endianness
-    /// (`atomic_req_8B_endianness_mode`); mlx5_ib reports atomics (`atomic_cap` HCA) only on a
-    /// device in that mode, and otherwise none, so an atomic this crate posts never returns a
+    /// (`atomic_req_8B_endianness_mode`, Linux f91e6d8941bf); mlx5_ib reports atomics
+    /// (`atomic_cap` HCA) only on a device in that mode, and otherwise none (da7525d2a9ae), so an atomic this crate posts never returns a
     /// big-endian value: it is refused at creation (`with_atomics()`: EOPNOTSUPP) instead.
     /// `add` is host-order value; the crate passes it as they are.
     /// Mixed-endian clusters (big-endian hosts) are outside what this is tested on.
