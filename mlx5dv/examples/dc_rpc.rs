@@ -408,7 +408,15 @@ fn server(o: &Opts, publish: &Path, clients: usize) -> Result<(), String> {
                 );
                 continue;
             };
-            let ep = node.endpoint(&mut cache, &reply_to).map_err(|e| e.to_string())?;
+            let ep = match node.endpoint(&mut cache, &reply_to) {
+                Ok(ep) => ep,
+                Err(e) => {
+                    // E.g. the endpoint table is full (max_endpoints: size it for every client
+                    // the server will see). One client is refused; the others go on.
+                    eprintln!("dc_rpc server: cannot answer request {}: {e}", msg.req_id);
+                    continue;
+                }
+            };
             let (status, value) = match msg.kind {
                 PUT => {
                     store.insert(msg.key, msg.value.clone());
