@@ -434,6 +434,7 @@ fn real_mlx5(c: &mut Criterion) {
     let key = DcKey::new(DC_KEY);
     let dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, key)
         .port(1)
+        .access(Access::REMOTE_WRITE)
         .mtu(1024)
         .build()
         .unwrap();

@@ -229,7 +229,7 @@ pub fn chaos(policy: Policy, seed: u64, requests: usize) -> Option<Figures> {
         let n = pool.poll(&mut out).expect("pool poll");
         for c in &out[..n] {
             let idx = c.wr_id as usize;
-            let e = c.endpoint.0 as usize;
+            let e = c.endpoint.index();
             assert!(idx < posted, "a completion for request {idx}, never posted");
             let State::Posted { ep } = state[idx] else {
                 panic!("request {idx} completed twice");

@@ -20,13 +20,6 @@ const KEY: DcKey = DcKey::new(0x00C0_FFEE);
 const PEERS: usize = 256;
 const PER_PEER: u64 = 6;
 const MTU: u32 = 1024;
-/// What a completion array starts as.
-const NO_COMPLETION: EpCompletion = EpCompletion {
-    endpoint: EndpointId(0),
-    wr_id: 0,
-    status: WcStatus::Success,
-    opcode: None,
-};
 
 /// A DCT on `srq` with this file's key and MTU (`access`: its default when None) and the
 /// address initiators reach it at.
@@ -119,7 +112,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
     // that would be a duplicate or out of order).
     let mut seen = vec![0u64; PEERS];
     let mut next_seen = vec![0u64; PEERS];
-    let mut out = [NO_COMPLETION; 64];
+    let mut out = [EpCompletion::default(); 64];
     let mut rxc = [Completion::default(); 64];
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let mut posted = 0u64;
@@ -167,7 +160,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         }
         let n = pool.poll(&mut out).expect("pool poll");
         for c in &out[..n] {
-            let i = c.endpoint.0 as usize;
+            let i = c.endpoint.index();
             assert_eq!((c.wr_id >> 32) as usize, i, "completion of the right endpoint");
             assert!(done.insert(c.wr_id), "wr_id {:#x} completed twice", c.wr_id);
             if c.status == WcStatus::Success {
@@ -397,7 +390,7 @@ fn streams_a_stream_reset_the_device_refuses_escalates_to_the_full_recovery() {
 /// The statuses each endpoint saw, in order, once every request completed (or the deadline).
 /// `batch` completions at most per poll.
 fn poll_until(pool: &mut DciPool, eps: usize, expected: usize, batch: usize) -> Vec<Vec<WcStatus>> {
-    let mut out = [NO_COMPLETION; 64];
+    let mut out = [EpCompletion::default(); 64];
     let out = &mut out[..batch];
     let mut seen = vec![Vec::new(); eps];
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -405,7 +398,7 @@ fn poll_until(pool: &mut DciPool, eps: usize, expected: usize, batch: usize) -> 
         assert!(Instant::now() < deadline, "only {seen:?} completed");
         let n = pool.poll(out).expect("pool poll");
         for c in &out[..n] {
-            seen[c.endpoint.0 as usize].push(c.status);
+            seen[c.endpoint.index()].push(c.status);
         }
     }
     seen
@@ -561,7 +554,7 @@ fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_
     for i in 0..(depth + 1) {
         srq.post_recv(i as u64, &[rx.sge(0, 8).unwrap()]).unwrap();
     }
-    let mut out = [NO_COMPLETION; 64];
+    let mut out = [EpCompletion::default(); 64];
     let mut got = 0;
     let deadline = Instant::now() + Duration::from_secs(10);
     while got < depth + 1 {
@@ -632,7 +625,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
     let send = Request::Send {
         local: tx.sge(0, 8).unwrap(),
     };
-    let mut out = [NO_COMPLETION; 16];
+    let mut out = [EpCompletion::default(); 16];
     let mut rxc = [Completion::default(); 16];
     let mut round = |wr_id: u64| {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -664,7 +657,7 @@ fn posting_and_polling_through_the_pool_allocate_nothing() {
 /// Application code that knows nothing of the transport: writes each endpoint's number into
 /// `slots[i]` of its peer's memory and waits for every completion.
 fn write_to_every_peer(eps: &mut Endpoints, ids: &[EndpointId], local: &[Sge<'_>], slots: &[RemoteMemory]) {
-    let mut out = [NO_COMPLETION; 16];
+    let mut out = [EpCompletion::default(); 16];
     let mut pending = ids.len();
     let mut next = 0;
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -953,7 +946,7 @@ fn a_pool_refuses_a_cq_a_dct_reports_to_and_reports_a_completion_no_dci_owns_nev
         },
     )
     .unwrap();
-    let mut out = [NO_COMPLETION; 16];
+    let mut out = [EpCompletion::default(); 16];
     let (mut sent, mut foreign) = (false, None);
     let deadline = Instant::now() + Duration::from_secs(10);
     while !(sent && foreign.is_some()) {
@@ -983,7 +976,7 @@ fn a_pool_refuses_a_cq_a_dct_reports_to_and_reports_a_completion_no_dci_owns_nev
 
 /// Polls (nothing more may complete) until every DCI of `pool` is back in RTS.
 fn settle(pool: &mut DciPool) {
-    let mut out = [NO_COMPLETION; 16];
+    let mut out = [EpCompletion::default(); 16];
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         assert_eq!(pool.poll(&mut out).expect("pool poll"), 0, "nothing more completes");
@@ -1182,7 +1175,7 @@ fn streams_polling_through_a_stream_failure_and_its_recovery_allocates_nothing()
     let send = Request::Send {
         local: tx.sge(0, 8).unwrap(),
     };
-    let mut out = [NO_COMPLETION; 16];
+    let mut out = [EpCompletion::default(); 16];
     for round in 0..3u64 {
         pool.post(ep, round, send).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);

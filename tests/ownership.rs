@@ -553,3 +553,193 @@ fn scratch_file(dir: &std::path::Path, tag: &str) -> (std::path::PathBuf, std::f
     file.set_len(8192).unwrap();
     (path, file)
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn an_srq_reports_the_capacity_the_provider_rounded_up_to_and_takes_exactly_that_many_receives() {
+    let (ctx, _, _) = open();
+    let pd = ctx.alloc_pd().unwrap();
+    let srq = pd.create_srq(256, 1).unwrap();
+    let capacity = srq.capacity();
+    assert!(capacity >= 256, "capacity {capacity} below the 256 asked for");
+    let mr = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+    for i in 0..capacity {
+        srq.post_recv(u64::from(i), &[mr.sge(0, 64).unwrap()])
+            .unwrap_or_else(|e| panic!("receive {i} of a capacity of {capacity}: {e}"));
+    }
+    let err = srq
+        .post_recv(u64::from(capacity), &[mr.sge(0, 64).unwrap()])
+        .expect_err("one receive beyond the capacity");
+    assert_eq!(err.errno(), Some(libc::ENOMEM), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("the SRQ is full: it holds {capacity} receives")),
+        "{err}"
+    );
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn roce_v2_gid_index_finds_the_ports_v2_entry_on_roce_and_is_none_on_infiniband() {
+    let (ctx, port, gid_index) = open();
+    let found = ctx.roce_v2_gid_index(port).unwrap();
+    if ctx.query_port(port).unwrap().is_ethernet() {
+        // soft-mlx5's RoCE profile sets MLX5DV_TEST_GID_INDEX to its RoCE v2 entry.
+        assert!(found.is_some(), "a RoCE port has a RoCE v2 GID");
+        if gid_index.is_some() {
+            assert_eq!(found, gid_index);
+        }
+    } else {
+        assert_eq!(found, None, "an InfiniBand port needs no GID index");
+    }
+    // What it returns builds a DCT on either link layer, with no `if let`.
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let cq = ctx.create_cq(16).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .gid_index(found)
+        .build()
+        .expect("a DCT with the found GID index");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_dct_grants_no_remote_access_unless_asked_and_what_it_is_asked_for() {
+    let (ctx, port, _) = open();
+    let gid_index = ctx.roce_v2_gid_index(port).unwrap();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let cq = ctx.create_cq(16).unwrap();
+    let pd = ctx.alloc_pd().unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let plain = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .gid_index(gid_index)
+        .build()
+        .unwrap();
+    let access = plain.query().unwrap().access;
+    assert!(
+        !access.contains(Access::REMOTE_WRITE)
+            && !access.contains(Access::REMOTE_READ)
+            && !access.contains(Access::REMOTE_ATOMIC),
+        "a DCT built without .access() grants {access:?}"
+    );
+    let writable = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .gid_index(gid_index)
+        .access(Access::REMOTE_WRITE)
+        .build()
+        .unwrap();
+    let access = writable.query().unwrap().access;
+    assert!(access.contains(Access::REMOTE_WRITE), "{access:?}");
+    assert!(!access.contains(Access::REMOTE_READ), "{access:?}");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn wait_any_sleeps_on_a_dcts_and_a_dcis_cq_and_names_each_when_its_completion_comes() {
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let rx = ctx.create_cq_with_channel(64).unwrap();
+    let tx = ctx.create_cq_with_channel(256).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let mtu = ctx.query_port(port).unwrap().active_mtu_bytes();
+    let (_dct, addr) = mlx5dv_suite::device::dct(&mlx5, &pd, &rx, &srq, port, gid_index, KEY, mtu, None);
+    let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let mut dci = DciBuilder::new(&mlx5, &pd, &tx)
+        .build_ready(port, mtu, RtsAttr::default())
+        .unwrap();
+    let buf = pd.alloc_mr(128, Access::LOCAL_WRITE).unwrap();
+    let target = pd.alloc_mr(64, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    srq.post_recv(1, &[buf.sge(64, 64).unwrap()]).unwrap();
+    let mut out = [Completion::default(); 4];
+
+    rx.req_notify(false).unwrap();
+    // soft-mlx5 sees a CQ's first arm (consumer index 0: the doorbell record is unchanged)
+    // only in the UAR doorbell register, which the next arm overwrites before its device
+    // thread reads it; hardware takes each doorbell write. Give it time between the two.
+    std::thread::sleep(Duration::from_millis(20));
+    tx.req_notify(false).unwrap();
+    let start = Instant::now();
+    assert_eq!(
+        Cq::wait_any(&[&rx, &tx], Some(Duration::from_millis(50))).unwrap(),
+        None
+    );
+    assert!(start.elapsed() >= Duration::from_millis(50));
+
+    // An unsignaled SEND completes on the receive CQ only: wait_any names it.
+    let mut b = dci.batch();
+    b.send(2).unsignaled().to(&peer).sge(buf.sge(0, 16).unwrap()).unwrap();
+    b.commit().unwrap();
+    assert_eq!(
+        Cq::wait_any(&[&rx, &tx], Some(Duration::from_secs(10))).unwrap(),
+        Some(0)
+    );
+    rx.req_notify(false).unwrap();
+    let n = rx.poll(&mut out).unwrap();
+    assert!(
+        out[..n].iter().any(|c| c.wr_id == 1 && c.status == WcStatus::Success),
+        "{:?}",
+        &out[..n]
+    );
+
+    // A signaled RDMA WRITE completes on the send CQ only: wait_any names that one.
+    let mut b = dci.batch();
+    b.rdma_write(3, target.remote().unwrap())
+        .to(&peer)
+        .sge(buf.sge(0, 16).unwrap())
+        .unwrap();
+    b.commit().unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < until, "no send completion after 10 s");
+        // The SEND's completion (unsignaled) may not raise an event; a spurious wake of the
+        // receive CQ is allowed, a missed one of the send CQ is not.
+        let woke = Cq::wait_any(&[&rx, &tx], Some(Duration::from_secs(10))).unwrap();
+        if woke == Some(1) {
+            break;
+        }
+        rx.req_notify(false).unwrap();
+        assert_eq!(rx.poll(&mut out).unwrap(), 0, "nothing else reaches the receive CQ");
+    }
+    let n = tx.poll(&mut out).unwrap();
+    assert!(
+        out[..n].iter().any(|c| c.wr_id == 3 && c.status == WcStatus::Success),
+        "{:?}",
+        &out[..n]
+    );
+    let err = Cq::wait_any(&[&ctx.create_cq(4).unwrap()], None).unwrap_err();
+    assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
+    assert!(err.to_string().contains("create_cq_with_channel"), "{err}");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_dci_asking_for_too_much_inline_data_is_refused_naming_the_devices_limit_which_then_builds() {
+    let (ctx, port, _) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(512).unwrap();
+    let mtu = ctx.query_port(port).unwrap().active_mtu_bytes();
+    let err = DciBuilder::new(&mlx5, &pd, &cq)
+        .max_inline_data(100_000)
+        .build_ready(port, mtu, RtsAttr::default())
+        .expect_err("100,000 bytes inline");
+    assert_eq!(err.errno(), Some(libc::EINVAL), "{err}");
+    let text = err.to_string();
+    let limit: u32 = text
+        .split("at most ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the error names no limit: {text}"));
+    assert!(text.contains("max_inline_data 100000"), "{text}");
+    assert!(limit > 0 && limit < 100_000, "{text}");
+    DciBuilder::new(&mlx5, &pd, &cq)
+        .max_inline_data(limit)
+        .build_ready(port, mtu, RtsAttr::default())
+        .unwrap_or_else(|e| panic!("the limit it named ({limit}) is refused: {e}"));
+}

@@ -5,6 +5,8 @@
 //!
 //!   dc_async [-d DEVICE] [-g GID_INDEX] [-n WRITES]
 //!
+//! `-g` defaults to the port's RoCE v2 GID index on RoCE (`Context::roce_v2_gid_index`).
+//!
 //! The target (a DCT and the memory it exposes) lives in `main`, on the same device: the
 //! client only knows its address, key and remote memory, as it would across the network.
 //! Run it on a ConnectX-5+, or on soft-mlx5: `scripts/soft-mlx5 -- target/debug/examples/dc_async`.
@@ -155,21 +157,20 @@ impl Client {
 fn run(o: Opts) -> Result<(), String> {
     let ctx = device::open(o.device.as_deref())?;
     let port = 1;
-    let roce = ctx.query_port(port).map_err(|e| e.to_string())?.is_ethernet();
-    let gid_index = match (o.gid_index, roce) {
-        (Some(g), _) => Some(g),
-        (None, true) => return Err("the port is RoCE: give the local GID index with -g".into()),
-        (None, false) => None,
+    // -g, or the port's RoCE v2 GID index on RoCE (None on InfiniBand, which needs none).
+    let gid_index = match o.gid_index {
+        Some(g) => Some(g),
+        None => ctx.roce_v2_gid_index(port).map_err(|e| e.to_string())?,
     };
     // The target side: a DCT and 64 chunks of memory it exposes.
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
     let cq = ctx.create_cq(64).map_err(|e| e.to_string())?;
     let srq = pd.create_srq(16, 1).map_err(|e| e.to_string())?;
-    let mut b = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY).port(port);
-    if let Some(g) = gid_index {
-        b = b.gid_index(g);
-    }
+    let b = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
+        .port(port)
+        .access(Access::REMOTE_WRITE)
+        .gid_index(gid_index);
     let dct = b.build().map_err(|e| e.to_string())?;
     let addr = dct.target_addr().map_err(|e| e.to_string())?;
     let memory = pd

@@ -83,19 +83,14 @@ fn drive<'a>(
     run: Duration,
 ) -> Result<Figures, String> {
     let mut per_peer = vec![0u64; ids.len()];
-    let mut out = [EpCompletion {
-        endpoint: EndpointId(0),
-        wr_id: 0,
-        status: WcStatus::Success,
-        opcode: None,
-    }; 64];
+    let mut out = [EpCompletion::default(); 64];
     let (mut posted, mut done, mut next) = (0u64, 0u64, 0usize);
     let start = Instant::now();
     let mut reap = |eps: &mut Endpoints, per_peer: &mut [u64]| -> Result<u64, String> {
         let n = eps.poll(&mut out).map_err(|e| e.to_string())?;
         for c in &out[..n] {
             if c.status != WcStatus::Success {
-                return Err(format!("endpoint {} failed: {}", c.endpoint.0, c.status));
+                return Err(format!("endpoint {} failed: {}", c.endpoint.index(), c.status));
             }
             per_peer[c.wr_id as usize] += 1;
         }
@@ -114,7 +109,7 @@ fn drive<'a>(
                 },
             ) {
                 Ok(()) => posted += 1,
-                Err(e) if e.errno() == Some(libc::EAGAIN) => {}
+                Err(e) if e.is_would_block() => {}
                 Err(e) => return Err(e.to_string()),
             }
         }
@@ -151,7 +146,7 @@ fn run(o: &Opts) -> Result<(), String> {
             "dc_fanout addresses its peers by LID: use an InfiniBand port (soft-mlx5: the default profile)".into(),
         );
     }
-    let lid = port.0.lid;
+    let lid = port.lid();
     let streams = mlx5
         .caps()
         .map_err(|e| e.to_string())?

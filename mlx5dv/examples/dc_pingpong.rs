@@ -158,10 +158,11 @@ fn run(o: &Opts) -> Result<(), String> {
     let cq = ctx.create_cq(1024).map_err(|e| e.to_string())?;
     let srq = pd.create_srq(256, 1).map_err(|e| e.to_string())?;
     let key = DcKey::new(o.key);
-    let mut dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, key).port(o.ib_port).mtu(1024);
-    if let Some(g) = o.gid_index {
-        dct = dct.gid_index(g);
-    }
+    let dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, key)
+        .port(o.ib_port)
+        .mtu(1024)
+        .access(Access::REMOTE_WRITE | Access::REMOTE_READ)
+        .gid_index(o.gid_index);
     let dct = dct.build().map_err(|e| e.to_string())?;
     let mut buf = pd
         .alloc_mr(o.size.max(8) * 2, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
@@ -175,7 +176,7 @@ fn run(o: &Opts) -> Result<(), String> {
         None => [0; 16],
     };
     let mine = DcTargetAddr {
-        lid: port.0.lid,
+        lid: port.lid(),
         gid,
         dct_number: dct.dct_number(),
         port_mtu: Mtu::Mtu1024,
@@ -386,7 +387,7 @@ fn perftest_dest(
 ) -> Result<perftest::Dest, String> {
     let mem = mr.remote().ok_or("the buffer has no remote access")?;
     Ok(perftest::Dest {
-        lid: port.0.lid,
+        lid: port.lid(),
         out_reads: 1,
         qpn,
         psn: RtsAttr::default().sq_psn,
@@ -510,12 +511,11 @@ fn run_perftest_server(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
     let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
     let cq = ctx.create_cq(1024).map_err(|e| e.to_string())?;
     let srq = pd.create_srq(256, 1).map_err(|e| e.to_string())?;
-    let mut dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, DcKey::new(o.key))
+    let dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, DcKey::new(o.key))
         .port(o.ib_port)
-        .mtu(mtu.bytes());
-    if let Some(g) = o.gid_index {
-        dct = dct.gid_index(g);
-    }
+        .access(Access::REMOTE_WRITE | Access::REMOTE_READ)
+        .mtu(mtu.bytes())
+        .gid_index(o.gid_index);
     let dct = dct.build().map_err(|e| e.to_string())?;
     // A perftest client's writes walk SIZE-byte steps up to its cycle buffer from our address.
     let mut buf = pd

@@ -172,7 +172,7 @@ fn run(o: &Opts) -> Result<(), String> {
         "N", "transport", "QPs", "memory KiB", "set-up ms"
     );
     for &n in &o.peers {
-        let mut rows = vec![rc(&pd, &cq, o.port, port.0.lid, n)?];
+        let mut rows = vec![rc(&pd, &cq, o.port, port.lid(), n)?];
         for &w in &o.dcis {
             rows.push(dc(&mlx5, &pd, &cq, o.port, w)?);
         }

@@ -107,7 +107,7 @@ fn main() -> ExitCode {
                     p.state_str(),
                     p.link_layer_str(),
                     p.active_mtu_bytes(),
-                    p.0.lid,
+                    p.lid(),
                     p.0.active_speed_ex,
                     p.0.port_cap_flags2
                 ),

@@ -374,7 +374,7 @@ fn run(o: &Opts) -> Res<()> {
     };
     let ctx = dev.open()?;
     let port = ctx.query_port(o.ib_port)?;
-    let lid = port.0.lid;
+    let lid = port.lid();
     let roce = port.link_layer_str() == "Ethernet";
     if !roce && lid == 0 {
         return Err(format!(

@@ -4,7 +4,8 @@
 //! with [`Cq::req_notify`](crate::Cq::req_notify), poll the CQ empty (a completion that arrived before arming raises
 //! no event), then block in [`Cq::wait`](crate::Cq::wait) with a timeout, or put the channel's descriptor
 //! ([`Cq::channel`](crate::Cq::channel), non-blocking, `AsFd`) into epoll and call [`Cq::try_event`](crate::Cq::try_event) when it
-//! is readable. Every event arms once: re-arm before polling again.
+//! is readable. Every event arms once: re-arm before polling again. To sleep on several CQs
+//! (a DC server's receive and send CQs), use [`Cq::wait_any`](crate::Cq::wait_any).
 //!
 //! Events are acknowledged in batches (`ibv_ack_cq_events` takes a lock) and every
 //! outstanding one before the CQ is destroyed, which `ibv_destroy_cq` requires.

@@ -125,6 +125,48 @@ impl Context {
         Ok(raw_gid)
     }
 
+    /// The GID index a RoCE v2 DC target or initiator on `port` should use: the first
+    /// populated RoCE v2 entry of the port's GID table, preferring an IPv4-mapped GID (routable
+    /// between subnets) over an IPv6 link-local one. `None` on an InfiniBand port, which needs
+    /// no GID index, so the result goes straight into
+    /// [`DctBuilder::gid_index`](crate::DctBuilder::gid_index) on either link layer.
+    ///
+    /// Reads the GID types from sysfs as libibverbs does
+    /// (`<ibdev_path>/ports/<port>/gid_attrs/types/<index>`; `ibdev_path` honours
+    /// `SYSFS_PATH`), so it works with every rdma-core version.
+    ///
+    /// # Errors
+    /// `ibv_query_port` with its errno for a port the device does not have; ENODATA (operation
+    /// `Context::roce_v2_gid_index`) when the port is Ethernet but no RoCE v2 GID is populated:
+    /// give the network interface an IP address, or choose the index by hand (`show_gids`).
+    pub fn roce_v2_gid_index(&self, port: u8) -> Result<Option<u8>> {
+        let attr = self.query_port(port)?;
+        if !attr.is_ethernet() {
+            return Ok(None);
+        }
+        // SAFETY: the context is open; its device pointer and the device's path are set by
+        // libibverbs at open and live as long as the context.
+        let ibdev_path = unsafe { CStr::from_ptr((*(*self.as_raw()).device).ibdev_path.as_ptr()) };
+        let ports = std::path::Path::new(&*ibdev_path.to_string_lossy())
+            .join("ports")
+            .join(port.to_string());
+        let len = u8::try_from(attr.0.gid_tbl_len.max(0)).unwrap_or(u8::MAX);
+        pick_roce_v2_gid(&ports, len)
+            .ok_or_else(|| {
+                Error::from_errno(
+                    "Context::roce_v2_gid_index",
+                    libc::ENODATA,
+                    format!(
+                        "port {port} is Ethernet but none of its {len} GIDs is a populated RoCE v2 entry in {}: \
+                     give its network interface an IP address, or pick a GID index by hand (show_gids)",
+                        ports.display()
+                    ),
+                )
+                .on(self.name())
+            })
+            .map(Some)
+    }
+
     /// Whether the device pages in any address on demand with one registration
     /// (`IBV_ODP_SUPPORT_IMPLICIT` in `ibv_query_device_ex`'s ODP caps).
     ///
@@ -258,6 +300,31 @@ pub fn mtu_bytes(mtu: raw::ibv_mtu) -> u32 {
     }
 }
 
+/// The first RoCE v2 entry of a port's GID table under `ports` (sysfs `.../ports/<port>`),
+/// an IPv4-mapped one first. Entries whose type cannot be read (empty ones) or whose GID is
+/// zero are skipped.
+fn pick_roce_v2_gid(ports: &std::path::Path, len: u8) -> Option<u8> {
+    let mut first = None;
+    for i in 0..len {
+        let Ok(ty) = std::fs::read_to_string(ports.join("gid_attrs/types").join(i.to_string())) else {
+            continue;
+        };
+        if ty.trim() != "RoCE v2" {
+            continue;
+        }
+        let gid = std::fs::read_to_string(ports.join("gids").join(i.to_string())).unwrap_or_default();
+        let gid = gid.trim();
+        if gid.is_empty() || gid.chars().all(|c| c == '0' || c == ':') {
+            continue;
+        }
+        if gid.starts_with("0000:0000:0000:0000:0000:ffff:") {
+            return Some(i);
+        }
+        first.get_or_insert(i);
+    }
+    first
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,5 +336,55 @@ mod tests {
         assert_eq!(mtu_bytes(raw::IBV_MTU_4096), 4096);
         assert_eq!(mtu_bytes(0), 0);
         assert_eq!(mtu_bytes(6), 0);
+    }
+
+    fn gid_table(entries: &[(&str, &str)]) -> std::path::PathBuf {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mlx5dv-gids-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(dir.join("gid_attrs/types")).unwrap();
+        std::fs::create_dir_all(dir.join("gids")).unwrap();
+        for (i, (ty, gid)) in entries.iter().enumerate() {
+            std::fs::write(dir.join("gids").join(i.to_string()), format!("{gid}\n")).unwrap();
+            if !ty.is_empty() {
+                std::fs::write(dir.join("gid_attrs/types").join(i.to_string()), format!("{ty}\n")).unwrap();
+            }
+        }
+        dir
+    }
+
+    const LINK_LOCAL: &str = "fe80:0000:0000:0000:0000:00ff:fe00:0001";
+    const V4_MAPPED: &str = "0000:0000:0000:0000:0000:ffff:0a00:0001";
+    const ZERO: &str = "0000:0000:0000:0000:0000:0000:0000:0000";
+
+    #[test]
+    fn roce_v2_gid_is_the_first_v2_entry_skipping_v1_and_empty_ones() {
+        let dir = gid_table(&[("IB/RoCE v1", LINK_LOCAL), ("", ZERO), ("RoCE v2", LINK_LOCAL)]);
+        assert_eq!(pick_roce_v2_gid(&dir, 3), Some(2));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn roce_v2_gid_prefers_an_ipv4_mapped_entry_over_link_local() {
+        let dir = gid_table(&[
+            ("IB/RoCE v1", LINK_LOCAL),
+            ("RoCE v2", LINK_LOCAL),
+            ("IB/RoCE v1", V4_MAPPED),
+            ("RoCE v2", V4_MAPPED),
+        ]);
+        assert_eq!(pick_roce_v2_gid(&dir, 4), Some(3));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn roce_v2_gid_is_none_without_a_populated_v2_entry() {
+        let dir = gid_table(&[("IB/RoCE v1", LINK_LOCAL), ("RoCE v2", ZERO)]);
+        assert_eq!(pick_roce_v2_gid(&dir, 2), None);
+        assert_eq!(pick_roce_v2_gid(&dir.join("missing"), 2), None);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -251,6 +251,18 @@ impl fmt::Debug for Error {
 
 impl std::error::Error for Error {}
 
+/// A malformed or unencodable address blob (see [`crate::addr`]) as this crate's error:
+/// operation `mlx5dv::addr`, EINVAL, and the [`AddrError`](crate::addr::AddrError)'s own
+/// sentence, so `?` works on `encode()`/`decode()` in a function returning [`Result`].
+impl From<crate::addr::AddrError> for Error {
+    fn from(e: crate::addr::AddrError) -> Self {
+        Error::invalid(
+            "mlx5dv::addr",
+            format!("{e}: the address blob must come from encode() of this crate's format version, unmodified"),
+        )
+    }
+}
+
 impl From<Error> for std::io::Error {
     fn from(e: Error) -> Self {
         match e.0.errno {
@@ -313,5 +325,17 @@ mod tests {
     fn converts_to_io_error_with_matching_kind() {
         let io: std::io::Error = Error::from_errno("ibv_reg_mr", libc::ENOMEM, "").into();
         assert_eq!(io.kind(), std::io::ErrorKind::OutOfMemory);
+    }
+
+    #[test]
+    fn an_addr_error_converts_with_question_mark_into_an_einval_error_keeping_its_sentence() {
+        fn decode(blob: &[u8]) -> Result<crate::DcTargetAddr> {
+            Ok(crate::DcTargetAddr::decode(blob)?)
+        }
+        let e = decode(&[0; 3]).unwrap_err();
+        assert_eq!(e.errno(), Some(libc::EINVAL));
+        assert_eq!(e.op(), "mlx5dv::addr");
+        let sentence = crate::DcTargetAddr::decode(&[0; 3]).unwrap_err().to_string();
+        assert!(e.hint().contains(&sentence), "{e}");
     }
 }

@@ -64,6 +64,43 @@ pub(crate) fn wait_readable(fd: RawFd, deadline: Option<Instant>) -> std::io::Re
     }
 }
 
+/// Waits until one of `fds` is readable or `deadline` passes; returns whether one is.
+pub(crate) fn wait_any_readable(fds: &[RawFd], deadline: Option<Instant>) -> std::io::Result<bool> {
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    loop {
+        let timeout_ms: libc::c_int = match deadline {
+            None => -1,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                let ms = left.as_micros().div_ceil(1000);
+                ms.min(libc::c_int::MAX as u128) as libc::c_int
+            }
+        };
+        // SAFETY: `pfds` is a live array of `pfds.len()` pollfds for the duration of the call.
+        let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n > 0 {
+            return Ok(true);
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(false);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +120,23 @@ mod tests {
         unsafe {
             libc::close(fds[0]);
             libc::close(fds[1]);
+        }
+    }
+
+    #[test]
+    fn wait_any_readable_times_out_on_silent_pipes_and_wakes_when_the_second_has_data() {
+        let (mut a, mut b) = ([0; 2], [0; 2]);
+        // SAFETY: each array has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(a.as_mut_ptr()) }, 0);
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::pipe(b.as_mut_ptr()) }, 0);
+        assert!(!wait_any_readable(&[a[0], b[0]], deadline(Some(Duration::from_millis(20)))).unwrap());
+        // SAFETY: writes one byte from a live buffer into the second pipe.
+        assert_eq!(unsafe { libc::write(b[1], b"x".as_ptr().cast(), 1) }, 1);
+        assert!(wait_any_readable(&[a[0], b[0]], deadline(Some(Duration::from_secs(5)))).unwrap());
+        for fd in a.into_iter().chain(b) {
+            // SAFETY: closes a descriptor opened above, once.
+            unsafe { libc::close(fd) };
         }
     }
 }

@@ -96,6 +96,19 @@ impl Op {
         }
     }
 
+    /// What names a refusal of the crate's own checks, made before any library call.
+    pub(crate) fn check_name(&self) -> &'static str {
+        match self {
+            Op::Send => "Batch::send (checked before posting)",
+            Op::SendImm(_) => "Batch::send_imm (checked before posting)",
+            Op::Write(_) => "Batch::rdma_write (checked before posting)",
+            Op::WriteImm(..) => "Batch::rdma_write_imm (checked before posting)",
+            Op::Read(_) => "Batch::rdma_read (checked before posting)",
+            Op::CmpSwap(..) => "Batch::atomic_cmp_swp (checked before posting)",
+            Op::FetchAdd(..) => "Batch::atomic_fetch_add (checked before posting)",
+        }
+    }
+
     fn send_op_flag(&self) -> u32 {
         match self {
             Op::Send => raw::IBV_QP_EX_WITH_SEND,
@@ -188,8 +201,20 @@ impl<'q, T: Transport> Batch<'q, T> {
         self.wr(wr_id, Op::Read(remote))
     }
 
-    /// A 64-bit compare-and-swap at the start of `remote`; the old value lands in the 8-byte
-    /// local buffer.
+    /// A 64-bit compare-and-swap at the start of `remote` (8-byte aligned, 8 bytes long);
+    /// the old value lands in the 8-byte local buffer: the swap happened if it equals
+    /// `compare`.
+    ///
+    /// # Byte order
+    /// The old value lands in the local buffer in the host's byte order: read it with
+    /// `u64::from_ne_bytes` (`let mut old = [0; 8]; mr.read(0, &mut old)?;`), and keep the
+    /// target's 8 bytes as a native `u64` (`to_ne_bytes`). mlx5 HCAs convert 8-byte atomic
+    /// responses per the requester's endianness mode, and mlx5_core selects host endianness
+    /// (`atomic_req_8B_endianness_mode`, Linux f91e6d8941bf); mlx5_ib reports atomics
+    /// (`atomic_cap` HCA) only on a device in that mode, and otherwise none (da7525d2a9ae), so an atomic this crate posts never returns a
+    /// big-endian value: it is refused at creation (`with_atomics()`: EOPNOTSUPP) instead.
+    /// `compare`, `swap` and `add` are host-order values; the crate passes them as they are.
+    /// Mixed-endian clusters (big-endian hosts) are outside what this is tested on.
     #[inline]
     pub fn atomic_cmp_swp(
         &mut self,
@@ -201,8 +226,19 @@ impl<'q, T: Transport> Batch<'q, T> {
         self.wr(wr_id, Op::CmpSwap(remote, compare, swap))
     }
 
-    /// A 64-bit fetch-and-add at the start of `remote`; the old value lands in the 8-byte
-    /// local buffer.
+    /// A 64-bit fetch-and-add at the start of `remote` (8-byte aligned, 8 bytes long); the
+    /// old value lands in the 8-byte local buffer.
+    ///
+    /// # Byte order
+    /// The old value lands in the local buffer in the host's byte order: read it with
+    /// `u64::from_ne_bytes` (`let mut old = [0; 8]; mr.read(0, &mut old)?;`), and keep the
+    /// target's 8 bytes as a native `u64` (`to_ne_bytes`). mlx5 HCAs convert 8-byte atomic
+    /// responses per the requester's endianness mode, and mlx5_core selects host endianness
+    /// (`atomic_req_8B_endianness_mode`, Linux f91e6d8941bf); mlx5_ib reports atomics
+    /// (`atomic_cap` HCA) only on a device in that mode, and otherwise none (da7525d2a9ae), so an atomic this crate posts never returns a
+    /// big-endian value: it is refused at creation (`with_atomics()`: EOPNOTSUPP) instead.
+    /// `add` is host-order value; the crate passes it as they are.
+    /// Mixed-endian clusters (big-endian hosts) are outside what this is tested on.
     #[inline]
     pub fn atomic_fetch_add(&mut self, wr_id: u64, remote: RemoteMemory, add: u64) -> Wr<'_, 'q, T, T::Start> {
         self.wr(wr_id, Op::FetchAdd(remote, add))
@@ -453,7 +489,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         match data {
             Data::Inline(bytes) if bytes.len() > qp.max_inline_data as usize => {
                 return Err(Error::invalid(
-                    self.op.name(),
+                    self.op.check_name(),
                     format!(
                         "{} bytes of inline data exceed this QP's max_inline_data of {}: use an SGE or create the QP with more",
                         bytes.len(),
@@ -464,7 +500,7 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             }
             Data::List(list) if list.len() > qp.max_send_sge as usize => {
                 return Err(Error::invalid(
-                    self.op.name(),
+                    self.op.check_name(),
                     format!(
                         "{} SGEs exceed this QP's max_send_sge of {}: merge buffers or create the QP with more",
                         list.len(),
@@ -476,21 +512,8 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
             _ => {}
         }
         if let Some(remote) = self.op.remote() {
-            let fits = if self.op.is_atomic() {
-                total == 8 && remote.len >= 8 && remote.addr % 8 == 0
-            } else {
-                total <= remote.len
-            };
-            if !fits {
-                return Err(Error::invalid(
-                    self.op.name(),
-                    if self.op.is_atomic() {
-                        "atomics need an 8-byte local buffer and an 8-byte-aligned remote address with 8 bytes in range"
-                    } else {
-                        "the local data is longer than the remote range"
-                    },
-                )
-                .on(qp.device()));
+            if let Some(why) = unfit_remote(self.op.is_atomic(), total, *remote) {
+                return Err(why.error(self.op.check_name(), total, *remote).on(qp.device()));
             }
         }
         if let Some(d) = self.batch.direct {
@@ -594,5 +617,115 @@ pub(crate) fn refused(refusal: crate::sq::Refusal) -> Error {
     match refusal {
         crate::sq::Refusal::Full => Error::from_static(&SQ_FULL),
         crate::sq::Refusal::Halted => Error::from_static(&SQ_HALTED),
+    }
+}
+
+/// Which rule a request's local data and remote range break.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum UnfitRemote {
+    /// An atomic's local buffer is not 8 bytes.
+    AtomicLocalLen,
+    /// An atomic's remote address is not 8-byte aligned.
+    AtomicAlign,
+    /// An atomic's remote range is shorter than 8 bytes.
+    AtomicRemoteLen,
+    /// A write's or read's local data is longer than the remote range.
+    Longer,
+}
+
+/// The first rule `total` local bytes against `remote` break, if any.
+#[inline(always)]
+fn unfit_remote(atomic: bool, total: u64, remote: RemoteMemory) -> Option<UnfitRemote> {
+    if atomic {
+        if total != 8 {
+            Some(UnfitRemote::AtomicLocalLen)
+        } else if remote.addr % 8 != 0 {
+            Some(UnfitRemote::AtomicAlign)
+        } else if remote.len < 8 {
+            Some(UnfitRemote::AtomicRemoteLen)
+        } else {
+            None
+        }
+    } else if total > remote.len {
+        Some(UnfitRemote::Longer)
+    } else {
+        None
+    }
+}
+
+impl UnfitRemote {
+    #[cold]
+    fn error(self, op: &'static str, total: u64, remote: RemoteMemory) -> Error {
+        Error::invalid(
+            op,
+            match self {
+                UnfitRemote::AtomicLocalLen => format!(
+                    "the local buffer is {total} bytes, an atomic needs exactly 8 (the old value lands there): pass an 8-byte SGE"
+                ),
+                UnfitRemote::AtomicAlign => format!(
+                    "the remote address {:#x} is not 8-byte aligned, as an atomic's must be: align the target",
+                    remote.addr
+                ),
+                UnfitRemote::AtomicRemoteLen => format!(
+                    "the remote range is {} bytes, an atomic needs 8: pass a RemoteMemory of at least 8 bytes",
+                    remote.len
+                ),
+                UnfitRemote::Longer => format!(
+                    "the local data is {total} bytes, longer than the remote range of {} bytes: shorten it or widen the range",
+                    remote.len
+                ),
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REMOTE: RemoteMemory = RemoteMemory {
+        addr: 0x1000,
+        len: 64,
+        rkey: 1,
+    };
+
+    fn refusal(atomic: bool, total: u64, remote: RemoteMemory) -> String {
+        unfit_remote(atomic, total, remote)
+            .expect("refused")
+            .error(Op::FetchAdd(remote, 1).check_name(), total, remote)
+            .to_string()
+    }
+
+    #[test]
+    fn an_atomic_refusal_names_the_rule_it_broke_with_the_numbers() {
+        let text = refusal(true, 4, REMOTE);
+        assert!(
+            text.contains("the local buffer is 4 bytes, an atomic needs exactly 8"),
+            "{text}"
+        );
+        let text = refusal(true, 8, RemoteMemory { addr: 0x1004, ..REMOTE });
+        assert!(text.contains("remote address 0x1004 is not 8-byte aligned"), "{text}");
+        let text = refusal(true, 8, RemoteMemory { len: 4, ..REMOTE });
+        assert!(
+            text.contains("the remote range is 4 bytes, an atomic needs 8"),
+            "{text}"
+        );
+        assert_eq!(unfit_remote(true, 8, REMOTE), None);
+    }
+
+    #[test]
+    fn a_refusal_by_the_crates_own_checks_names_the_builder_not_a_library_call() {
+        let text = refusal(true, 4, REMOTE);
+        assert!(
+            text.starts_with("Batch::atomic_fetch_add (checked before posting)"),
+            "{text}"
+        );
+        assert!(!text.contains("ibv_wr_"), "{text}");
+        let text = refusal(false, 128, REMOTE);
+        assert!(
+            text.contains("the local data is 128 bytes, longer than the remote range of 64 bytes"),
+            "{text}"
+        );
+        assert_eq!(unfit_remote(false, 64, REMOTE), None);
     }
 }

@@ -604,10 +604,8 @@ pub mod device {
         access: Option<Access>,
     ) -> (Dct, DcTargetAddr) {
         let b = DctBuilder::new(mlx5, pd, cq, srq, key).port(port).mtu(mtu);
-        let b = match access {
-            Some(a) => b.access(a),
-            None => b,
-        };
+        // The suite's DCTs are written to and read from unless a test says otherwise.
+        let b = b.access(access.unwrap_or(Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ));
         let dct = match gid_index {
             Some(g) => b.gid_index(g),
             None => b,
@@ -867,13 +865,14 @@ pub mod device {
             (addr, ah)
         }
 
-        /// A DCT builder on this port with the key and MTU, minimum RNR timer 12, and the GID
-        /// index on RoCE.
+        /// A DCT builder on this port with the key and MTU, minimum RNR timer 12, remote write
+        /// and read access, and the GID index on RoCE.
         pub fn dct_builder<'a>(&self, mlx5: &'a Mlx5Context, pd: &'a Pd, cq: &'a Cq, srq: &'a Srq) -> DctBuilder<'a> {
             let b = DctBuilder::new(mlx5, pd, cq, srq, self.key)
                 .port(self.port)
                 .mtu(self.mtu)
-                .min_rnr_timer(12);
+                .min_rnr_timer(12)
+                .access(Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ);
             match self.gid_index {
                 Some(i) => b.gid_index(i),
                 None => b,

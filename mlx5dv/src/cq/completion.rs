@@ -31,7 +31,12 @@ pub enum WcStatus {
     RemAccessErr,
     /// Remote operation error.
     RemOpErr,
-    /// Transport retries exhausted (peer unreachable).
+    /// Transport retries exhausted: the peer did not acknowledge within the ACK timeout times
+    /// `retry_cnt + 1` (about 540 ms with [`RtsAttr::default`](crate::RtsAttr)). On DC this is
+    /// what a dead peer (a process, DCT or port that is gone) *and* a wrong DC key look like:
+    /// a DCT drops a request with the wrong key without answering, and counts it in
+    /// [`DctContext::key_violations`](crate::DctContext::key_violations) (read at the target with
+    /// [`Dct::query_context`](crate::Dct::query_context)); the target sees nothing else.
     RetryExcErr,
     /// RNR retries exhausted (no receive posted on the peer).
     RnrRetryExcErr,

@@ -4,7 +4,7 @@ use super::Cq;
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::wait::{deadline, wait_readable};
+use crate::wait::{deadline, wait_any_readable, wait_readable};
 use mlx5dv_raw as raw;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
@@ -81,6 +81,66 @@ impl Cq {
                 .map_err(|e| Error::from_errno("poll (comp_channel)", e.raw_os_error().unwrap_or(0), ""))?;
             if !readable {
                 return Ok(false);
+            }
+        }
+    }
+
+    /// Sleeps until any of `cqs` has an event, with no `unsafe` and no epoll of your own: a DC
+    /// server's receive CQ (the DCT's) and send CQ (its [`DciPool`](crate::DciPool)'s) from
+    /// one thread. Returns the index in `cqs` of the CQ whose event it read, or `None` when
+    /// `timeout` (None: forever) passed first.
+    ///
+    /// Each CQ needs its own channel ([`Context::create_cq_with_channel`]). The pattern is the
+    /// one [`Cq::wait`] has, over every CQ: arm each ([`Cq::req_notify`]), poll each empty
+    /// (completions that came before arming raise no event), then `wait_any`. Poll *every* CQ
+    /// after it returns, not only the one named: others may have completions too. Their
+    /// events stay queued and make the next call return at once, which costs one spurious
+    /// wake-up and loses nothing.
+    ///
+    /// ```no_run
+    /// # fn f(ctx: &mlx5dv::Context) -> mlx5dv::Result<()> {
+    /// use mlx5dv::{Completion, Cq};
+    /// use std::time::Duration;
+    /// let (rx, tx) = (ctx.create_cq_with_channel(256)?, ctx.create_cq_with_channel(256)?);
+    /// let mut done = [Completion::default(); 16];
+    /// loop {
+    ///     rx.req_notify(false)?;
+    ///     tx.req_notify(false)?;
+    ///     let n = rx.poll(&mut done)? + tx.poll(&mut done)?; // handle them
+    ///     if n == 0 && Cq::wait_any(&[&rx, &tx], Some(Duration::from_secs(1)))?.is_none() {
+    ///         break; // a second with nothing on either CQ
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// EINVAL (operation `Cq::wait_any`) for an empty list or a CQ without a channel;
+    /// `ibv_get_cq_event`; `poll (comp_channel)` with its errno.
+    pub fn wait_any(cqs: &[&Cq], timeout: Option<Duration>) -> Result<Option<usize>> {
+        if cqs.is_empty() {
+            return Err(Error::invalid("Cq::wait_any", "no CQ to wait on: pass at least one"));
+        }
+        let mut fds = Vec::with_capacity(cqs.len());
+        for cq in cqs {
+            fds.push(cq.channel_or_err("Cq::wait_any")?.as_raw_fd());
+        }
+        let until = deadline(timeout);
+        loop {
+            for (i, cq) in cqs.iter().enumerate() {
+                if cq.channel_or_err("Cq::wait_any")?.try_get(cq.as_raw_cq())? {
+                    return Ok(Some(i));
+                }
+            }
+            let readable = wait_any_readable(&fds, until).map_err(|e| {
+                Error::from_errno(
+                    "poll (comp_channel)",
+                    e.raw_os_error().unwrap_or(0),
+                    "waiting on the CQs' completion channels failed",
+                )
+            })?;
+            if !readable {
+                return Ok(None);
             }
         }
     }

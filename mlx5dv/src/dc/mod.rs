@@ -97,6 +97,11 @@ use std::ptr::NonNull;
 
 /// A 64-bit DC access key: initiators must present the key of the DCT they reach. A secret:
 /// never shown by `Debug`.
+///
+/// A wrong key is not refused where it is given: the DCT drops the request silently, so the
+/// initiator's request ends with [`WcStatus::RetryExcErr`](crate::WcStatus::RetryExcErr) after
+/// the ACK timeouts, exactly as for a dead peer, and the target's only trace is its
+/// key-violation count ([`Dct::query_context`](crate::Dct::query_context)).
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
 pub struct DcKey(u64);
 
@@ -153,11 +158,72 @@ fn create_dc_qp(
                 "{} is not an mlx5 device with DC support; DC needs ConnectX-5 or newer",
                 ctx.name()
             )
+        } else if err.errno() == Some(libc::EINVAL) && cap.max_inline_data > 0 {
+            match largest_inline(pd, cq, srq, cap, send_ops, dv, own_register) {
+                Some(limit) if limit < cap.max_inline_data => format!(
+                    "max_inline_data {} exceeds what {} takes with these capacities: at most {limit} bytes \
+                     (one send WQE, max_wqe_sz_sq, less the DC headers): ask for at most {limit}",
+                    cap.max_inline_data,
+                    ctx.name()
+                ),
+                _ => "check the capacities against the device limits and the DC attributes".to_string(),
+            }
         } else {
             "check the capacities against the device limits and the DC attributes".to_string()
         };
         Error::from_errno(op, err.errno().unwrap_or(0), hint).on(ctx.name())
     })
+}
+
+/// After a refused creation: the largest `max_inline_data` the library accepts with the other
+/// capacities unchanged (None if it refuses even 0, so something else was wrong). Found by
+/// creating and destroying QPs (bisection), on the failure path only.
+fn largest_inline(
+    pd: &Pd,
+    cq: &Cq,
+    srq: Option<&Srq>,
+    cap: raw::ibv_qp_cap,
+    send_ops: u64,
+    dv: &mut raw::mlx5dv_qp_init_attr,
+    own_register: Option<&crate::direct::register::OwnRegister>,
+) -> Option<u32> {
+    let mut accepts = |inline: u32| {
+        let mut attr = init_attr_ex(
+            pd,
+            cq,
+            srq,
+            raw::ibv_qp_cap {
+                max_inline_data: inline,
+                ..cap
+            },
+            raw::IBV_QPT_DRIVER,
+            send_ops,
+        );
+        if let Some(own) = own_register {
+            attr.pd = own.pd();
+        }
+        // SAFETY: as in create_dc_qp: live objects, initialised attributes.
+        let qp = unsafe { raw::mlx5dv_create_qp(pd.context().as_raw(), &mut attr, dv) };
+        if qp.is_null() {
+            return false;
+        }
+        // SAFETY: the probe QP created just above, referenced by nothing else.
+        unsafe { raw::ibv_destroy_qp(qp) };
+        true
+    };
+    if !accepts(0) {
+        return None;
+    }
+    let (mut ok, mut bad) = (0u32, cap.max_inline_data);
+    while bad - ok > 1 {
+        let mid = ok + (bad - ok) / 2;
+        if accepts(mid) {
+            ok = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    Some(ok)
 }
 
 fn mtu_code(bytes: u32) -> Option<raw::ibv_mtu> {

@@ -34,9 +34,10 @@ pub struct DctBuilder<'a> {
 
 impl<'a> DctBuilder<'a> {
     /// A DCT taking receives from `srq`, reporting to `cq`, accepting initiators that present
-    /// `key`. Defaults: port 1, remote write and read access (atomic access only when asked
-    /// with [`DctBuilder::access`]: mlx5_ib refuses it with EOPNOTSUPP on a device without
-    /// atomics), the port's active MTU, min RNR timer 12, no GRH (set
+    /// `key`. Defaults: port 1, no remote access (a DCT that only receives SENDs needs
+    /// none; ask for RDMA WRITE, READ or atomics with [`DctBuilder::access`]: the registered
+    /// region must grant them too, and mlx5_ib refuses atomics with EOPNOTSUPP on a device
+    /// without them), the port's active MTU, min RNR timer 12, no GRH (set
     /// [`DctBuilder::gid_index`] on RoCE), P_Key index 0.
     pub fn new(mlx5: &'a Mlx5Context, pd: &'a Pd, cq: &'a Cq, srq: &'a Srq, key: DcKey) -> Self {
         DctBuilder {
@@ -46,7 +47,7 @@ impl<'a> DctBuilder<'a> {
             srq,
             key,
             port: 1,
-            access: Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ,
+            access: Access::none(),
             mtu: None,
             min_rnr_timer: 12,
             gid_index: None,
@@ -64,7 +65,9 @@ impl<'a> DctBuilder<'a> {
         self
     }
 
-    /// Remote access initiators get (`IBV_ACCESS_REMOTE_*`).
+    /// Remote access initiators get (`IBV_ACCESS_REMOTE_*`); default: none. An initiator's
+    /// RDMA WRITE, READ or atomic to a DCT that does not grant it fails at the initiator with
+    /// `RemAccessErr`, even where the region's key would allow it.
     pub fn access(mut self, access: Access) -> Self {
         self.access = access;
         self
@@ -91,9 +94,12 @@ impl<'a> DctBuilder<'a> {
         self
     }
 
-    /// Local GID index: required on RoCE (adds a GRH to the address vector).
-    pub fn gid_index(mut self, index: u8) -> Self {
-        self.gid_index = Some(index);
+    /// Local GID index: required on RoCE (adds a GRH to the address vector). Takes a `u8` or
+    /// an `Option<u8>`: `None` (the default) means no GRH, as an InfiniBand port needs, so
+    /// `.gid_index(ctx.roce_v2_gid_index(port)?)` fits both link layers
+    /// (see [`Context::roce_v2_gid_index`](crate::Context::roce_v2_gid_index)).
+    pub fn gid_index(mut self, index: impl Into<Option<u8>>) -> Self {
+        self.gid_index = index.into();
         self
     }
 

@@ -32,6 +32,14 @@
 //! checked at creation). The bookkeeping is allocated when the pool is created: posting and
 //! polling allocate nothing, recoveries included.
 //!
+//! DC has no liveness: no connection exists to break, so a peer that dies (its process, its
+//! DCT, its port) is noticed only when a request is sent to it, which then fails with
+//! `RetryExcErr` after the ACK timeouts; a peer that was only going to send *to* you is never
+//! noticed at all, and no completion or async event says anything. Heartbeats and timeouts
+//! are the application's: a server waiting for a client's requests needs a deadline, and a
+//! client waiting for a reply needs one too (its request may have been executed and
+//! acknowledged by a device whose process then died).
+//!
 //! [`Endpoints`] puts RC (one connected QP per endpoint, [`RcEndpoints`]) and DC (the pool)
 //! behind the same post and poll, so an application switches transport where it creates its
 //! endpoints.
@@ -48,9 +56,22 @@ use crate::mr::Sge;
 
 pub use crate::dc::DcPeer;
 
-/// An endpoint of a [`DciPool`] (an index into its endpoint table).
+/// An endpoint of a [`DciPool`]: an opaque handle that only the pool's
+/// [`add_endpoint`](DciPool::add_endpoint) makes, so a request cannot name an endpoint that was
+/// never added. Copy it, compare it, hash it, key a map with it; [`index`](Self::index) is its
+/// place in the pool's endpoint table (0, 1, 2, ... in the order they were added), for an
+/// application's own per-endpoint arrays. `EndpointId::default()` is the first endpoint's id,
+/// meant for filling poll buffers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct EndpointId(pub u32);
+pub struct EndpointId(pub(crate) u32);
+
+impl EndpointId {
+    /// Its place in the pool's endpoint table: 0 for the first endpoint added, 1 for the next.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
 
 /// How a [`DciPool`] assigns DCIs to endpoints.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -128,7 +149,8 @@ pub enum Request<'m> {
         /// Source.
         remote: RemoteMemory,
     },
-    /// 64-bit compare-and-swap at `remote`; the old value lands in `local` (8 bytes).
+    /// 64-bit compare-and-swap at `remote`; the old value lands in `local` (8 bytes), in host
+    /// byte order (`u64::from_ne_bytes`; see [`Batch::atomic_cmp_swp`](crate::Batch::atomic_cmp_swp)).
     CompareSwap {
         /// The old value's buffer.
         local: Sge<'m>,
@@ -139,7 +161,8 @@ pub enum Request<'m> {
         /// New value.
         swap: u64,
     },
-    /// 64-bit fetch-and-add at `remote`; the old value lands in `local` (8 bytes).
+    /// 64-bit fetch-and-add at `remote`; the old value lands in `local` (8 bytes), in host
+    /// byte order (`u64::from_ne_bytes`; see [`Batch::atomic_fetch_add`](crate::Batch::atomic_fetch_add)).
     FetchAdd {
         /// The old value's buffer.
         local: Sge<'m>,
