@@ -70,6 +70,7 @@ pub mod mr;
 pub mod pd;
 pub mod qp;
 pub mod rc;
+pub mod s3;
 mod sq;
 pub mod srq;
 mod wait;
