@@ -1427,3 +1427,60 @@ fn streams_a_peer_process_killed_mid_stream_resets_only_its_stream_counting_noth
         );
     }
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_server_with_client_churn_reuses_removed_endpoints_places_and_a_stale_id_names_nothing() {
+    // newuser-4 F3: a pool of max_endpoints stopped at its table's size over a server's life.
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let rx_cq = ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(64, 1).unwrap();
+    let rx = pd.alloc_mr(8, Access::LOCAL_WRITE).unwrap();
+    for i in 0..60 {
+        srq.post_recv(i, &[rx.sge(0, 8).unwrap()]).unwrap();
+    }
+    let (_dct, addr) = dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
+    let mut pool = small_pool(&mlx5, &pd, port, Policy::Dcs, 2);
+    let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+    pool.hold(&tx).unwrap();
+    let send = Request::Send {
+        local: tx.sge(0, 8).unwrap(),
+    };
+    let mut out = [EpCompletion::default(); 8];
+    // Twice the table's 8 places, one client after another: each is served, then removed.
+    let mut stale = Vec::new();
+    for round in 0..16u64 {
+        let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+        let ep = pool
+            .add_endpoint(DcPeer::new(&ah, &addr, KEY))
+            .expect("a place is free again");
+        pool.post(ep, round, send).unwrap();
+        let busy = pool.remove_endpoint(ep).expect_err("a request is outstanding");
+        assert_eq!(busy.errno(), Some(libc::EBUSY), "{busy}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let c = loop {
+            let n = pool.poll(&mut out).expect("pool poll");
+            if n > 0 {
+                break out[0];
+            }
+            assert!(Instant::now() < deadline, "round {round}: no completion");
+        };
+        assert_eq!((c.endpoint, c.wr_id, c.status), (ep, round, WcStatus::Success));
+        let peer = pool.remove_endpoint(ep).expect("nothing outstanding now");
+        assert_eq!(peer.dct_number(), addr.dct_number);
+        stale.push(ep);
+    }
+    // A removed endpoint's id names nothing, though its place serves another endpoint now.
+    let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+    let live = pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap();
+    assert!(stale.iter().any(|s| s.index() == live.index()));
+    for &s in &stale {
+        assert_ne!(s, live);
+        let e = pool.post(s, 99, send).expect_err("a stale id");
+        assert_eq!(e.errno(), Some(libc::EINVAL), "{e}");
+        assert_eq!(pool.remove_endpoint(s).unwrap_err().errno(), Some(libc::EINVAL));
+        assert_eq!(pool.outstanding(s), 0);
+    }
+}

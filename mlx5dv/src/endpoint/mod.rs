@@ -59,14 +59,17 @@ pub use crate::dc::DcPeer;
 /// An endpoint of a [`DciPool`]: an opaque handle that only the pool's
 /// [`add_endpoint`](DciPool::add_endpoint) makes, so a request cannot name an endpoint that was
 /// never added. Copy it, compare it, hash it, key a map with it; [`index`](Self::index) is its
-/// place in the pool's endpoint table (0, 1, 2, ... in the order they were added), for an
-/// application's own per-endpoint arrays. `EndpointId::default()` is the first endpoint's id,
-/// meant for filling poll buffers.
+/// place in the pool's endpoint table (0, 1, 2, ... in the order they were added; the place of
+/// a removed endpoint is given to a later one), for an application's own per-endpoint arrays.
+/// The id of an endpoint that was removed ([`DciPool::remove_endpoint`]) names nothing, even
+/// once its place is reused. `EndpointId::default()` is the first endpoint's id, meant for
+/// filling poll buffers.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct EndpointId(pub(crate) u32);
+pub struct EndpointId(pub(crate) u32, pub(crate) u32);
 
 impl EndpointId {
-    /// Its place in the pool's endpoint table: 0 for the first endpoint added, 1 for the next.
+    /// Its place in the pool's endpoint table: 0 for the first endpoint added, 1 for the next
+    /// (a removed endpoint's place goes to a later one).
     #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
@@ -252,7 +255,7 @@ impl Default for EpCompletion {
     /// A placeholder to fill arrays with before polling: endpoint 0, wr_id 0, success.
     fn default() -> Self {
         EpCompletion {
-            endpoint: EndpointId(0),
+            endpoint: EndpointId(0, 0),
             wr_id: 0,
             status: WcStatus::Success,
             opcode: None,

@@ -100,7 +100,11 @@ struct Slot {
 }
 
 struct Ep {
-    peer: DcPeer,
+    /// None once the endpoint was removed ([`DciPool::remove_endpoint`]): its place waits in
+    /// `free` for the next endpoint.
+    peer: Option<DcPeer>,
+    /// Bumped at each removal: an [`EndpointId`] names this place's endpoint of that generation.
+    generation: u32,
     /// Its DCI: fixed (Rand, Streams) or held while it has requests outstanding (Dcs).
     dci: Option<usize>,
     stream: u16,
@@ -142,6 +146,8 @@ pub struct DciPool {
     out_of_order: bool,
     slots: Vec<Slot>,
     eps: Vec<Ep>,
+    /// Places of removed endpoints, for the next ones (allocated with the table).
+    free: Vec<u32>,
     /// Sorted by local key.
     held: Vec<HeldRegion>,
     scratch: Vec<Completion>,
@@ -266,6 +272,7 @@ impl DciPool {
                 out_of_order: cfg.out_of_order,
                 slots,
                 eps: Vec::with_capacity(cfg.max_endpoints),
+                free: Vec::with_capacity(cfg.max_endpoints),
                 held: Vec::new(),
                 scratch: vec![Completion::default(); SCRATCH],
                 foreign: VecDeque::with_capacity(SCRATCH),
@@ -366,12 +373,13 @@ impl DciPool {
     /// connection must agree on `MLX5DV_QP_CREATE_OOO_DP`: see [`PoolConfig::out_of_order`]).
     pub fn add_endpoint(&mut self, peer: DcPeer) -> std::result::Result<EndpointId, Returned<DcPeer>> {
         const OP: &str = "DciPool::add_endpoint";
-        if self.eps.len() == self.eps.capacity() {
+        if self.free.is_empty() && self.eps.len() == self.eps.capacity() {
             return Err(Returned {
                 error: Error::from_errno(
                     OP,
                     libc::ENOSPC,
-                    "the pool's endpoint table is full: create it with a larger max_endpoints",
+                    "the pool's endpoint table is full: remove endpoints whose peers are gone \
+                     (DciPool::remove_endpoint), or create the pool with a larger max_endpoints",
                 ),
                 value: peer,
             });
@@ -395,22 +403,73 @@ impl DciPool {
                 value: peer,
             });
         }
-        let i = self.eps.len();
+        let i = self.free.last().map_or(self.eps.len(), |&f| f as usize);
         let w = self.slots.len();
         let (dci, stream) = match self.policy {
             Policy::Dcs | Policy::DcsQuota { .. } => (None, 0),
             Policy::Streams { log_concurrent, .. } => (Some(i % w), ((i / w) % (1usize << log_concurrent)) as u16),
             Policy::Rand { seed } => (Some((mix(seed ^ i as u64) % w as u64) as usize), 0),
         };
-        self.eps.push(Ep {
-            peer,
+        let ep = Ep {
+            peer: Some(peer),
+            generation: self.eps.get(i).map_or(0, |e| e.generation),
             dci,
             stream,
             outstanding: 0,
             since_acquire: 0,
             failed: None,
-        });
-        Ok(EndpointId(i as u32))
+        };
+        let id = EndpointId(i as u32, ep.generation);
+        if self.free.pop().is_some() {
+            self.eps[i] = ep;
+        } else {
+            self.eps.push(ep);
+        }
+        Ok(id)
+    }
+
+    /// Removes endpoint `ep` (a client that is gone): its place in the table goes to the next
+    /// endpoint added, and its peer (with its address handle) comes back to be dropped. Its
+    /// id names nothing from now on, even once the place is reused.
+    ///
+    /// # Errors
+    /// EINVAL when `ep` names no endpoint of this pool (never added, or removed already);
+    /// EBUSY while it has requests outstanding ([`DciPool::outstanding`]): poll until they are
+    /// reported (a dead peer's fail, and are reported, like any other), then remove it.
+    pub fn remove_endpoint(&mut self, ep: EndpointId) -> Result<DcPeer> {
+        const OP: &str = "DciPool::remove_endpoint";
+        let Some(i) = self.live(ep) else {
+            return Err(Error::invalid(
+                OP,
+                "no such endpoint in this pool (never added, or removed)",
+            ));
+        };
+        let e = &mut self.eps[i];
+        if e.outstanding > 0 {
+            return Err(Error::from_errno(
+                OP,
+                libc::EBUSY,
+                format!(
+                    "the endpoint has {} request(s) outstanding: poll until they are reported, then remove it",
+                    e.outstanding
+                ),
+            ));
+        }
+        let Some(peer) = e.peer.take() else {
+            return Err(Error::invalid(OP, "no such endpoint in this pool (removed)"));
+        };
+        e.generation = e.generation.wrapping_add(1);
+        e.failed = None;
+        self.free.push(i as u32);
+        Ok(peer)
+    }
+
+    /// The place of endpoint `ep` if it names a live endpoint of this pool.
+    #[inline]
+    fn live(&self, ep: EndpointId) -> Option<usize> {
+        let i = ep.0 as usize;
+        let e = self.eps.get(i)?;
+        (e.peer.is_some() && e.generation == ep.1).then_some(i)
     }
 
     /// Keeps `mr` registered for as long as the pool lives, so that requests posted from it
@@ -482,10 +541,13 @@ impl DciPool {
     /// (the device would fail it with a local protection error); the builder's checks (SGE against the DCI's caps) and `ibv_wr_complete` otherwise. A
     /// refused request was not posted.
     pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
-        let i = ep.0 as usize;
-        let Some(e) = self.eps.get(i) else {
-            return Err(Error::invalid("DciPool::post", "no such endpoint in this pool"));
+        let Some(i) = self.live(ep) else {
+            return Err(Error::invalid(
+                "DciPool::post",
+                "no such endpoint in this pool (never added, or removed)",
+            ));
         };
+        let e = &self.eps[i];
         let d = match (self.policy, e.dci) {
             (Policy::DcsQuota { quota }, Some(_)) if e.since_acquire >= quota && self.waiting => {
                 return Err(would_block(&busy::QUOTA));
@@ -533,7 +595,10 @@ impl DciPool {
     /// Posts `p` on DCI `d` and records it.
     fn post_on(&mut self, d: usize, p: &Posted) -> Result<()> {
         let stream = matches!(self.policy, Policy::Streams { .. }).then_some(p.stream);
-        let peer = &self.eps[p.ep as usize].peer;
+        // A request's endpoint is live: removal waits for its requests.
+        let Some(peer) = self.eps[p.ep as usize].peer.as_ref() else {
+            return Err(Error::invalid("DciPool::post", "the request's endpoint was removed"));
+        };
         let slot = &mut self.slots[d];
         let Some(dci) = slot.dci.as_mut() else {
             return Err(would_block(&busy::RECOVERING));
@@ -635,7 +700,7 @@ impl DciPool {
             match c.status {
                 WcStatus::Success => {
                     out[n] = EpCompletion {
-                        endpoint: EndpointId(p.ep),
+                        endpoint: EndpointId(p.ep, self.eps[p.ep as usize].generation),
                         wr_id: p.wr_id,
                         status: c.status,
                         opcode: c.opcode,
@@ -651,7 +716,7 @@ impl DciPool {
                 }
                 status => {
                     out[n] = EpCompletion {
-                        endpoint: EndpointId(p.ep),
+                        endpoint: EndpointId(p.ep, self.eps[p.ep as usize].generation),
                         wr_id: p.wr_id,
                         status,
                         opcode: None,
@@ -693,7 +758,7 @@ impl DciPool {
                 break;
             };
             out[n] = EpCompletion {
-                endpoint: EndpointId(p.ep),
+                endpoint: EndpointId(p.ep, self.eps[p.ep as usize].generation),
                 wr_id: p.wr_id,
                 status: WcStatus::WrFlushErr,
                 opcode: None,
@@ -777,7 +842,9 @@ impl DciPool {
         for i in 0..self.eps.len() {
             let same = i == ep || {
                 let (e, f) = (&self.eps[i], &self.eps[ep]);
-                e.dci == Some(d) && (!streams || e.stream == stream) && e.peer.same_target(&f.peer)
+                e.dci == Some(d)
+                    && (!streams || e.stream == stream)
+                    && matches!((&e.peer, &f.peer), (Some(a), Some(b)) if a.same_target(b))
             };
             if same {
                 self.eps[i].failed = Some(d);
@@ -948,12 +1015,12 @@ impl DciPool {
     /// Requests of `ep` posted and not yet reported (flushed ones waiting to be posted again
     /// included).
     pub fn outstanding(&self, ep: EndpointId) -> u32 {
-        self.eps.get(ep.0 as usize).map_or(0, |e| e.outstanding)
+        self.live(ep).map_or(0, |i| self.eps[i].outstanding)
     }
 
     /// The DCI index (0..W) and stream `ep` posts on now, if it has one.
     pub fn assignment(&self, ep: EndpointId) -> Option<(usize, u16)> {
-        let e = self.eps.get(ep.0 as usize)?;
+        let e = &self.eps[self.live(ep)?];
         e.dci.map(|d| (d, e.stream))
     }
 

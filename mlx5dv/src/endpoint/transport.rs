@@ -106,7 +106,7 @@ impl RcEndpoints {
         let at = self.by_qpn.partition_point(|&(q, _)| q < qp.qp_num());
         self.by_qpn.insert(at, (qp.qp_num(), ep));
         self.qps.push(qp);
-        Ok(EndpointId(ep))
+        Ok(EndpointId(ep, 0))
     }
 
     /// What [`RcEndpoints::add`] refuses.
@@ -177,7 +177,7 @@ impl RcEndpoints {
                 continue;
             };
             out[n] = EpCompletion {
-                endpoint: EndpointId(self.by_qpn[i].1),
+                endpoint: EndpointId(self.by_qpn[i].1, 0),
                 wr_id: c.wr_id,
                 status: c.status,
                 opcode: c.opcode,
