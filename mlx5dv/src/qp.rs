@@ -206,7 +206,7 @@ impl QpRaw {
         // send CQ is cleaned here, as libmlx5 cleans its own: the QP's WQE indexes restart at
         // 0, so an entry left from before would name a request written after.
         if self.direct().is_some() {
-            self.clean_send_cq();
+            self.clean_send_cq(self.qp_num());
         }
         self.sq.reset();
         if let Some(d) = self.direct() {
@@ -262,11 +262,11 @@ impl QpRaw {
         self.sq.routed();
     }
 
-    /// Removes this QP's unread entries from its direct send CQ (none on the wr API, where
-    /// libmlx5 cleans its CQs itself).
-    fn clean_send_cq(&self) {
+    /// Removes the unread entries of QP `qp_num` (this one's: read before a destroy) from its
+    /// direct send CQ (none on the wr API, where libmlx5 cleans its CQs itself).
+    fn clean_send_cq(&self, qp_num: u32) {
         if let Some(cq) = &self.parents.cq {
-            cq.clean_direct(self.qp_num());
+            cq.clean_direct(qp_num);
         }
     }
 
@@ -320,14 +320,12 @@ impl Drop for QpRaw {
         // SAFETY: created once, destroyed once; batches borrow the QP mutably, so none is open.
         // Its parents (fields) are released after it.
         let rc = unsafe { raw::ibv_destroy_qp(self.qp.as_ptr()) };
-        if rc == 0 && self.direct {
+        if rc == 0 {
             // No entry of it can come any more, and its number may go to a new QP: what is
             // left of it leaves the direct CQ, as libmlx5's `mlx5_destroy_qp` cleans its own.
-            if let Some(cq) = &self.parents.cq {
-                cq.clean_direct(qp_num);
+            if self.direct {
+                self.clean_send_cq(qp_num);
             }
-        }
-        if rc == 0 {
             self.sq.gone();
         }
     }

@@ -31,54 +31,33 @@ fn far_future() -> Instant {
 /// Waits until `fd` is readable or `deadline` passes; returns whether it is readable.
 /// Interrupted waits resume with the remaining time.
 pub(crate) fn wait_readable(fd: RawFd, deadline: Option<Instant>) -> std::io::Result<bool> {
+    poll_readable(&mut [readable(fd)], deadline)
+}
+
+/// Waits until one of `fds` is readable or `deadline` passes; returns whether one is.
+pub(crate) fn wait_any_readable(fds: &[RawFd], deadline: Option<Instant>) -> std::io::Result<bool> {
+    let mut pfds: Vec<libc::pollfd> = fds.iter().map(|&fd| readable(fd)).collect();
+    poll_readable(&mut pfds, deadline)
+}
+
+/// A `pollfd` asking whether `fd` is readable.
+fn readable(fd: RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+/// `poll(2)` on `pfds` until one is ready or `deadline` passes; interrupted waits resume with
+/// the remaining time.
+fn poll_readable(pfds: &mut [libc::pollfd], deadline: Option<Instant>) -> std::io::Result<bool> {
     loop {
         let timeout_ms: libc::c_int = match deadline {
             None => -1,
             Some(d) => {
                 let left = d.saturating_duration_since(Instant::now());
                 // Round up so a sub-millisecond remainder still waits instead of spinning.
-                let ms = left.as_micros().div_ceil(1000);
-                ms.min(libc::c_int::MAX as u128) as libc::c_int
-            }
-        };
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd for the duration of the call.
-        let n = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n > 0 {
-            return Ok(true);
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(false);
-        }
-    }
-}
-
-/// Waits until one of `fds` is readable or `deadline` passes; returns whether one is.
-pub(crate) fn wait_any_readable(fds: &[RawFd], deadline: Option<Instant>) -> std::io::Result<bool> {
-    let mut pfds: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    loop {
-        let timeout_ms: libc::c_int = match deadline {
-            None => -1,
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
                 let ms = left.as_micros().div_ceil(1000);
                 ms.min(libc::c_int::MAX as u128) as libc::c_int
             }

@@ -364,11 +364,6 @@ impl Cq {
         self.core.direct.is_some()
     }
 
-    /// As [`CqCore::clean_direct`].
-    pub(crate) fn clean_direct(&self, qp_num: u32) -> u32 {
-        self.core.clean_direct(qp_num)
-    }
-
     /// Refuses (EINVAL) to create a QP of `kind` reporting here when this is a direct CQ:
     /// only the direct backend's QPs may use one (see [`Context::create_direct_cq`]).
     pub(crate) fn refuse_if_direct(&self, op: &'static str, kind: &str) -> Result<()> {

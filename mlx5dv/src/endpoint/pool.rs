@@ -902,13 +902,8 @@ impl DciPool {
                 return Ok(());
             };
             match dci.recover() {
-                Ok(dci) => {
-                    // A direct CQ is not cleaned by libmlx5 at the RESET: entries of this DCI
-                    // left in it would name WQE indexes its new requests take (none is
-                    // posted yet; 0 on a CQ libmlx5 reads).
-                    self.cq.clean_direct(dci.qp_num());
-                    slot.dci = Some(dci)
-                }
+                // (The recovery's RESET cleaned a direct CQ of this DCI's entries.)
+                Ok(dci) => slot.dci = Some(dci),
                 Err(e) => {
                     slot.dci = Some(e.object);
                     return Err(e.error);

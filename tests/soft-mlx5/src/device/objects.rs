@@ -358,6 +358,59 @@ pub struct Ah {
 }
 
 impl Qp {
+    /// A fresh queue pair of `kind` in RESET with nothing set yet: as the firmware makes a
+    /// DEVX QP, and the base the verbs path fills from its command.
+    pub fn new(kind: QpKind, qpn: u32, pd: u32) -> Qp {
+        Qp {
+            bfregn: None,
+            user_handle: 0,
+            qpn,
+            kind,
+            state: QpState::Reset,
+            pd,
+            send_cq: None,
+            recv_cq: None,
+            srq: None,
+            uidx: 0,
+            db: 0,
+            sq: Ring::default(),
+            rq: Ring::default(),
+            // The firmware keeps no such limits: the WQE's own length decides.
+            max_inline_data: crate::profile::MAX_SQ_DESC_SZ,
+            max_send_sge: crate::profile::MAX_SGE,
+            sq_sig_all: false,
+            port: 1,
+            pkey_index: 0,
+            access: 0,
+            path_mtu: 0,
+            dest_qpn: 0,
+            path: Path::default(),
+            min_rnr_timer: 0,
+            timeout: 0,
+            retry_cnt: 0,
+            rnr_retry: 0,
+            max_rd_atomic: 0,
+            max_dest_rd_atomic: 0,
+            sq_psn: 0,
+            rq_psn: 0,
+            dc_key: 0,
+            qkey: 0,
+            dci_streams: None,
+            errored_streams: Vec::new(),
+            // A DEVX QP asks for out-of-order placement in its own context (not modelled here).
+            ooo_dp: false,
+            sq_ci: 0,
+            rq_ci: 0,
+            sq_fetched: 0,
+            outstanding: Default::default(),
+            stalls: Default::default(),
+            wire: Default::default(),
+            wq_sig: false,
+            bf: None,
+            dc_key_violations: 0,
+        }
+    }
+
     /// The remote access this QP grants as a responder. On RC, mlx5_ib's
     /// `to_mlx5_access_flags` keeps only remote write in the QPC when max_dest_rd_atomic is 0:
     /// with no responder resources there is nowhere to hold a read or an atomic, so the HCA

@@ -173,58 +173,6 @@ fn srq_by_num(dev: &Device, srqn: u32) -> Option<u32> {
     dev.srqs.iter().find(|(_, s)| s.srqn == srqn).map(|(&h, _)| h)
 }
 
-/// A fresh queue pair of `kind` in RESET with nothing set yet.
-fn new_qp(kind: QpKind, qpn: u32, pd: u32) -> Qp {
-    Qp {
-        bfregn: None,
-        user_handle: 0,
-        qpn,
-        kind,
-        state: QpState::Reset,
-        pd,
-        send_cq: None,
-        recv_cq: None,
-        srq: None,
-        uidx: 0,
-        db: 0,
-        sq: Ring::default(),
-        rq: Ring::default(),
-        // The firmware keeps no such limits: the WQE's own length decides.
-        max_inline_data: profile::MAX_SQ_DESC_SZ,
-        max_send_sge: profile::MAX_SGE,
-        sq_sig_all: false,
-        port: 1,
-        pkey_index: 0,
-        access: 0,
-        path_mtu: 0,
-        dest_qpn: 0,
-        path: Path::default(),
-        min_rnr_timer: 0,
-        timeout: 0,
-        retry_cnt: 0,
-        rnr_retry: 0,
-        max_rd_atomic: 0,
-        max_dest_rd_atomic: 0,
-        sq_psn: 0,
-        rq_psn: 0,
-        dc_key: 0,
-        qkey: 0,
-        dci_streams: None,
-        errored_streams: Vec::new(),
-        // A DEVX QP asks for out-of-order placement in its own context (not modelled here).
-        ooo_dp: false,
-        sq_ci: 0,
-        rq_ci: 0,
-        sq_fetched: 0,
-        outstanding: Default::default(),
-        stalls: Default::default(),
-        wire: Default::default(),
-        wq_sig: false,
-        bf: None,
-        dc_key_violations: 0,
-    }
-}
-
 /// IB_ACCESS_* remote bits from a QP or DCT context's rre/rwe/rae.
 fn access_of(input: &[u8], rre: prm::Field, rwe: prm::Field, rae: prm::Field) -> u32 {
     let mut a = 0;
@@ -304,7 +252,7 @@ pub(super) fn create_qp(dev: &mut Device, fd: i32, call: &Call, input: &[u8]) ->
     };
     let h = dev.handle();
     let qpn = dev.qpn();
-    let mut qp = new_qp(kind, qpn, pd);
+    let mut qp = Qp::new(kind, qpn, pd);
     qp.send_cq = Some(scq);
     qp.recv_cq = Some(rcq);
     qp.srq = srq;
@@ -369,7 +317,7 @@ pub(super) fn create_dct(dev: &mut Device, call: &Call, input: &[u8]) -> Result<
     }
     let h = dev.handle();
     let dctn = dev.qpn();
-    let mut qp = new_qp(QpKind::Dct, dctn, pd);
+    let mut qp = Qp::new(QpKind::Dct, dctn, pd);
     qp.recv_cq = Some(cq);
     qp.srq = Some(srq);
     qp.uidx = d(prm::DCTC_USER_INDEX);

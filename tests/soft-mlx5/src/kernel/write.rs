@@ -7,7 +7,7 @@
 
 use super::{contexts, modify};
 use crate::device::events::Owner;
-use crate::device::objects::{Cq, Mr, Path, Pd, Qp, QpKind, QpState, Ring, Srq};
+use crate::device::objects::{Cq, Mr, Path, Pd, Qp, QpKind, Ring, Srq};
 use crate::device::{self, Device};
 use crate::profile::{self, LinkLayer};
 use crate::uapi::ib_user_verbs::*;
@@ -926,10 +926,6 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
     let qp = Qp {
         bfregn,
         user_handle: r.user_handle,
-        qpn,
-        kind,
-        state: QpState::Reset,
-        pd: r.pd_handle,
         send_cq: (kind != QpKind::Dct).then_some(r.send_cq_handle),
         recv_cq: has_recv_cq.then_some(r.recv_cq_handle),
         srq,
@@ -940,35 +936,12 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         max_inline_data: r.max_inline_data,
         max_send_sge: r.max_send_sge,
         sq_sig_all: r.sq_sig_all != 0,
-        port: 1,
-        pkey_index: 0,
-        access: 0,
-        path_mtu: 0,
-        dest_qpn: 0,
-        path: Path::default(),
-        min_rnr_timer: 0,
-        timeout: 0,
-        retry_cnt: 0,
-        rnr_retry: 0,
-        max_rd_atomic: 0,
-        max_dest_rd_atomic: 0,
-        sq_psn: 0,
-        rq_psn: 0,
         dc_key: if kind == QpKind::Dct { u.access_key() } else { 0 },
-        qkey: 0,
         dci_streams,
-        errored_streams: Vec::new(),
-        sq_ci: 0,
-        rq_ci: 0,
-        sq_fetched: 0,
-        outstanding: Default::default(),
-        stalls: Default::default(),
-        wire: Default::default(),
         // process_vendor_flags: MLX5_QP_FLAG_SIGNATURE makes mlx5_ib set qpc.wq_signature.
         wq_sig: kind != QpKind::Dct && u.flags & MLX5_QP_FLAG_SIGNATURE != 0,
         bf,
-        dc_key_violations: 0,
-        ooo_dp: false,
+        ..Qp::new(kind, qpn, r.pd_handle)
     };
     crate::log(format_args!(
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",
