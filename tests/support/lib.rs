@@ -671,6 +671,42 @@ pub mod device {
         (a, b)
     }
 
+    /// A dma-buf of `len` bytes from the kernel's udmabuf driver (memfd pages), if it exists.
+    pub fn udmabuf(len: u64) -> Option<std::os::fd::OwnedFd> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let dev = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/udmabuf")
+            .ok()?;
+        // SAFETY: plain syscalls on descriptors this function owns.
+        unsafe {
+            let memfd = libc::memfd_create(c"mlx5dv-udmabuf".as_ptr(), libc::MFD_ALLOW_SEALING);
+            if memfd < 0 || libc::ftruncate(memfd, len as libc::off_t) != 0 {
+                return None;
+            }
+            libc::fcntl(memfd, libc::F_ADD_SEALS, libc::F_SEAL_SHRINK);
+            #[repr(C)]
+            struct Create {
+                memfd: u32,
+                flags: u32,
+                offset: u64,
+                size: u64,
+            }
+            let create = Create {
+                memfd: memfd as u32,
+                flags: 0,
+                offset: 0,
+                size: len,
+            };
+            // UDMABUF_CREATE = _IOW('u', 0x42, struct udmabuf_create)
+            let req = (1u64 << 30) | ((std::mem::size_of::<Create>() as u64) << 16) | (u64::from(b'u') << 8) | 0x42;
+            let fd = libc::ioctl(dev.as_raw_fd(), req as _, &create);
+            libc::close(memfd);
+            (fd >= 0).then(|| std::os::fd::OwnedFd::from_raw_fd(fd))
+        }
+    }
+
     /// Opens `MLX5DV_TEST_DEVICE`: the context, port 1, and `MLX5DV_TEST_GID_INDEX` (RoCE).
     ///
     /// # Panics

@@ -507,7 +507,7 @@ impl DciPool {
     /// `sge` lies in a region the pool holds (one the device may write when `written`: an
     /// RDMA read's or atomic's local buffer): the same entry, valid for the pool's life.
     #[inline]
-    fn held_sge(&self, sge: Sge<'_>, written: bool) -> Result<Sge<'static>> {
+    pub(crate) fn held_sge(&self, sge: Sge<'_>, written: bool) -> Result<Sge<'static>> {
         let ok = match self.held.binary_search_by_key(&sge.lkey(), |h| h.lkey) {
             Ok(i) => {
                 let h = &self.held[i];

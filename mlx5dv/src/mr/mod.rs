@@ -418,6 +418,11 @@ impl<B> Mr<B> {
         self.region.mr.as_ptr()
     }
 
+    /// Host address of the region's first byte (null for a dma-buf or implicit ODP).
+    pub(crate) fn host_ptr(&self) -> *mut u8 {
+        self.region.host
+    }
+
     /// Deregisters the region and gives the memory back.
     ///
     /// # Errors
@@ -554,6 +559,11 @@ impl<B: RegionBuffer> Mr<B> {
 }
 
 impl Mr<DmaBuf> {
+    /// The dma-buf it was registered over.
+    pub(crate) fn dmabuf(&self) -> &DmaBuf {
+        &self.region.buf
+    }
+
     /// A scatter/gather entry for `len` bytes at `offset` of the dma-buf range.
     ///
     /// # Errors

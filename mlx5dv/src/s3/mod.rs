@@ -1,11 +1,70 @@
-//! S3 over RDMA: the pieces of its DC data path.
+//! S3 over RDMA: its DC data path, as a library.
 //!
 //! A client registers a buffer behind its DCT and sends a descriptor of it, the token, in the
 //! `x-amz-rdma-token` header; the storage server RDMA-reads it (PUT) or RDMA-writes it (GET)
-//! over a pool of DCIs. So far this module has the token ([`RdmaToken`]): parsed strictly, as
-//! untrusted input, and formatted as the reference (NVIDIA's `gpu_direct_rdma_access`) writes
-//! it. The client's exposed buffers and the server's executor are not here yet.
+//! over a pool of DCIs, and answers with `x-amz-rdma-reply`. This module has the three pieces
+//! of that data path; HTTP stays the application's:
+//!
+//! - [`RdmaToken`]: the token, parsed strictly as untrusted input and formatted as the
+//!   reference (NVIDIA's `gpu_direct_rdma_access`, the format's origin) writes it;
+//! - the client's side: a [`Client`] (its DCT) exposes registered buffers ([`Exposed`]: host
+//!   memory of any kind, or a dma-buf), mints a token for a buffer or a range of it, and
+//!   revokes it, after which it reaches nothing;
+//! - the server's side: an [`Executor`] runs transfers (token, offset, direction, local
+//!   buffer, the caller's id) from any number of clients over a [`crate::DciPool`], and
+//!   reports each once ([`Done`]: id, bytes, status).
+//!
+//! The token carries no DC key: client and server agree on it out of band. The reference
+//! implementations hard-code one, offered here as [`REFERENCE_DC_KEY`] to talk to them.
+//!
+//! ```no_run
+//! # fn main() -> mlx5dv::Result<()> {
+//! use mlx5dv::s3::{Client, ClientConfig, Direction, Executor, ExecutorConfig, REFERENCE_DC_KEY};
+//! use mlx5dv::{devices, Access};
+//! let list = devices()?;
+//! let ctx = list.iter().next().expect("an mlx5 device").open()?;
+//! let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
+//! // The client: a buffer behind its DCT, and a token for the server to write it (GET).
+//! let client = Client::new(&mlx5, &pd, REFERENCE_DC_KEY, ClientConfig::default())?;
+//! let mut exposed = client.expose(pd.register(vec![0u8; 1 << 20], Access::LOCAL_WRITE)?)?;
+//! let (id, token) = exposed.mint(0, 1 << 20, Direction::Get)?;
+//! let header = token.format().expect("a minted token formats"); // x-amz-rdma-token
+//! // The server: the object's bytes written into the client's buffer.
+//! let cq = ctx.create_cq(1024)?;
+//! let mut exec = Executor::new(&mlx5, &pd, cq, ExecutorConfig::default())?;
+//! let object = pd.register(vec![7u8; 1 << 20], Access::LOCAL_WRITE)?;
+//! exec.hold(&object)?;
+//! exec.submit_str(1, &header, 0, Direction::Get, object.sge(0, 1 << 20)?)?;
+//! let mut done = [mlx5dv::s3::Done::default()];
+//! while exec.poll(&mut done)? == 0 {}
+//! assert!(done[0].is_ok() && done[0].bytes == 1 << 20);
+//! exposed.revoke(id)?; // the token reaches nothing from now on
+//! # Ok(())
+//! # }
+//! ```
 
+mod client;
+mod executor;
 mod token;
 
+pub use client::{Client, ClientConfig, Expose, Exposed, ExposedPart, TokenId};
+pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
 pub use token::{RdmaToken, TokenError, TOKEN_LEN};
+
+use crate::dc::DcKey;
+
+/// The DC key NVIDIA's `gpu_direct_rdma_access` sample hard-codes on both sides
+/// (`0xffeeddcc`), which the S3-over-RDMA implementations derived from it use: to be reached
+/// by (or reach) them, a DCT or an executor must present it. It is public knowledge, so it
+/// keeps nobody out: an application of its own should agree on a secret key instead.
+pub const REFERENCE_DC_KEY: DcKey = DcKey::new(0xffee_ddcc);
+
+/// Which way a transfer moves the bytes, named after the S3 request that causes it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// PUT: the server RDMA-reads the client's buffer (the token grants remote read).
+    Put,
+    /// GET (and ranged GET): the server RDMA-writes the client's buffer (the token grants
+    /// remote write).
+    Get,
+}

@@ -1,0 +1,408 @@
+//! The client's side: buffers exposed behind a DCT, and the tokens that describe them.
+//!
+//! A [`Client`] is one DC target (with the small CQ and SRQ a DCT needs; no receive is ever
+//! posted: S3 over RDMA moves bytes with one-sided operations only). A registered buffer
+//! handed to [`Client::expose`] becomes an [`Exposed`] buffer, whose [`Exposed::mint`] gives a
+//! token for the whole buffer or a range of it, for the server to read (PUT) or to write
+//! (GET). Each token is a registration of its own, over exactly its range and with exactly its
+//! right: [`Exposed::revoke`] deregisters it, after which the token reaches nothing (the
+//! server's request fails with a remote access error at the client's adapter), while the
+//! buffer and its other tokens stay as they were.
+
+use super::{Direction, RdmaToken};
+use crate::cq::Cq;
+use crate::dc::{DcKey, Dct, DctBuilder, Mlx5Context};
+use crate::error::{Error, Result};
+use crate::mr::{Access, DmaBuf, Mr, RawMemory, RegionBuffer, Returned};
+use crate::pd::Pd;
+use crate::srq::Srq;
+use std::sync::Arc;
+
+/// How a [`Client`] brings up its DCT.
+#[derive(Copy, Clone, Debug)]
+pub struct ClientConfig {
+    /// The port (1 unless the adapter has several).
+    pub port: u8,
+    /// On RoCE, the GID index the DCT answers from and the tokens carry; None: the port's
+    /// first RoCE v2 GID. Unused on InfiniBand, where tokens name the port's LID.
+    pub gid_index: Option<u8>,
+    /// Path MTU in bytes; None: the port's active MTU.
+    pub mtu_bytes: Option<u32>,
+}
+
+impl Default for ClientConfig {
+    /// Port 1, its first RoCE v2 GID (on RoCE), its active MTU.
+    fn default() -> Self {
+        ClientConfig {
+            port: 1,
+            gid_index: None,
+            mtu_bytes: None,
+        }
+    }
+}
+
+/// What every exposed buffer and token of one client shares: the DCT and where it answers.
+struct Target {
+    // The DCT goes before the CQ and SRQ it reports to (fields drop in order).
+    dct: Dct,
+    _srq: Srq,
+    _cq: KeptCq,
+    pd: Pd,
+    lid: u16,
+    /// The GID tokens carry: on RoCE only.
+    gid: Option<[u8; 16]>,
+}
+
+/// The DCT's CQ, kept alive and never used: nothing polls it, since no receive is posted.
+struct KeptCq(#[allow(dead_code)] Cq);
+
+// SAFETY: no reference to the CQ is ever taken (the field is only dropped), so sharing the
+// wrapper shares nothing that `Cq`'s own `!Sync` (its per-handle poll state) protects.
+unsafe impl Sync for KeptCq {}
+
+/// An S3-over-RDMA client's DC target: buffers exposed behind it are read and written by the
+/// servers that hold their tokens (and the DC key). Cheap to clone; the DCT lives until the
+/// client and every buffer exposed behind it are gone.
+#[derive(Clone)]
+pub struct Client {
+    target: Arc<Target>,
+}
+
+impl Client {
+    /// A DCT on `pd` answering to `key`, granting remote read and write (each token narrows
+    /// that to its own range and right).
+    ///
+    /// `key` is the application's secret, agreed with its servers out of band; the reference
+    /// implementations' fixed key is [`super::REFERENCE_DC_KEY`].
+    ///
+    /// # Errors
+    /// `ibv_query_port`'s; ENODEV on a RoCE port without a RoCE v2 GID when `gid_index` is
+    /// None; the CQ's, SRQ's and DCT's creation errors ([`DctBuilder::build`]).
+    pub fn new(mlx5: &Mlx5Context, pd: &Pd, key: DcKey, cfg: ClientConfig) -> Result<Client> {
+        let ctx = pd.context();
+        let port = ctx.query_port(cfg.port)?;
+        let gid_index = if port.is_ethernet() {
+            match cfg.gid_index {
+                Some(g) => Some(g),
+                None => Some(ctx.roce_v2_gid_index(cfg.port)?.ok_or_else(|| {
+                    Error::from_errno(
+                        "mlx5dv::s3::Client::new",
+                        libc::ENODEV,
+                        "the RoCE port has no RoCE v2 GID: give ClientConfig::gid_index, or configure an address on its netdev",
+                    )
+                    .on(ctx.name())
+                })?),
+            }
+        } else {
+            None
+        };
+        let cq = ctx.create_cq(1)?;
+        let srq = pd.create_srq(1, 1)?;
+        let mut b = DctBuilder::new(mlx5, pd, &cq, &srq, key)
+            .port(cfg.port)
+            .access(Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ)
+            .gid_index(gid_index);
+        if let Some(mtu) = cfg.mtu_bytes {
+            b = b.mtu(mtu);
+        }
+        let dct = b.build()?;
+        let addr = dct.target_addr()?;
+        Ok(Client {
+            target: Arc::new(Target {
+                dct,
+                _srq: srq,
+                _cq: KeptCq(cq),
+                pd: pd.clone(),
+                lid: addr.lid,
+                gid: gid_index.map(|_| addr.gid),
+            }),
+        })
+    }
+
+    /// The DCT behind which buffers are exposed (its number, its key-violation count).
+    pub fn dct(&self) -> &Dct {
+        &self.target.dct
+    }
+
+    /// Exposes `mr` behind this client's DCT: no token exists yet ([`Exposed::mint`]). The
+    /// region may be registered with any rights (local ones are enough: each token is a
+    /// registration of its own).
+    ///
+    /// # Errors
+    /// EINVAL, with `mr` back, when it belongs to another protection domain than the DCT (a
+    /// server's request would fail with a remote access error).
+    pub fn expose<B>(&self, mr: Mr<B>) -> std::result::Result<Exposed<B>, Returned<Mr<B>>>
+    where
+        Mr<B>: Expose,
+    {
+        if mr.pd().as_raw() != self.target.pd.as_raw() {
+            return Err(Returned {
+                error: Error::invalid(
+                    "mlx5dv::s3::Client::expose",
+                    "the region belongs to another protection domain than the client's DCT: register it on the PD the client was created with",
+                ),
+                value: mr,
+            });
+        }
+        Ok(Exposed {
+            tokens: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            target: self.target.clone(),
+            mr,
+        })
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("dct_number", &self.target.dct.dct_number())
+            .field("lid", &self.target.lid)
+            .field("roce", &self.target.gid.is_some())
+            .finish()
+    }
+}
+
+/// A token's own registration: over host memory, or over a part of a dma-buf.
+enum Part {
+    Host(Mr<RawMemory>),
+    DmaBuf(Mr<DmaBuf>),
+}
+
+impl Part {
+    fn mr_addr_rkey(&self) -> (u64, u32) {
+        let (addr, remote) = match self {
+            Part::Host(m) => (m.addr(), m.remote()),
+            Part::DmaBuf(m) => (m.addr(), m.remote()),
+        };
+        // A token's registration always grants a remote right.
+        (addr, remote.map_or(0, |r| r.rkey))
+    }
+
+    /// Deregisters it; on failure it comes back with the error.
+    fn deregister(self) -> std::result::Result<(), (Error, Part)> {
+        match self {
+            Part::Host(m) => m.deregister().map(drop).map_err(|r| (r.error, Part::Host(r.value))),
+            Part::DmaBuf(m) => m.deregister().map(drop).map_err(|r| (r.error, Part::DmaBuf(r.value))),
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<B: crate::mr::RegionBuffer> Sealed for crate::mr::Mr<B> {}
+    impl Sealed for crate::mr::Mr<crate::mr::DmaBuf> {}
+}
+
+/// A region whose ranges can be exposed by tokens: one over host memory (every
+/// [`RegionBuffer`]: `Vec<u8>`, `Box<[u8]>`, [`crate::AlignedBuf`], [`crate::MmapBuf`], raw
+/// memory) or over a dma-buf ([`DmaBuf`], e.g. GPU memory). Implemented by the crate only.
+pub trait Expose: sealed::Sealed {
+    #[doc(hidden)]
+    /// A registration of `len` bytes at `offset` with `access`, over the same memory.
+    fn register_part(&self, offset: usize, len: usize, access: Access) -> Result<ExposedPart>;
+}
+
+/// A token's registration (opaque).
+#[doc(hidden)]
+pub struct ExposedPart(Part);
+
+impl<B: RegionBuffer> Expose for Mr<B> {
+    fn register_part(&self, offset: usize, len: usize, access: Access) -> Result<ExposedPart> {
+        // (The range was checked against the region by `Exposed::mint`.)
+        // SAFETY: offset + len lies inside the region's host memory, which the `Exposed` that
+        // asks holds (through its `Mr`) until this registration is deregistered (its tokens
+        // drop before its region); no Rust reference to those bytes is handed out by a region
+        // (copies only, or the unsafe `as_slice_unchecked`).
+        let mr = unsafe { self.pd().register_raw(self.host_ptr().add(offset), len, access) }?;
+        Ok(ExposedPart(Part::Host(mr)))
+    }
+}
+
+impl Expose for Mr<DmaBuf> {
+    fn register_part(&self, offset: usize, len: usize, access: Access) -> Result<ExposedPart> {
+        let (_, dma_offset, _, iova) = self.dmabuf().parts();
+        let fd =
+            self.dmabuf().fd().try_clone_to_owned().map_err(|e| {
+                Error::from_errno("dup (dma-buf)", e.raw_os_error().unwrap_or(0), "out of descriptors?")
+            })?;
+        let part = DmaBuf::new(fd, dma_offset + offset as u64, len, iova + offset as u64);
+        Ok(ExposedPart(Part::DmaBuf(self.pd().register_dmabuf(part, access)?)))
+    }
+}
+
+/// Names one token of an [`Exposed`] buffer, to revoke it. A revoked token's id names nothing,
+/// even once its place is reused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TokenId {
+    index: u32,
+    generation: u32,
+}
+
+struct Slot {
+    generation: u32,
+    /// None once revoked.
+    part: Option<ExposedPart>,
+}
+
+/// A registered buffer behind a client's DCT, and the tokens minted for it (see the
+/// [module](self) documentation). Its bytes are reached by copies ([`Exposed::mr`]'s
+/// `read`, [`Exposed::mr_mut`]'s `write`): a server may be writing them at any time while a
+/// token for them lives. Dropping it revokes every token, then drops the region.
+pub struct Exposed<B> {
+    // The tokens' registrations go before the region they lie in (fields drop in order).
+    tokens: Vec<Slot>,
+    free: Vec<u32>,
+    live: usize,
+    target: Arc<Target>,
+    mr: Mr<B>,
+}
+
+impl<B> Exposed<B>
+where
+    Mr<B>: Expose,
+{
+    /// A token for `len` bytes at `offset` of the buffer, granting the server the one
+    /// operation `direction` needs (remote read for [`Direction::Put`], remote write for
+    /// [`Direction::Get`]) on exactly that range. A buffer used both ways gets two tokens.
+    ///
+    /// # Errors
+    /// EINVAL when the range is empty, lies outside the buffer or is longer than a token can
+    /// describe (4 GiB - 1: mint several); the registration's error otherwise (ENOMEM:
+    /// `ulimit -l`; a dma-buf's exporter refusing).
+    pub fn mint(&mut self, offset: usize, len: usize, direction: Direction) -> Result<(TokenId, RdmaToken)> {
+        const OP: &str = "mlx5dv::s3::Exposed::mint";
+        match offset.checked_add(len) {
+            Some(end) if len > 0 && end <= self.mr.len() => {}
+            _ => {
+                return Err(Error::invalid(
+                    OP,
+                    format!(
+                        "{len} bytes at offset {offset} is not a non-empty range of this {}-byte buffer",
+                        self.mr.len()
+                    ),
+                ))
+            }
+        }
+        if len > u32::MAX as usize {
+            return Err(Error::invalid(
+                OP,
+                format!("{len} bytes: a token describes at most 4 GiB - 1; mint one per part"),
+            ));
+        }
+        let access = match direction {
+            Direction::Put => Access::REMOTE_READ,
+            Direction::Get => Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+        };
+        let part = self.mr.register_part(offset, len, access)?;
+        let (addr, rkey) = part.0.mr_addr_rkey();
+        let token = RdmaToken {
+            addr,
+            len: len as u32,
+            rkey,
+            lid: self.target.lid,
+            dct_number: self.target.dct.dct_number(),
+            gid: self.target.gid,
+        };
+        let index = match self.free.pop() {
+            Some(i) => {
+                self.tokens[i as usize].part = Some(part);
+                i
+            }
+            None => {
+                self.tokens.push(Slot {
+                    generation: 0,
+                    part: Some(part),
+                });
+                (self.tokens.len() - 1) as u32
+            }
+        };
+        self.live += 1;
+        let generation = self.tokens[index as usize].generation;
+        Ok((TokenId { index, generation }, token))
+    }
+}
+
+impl<B> Exposed<B> {
+    /// Revokes token `id`: its registration is deregistered, so the token reaches nothing
+    /// (a server's read or write with it fails with a remote access error) and a request
+    /// already executing with it completes or fails whole at the adapter's discretion, as
+    /// `ibv_dereg_mr` decides. The buffer and its other tokens are untouched.
+    ///
+    /// # Errors
+    /// ENOENT when `id` names no live token of this buffer (revoked already, or another
+    /// buffer's); `ibv_dereg_mr`'s errno (the token then stays valid, and may be revoked
+    /// again).
+    pub fn revoke(&mut self, id: TokenId) -> Result<()> {
+        let slot = self
+            .tokens
+            .get_mut(id.index as usize)
+            .filter(|s| s.generation == id.generation && s.part.is_some())
+            .ok_or_else(|| {
+                Error::from_errno(
+                    "mlx5dv::s3::Exposed::revoke",
+                    libc::ENOENT,
+                    "no such token on this buffer (revoked already, or minted by another one)",
+                )
+            })?;
+        let part = slot.part.take().map(|p| p.0);
+        if let Some(part) = part {
+            if let Err((error, part)) = part.deregister() {
+                slot.part = Some(ExposedPart(part));
+                return Err(error);
+            }
+        }
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(id.index);
+        self.live -= 1;
+        Ok(())
+    }
+
+    /// Tokens minted and not revoked.
+    pub fn tokens(&self) -> usize {
+        self.live
+    }
+
+    /// The region (read its bytes with [`Mr::read`]; post from it locally).
+    pub fn mr(&self) -> &Mr<B> {
+        &self.mr
+    }
+
+    /// The region, to write its bytes ([`Mr::write`]) before a server reads them.
+    pub fn mr_mut(&mut self) -> &mut Mr<B> {
+        &mut self.mr
+    }
+
+    /// Revokes every token and gives the region back.
+    ///
+    /// # Errors
+    /// A revocation's error, with the buffer (and the tokens not yet revoked) back.
+    pub fn unexpose(mut self) -> std::result::Result<Mr<B>, Returned<Exposed<B>>> {
+        for index in 0..self.tokens.len() {
+            let s = &self.tokens[index];
+            if s.part.is_none() {
+                continue;
+            }
+            let id = TokenId {
+                index: index as u32,
+                generation: s.generation,
+            };
+            if let Err(error) = self.revoke(id) {
+                return Err(Returned { error, value: self });
+            }
+        }
+        let Exposed { mr, .. } = self;
+        Ok(mr)
+    }
+}
+
+impl<B> std::fmt::Debug for Exposed<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exposed")
+            .field("len", &self.mr.len())
+            .field("tokens", &self.live)
+            .field("dct_number", &self.target.dct.dct_number())
+            .finish()
+    }
+}

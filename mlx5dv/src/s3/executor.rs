@@ -1,0 +1,712 @@
+//! The server's side: tokens executed over a pool of DCIs.
+//!
+//! An [`Executor`] takes transfers (a token, an offset into its buffer, a direction, a local
+//! buffer and the caller's id) from any number of clients at once and moves the bytes with
+//! RDMA reads (PUT) and writes (GET) over a [`DciPool`]: a transfer longer than the message
+//! limit is split; the address handle of a path (a LID, or a GID on RoCE) is created once and
+//! shared by every client behind it; each transfer completes once, as a [`Done`] with the
+//! caller's id, the bytes moved and the status. A client that fails (gone: retry exceeded; a
+//! lying token: remote access error) fails its own transfer only: the pool recovers its DCI
+//! and the other clients' transfers go on. The same client's other transfers that were
+//! pipelined behind the failing one come back flushed (they may have executed, so the pool
+//! does not post them again); the executor runs such a transfer again from its start, since
+//! an RDMA read or write of the same bytes is harmless to repeat, once nothing of that client
+//! is outstanding ahead of it (twice at most, counted in [`ExecutorStats::replays`]).
+//!
+//! Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
+//! released when its client has no transfer left, except that up to
+//! [`ExecutorConfig::keep_idle`] idle clients are kept, least recently used first out, for
+//! clients that come back; [`Executor::release_idle`] releases those too. A client whose last
+//! transfer ended in retry-exceeded (dead, or presenting another key) is never kept. Every
+//! table is sized at creation: a server that runs for ever does not grow.
+
+use super::{Direction, RdmaToken};
+use crate::addr::{Mtu, RemoteMemory};
+use crate::ah::{Ah, PeerPath};
+use crate::cq::{Cq, WcStatus};
+use crate::dc::{DcKey, DcPeer, Mlx5Context};
+use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Request};
+use crate::error::{Error, Result};
+use crate::mr::{Mr, Returned, Sge};
+use crate::pd::Pd;
+use mlx5dv_raw as raw;
+use std::collections::{HashMap, VecDeque};
+
+/// How an [`Executor`] is built.
+#[derive(Copy, Clone, Debug)]
+pub struct ExecutorConfig {
+    /// The DCI pool: DCIs, assignment policy, queue depth, port, backend. Its `max_endpoints`
+    /// bounds the clients reached at once (idle ones kept included).
+    pub pool: PoolConfig,
+    /// The DC key the clients' DCTs expect: the application's secret
+    /// ([`super::REFERENCE_DC_KEY`] to talk to the reference implementations).
+    pub key: DcKey,
+    /// On RoCE, the local GID index to send from; None: the port's first RoCE v2 GID. Unused
+    /// on InfiniBand.
+    pub gid_index: Option<u8>,
+    /// The largest message posted: a longer transfer is split. None: the port's
+    /// `max_msg_sz`.
+    pub max_message: Option<u32>,
+    /// Transfers accepted at once (the table is allocated at creation).
+    pub max_transfers: usize,
+    /// Idle clients whose endpoint and address handle are kept for their next transfer.
+    pub keep_idle: usize,
+}
+
+impl Default for ExecutorConfig {
+    /// The pool's defaults, the reference's key, the port's message limit, 256 transfers at
+    /// once, 64 idle clients kept.
+    fn default() -> Self {
+        ExecutorConfig {
+            pool: PoolConfig::default(),
+            key: super::REFERENCE_DC_KEY,
+            gid_index: None,
+            max_message: None,
+            max_transfers: 256,
+            keep_idle: 64,
+        }
+    }
+}
+
+/// A finished transfer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Done {
+    /// The id it was submitted with.
+    pub id: u64,
+    /// Bytes moved: the whole length on success; on failure those of its messages that
+    /// completed before it failed.
+    pub bytes: u64,
+    /// Success, or the first failure among its messages: `RetryExcErr` (the client is gone,
+    /// or its DCT expects another key), `RemAccessErr` (the token lies: rkey, range or right,
+    /// or it was revoked), `WrFlushErr` (flushed by other transfers' failures at the same
+    /// client more often than it is run again); `GeneralErr` when the provider refused to post one of its messages (`error`
+    /// says why).
+    pub status: WcStatus,
+    /// The provider's refusal, where a message could not be posted.
+    pub error: Option<Error>,
+}
+
+impl Done {
+    /// Whether every byte moved.
+    pub fn is_ok(&self) -> bool {
+        self.status == WcStatus::Success
+    }
+}
+
+impl Default for Done {
+    /// A placeholder to fill arrays with before polling.
+    fn default() -> Self {
+        Done {
+            id: 0,
+            bytes: 0,
+            status: WcStatus::Success,
+            error: None,
+        }
+    }
+}
+
+/// What names a client's DCT: the path to its port and its DCT number.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+struct ClientKey {
+    path: PathKey,
+    dct_number: u32,
+}
+
+/// What an address handle is made for: a LID (InfiniBand) or a GID (RoCE).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum PathKey {
+    Lid(u16),
+    Gid([u8; 16]),
+}
+
+struct ClientEp {
+    ep: EndpointId,
+    /// Transfers of this client not yet finished.
+    active: u32,
+    /// Its last failure was retry-exceeded: not kept once idle.
+    gone: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum State {
+    Free,
+    /// Messages to post or outstanding.
+    Running,
+    /// Finished, waiting to be reported.
+    Finished,
+}
+
+struct Transfer {
+    state: State,
+    id: u64,
+    client: ClientKey,
+    ep: EndpointId,
+    direction: Direction,
+    /// The local buffer (inside a region the pool holds).
+    local: raw::ibv_sge,
+    /// The client's bytes (offset applied, the transfer's length).
+    remote: RemoteMemory,
+    /// Bytes posted so far (the next message starts there).
+    next: u64,
+    /// Messages posted and not completed.
+    posted: u32,
+    /// A message was flushed (another transfer to the same client failed before it): the
+    /// transfer runs again from its start once its messages are in (see `MAX_REPLAYS`).
+    flushed: bool,
+    replays: u8,
+    bytes: u64,
+    status: WcStatus,
+    error: Option<Error>,
+}
+
+/// Counters of an executor's work.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExecutorStats {
+    /// Transfers submitted.
+    pub submitted: u64,
+    /// Transfers finished (reported or not).
+    pub finished: u64,
+    /// Of them, failed.
+    pub failed: u64,
+    /// Messages (RDMA reads and writes) posted.
+    pub messages: u64,
+    /// Endpoints released (idle or gone clients).
+    pub released: u64,
+    /// Transfers run again because another transfer's failure at the same client flushed
+    /// one of their messages.
+    pub replays: u64,
+}
+
+/// Executes S3-over-RDMA tokens over a pool of DCIs (see the [module](self) documentation).
+///
+/// Used from one thread at a time (`Send`): submit and poll from the thread that serves the
+/// HTTP requests' data path.
+pub struct Executor {
+    pool: DciPool,
+    pd: Pd,
+    port: u8,
+    /// The GID index to send from, on RoCE.
+    sgid_index: Option<u8>,
+    mtu: Mtu,
+    key: DcKey,
+    max_message: u64,
+    keep_idle: usize,
+    transfers: Vec<Transfer>,
+    free: Vec<u32>,
+    /// Transfers with messages not yet posted, in the order they came.
+    ready: VecDeque<u32>,
+    /// Finished transfers, in the order they finished, to report.
+    finished: VecDeque<u32>,
+    clients: HashMap<ClientKey, ClientEp>,
+    /// Address handles and how many clients use each.
+    ahs: HashMap<PathKey, (Ah, u32)>,
+    /// Idle clients kept, least recently used first.
+    idle: VecDeque<ClientKey>,
+    scratch: Vec<EpCompletion>,
+    stats: ExecutorStats,
+}
+
+const OP_SUBMIT: &str = "mlx5dv::s3::Executor::submit";
+
+/// How often a transfer runs again after one of its messages was flushed by another
+/// transfer's failure at the same client (the pool reports such a message flushed because it
+/// may have executed there). Running an RDMA read or write of the same bytes again is
+/// harmless, so an honest transfer is not failed for another one's lying token.
+const MAX_REPLAYS: u8 = 2;
+
+impl Executor {
+    /// An executor over a new [`DciPool`] on `cq` (the pool's rules: the CQ is the pool's
+    /// alone and holds a completion for every request its DCIs can have outstanding).
+    ///
+    /// # Errors
+    /// With the CQ back: [`DciPool::new`]'s errors; `ibv_query_port`'s; ENODEV on a RoCE port
+    /// without a RoCE v2 GID when `gid_index` is None; EINVAL for `max_transfers` 0 or a
+    /// `max_message` of 0.
+    pub fn new(
+        mlx5: &Mlx5Context,
+        pd: &Pd,
+        cq: Cq,
+        cfg: ExecutorConfig,
+    ) -> std::result::Result<Executor, Returned<Cq>> {
+        let (sgid_index, mtu, max_msg) = match port_facts(pd, &cfg) {
+            Ok(f) => f,
+            Err(error) => return Err(Returned { error, value: cq }),
+        };
+        let pool = DciPool::new(mlx5, pd, cq, cfg.pool)?;
+        let endpoints = cfg.pool.max_endpoints;
+        Ok(Executor {
+            pool,
+            pd: pd.clone(),
+            port: cfg.pool.port,
+            sgid_index,
+            mtu,
+            key: cfg.key,
+            max_message: u64::from(max_msg),
+            keep_idle: cfg.keep_idle.min(endpoints),
+            transfers: (0..cfg.max_transfers).map(|_| Transfer::free()).collect(),
+            free: (0..cfg.max_transfers as u32).rev().collect(),
+            ready: VecDeque::with_capacity(cfg.max_transfers),
+            finished: VecDeque::with_capacity(cfg.max_transfers),
+            clients: HashMap::with_capacity(endpoints),
+            ahs: HashMap::with_capacity(endpoints),
+            idle: VecDeque::with_capacity(endpoints),
+            scratch: vec![EpCompletion::default(); 64],
+            stats: ExecutorStats::default(),
+        })
+    }
+
+    /// Keeps `mr` registered for the pool's life, so transfers may use it as their local
+    /// buffer ([`DciPool::hold`]); PUT's buffers need [`crate::Access::LOCAL_WRITE`].
+    ///
+    /// # Errors
+    /// EINVAL for a region of another PD.
+    pub fn hold<B: Send + 'static>(&mut self, mr: &Mr<B>) -> Result<()> {
+        self.pool.hold(mr)
+    }
+
+    /// Submits transfer `id`: `local.len()` bytes between `local` and the token's buffer at
+    /// `offset`, read from the client ([`Direction::Put`]: into `local`) or written to it
+    /// ([`Direction::Get`]: from `local`). Its messages are posted now as far as the DCIs take
+    /// them, the rest by [`Executor::poll`]; it completes once, in a [`Done`] with `id`.
+    ///
+    /// # Errors
+    /// Nothing is posted, and no completion will come, when:
+    /// - EINVAL: the range `offset..offset + local.len()` is not inside the token's buffer, or
+    ///   `local` is empty; the token has no GID on a RoCE port; `local` is not in a region
+    ///   the executor holds ([`Executor::hold`]), or (PUT) its region lacks local write;
+    /// - EAGAIN ([`Error::is_would_block`]): `max_transfers` are running, or a new client
+    ///   finds the endpoint table full of busy clients: poll, then submit again;
+    /// - `ibv_create_ah`'s error for a new client's path.
+    pub fn submit(
+        &mut self,
+        id: u64,
+        token: &RdmaToken,
+        offset: u64,
+        direction: Direction,
+        local: Sge<'_>,
+    ) -> Result<()> {
+        let len = u64::from(local.len());
+        if len == 0 {
+            return Err(Error::invalid(
+                OP_SUBMIT,
+                "an empty local buffer: a transfer moves at least one byte",
+            ));
+        }
+        let remote = token.remote().slice(offset, len).map_err(|_| {
+            Error::invalid(
+                OP_SUBMIT,
+                format!(
+                    "{len} bytes at offset {offset} lie outside the token's {}-byte buffer: refuse the request",
+                    token.len
+                ),
+            )
+        })?;
+        let target = token.target(self.mtu, self.sgid_index.is_some())?;
+        let local = self.pool.held_sge(local, direction == Direction::Put)?.raw();
+        let Some(&slot) = self.free.last() else {
+            return Err(Error::from_errno(
+                OP_SUBMIT,
+                libc::EAGAIN,
+                "max_transfers transfers are running: poll, then submit again",
+            ));
+        };
+        let client = ClientKey {
+            path: match self.sgid_index {
+                Some(_) => PathKey::Gid(target.gid),
+                None => PathKey::Lid(target.lid),
+            },
+            dct_number: target.dct_number,
+        };
+        let ep = self.endpoint(client, &target)?;
+        self.free.pop();
+        self.transfers[slot as usize] = Transfer {
+            state: State::Running,
+            id,
+            client,
+            ep,
+            direction,
+            local,
+            remote,
+            next: 0,
+            posted: 0,
+            flushed: false,
+            replays: 0,
+            bytes: 0,
+            status: WcStatus::Success,
+            error: None,
+        };
+        self.stats.submitted += 1;
+        self.ready.push_back(slot);
+        self.pump();
+        Ok(())
+    }
+
+    /// Parses `token` (untrusted text) and submits it ([`Executor::submit`]).
+    ///
+    /// # Errors
+    /// EINVAL naming the field and the rule a malformed token breaks ([`RdmaToken::parse`]),
+    /// before anything is posted; then [`Executor::submit`]'s.
+    pub fn submit_str(
+        &mut self,
+        id: u64,
+        token: &str,
+        offset: u64,
+        direction: Direction,
+        local: Sge<'_>,
+    ) -> Result<()> {
+        let token = RdmaToken::parse(token)?;
+        self.submit(id, &token, offset, direction, local)
+    }
+
+    /// Moves transfers on and reports up to `out.len()` finished ones, each exactly once, in
+    /// the order they finished; returns how many. Posts the messages the DCIs could not take
+    /// before, and releases the endpoints of clients left idle (see the [module](self)
+    /// documentation).
+    ///
+    /// # Errors
+    /// [`DciPool::poll`]'s (nothing is lost: transfers finish on later calls).
+    pub fn poll(&mut self, out: &mut [Done]) -> Result<usize> {
+        let n = self.pool.poll(&mut self.scratch)?;
+        for i in 0..n {
+            let c = self.scratch[i];
+            self.completed(c);
+        }
+        self.pump();
+        let mut k = 0;
+        while k < out.len() {
+            let Some(slot) = self.finished.pop_front() else {
+                break;
+            };
+            let t = &mut self.transfers[slot as usize];
+            out[k] = Done {
+                id: t.id,
+                bytes: t.bytes,
+                status: t.status,
+                error: t.error.take(),
+            };
+            t.state = State::Free;
+            self.free.push(slot);
+            k += 1;
+        }
+        Ok(k)
+    }
+
+    /// Releases every idle client's endpoint and the address handles no endpoint uses any
+    /// more (a server going quiet, or a test checking that nothing was kept).
+    pub fn release_idle(&mut self) {
+        while let Some(c) = self.idle.pop_front() {
+            self.release(c);
+        }
+    }
+
+    /// Transfers submitted and not yet reported.
+    pub fn in_flight(&self) -> usize {
+        self.transfers.len() - self.free.len()
+    }
+
+    /// Clients with an endpoint: those with transfers running and the idle ones kept.
+    pub fn clients(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// Address handles held (one per path: a LID, or a GID on RoCE).
+    pub fn address_handles(&self) -> usize {
+        self.ahs.len()
+    }
+
+    /// The largest message posted (longer transfers are split).
+    pub fn max_message(&self) -> u64 {
+        self.max_message
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> ExecutorStats {
+        self.stats
+    }
+
+    /// The pool underneath (its recoveries, its DCIs).
+    pub fn pool(&self) -> &DciPool {
+        &self.pool
+    }
+
+    /// The endpoint of `client` (a kept one, or a new one), counted as busy with one more
+    /// transfer.
+    fn endpoint(&mut self, client: ClientKey, target: &crate::DcTargetAddr) -> Result<EndpointId> {
+        if let Some(c) = self.clients.get_mut(&client) {
+            if c.active == 0 {
+                if let Some(at) = self.idle.iter().position(|k| *k == client) {
+                    self.idle.remove(at);
+                }
+            }
+            c.active += 1;
+            return Ok(c.ep);
+        }
+        let ah = match self.ahs.get(&client.path) {
+            Some((ah, _)) => ah.clone(),
+            None => self
+                .pd
+                .create_ah(self.port, &PeerPath::to_dc_target(target, self.sgid_index))?,
+        };
+        let mut peer = DcPeer::new(&ah, target, self.key);
+        let ep = loop {
+            match self.pool.add_endpoint(peer) {
+                Ok(ep) => break ep,
+                Err(r) if r.error.errno() == Some(libc::ENOSPC) => {
+                    // Make room: the least recently used idle client goes.
+                    let Some(old) = self.idle.pop_front() else {
+                        return Err(Error::from_errno(
+                            OP_SUBMIT,
+                            libc::EAGAIN,
+                            "every endpoint of the pool serves a client with transfers running: poll, then submit again (or raise PoolConfig::max_endpoints)",
+                        ));
+                    };
+                    self.release(old);
+                    peer = r.value;
+                }
+                Err(r) => return Err(r.error),
+            }
+        };
+        self.ahs.entry(client.path).or_insert((ah, 0)).1 += 1;
+        self.clients.insert(
+            client,
+            ClientEp {
+                ep,
+                active: 1,
+                gone: false,
+            },
+        );
+        Ok(ep)
+    }
+
+    /// Removes an idle client's endpoint, and its address handle if no other client uses it.
+    fn release(&mut self, client: ClientKey) {
+        let Some(c) = self.clients.get(&client) else {
+            return;
+        };
+        if self.pool.remove_endpoint(c.ep).is_err() {
+            // Requests still outstanding (cannot happen for an idle client): keep it.
+            return;
+        }
+        self.clients.remove(&client);
+        self.stats.released += 1;
+        if let Some(entry) = self.ahs.get_mut(&client.path) {
+            entry.1 -= 1;
+            if entry.1 == 0 {
+                self.ahs.remove(&client.path);
+            }
+        }
+    }
+
+    /// One message's completion.
+    fn completed(&mut self, c: EpCompletion) {
+        let slot = (c.wr_id >> 32) as usize;
+        let index = c.wr_id & 0xffff_ffff;
+        let max = self.max_message;
+        let Some(t) = self.transfers.get_mut(slot).filter(|t| t.state == State::Running) else {
+            return;
+        };
+        t.posted -= 1;
+        if c.status == WcStatus::Success {
+            t.bytes += max.min(t.remote.len - index * max);
+        } else if c.status == WcStatus::WrFlushErr && t.replays < MAX_REPLAYS {
+            t.flushed = true;
+        } else if t.status == WcStatus::Success {
+            t.status = c.status;
+        }
+        self.finish_if_done(slot as u32);
+    }
+
+    /// Posts what the DCIs take of the transfers waiting, each in turn.
+    fn pump(&mut self) {
+        for _ in 0..self.ready.len() {
+            let Some(slot) = self.ready.pop_front() else {
+                break;
+            };
+            if self.post_messages(slot) {
+                self.finish_if_done(slot);
+            } else {
+                self.ready.push_back(slot);
+            }
+        }
+    }
+
+    /// Posts transfer `slot`'s messages until the pool refuses; true once none is left to post
+    /// (all posted, or the transfer failed).
+    fn post_messages(&mut self, slot: u32) -> bool {
+        let max = self.max_message;
+        loop {
+            let t = &mut self.transfers[slot as usize];
+            if t.next >= t.remote.len || t.status != WcStatus::Success || t.flushed {
+                return true;
+            }
+            if t.replays > 0 && t.next == 0 && self.pool.outstanding(t.ep) > 0 {
+                // A transfer runs again only with nothing of its client ahead of it, so no
+                // other transfer's failure flushes it again.
+                return false;
+            }
+            let len = max.min(t.remote.len - t.next);
+            // SAFETY: a part of the transfer's local buffer, which lies in a region the pool
+            // holds (checked by submit) for the pool's life.
+            let local = unsafe {
+                Sge::from_raw(raw::ibv_sge {
+                    addr: t.local.addr + t.next,
+                    length: len as u32,
+                    lkey: t.local.lkey,
+                })
+            };
+            let remote = RemoteMemory {
+                addr: t.remote.addr + t.next,
+                len,
+                rkey: t.remote.rkey,
+            };
+            let req = match t.direction {
+                Direction::Put => Request::Read { local, remote },
+                Direction::Get => Request::Write { local, remote },
+            };
+            let wr_id = (u64::from(slot) << 32) | (t.next / max);
+            match self.pool.post(t.ep, wr_id, req) {
+                Ok(()) => {
+                    let t = &mut self.transfers[slot as usize];
+                    t.posted += 1;
+                    t.next += len;
+                    self.stats.messages += 1;
+                }
+                Err(e) if e.is_would_block() => return false,
+                Err(e) => {
+                    let t = &mut self.transfers[slot as usize];
+                    t.status = WcStatus::GeneralErr;
+                    t.error = Some(e);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Finishes transfer `slot` once nothing of it is left to post or outstanding.
+    fn finish_if_done(&mut self, slot: u32) {
+        let t = &mut self.transfers[slot as usize];
+        let all_posted = t.next >= t.remote.len || t.status != WcStatus::Success || t.flushed;
+        if t.state != State::Running || t.posted > 0 || !all_posted {
+            return;
+        }
+        if t.flushed && t.status == WcStatus::Success {
+            // Run it again from its start (the bytes counted so far are moved again).
+            t.flushed = false;
+            t.replays += 1;
+            t.next = 0;
+            t.bytes = 0;
+            self.stats.replays += 1;
+            if !self.ready.contains(&slot) {
+                self.ready.push_back(slot);
+            }
+            return;
+        }
+        if t.status != WcStatus::Success {
+            // Still in `ready` if it failed before all was posted: drop it from there.
+            if let Some(at) = self.ready.iter().position(|&s| s == slot) {
+                self.ready.remove(at);
+            }
+            self.stats.failed += 1;
+        }
+        t.state = State::Finished;
+        self.stats.finished += 1;
+        let (client, status) = (t.client, t.status);
+        self.finished.push_back(slot);
+        let Some(c) = self.clients.get_mut(&client) else {
+            return;
+        };
+        c.active -= 1;
+        if status != WcStatus::Success {
+            c.gone = status == WcStatus::RetryExcErr;
+        }
+        if c.active > 0 {
+            return;
+        }
+        if c.gone || self.keep_idle == 0 {
+            self.release(client);
+            return;
+        }
+        if self.idle.len() >= self.keep_idle {
+            if let Some(old) = self.idle.pop_front() {
+                self.release(old);
+            }
+        }
+        self.idle.push_back(client);
+    }
+}
+
+impl Transfer {
+    fn free() -> Transfer {
+        Transfer {
+            state: State::Free,
+            id: 0,
+            client: ClientKey {
+                path: PathKey::Lid(0),
+                dct_number: 0,
+            },
+            ep: EndpointId::default(),
+            direction: Direction::Get,
+            local: raw::ibv_sge {
+                addr: 0,
+                length: 0,
+                lkey: 0,
+            },
+            remote: RemoteMemory {
+                addr: 0,
+                len: 0,
+                rkey: 0,
+            },
+            next: 0,
+            posted: 0,
+            flushed: false,
+            replays: 0,
+            bytes: 0,
+            status: WcStatus::Success,
+            error: None,
+        }
+    }
+}
+
+/// The port's RoCE GID index (None on InfiniBand), its active MTU and the message limit.
+fn port_facts(pd: &Pd, cfg: &ExecutorConfig) -> Result<(Option<u8>, Mtu, u32)> {
+    const OP: &str = "mlx5dv::s3::Executor::new";
+    let ctx = pd.context();
+    let port = ctx.query_port(cfg.pool.port)?;
+    let sgid_index = if port.is_ethernet() {
+        match cfg.gid_index {
+            Some(g) => Some(g),
+            None => Some(ctx.roce_v2_gid_index(cfg.pool.port)?.ok_or_else(|| {
+                Error::from_errno(
+                    OP,
+                    libc::ENODEV,
+                    "the RoCE port has no RoCE v2 GID: give ExecutorConfig::gid_index, or configure an address on its netdev",
+                )
+                .on(ctx.name())
+            })?),
+        }
+    } else {
+        None
+    };
+    if cfg.max_transfers == 0 || cfg.max_message == Some(0) {
+        return Err(Error::invalid(OP, "max_transfers and max_message must be at least 1"));
+    }
+    let mtu = Mtu::from_raw(port.0.active_mtu).unwrap_or(Mtu::Mtu1024);
+    let port_max = if port.0.max_msg_sz == 0 {
+        1 << 30
+    } else {
+        port.0.max_msg_sz
+    };
+    let max_msg = cfg.max_message.map_or(port_max, |m| m.min(port_max));
+    Ok((sgid_index, mtu, max_msg))
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("in_flight", &self.in_flight())
+            .field("clients", &self.clients())
+            .field("address_handles", &self.address_handles())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}

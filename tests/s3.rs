@@ -1,0 +1,460 @@
+//! S3 over RDMA on one emulated node (scripts/soft-mlx5): buffers exposed behind clients'
+//! DCTs, tokens minted and revoked, and an executor moving the bytes over a DCI pool. What a
+//! hardware or kernel would decide (a revoked or lying token, a wrong key, a dead client) is
+//! decided by the device: the remote access check at the client's adapter, the DCT's key
+//! check, the requester's retries.
+//!
+//! Between processes (a server and many clients, killed and lying ones among them) see the
+//! `s3_server`/`s3_client` examples and `scripts/s3-demo`.
+
+use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken};
+use mlx5dv::{Access, Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
+use mlx5dv_suite::device::{open, pool_cq, test_pool_config};
+use std::time::{Duration, Instant};
+
+const KEY: DcKey = DcKey::new(0x5333_5253_4b45_5931);
+
+struct Node {
+    ctx: Context,
+    mlx5: Mlx5Context,
+    pd: Pd,
+}
+
+fn node() -> Node {
+    let (ctx, _, _) = open();
+    let mlx5 = ctx.mlx5().expect("an mlx5 device");
+    let pd = ctx.alloc_pd().expect("PD");
+    Node { ctx, mlx5, pd }
+}
+
+impl Node {
+    fn executor(&self, f: impl FnOnce(&mut ExecutorConfig)) -> Executor {
+        let mut cfg = ExecutorConfig {
+            pool: test_pool_config(),
+            key: KEY,
+            ..ExecutorConfig::default()
+        };
+        // Fail a dead or wrong-keyed client in a few hundred milliseconds, not seconds.
+        cfg.pool.rts.timeout = 10;
+        cfg.pool.rts.retry_cnt = 2;
+        f(&mut cfg);
+        Executor::new(&self.mlx5, &self.pd, pool_cq(&self.ctx, 1024), cfg).expect("executor")
+    }
+
+    fn client(&self, key: DcKey) -> Client {
+        Client::new(&self.mlx5, &self.pd, key, ClientConfig::default()).expect("client DCT")
+    }
+
+    /// A buffer of `len` bytes (local access only: tokens grant the remote rights) filled
+    /// with `pattern(seed)`, exposed behind `client`.
+    fn exposed(&self, client: &Client, len: usize, seed: u8) -> Exposed<Vec<u8>> {
+        let mr = self
+            .pd
+            .register(pattern(len, seed), Access::LOCAL_WRITE)
+            .expect("register");
+        client.expose(mr).expect("expose")
+    }
+
+    /// A server-side buffer the executor holds.
+    fn local(&self, exec: &mut Executor, len: usize, seed: u8) -> Mr<Vec<u8>> {
+        let mr = self
+            .pd
+            .register(pattern(len, seed), Access::LOCAL_WRITE)
+            .expect("register");
+        exec.hold(&mr).expect("hold");
+        mr
+    }
+}
+
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|k| ((k * 7 + usize::from(seed)) % 251) as u8).collect()
+}
+
+fn bytes<B: mlx5dv::RegionBuffer>(mr: &Mr<B>) -> Vec<u8> {
+    let mut v = vec![0u8; mr.len()];
+    mr.read(0, &mut v).expect("read");
+    v
+}
+
+/// Polls until `n` transfers are reported (10 s at most), sorted by id.
+fn finish(exec: &mut Executor, n: usize) -> Vec<Done> {
+    let mut got = Vec::new();
+    let mut out = vec![Done::default(); 16];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while got.len() < n {
+        let k = exec.poll(&mut out).expect("poll");
+        got.extend(out[..k].iter().cloned());
+        assert!(
+            Instant::now() < deadline,
+            "only {} of {n} transfers finished: {got:?}",
+            got.len()
+        );
+    }
+    got.sort_by_key(|d| d.id);
+    got
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_get_and_a_put_move_every_byte_split_at_the_message_limit() {
+    let n = node();
+    let mut exec = n.executor(|c| c.max_message = Some(64 << 10));
+    let client = n.client(KEY);
+    const LEN: usize = 1 << 20;
+    // GET: the object (seed 1) lands in the client's buffer (seed 2 before).
+    let mut get_buf = n.exposed(&client, LEN, 2);
+    let (_, get) = get_buf.mint(0, LEN, Direction::Get).expect("mint");
+    let object = n.local(&mut exec, LEN, 1);
+    exec.submit(1, &get, 0, Direction::Get, object.sge(0, LEN).unwrap())
+        .expect("submit GET");
+    // PUT: the client's buffer (seed 3) is read into the server's (zeros).
+    let put_buf = n.exposed(&client, LEN, 3);
+    let mut put_buf = put_buf;
+    let (_, put) = put_buf.mint(0, LEN, Direction::Put).expect("mint");
+    let landing = n.local(&mut exec, LEN, 0);
+    exec.submit_str(
+        2,
+        &put.format().unwrap(),
+        0,
+        Direction::Put,
+        landing.sge(0, LEN).unwrap(),
+    )
+    .expect("submit PUT");
+    let done = finish(&mut exec, 2);
+    for d in &done {
+        assert!(d.is_ok(), "{d:?}");
+        assert_eq!(d.bytes, LEN as u64);
+    }
+    assert!(
+        bytes(get_buf.mr()) == pattern(LEN, 1),
+        "GET: the client's buffer differs"
+    );
+    assert!(bytes(&landing) == pattern(LEN, 3), "PUT: the server's buffer differs");
+    // 1 MiB in 64 KiB messages, each way.
+    assert_eq!(exec.stats().messages, 2 * 16);
+    assert_eq!(exec.in_flight(), 0);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_ranged_transfer_moves_only_its_range_of_the_token() {
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let client = n.client(KEY);
+    let mut buf = n.exposed(&client, 8192, 9);
+    // A token for bytes 1000..5000 of the buffer; the server writes 100 bytes at its offset 3000.
+    let (_, token) = buf.mint(1000, 4000, Direction::Get).expect("mint");
+    assert_eq!(token.addr, buf.mr().addr() + 1000);
+    assert_eq!(token.len, 4000);
+    let object = n.local(&mut exec, 100, 5);
+    exec.submit(7, &token, 3000, Direction::Get, object.sge(0, 100).unwrap())
+        .expect("submit");
+    let d = &finish(&mut exec, 1)[0];
+    assert!(d.is_ok() && d.bytes == 100, "{d:?}");
+    let mut want = pattern(8192, 9);
+    want[4000..4100].copy_from_slice(&pattern(100, 5));
+    assert!(
+        bytes(buf.mr()) == want,
+        "bytes outside the range changed, or the range is wrong"
+    );
+    // Past the token's end: refused before anything is posted.
+    let posted = exec.stats().messages;
+    let e = exec
+        .submit(8, &token, 3950, Direction::Get, object.sge(0, 100).unwrap())
+        .unwrap_err();
+    assert_eq!(e.errno(), Some(libc::EINVAL), "{e}");
+    assert_eq!(exec.stats().messages, posted);
+    assert_eq!(exec.in_flight(), 0);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_revoked_token_reaches_nothing_while_the_buffers_other_token_still_works() {
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let client = n.client(KEY);
+    let mut buf = n.exposed(&client, 4096, 4);
+    let (first, t1) = buf.mint(0, 2048, Direction::Get).expect("mint");
+    let (_, t2) = buf.mint(2048, 2048, Direction::Get).expect("mint");
+    assert_eq!(buf.tokens(), 2);
+    buf.revoke(first).expect("revoke");
+    assert_eq!(buf.tokens(), 1);
+    assert_eq!(
+        buf.revoke(first).unwrap_err().errno(),
+        Some(libc::ENOENT),
+        "revoked twice"
+    );
+    let object = n.local(&mut exec, 2048, 6);
+    exec.submit(1, &t1, 0, Direction::Get, object.sge(0, 2048).unwrap())
+        .unwrap();
+    exec.submit(2, &t2, 0, Direction::Get, object.sge(0, 2048).unwrap())
+        .unwrap();
+    let done = finish(&mut exec, 2);
+    assert_eq!(
+        done[0].status,
+        WcStatus::RemAccessErr,
+        "the revoked token: {:?}",
+        done[0]
+    );
+    assert_eq!(done[0].bytes, 0);
+    assert!(done[1].is_ok(), "the other token: {:?}", done[1]);
+    let mut want = pattern(4096, 4);
+    want[2048..].copy_from_slice(&pattern(2048, 6));
+    assert!(
+        bytes(buf.mr()) == want,
+        "the revoked range was written, or the other was not"
+    );
+    // The buffer comes back whole once every token is revoked.
+    let mr = buf.unexpose().expect("unexpose");
+    assert_eq!(mr.len(), 4096);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_token_grants_only_its_direction_its_range_and_its_key() {
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let client = n.client(KEY);
+    let mut buf = n.exposed(&client, 8192, 1);
+    let (_, put) = buf.mint(0, 4096, Direction::Put).expect("mint");
+    let local = n.local(&mut exec, 4096, 2);
+    // A PUT token used to write the client's buffer.
+    exec.submit(1, &put, 0, Direction::Get, local.sge(0, 4096).unwrap())
+        .unwrap();
+    // A forged length: the second half of the buffer was never granted.
+    let longer = RdmaToken { len: 8192, ..put };
+    let big = n.local(&mut exec, 8192, 3);
+    exec.submit(2, &longer, 0, Direction::Put, big.sge(0, 8192).unwrap())
+        .unwrap();
+    // A forged rkey.
+    let forged = RdmaToken {
+        rkey: put.rkey ^ 0x100,
+        ..put
+    };
+    exec.submit(3, &forged, 0, Direction::Put, local.sge(0, 4096).unwrap())
+        .unwrap();
+    // The honest PUT still works.
+    exec.submit(4, &put, 0, Direction::Put, local.sge(0, 4096).unwrap())
+        .unwrap();
+    let done = finish(&mut exec, 4);
+    for d in &done[..3] {
+        assert_eq!(d.status, WcStatus::RemAccessErr, "{d:?}");
+    }
+    assert!(done[3].is_ok(), "{:?}", done[3]);
+    assert!(
+        bytes(buf.mr()) == pattern(8192, 1),
+        "a refused write reached the buffer"
+    );
+    assert!(bytes(&local) == pattern(4096, 1), "the honest PUT's bytes");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_malformed_token_is_refused_naming_its_field_before_anything_is_posted() {
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let local = n.local(&mut exec, 4096, 0);
+    let good = "0102030405060708:01020304:01020304:0102:010203:1:0102030405060708090a0b0c0d0e0f10";
+    for (text, field) in [
+        (&good[..good.len() - 1], "field 6"),
+        (&good.replacen(":1:", ":2:", 1)[..], "field 5"),
+        (&good.replacen(":01020304:0102:", ":0102030G:0102:", 1)[..], "field 2"),
+        ("", "exactly 7"),
+    ] {
+        let e = exec
+            .submit_str(1, text, 0, Direction::Put, local.sge(0, 4096).unwrap())
+            .unwrap_err();
+        assert_eq!(e.errno(), Some(libc::EINVAL), "{e}");
+        assert!(e.to_string().contains(field), "{text:?}: {e}");
+    }
+    assert_eq!(exec.stats().submitted, 0);
+    assert_eq!(exec.stats().messages, 0);
+    assert_eq!((exec.in_flight(), exec.clients(), exec.address_handles()), (0, 0, 0));
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn failing_clients_fail_their_own_transfers_and_every_other_clients_bytes_arrive() {
+    let n = node();
+    let mut exec = n.executor(|c| {
+        c.pool.dcis = 2;
+        c.max_message = Some(16 << 10);
+    });
+    const LEN: usize = 64 << 10;
+    // Six honest clients, one whose DCT expects another key, one that dies (its DCT destroyed
+    // after minting), one whose token lies about its rkey.
+    let honest: Vec<Client> = (0..6).map(|_| n.client(KEY)).collect();
+    let mut bufs: Vec<Exposed<Vec<u8>>> = honest.iter().map(|c| n.exposed(c, 2 * LEN, 0)).collect();
+    let wrong_key = n.client(DcKey::new(0xbad));
+    let mut wrong_buf = n.exposed(&wrong_key, LEN, 0);
+    let (_, wrong_token) = wrong_buf.mint(0, LEN, Direction::Get).unwrap();
+    let dead_token = {
+        let dead = n.client(KEY);
+        let mut b = n.exposed(&dead, LEN, 0);
+        let (_, t) = b.mint(0, LEN, Direction::Get).unwrap();
+        t
+    };
+    let (_, liar) = bufs[0].mint(LEN, LEN, Direction::Get).unwrap();
+    let liar = RdmaToken {
+        rkey: liar.rkey.wrapping_add(1),
+        ..liar
+    };
+    let objects: Vec<_> = (0..6).map(|i| n.local(&mut exec, LEN, 10 + i as u8)).collect();
+    let landing: Vec<_> = (0..6).map(|_| n.local(&mut exec, LEN, 0)).collect();
+    let bad = n.local(&mut exec, LEN, 99);
+    // Each honest client: a GET into the first half of its buffer (written by the server),
+    // and a PUT of the second half (which it filled with its own pattern).
+    let mut tokens = Vec::new();
+    for (i, b) in bufs.iter_mut().enumerate() {
+        b.mr_mut().write(LEN, &pattern(LEN, 50 + i as u8)).unwrap();
+        let (_, g) = b.mint(0, LEN, Direction::Get).unwrap();
+        let (_, p) = b.mint(LEN, LEN, Direction::Put).unwrap();
+        tokens.push((g, p));
+    }
+    // The bad ones go first, between and last, so every honest transfer shares DCIs with them.
+    exec.submit(100, &wrong_token, 0, Direction::Get, bad.sge(0, LEN).unwrap())
+        .unwrap();
+    for (i, (g, p)) in tokens.iter().enumerate() {
+        if i == 2 {
+            exec.submit(101, &dead_token, 0, Direction::Get, bad.sge(0, LEN).unwrap())
+                .unwrap();
+        }
+        exec.submit(i as u64 * 2, g, 0, Direction::Get, objects[i].sge(0, LEN).unwrap())
+            .unwrap();
+        exec.submit(i as u64 * 2 + 1, p, 0, Direction::Put, landing[i].sge(0, LEN).unwrap())
+            .unwrap();
+    }
+    exec.submit(102, &liar, 0, Direction::Get, bad.sge(0, LEN).unwrap())
+        .unwrap();
+    let done = finish(&mut exec, 15);
+    for d in &done[..12] {
+        assert!(d.is_ok() && d.bytes == LEN as u64, "an honest client's transfer: {d:?}");
+    }
+    assert_eq!(done[12].status, WcStatus::RetryExcErr, "the wrong key: {:?}", done[12]);
+    assert_eq!(
+        done[13].status,
+        WcStatus::RetryExcErr,
+        "the dead client: {:?}",
+        done[13]
+    );
+    assert_eq!(
+        done[14].status,
+        WcStatus::RemAccessErr,
+        "the lying token: {:?}",
+        done[14]
+    );
+    for (i, b) in bufs.iter().enumerate() {
+        let got = bytes(b.mr());
+        assert!(got[..LEN] == pattern(LEN, 10 + i as u8)[..], "client {i}: GET bytes");
+        assert!(
+            got[LEN..] == pattern(LEN, 50 + i as u8)[..],
+            "client {i}: the liar wrote"
+        );
+        assert!(
+            bytes(&landing[i]) == pattern(LEN, 50 + i as u8),
+            "client {i}: PUT bytes"
+        );
+    }
+    assert!(
+        bytes(wrong_buf.mr()) == pattern(LEN, 0),
+        "a wrong key reached the buffer"
+    );
+    assert!(
+        wrong_key.dct().query_context().map_or(true, |c| c.key_violations > 0),
+        "the wrong-keyed DCT counted no violation"
+    );
+    // The dead and wrong-keyed clients were released at once; the honest ones are kept idle
+    // until released.
+    assert_eq!(exec.clients(), 6, "kept: the six honest clients only");
+    exec.release_idle();
+    assert_eq!((exec.clients(), exec.address_handles(), exec.in_flight()), (0, 0, 0));
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn clients_that_come_and_go_leave_no_endpoint_or_address_handle_behind() {
+    let n = node();
+    let mut exec = n.executor(|c| {
+        c.pool.max_endpoints = 8;
+        c.keep_idle = 3;
+    });
+    let object = n.local(&mut exec, 4096, 8);
+    let mut peak = 0;
+    // Two hundred clients, each a new DCT, with up to five at once: far more than the eight
+    // endpoints of the pool.
+    let mut live: std::collections::VecDeque<(Client, Exposed<Vec<u8>>)> = Default::default();
+    for i in 0..200u64 {
+        let c = n.client(KEY);
+        let mut b = n.exposed(&c, 4096, 0);
+        let (_, t) = b.mint(0, 4096, Direction::Get).unwrap();
+        exec.submit(i, &t, 0, Direction::Get, object.sge(0, 4096).unwrap())
+            .unwrap();
+        live.push_back((c, b));
+        if live.len() == 5 {
+            for d in finish(&mut exec, 5) {
+                assert!(d.is_ok(), "{d:?}");
+            }
+            for (_, b) in live.drain(..) {
+                assert!(bytes(b.mr()) == pattern(4096, 8));
+            }
+        }
+        peak = peak.max(exec.clients());
+    }
+    assert!(peak <= 8, "{peak} endpoints at once");
+    assert_eq!(exec.clients(), 3, "the idle clients kept: keep_idle");
+    assert_eq!(exec.stats().released, 197);
+    exec.release_idle();
+    assert_eq!((exec.clients(), exec.address_handles()), (0, 0));
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn exposing_a_region_of_another_protection_domain_is_refused_and_the_region_comes_back() {
+    let n = node();
+    let client = n.client(KEY);
+    let other = n.ctx.alloc_pd().expect("PD");
+    let mr = other.register(vec![1u8; 64], Access::LOCAL_WRITE).unwrap();
+    let r = client.expose(mr).unwrap_err();
+    assert_eq!(r.error.errno(), Some(libc::EINVAL), "{}", r.error);
+    assert_eq!(r.value.len(), 64);
+    // A range outside the buffer, an empty one.
+    let mut b = n.exposed(&client, 64, 0);
+    assert_eq!(b.mint(60, 8, Direction::Get).unwrap_err().errno(), Some(libc::EINVAL));
+    assert_eq!(b.mint(0, 0, Direction::Put).unwrap_err().errno(), Some(libc::EINVAL));
+    assert_eq!(b.tokens(), 0);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_dma_buf_range_is_exposed_by_its_own_token() {
+    let n = node();
+    let Some(fd) = mlx5dv_suite::device::udmabuf(8192) else {
+        println!("dma-buf: not run (no dma-buf exporter here: /dev/udmabuf is absent)");
+        return;
+    };
+    let mr = match n
+        .pd
+        .register_dmabuf(mlx5dv::DmaBuf::new(fd, 0, 8192, 0x10_0000), Access::LOCAL_WRITE)
+    {
+        Ok(mr) => mr,
+        Err(e) if e.error.errno() == Some(libc::EOPNOTSUPP) => {
+            println!("dma-buf: not run (the device does not register dma-bufs)");
+            return;
+        }
+        Err(e) => panic!("dma-buf registration: {}", e.error),
+    };
+    let client = n.client(KEY);
+    let mut exec = n.executor(|_| {});
+    let mut b = client.expose(mr).expect("expose");
+    let (_, t) = b.mint(4096, 4096, Direction::Get).expect("mint over a dma-buf");
+    assert_eq!(
+        t.addr,
+        0x10_0000 + 4096,
+        "a dma-buf token names its I/O virtual address"
+    );
+    let object = n.local(&mut exec, 4096, 3);
+    exec.submit(1, &t, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    let d = &finish(&mut exec, 1)[0];
+    assert!(d.is_ok(), "{d:?}");
+}
