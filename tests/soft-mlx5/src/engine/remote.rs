@@ -25,8 +25,6 @@ pub struct Awaiting {
     pub checked: Instant,
     /// Nobody listens at the peer's address: the request is lost.
     pub lost: bool,
-    /// When the local ACK timeout runs out (None: timeout 0, never).
-    pub deadline: Option<Instant>,
 }
 
 /// Sends a request to the device in `slot` of `node`. With `await_answer` it returns what
@@ -38,7 +36,6 @@ pub fn send(
     target: Target,
     req: &responder::Request<'_>,
     await_answer: bool,
-    deadline: Option<Instant>,
 ) -> Option<Awaiting> {
     let fabric = dev.fabric.as_mut()?;
     let seq = if await_answer { fabric.next_seq() } else { 0 };
@@ -49,8 +46,7 @@ pub fn send(
         peer,
         sent: Instant::now(),
         checked: Instant::now(),
-        lost: delivery == Delivery::Lost,
-        deadline,
+        lost: delivery != Delivery::Sent,
     })
 }
 
@@ -69,7 +65,13 @@ pub fn poll(dev: &mut Device) -> bool {
             Some(Message::Request { seq, packet }) => {
                 let response = serve(dev, &packet);
                 if let (true, Some(fabric)) = (seq != 0, dev.fabric.as_mut()) {
-                    fabric.send(&from, &message::encode_answer(seq, &response));
+                    if fabric.send(&from, &message::encode_answer(seq, &response)) == Delivery::Faulted {
+                        // The answer is lost on the wire: the requester hears nothing, and its
+                        // local ACK timer, which runs from when its request left, expires.
+                        // Told so, it waits out that timer (IBA 9.7.6.1.3) instead of taking
+                        // the emulator's own slowness for a loss.
+                        fabric.send_past_faults(&from, &message::encode_answer(seq, &Response::Dropped));
+                    }
                 }
             }
             Some(Message::Answer { seq, response }) => {
@@ -131,11 +133,6 @@ fn check_peers(dev: &mut Device) {
         else {
             continue;
         };
-        if a.deadline.is_some_and(|d| now >= d) {
-            // The local ACK timeout ran out: lost on the way there or back (IBA 9.7.6.1.3).
-            *answer = Some(Response::Dropped);
-            continue;
-        }
         if now.duration_since(a.checked) >= PROBE_EVERY {
             if fabric.alive(&a.peer) {
                 a.checked = now;

@@ -561,7 +561,7 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
                 qp.outstanding[i].wqe.data = wqe.data.clone();
             }
         }
-        let (answer, remote) = execute(dev, h, i, &wqe, now);
+        let (answer, remote) = execute(dev, h, i, &wqe);
         let (acked, on_wire) = (matches!(answer, Some(Response::Ack(_))), answer.is_none());
         let after = dev.pass + 1;
         if let Some(qp) = dev.qps.get_mut(&h) {
@@ -653,10 +653,10 @@ enum Dest {
 
 /// Sends the WQE's request: the answer when it is known at once (this device's target, a
 /// local check that failed, a lost packet), and what awaits another process's answer.
-fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (Option<Response>, Option<Awaiting>) {
+fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe) -> (Option<Response>, Option<Awaiting>) {
     let qp = &dev.qps[&h];
     let (pd, kind, qpn) = (qp.pd, qp.kind, qp.qpn);
-    let (channel, timeout) = (qp.outstanding[i].channel, qp.timeout);
+    let channel = qp.outstanding[i].channel;
     if wqe.opcode == opcode::NOP {
         return (Some(Response::Ack(None)), None);
     }
@@ -745,12 +745,13 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe, now: Instant) -> (
                 (target.epoch, target.psn, target.first) = psn_of(dev, h, i, (node, slot, target.dqpn));
                 target.channel = channel;
             }
-            // Only a lossy wire loses a message to a live peer; on a perfect one the answer
-            // is awaited however long the peer's process takes to be scheduled (a slow
-            // process is no lost packet), and a dead peer is found by probing.
-            let lossy = dev.fabric.as_ref().is_some_and(|f| f.faults.is_some());
-            let deadline = ack_timeout(timeout).filter(|_| lossy).map(|t| now + t);
-            match remote::send(dev, node, slot, target, &req, await_answer, deadline) {
+            // Only a lossy wire loses a message to a live peer, and the emulator knows when
+            // it does: a request lost on the way is answered "dropped" now (its timer runs
+            // from now), an answer lost on the way back is replaced by a "dropped" one (the
+            // timer runs from when the request left). Otherwise the answer is awaited however
+            // long the peer's process takes (a slow process is no lost packet, as a responder
+            // in silicon answers in microseconds), and a dead peer is found by probing.
+            match remote::send(dev, node, slot, target, &req, await_answer) {
                 Some(a) if await_answer && !a.lost => (None, Some(a)),
                 _ => (Some(Response::Dropped), None),
             }

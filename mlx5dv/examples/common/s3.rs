@@ -1,0 +1,79 @@
+//! What the S3-over-RDMA server and client examples share: the headers, the object digest,
+//! the byte patterns the client checks, and how a process finds its device and its peer.
+#![allow(dead_code)] // each example uses its part
+
+use mlx5dv::DcKey;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The request header carrying the token.
+pub const TOKEN: &str = "x-amz-rdma-token";
+/// The response header with the outcome: 200, 204, 206 (moved by RDMA), 501 (declined: use
+/// the HTTP body), or the failure's HTTP status.
+pub const REPLY: &str = "x-amz-rdma-reply";
+/// The response header with the bytes moved by RDMA.
+pub const BYTES: &str = "x-amz-rdma-bytes-transferred";
+/// Why the server declined RDMA or what failed (this example's own header).
+pub const WHY: &str = "x-mlx5dv-rdma-why";
+
+/// The examples' DC key unless `--key` says otherwise: the reference implementations' own,
+/// so clients and servers built on them interoperate (it keeps nobody out).
+pub const DEFAULT_KEY: DcKey = mlx5dv::s3::REFERENCE_DC_KEY;
+
+/// The object's ETag: FNV-1a (64 bits) of its bytes, in hex. (S3 uses MD5; this example
+/// needs only a digest both sides compute.)
+pub fn etag(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("\"{h:016x}\"")
+}
+
+/// Object `seed`'s bytes.
+pub fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut v = Vec::with_capacity(len);
+    while v.len() < len {
+        // xorshift64: cheap, and every object differs from every other.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let n = (len - v.len()).min(8);
+        v.extend_from_slice(&x.to_le_bytes()[..n]);
+    }
+    v
+}
+
+/// Parses a hex key (`0x...` or plain).
+pub fn parse_key(s: &str) -> Result<DcKey, String> {
+    u64::from_str_radix(s.trim_start_matches("0x"), 16)
+        .map(DcKey::new)
+        .map_err(|e| format!("--key {s}: {e}"))
+}
+
+/// Under scripts/soft-mlx5-nodes: the file where the server publishes its HTTP address.
+pub fn rendezvous_file() -> Option<PathBuf> {
+    std::env::var_os("SOFT_MLX5_RENDEZVOUS").map(|d| Path::new(&d).join("s3_server.url"))
+}
+
+/// Writes `text` to `path` under a temporary name first, so a reader never sees half of it.
+pub fn publish(path: &Path, text: &str) -> Result<(), String> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Waits (up to `limit`) for `path` to exist and returns its text.
+pub fn wait_for(path: &Path, limit: Duration) -> Result<String, String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(path) {
+            return Ok(s.trim().to_string());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{} did not appear within {limit:?}", path.display()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

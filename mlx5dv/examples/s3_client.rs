@@ -1,0 +1,437 @@
+//! An S3-over-RDMA client (ureq over HTTP): its buffer exposed behind its DCT, a token minted
+//! for each request and revoked once answered. Against `s3_server` it PUTs objects of sizes
+//! from 1 byte to `--max-size`, GETs them back whole and by range, checks every byte and each
+//! ETag, and DELETEs them, until it has minted `--tokens` tokens.
+//!
+//! ```text
+//! s3_client [--server URL] [--id N] [--tokens N] [--max-size BYTES] [-d DEVICE] [-p PORT]
+//!           [-g GID_INDEX] [--key HEX] [--chaos EVERY] [--die-at N]
+//! ```
+//! - `--chaos EVERY`: every EVERY-th object also sends a bad request, in turn: a token that
+//!   lies (its rkey changed: the server must answer 403 and the buffer stay untouched), a
+//!   malformed one (declined with 501: the client falls back to the HTTP body), and one of a
+//!   DCT that expects another DC key (the server's writes go unanswered: 504).
+//! - `--die-at N`: the run happens in a child process, killed (SIGKILL) while the server
+//!   writes the N-th object into its buffer; this process checks it was killed and says
+//!   goodbye for it.
+//!
+//! On success it prints one line of counts and says goodbye to the server (`POST /_bye`).
+//! Under scripts/soft-mlx5-nodes the server's address comes from the rendezvous directory and
+//! the id is the node's index.
+use mlx5dv::s3::{Client, ClientConfig, Direction, Exposed, RdmaToken};
+use mlx5dv::{Access, DcKey};
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[path = "common/device.rs"]
+mod device;
+#[path = "common/s3.rs"]
+mod s3;
+
+const USAGE: &str = "s3_client [--server URL] [--id N] [--tokens N] [--max-size BYTES] [-d DEVICE] [-p PORT] \
+                     [-g GID_INDEX] [--key HEX] [--chaos EVERY] [--die-at N]";
+
+#[derive(Clone)]
+struct Opts {
+    server: Option<String>,
+    id: u64,
+    tokens: u64,
+    max_size: usize,
+    device: Option<String>,
+    port: u8,
+    gid_index: Option<u8>,
+    key: DcKey,
+    chaos: Option<u64>,
+    die_at: Option<u64>,
+    kill_self_at: Option<u64>,
+}
+
+/// What came back from the server.
+struct Reply {
+    status: u16,
+    rdma: Option<String>,
+    bytes: Option<u64>,
+    etag: Option<String>,
+    why: Option<String>,
+    body: Vec<u8>,
+}
+
+fn call(req: ureq::Request, body: &[u8]) -> Result<Reply, String> {
+    let resp = match req.send_bytes(body) {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => return Err(format!("HTTP: {e}")),
+    };
+    let h = |name: &str| resp.header(name).map(str::to_string);
+    let (status, rdma, bytes, etag, why) = (
+        resp.status(),
+        h(s3::REPLY),
+        h(s3::BYTES).and_then(|b| b.parse().ok()),
+        h("ETag"),
+        h(s3::WHY),
+    );
+    let mut body = Vec::new();
+    resp.into_reader()
+        .read_to_end(&mut body)
+        .map_err(|e| format!("HTTP body: {e}"))?;
+    Ok(Reply {
+        status,
+        rdma,
+        bytes,
+        etag,
+        why,
+        body,
+    })
+}
+
+/// A small deterministic generator (splitmix64) for sizes and ranges.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// 1..=max, spread evenly over the powers of two (as many small objects as large ones).
+    fn size(&mut self, max: usize) -> usize {
+        let bits = usize::BITS - max.leading_zeros();
+        let top = 1usize << (self.next() % u64::from(bits));
+        (1 + (self.next() as usize) % top).min(max)
+    }
+}
+
+struct Run {
+    o: Opts,
+    agent: ureq::Agent,
+    url: String,
+    buf: Exposed<Vec<u8>>,
+    /// A DCT expecting another key, and a buffer behind it (chaos).
+    wrong: Exposed<Vec<u8>>,
+    _clients: (Client, Client),
+    tokens: u64,
+    rdma: u64,
+    fallbacks: u64,
+    refused_as_expected: u64,
+}
+
+impl Run {
+    fn new(o: &Opts, url: &str) -> Result<Run, String> {
+        let ctx = device::open(o.device.as_deref())?;
+        let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
+        let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
+        let cfg = ClientConfig {
+            port: o.port,
+            gid_index: o.gid_index,
+            ..ClientConfig::default()
+        };
+        let client = Client::new(&mlx5, &pd, o.key, cfg).map_err(|e| e.to_string())?;
+        let wrong_key = DcKey::new(o.key.expose() ^ 0x5a5a);
+        let other = Client::new(&mlx5, &pd, wrong_key, cfg).map_err(|e| e.to_string())?;
+        let reg = |len| {
+            pd.register(vec![0u8; len], Access::LOCAL_WRITE)
+                .map_err(|e| e.to_string())
+        };
+        let buf = client.expose(reg(o.max_size)?).map_err(|e| e.to_string())?;
+        let wrong = other.expose(reg(4096)?).map_err(|e| e.to_string())?;
+        Ok(Run {
+            o: o.clone(),
+            agent: ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build(),
+            url: url.to_string(),
+            buf,
+            wrong,
+            _clients: (client, other),
+            tokens: 0,
+            rdma: 0,
+            fallbacks: 0,
+            refused_as_expected: 0,
+        })
+    }
+
+    fn object(&self, i: u64) -> String {
+        format!("{}/bucket/c{}-o{i}", self.url, self.o.id)
+    }
+
+    fn mint(&mut self, len: usize, dir: Direction) -> Result<(mlx5dv::s3::TokenId, RdmaToken), String> {
+        self.tokens += 1;
+        self.buf.mint(0, len, dir).map_err(|e| e.to_string())
+    }
+
+    fn check_rdma(&mut self, what: &str, r: &Reply, status: u16, bytes: usize) -> Result<(), String> {
+        if r.status != status || r.rdma.as_deref() != Some(&*status.to_string()) || r.bytes != Some(bytes as u64) {
+            return Err(format!(
+                "{what}: HTTP {} reply {:?} bytes {:?} (why: {:?}); wanted {status} by RDMA, {bytes} bytes",
+                r.status, r.rdma, r.bytes, r.why
+            ));
+        }
+        self.rdma += 1;
+        Ok(())
+    }
+
+    fn buffer(&self, len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        self.buf.mr().read(0, &mut v).expect("in the buffer");
+        v
+    }
+
+    /// PUT, GET, maybe a ranged GET, DELETE of object `i`.
+    fn round(&mut self, i: u64, rng: &mut Rng) -> Result<(), String> {
+        let size = if self.o.kill_self_at == Some(i) {
+            self.o.max_size
+        } else {
+            rng.size(self.o.max_size)
+        };
+        let data = s3::pattern(size, (self.o.id << 32) | i);
+        let url = self.object(i);
+        // PUT: the server reads the buffer.
+        self.buf.mr_mut().write(0, &data).map_err(|e| e.to_string())?;
+        let (t, token) = self.mint(size, Direction::Put)?;
+        let r = call(self.agent.put(&url).set(s3::TOKEN, &token.format().unwrap()), &[])?;
+        self.buf.revoke(t).map_err(|e| e.to_string())?;
+        self.check_rdma(&format!("PUT {url}"), &r, 200, size)?;
+        if r.etag.as_deref() != Some(&*s3::etag(&data)) {
+            return Err(format!(
+                "PUT {url}: ETag {:?}, the bytes sent hash to {}",
+                r.etag,
+                s3::etag(&data)
+            ));
+        }
+        // GET: the server writes the buffer.
+        self.buf
+            .mr_mut()
+            .write(0, &vec![0xee; size])
+            .map_err(|e| e.to_string())?;
+        let (t, token) = self.mint(size, Direction::Get)?;
+        if self.o.kill_self_at == Some(i) {
+            // Killed while the server writes: it finds the DCT gone.
+            let (agent, text, url) = (self.agent.clone(), token.format().unwrap(), url.clone());
+            std::thread::spawn(move || call(agent.get(&url).set(s3::TOKEN, &text), &[]));
+            std::thread::sleep(Duration::from_millis(3));
+            // SAFETY: raising a signal on this process.
+            unsafe { libc::raise(libc::SIGKILL) };
+        }
+        let r = call(self.agent.get(&url).set(s3::TOKEN, &token.format().unwrap()), &[])?;
+        self.buf.revoke(t).map_err(|e| e.to_string())?;
+        self.check_rdma(&format!("GET {url}"), &r, 200, size)?;
+        if self.buffer(size) != data {
+            return Err(format!("GET {url}: the bytes in the buffer differ from those PUT"));
+        }
+        // A ranged GET, every third object.
+        if i % 3 == 0 {
+            let a = (rng.next() as usize) % size;
+            let b = a + (rng.next() as usize) % (size - a);
+            let n = b - a + 1;
+            let (t, token) = self.mint(n, Direction::Get)?;
+            let r = call(
+                self.agent
+                    .get(&url)
+                    .set(s3::TOKEN, &token.format().unwrap())
+                    .set("Range", &format!("bytes={a}-{b}")),
+                &[],
+            )?;
+            self.buf.revoke(t).map_err(|e| e.to_string())?;
+            self.check_rdma(&format!("GET {url} bytes={a}-{b}"), &r, 206, n)?;
+            if self.buffer(n) != data[a..=b] {
+                return Err(format!("GET {url} bytes={a}-{b}: the range landed wrong"));
+            }
+        }
+        if let Some(every) = self.o.chaos {
+            if i % every == every - 1 {
+                self.chaos(i / every, &url, &data)?;
+            }
+        }
+        let r = call(self.agent.delete(&url), &[])?;
+        if r.status != 204 {
+            return Err(format!("DELETE {url}: HTTP {}", r.status));
+        }
+        Ok(())
+    }
+
+    /// One bad request (the k-th): each must fail alone, as the server says.
+    fn chaos(&mut self, k: u64, url: &str, data: &[u8]) -> Result<(), String> {
+        let size = data.len();
+        match k % 3 {
+            0 => {
+                // A lying token: another rkey. The client's adapter refuses the write.
+                self.buf
+                    .mr_mut()
+                    .write(0, &vec![0xee; size])
+                    .map_err(|e| e.to_string())?;
+                let (t, token) = self.mint(size, Direction::Get)?;
+                let liar = RdmaToken {
+                    rkey: token.rkey ^ 0x8000,
+                    ..token
+                };
+                let r = call(self.agent.get(url).set(s3::TOKEN, &liar.format().unwrap()), &[])?;
+                self.buf.revoke(t).map_err(|e| e.to_string())?;
+                if r.status != 403 || self.buffer(size) != vec![0xee; size] {
+                    return Err(format!(
+                        "a lying token: HTTP {} ({:?}); wanted 403, the buffer untouched",
+                        r.status, r.why
+                    ));
+                }
+            }
+            1 => {
+                // A malformed token: declined (501), then the body fallback.
+                let (t, token) = self.mint(size, Direction::Put)?;
+                let bad = token.format().unwrap().to_uppercase();
+                let r = call(self.agent.put(url).set(s3::TOKEN, &bad), &[])?;
+                self.buf.revoke(t).map_err(|e| e.to_string())?;
+                if r.status != 501 || r.rdma.as_deref() != Some("501") {
+                    return Err(format!(
+                        "a malformed token: HTTP {} ({:?}); wanted 501",
+                        r.status, r.why
+                    ));
+                }
+                self.fallbacks += 1;
+                let r = call(self.agent.put(url), data)?;
+                let back = call(self.agent.get(url), &[])?;
+                if r.status != 200 || back.status != 200 || back.body != data {
+                    return Err(format!("the body fallback: PUT {} GET {}", r.status, back.status));
+                }
+            }
+            _ => {
+                // A DCT that expects another key: the server's write is never answered.
+                self.tokens += 1;
+                self.wrong.mr_mut().write(0, &[0xee; 4096]).map_err(|e| e.to_string())?;
+                let n = size.min(4096);
+                let (t, token) = self.wrong.mint(0, n, Direction::Get).map_err(|e| e.to_string())?;
+                let r = call(
+                    self.agent
+                        .get(url)
+                        .set(s3::TOKEN, &token.format().unwrap())
+                        .set("Range", &format!("bytes=0-{}", n - 1)),
+                    &[],
+                )?;
+                self.wrong.revoke(t).map_err(|e| e.to_string())?;
+                let mut v = vec![0u8; 4096];
+                self.wrong.mr().read(0, &mut v).expect("in the buffer");
+                if r.status != 504 || v != [0xee; 4096] {
+                    return Err(format!(
+                        "a wrong key: HTTP {} ({:?}); wanted 504, the buffer untouched",
+                        r.status, r.why
+                    ));
+                }
+            }
+        }
+        self.refused_as_expected += 1;
+        Ok(())
+    }
+}
+
+fn bye(url: &str) -> Result<(), String> {
+    call(ureq::post(&format!("{url}/_bye")), &[]).map(drop)
+}
+
+fn run(o: &Opts, url: &str) -> Result<(), String> {
+    let mut r = Run::new(o, url)?;
+    let mut rng = Rng(o.id.wrapping_mul(1_000_003) ^ 0x5333);
+    let mut i = 0;
+    while r.tokens < o.tokens {
+        r.round(i, &mut rng)?;
+        i += 1;
+    }
+    println!(
+        "s3_client {}: {i} objects, {} tokens, {} moved by RDMA and checked, {} bad requests refused as they should be, {} body fallbacks",
+        o.id, r.tokens, r.rdma, r.refused_as_expected, r.fallbacks
+    );
+    Ok(())
+}
+
+/// Runs the client in a child process that is killed mid-run (`--die-at`).
+fn run_and_die(o: &Opts) -> Result<(), String> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let at = args.iter().position(|a| a == "--die-at").expect("--die-at was given");
+    args[at] = "--kill-self-at".into();
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let status = std::process::Command::new(exe)
+        .args(&args)
+        .arg("--no-bye")
+        .status()
+        .map_err(|e| e.to_string())?;
+    use std::os::unix::process::ExitStatusExt;
+    if status.signal() != Some(libc::SIGKILL) {
+        return Err(format!(
+            "the child to be killed at object {:?} ended otherwise: {status}",
+            o.die_at
+        ));
+    }
+    println!(
+        "s3_client {}: killed (SIGKILL) while the server wrote object {}",
+        o.id,
+        o.die_at.unwrap_or(0)
+    );
+    Ok(())
+}
+
+fn parse() -> Result<(Opts, bool), String> {
+    let mut o = Opts {
+        server: None,
+        id: std::env::var("SOFT_MLX5_NODE_INDEX")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1),
+        tokens: 1000,
+        max_size: 4 << 20,
+        device: None,
+        port: 1,
+        gid_index: None,
+        key: s3::DEFAULT_KEY,
+        chaos: None,
+        die_at: None,
+        kill_self_at: None,
+    };
+    let mut say_bye = true;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or(format!("{a} needs a value ({USAGE})"));
+        let num = |v: String| v.parse::<u64>().map_err(|e| format!("{a}: {e}"));
+        match a.as_str() {
+            "--server" => o.server = Some(value()?),
+            "--id" => o.id = num(value()?)?,
+            "--tokens" => o.tokens = num(value()?)?,
+            "--max-size" => o.max_size = num(value()?)?.max(1) as usize,
+            "-d" => o.device = Some(value()?),
+            "-p" => o.port = num(value()?)? as u8,
+            "-g" => o.gid_index = Some(num(value()?)? as u8),
+            "--key" => o.key = s3::parse_key(&value()?)?,
+            "--chaos" => o.chaos = Some(num(value()?)?.max(1)),
+            "--die-at" => o.die_at = Some(num(value()?)?),
+            "--kill-self-at" => o.kill_self_at = Some(num(value()?)?),
+            "--no-bye" => say_bye = false,
+            other => return Err(format!("unknown argument {other} ({USAGE})")),
+        }
+    }
+    Ok((o, say_bye))
+}
+
+fn main() -> ExitCode {
+    let result = parse().and_then(|(o, say_bye)| {
+        let url = match (&o.server, s3::rendezvous_file()) {
+            (Some(url), _) => url.clone(),
+            (None, Some(file)) => s3::wait_for(&file, Duration::from_secs(60))?,
+            (None, None) => return Err(format!("give --server URL ({USAGE})")),
+        };
+        let r = if o.die_at.is_some() {
+            run_and_die(&o)
+        } else {
+            run(&o, &url)
+        };
+        // Goodbye even after a failure, so the server does not wait for this client.
+        if say_bye {
+            bye(&url)?;
+        }
+        r
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("s3_client: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,556 @@
+//! An S3-subset object server whose data path is S3 over RDMA: PUT, GET, ranged GET, DELETE
+//! of objects in memory, over HTTP (tiny_http), the bytes moved by an [`Executor`] over a
+//! pool of DCIs when the request carries an `x-amz-rdma-token`.
+//!
+//! - PUT with a token: the body is empty; the server RDMA-reads the token's buffer (its whole
+//!   length is the object) and answers `200` with `x-amz-rdma-reply: 200`,
+//!   `x-amz-rdma-bytes-transferred` and the ETag.
+//! - GET with a token: the server RDMA-writes the object (or the `Range` asked for, answering
+//!   `206` with `Content-Range`) into the token's buffer and answers with an empty body.
+//! - Declined (`x-amz-rdma-reply: 501`, the reason in `x-mlx5dv-rdma-why`): a malformed token,
+//!   a token without a GID on RoCE, an object larger than the token's buffer or than the
+//!   server's staging buffers, or `--no-rdma`. The client then sends the bytes in the body
+//!   (PUT) or asks again without a token (GET).
+//! - Failed: the token lied (remote access error: `403`), the client is unreachable or
+//!   expects another DC key (retry exceeded: `504`), anything else `500`; the reply names the
+//!   completion status. Nothing else is affected.
+//! - Without a token: plain S3, the bytes in the body.
+//!
+//! One thread owns the executor and the staging buffers (the data path); HTTP worker threads
+//! hand it the RDMA requests over a channel. Clients are released once idle for a second.
+//!
+//! ```text
+//! s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT]
+//!           [-g GID_INDEX] [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma]
+//! ```
+//! `--clients N`: exit once N clients said goodbye (`POST /_bye`), checking that every
+//! endpoint and address handle was released (exit status 1 if not). Under
+//! scripts/soft-mlx5-nodes the address is published to the rendezvous directory.
+//! Two terminals on one emulated fabric:
+//! `scripts/soft-mlx5 --node 0 -- target/debug/examples/s3_server --listen 127.0.0.1:9000` and
+//! `scripts/soft-mlx5 --node 1 -- target/debug/examples/s3_client --server http://127.0.0.1:9000`.
+use mlx5dv::endpoint::PoolConfig;
+use mlx5dv::s3::{Direction, Done, Executor, ExecutorConfig, RdmaToken};
+use mlx5dv::{Access, DcKey, Mr, WcStatus};
+use std::collections::{HashMap, VecDeque};
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tiny_http::{Header, Method, Request, Response, Server};
+
+#[path = "common/device.rs"]
+mod device;
+#[path = "common/s3.rs"]
+mod s3;
+
+const USAGE: &str =
+    "s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT] [-g GID_INDEX] \
+                     [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma]";
+
+struct Opts {
+    listen: String,
+    publish: Option<std::path::PathBuf>,
+    clients: Option<usize>,
+    device: Option<String>,
+    port: u8,
+    gid_index: Option<u8>,
+    key: DcKey,
+    dcis: usize,
+    slots: usize,
+    max_object: usize,
+    rdma: bool,
+}
+
+type Store = Arc<Mutex<HashMap<String, Arc<Vec<u8>>>>>;
+
+/// What the HTTP workers hand the data path.
+enum Job {
+    Put {
+        req: Request,
+        key: String,
+        token: RdmaToken,
+    },
+    Get {
+        req: Request,
+        key: String,
+        token: RdmaToken,
+    },
+    Bye(Request),
+    Stats(Request),
+}
+
+/// A transfer in flight: its request and what to answer.
+struct Running {
+    req: Request,
+    slot: usize,
+    key: String,
+    put: bool,
+    /// GET: status (200/206), Content-Range, ETag.
+    get: Option<(u16, Option<String>, String)>,
+}
+
+fn header(name: &str, value: &str) -> Header {
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("ASCII header")
+}
+
+fn token_of(req: &Request) -> Option<String> {
+    req.headers()
+        .iter()
+        .find(|h| h.field.equiv(s3::TOKEN))
+        .map(|h| h.value.as_str().to_string())
+}
+
+/// Answers `req`, ignoring a client that went away meanwhile.
+fn answer(req: Request, resp: Response<std::io::Cursor<Vec<u8>>>) {
+    let _ = req.respond(resp);
+}
+
+fn declined(req: Request, why: &str) {
+    let resp = Response::from_data(Vec::new())
+        .with_status_code(501)
+        .with_header(header(s3::REPLY, "501"))
+        .with_header(header(s3::WHY, why));
+    answer(req, resp);
+}
+
+/// `bytes=a-b`, `bytes=a-`, `bytes=-n` of an object of `len` bytes: the inclusive range.
+fn range(req: &Request, len: u64) -> Result<Option<(u64, u64)>, ()> {
+    let Some(h) = req.headers().iter().find(|h| h.field.equiv("range")) else {
+        return Ok(None);
+    };
+    let spec = h.value.as_str().strip_prefix("bytes=").ok_or(())?;
+    let (a, b) = spec.split_once('-').ok_or(())?;
+    let (first, last) = match (a.parse::<u64>(), b.parse::<u64>()) {
+        (Ok(a), Ok(b)) => (a, b.min(len.saturating_sub(1))),
+        (Ok(a), Err(_)) if b.is_empty() => (a, len.saturating_sub(1)),
+        (Err(_), Ok(n)) if a.is_empty() && n > 0 => (len.saturating_sub(n), len.saturating_sub(1)),
+        _ => return Err(()),
+    };
+    if len == 0 || first > last || first >= len {
+        return Err(());
+    }
+    Ok(Some((first, last)))
+}
+
+/// An HTTP worker: plain S3 requests are answered here, RDMA ones go to the data path.
+fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) {
+    while let Ok(mut req) = http.recv() {
+        let path = req.url().split('?').next().unwrap_or("").to_string();
+        let key = path.trim_start_matches('/').to_string();
+        let token = token_of(&req);
+        let job = match (req.method(), path.as_str(), token) {
+            (Method::Post, "/_bye", _) => Job::Bye(req),
+            (Method::Get, "/_stats", _) => Job::Stats(req),
+            (_, _, _) if key.is_empty() => {
+                answer(req, Response::from_string("no object named").with_status_code(400));
+                continue;
+            }
+            (Method::Put, _, Some(_)) | (Method::Get, _, Some(_)) if !rdma => {
+                declined(req, "this server does not serve RDMA (--no-rdma)");
+                continue;
+            }
+            (Method::Put, _, Some(t)) | (Method::Get, _, Some(t)) => match RdmaToken::parse(&t) {
+                Ok(token) if *req.method() == Method::Put => Job::Put { req, key, token },
+                Ok(token) => Job::Get { req, key, token },
+                Err(e) => {
+                    declined(req, &e.to_string());
+                    continue;
+                }
+            },
+            (Method::Put, _, None) => {
+                let mut body = Vec::new();
+                if req.as_reader().read_to_end(&mut body).is_err() {
+                    continue;
+                }
+                let tag = s3::etag(&body);
+                store.lock().unwrap().insert(key, Arc::new(body));
+                answer(req, Response::from_data(Vec::new()).with_header(header("ETag", &tag)));
+                continue;
+            }
+            (Method::Get, _, None) => {
+                let obj = store.lock().unwrap().get(&key).cloned();
+                match obj {
+                    None => answer(req, Response::from_string("NoSuchKey").with_status_code(404)),
+                    Some(obj) => match range(&req, obj.len() as u64) {
+                        Err(()) => answer(req, Response::from_string("InvalidRange").with_status_code(416)),
+                        Ok(None) => {
+                            let tag = s3::etag(&obj);
+                            answer(req, Response::from_data(obj.to_vec()).with_header(header("ETag", &tag)));
+                        }
+                        Ok(Some((a, b))) => {
+                            let cr = format!("bytes {a}-{b}/{}", obj.len());
+                            let part = obj[a as usize..=b as usize].to_vec();
+                            answer(
+                                req,
+                                Response::from_data(part)
+                                    .with_status_code(206)
+                                    .with_header(header("Content-Range", &cr)),
+                            );
+                        }
+                    },
+                }
+                continue;
+            }
+            (Method::Delete, _, _) => {
+                let gone = store.lock().unwrap().remove(&key).is_some();
+                answer(
+                    req,
+                    Response::from_data(Vec::new()).with_status_code(if gone { 204 } else { 404 }),
+                );
+                continue;
+            }
+            _ => {
+                answer(req, Response::from_string("NotImplemented").with_status_code(501));
+                continue;
+            }
+        };
+        if jobs.send(job).is_err() {
+            return;
+        }
+    }
+}
+
+/// The HTTP status a failed transfer is answered with.
+fn failure_code(status: WcStatus) -> u16 {
+    match status {
+        WcStatus::RemAccessErr => 403,
+        WcStatus::RetryExcErr => 504,
+        _ => 500,
+    }
+}
+
+struct DataPath {
+    exec: Executor,
+    slots: Vec<Mr<Vec<u8>>>,
+    free: Vec<usize>,
+    waiting: VecDeque<Job>,
+    running: HashMap<u64, Running>,
+    next_id: u64,
+    store: Store,
+    max_object: usize,
+    byes: usize,
+    ok: u64,
+    failed: u64,
+    declined: u64,
+}
+
+impl DataPath {
+    /// Starts `job`'s transfer; gives it back when it must wait (no staging slot, or the
+    /// executor is full).
+    fn start(&mut self, job: Job) -> Option<Job> {
+        let (req, key, token, put) = match job {
+            Job::Put { req, key, token } => (req, key, token, true),
+            Job::Get { req, key, token } => (req, key, token, false),
+            Job::Bye(req) => {
+                self.byes += 1;
+                answer(req, Response::from_data(Vec::new()).with_status_code(204));
+                return None;
+            }
+            Job::Stats(req) => {
+                let s = self.exec.stats();
+                let text = format!(
+                    "clients={} address_handles={} in_flight={} submitted={} messages={} replays={} released={}\n",
+                    self.exec.clients(),
+                    self.exec.address_handles(),
+                    self.exec.in_flight(),
+                    s.submitted,
+                    s.messages,
+                    s.replays,
+                    s.released
+                );
+                answer(req, Response::from_string(text));
+                return None;
+            }
+        };
+        let Some(&slot) = self.free.last() else {
+            return Some(if put {
+                Job::Put { req, key, token }
+            } else {
+                Job::Get { req, key, token }
+            });
+        };
+        let (len, get) = if put {
+            (token.len as usize, None)
+        } else {
+            let Some(obj) = self.store.lock().unwrap().get(&key).cloned() else {
+                answer(req, Response::from_string("NoSuchKey").with_status_code(404));
+                return None;
+            };
+            let (status, cr, (a, b)) = match range(&req, obj.len() as u64) {
+                Err(()) => {
+                    answer(req, Response::from_string("InvalidRange").with_status_code(416));
+                    return None;
+                }
+                Ok(None) if obj.is_empty() => {
+                    answer(
+                        req,
+                        Response::from_data(Vec::new()).with_header(header("ETag", &s3::etag(&obj))),
+                    );
+                    return None;
+                }
+                Ok(None) => (200, None, (0, obj.len() as u64 - 1)),
+                Ok(Some((a, b))) => (206, Some(format!("bytes {a}-{b}/{}", obj.len())), (a, b)),
+            };
+            let n = (b - a + 1) as usize;
+            if n > token.len as usize {
+                self.declined += 1;
+                declined(
+                    req,
+                    "the token's buffer is smaller than the object: read it from the body",
+                );
+                return None;
+            }
+            if n <= self.max_object {
+                let _ = self.slots[slot].write(0, &obj[a as usize..=b as usize]);
+            }
+            (n, Some((status, cr, s3::etag(&obj))))
+        };
+        if len > self.max_object {
+            self.declined += 1;
+            declined(
+                req,
+                "the object is larger than the server's staging buffers: send it in the body",
+            );
+            return None;
+        }
+        let id = self.next_id;
+        let dir = if put { Direction::Put } else { Direction::Get };
+        let sge = self.slots[slot]
+            .sge(0, len)
+            .expect("a staging slot holds max_object bytes");
+        match self.exec.submit(id, &token, 0, dir, sge) {
+            Ok(()) => {}
+            Err(e) if e.is_would_block() => {
+                return Some(if put {
+                    Job::Put { req, key, token }
+                } else {
+                    Job::Get { req, key, token }
+                });
+            }
+            Err(e) => {
+                self.declined += 1;
+                declined(req, &e.to_string());
+                return None;
+            }
+        }
+        self.next_id += 1;
+        self.free.pop();
+        self.running.insert(
+            id,
+            Running {
+                req,
+                slot,
+                key,
+                put,
+                get,
+            },
+        );
+        None
+    }
+
+    fn finish(&mut self, d: &Done) {
+        let Some(r) = self.running.remove(&d.id) else {
+            return;
+        };
+        self.free.push(r.slot);
+        if !d.is_ok() {
+            self.failed += 1;
+            let code = failure_code(d.status);
+            let why = match &d.error {
+                Some(e) => format!("{:?}: {e}", d.status),
+                None => format!("{:?}", d.status),
+            };
+            let resp = Response::from_data(Vec::new())
+                .with_status_code(code)
+                .with_header(header(s3::REPLY, &code.to_string()))
+                .with_header(header(s3::WHY, &why));
+            answer(r.req, resp);
+            return;
+        }
+        self.ok += 1;
+        let n = d.bytes.to_string();
+        if r.put {
+            let mut obj = vec![0u8; d.bytes as usize];
+            let _ = self.slots[r.slot].read(0, &mut obj);
+            let tag = s3::etag(&obj);
+            self.store.lock().unwrap().insert(r.key, Arc::new(obj));
+            let resp = Response::from_data(Vec::new())
+                .with_header(header(s3::REPLY, "200"))
+                .with_header(header(s3::BYTES, &n))
+                .with_header(header("ETag", &tag));
+            answer(r.req, resp);
+        } else if let Some((status, cr, tag)) = r.get {
+            let mut resp = Response::from_data(Vec::new())
+                .with_status_code(status)
+                .with_header(header(s3::REPLY, &status.to_string()))
+                .with_header(header(s3::BYTES, &n))
+                .with_header(header("ETag", &tag));
+            if let Some(cr) = cr {
+                resp = resp.with_header(header("Content-Range", &cr));
+            }
+            answer(r.req, resp);
+        }
+    }
+}
+
+fn serve(o: Opts) -> Result<(), String> {
+    let http = Arc::new(Server::http(&o.listen).map_err(|e| format!("listen on {}: {e}", o.listen))?);
+    let url = format!("http://{}", http.server_addr().to_ip().ok_or("not an IP listener")?);
+    println!(
+        "s3_server: listening on {url} (RDMA {})",
+        if o.rdma { "on" } else { "off" }
+    );
+    let store: Store = Arc::default();
+    let (tx, rx) = mpsc::channel();
+    for _ in 0..16 {
+        let (http, store, tx) = (http.clone(), store.clone(), tx.clone());
+        std::thread::spawn(move || worker(http, store, tx, o.rdma));
+    }
+    let ctx = device::open(o.device.as_deref())?;
+    let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
+    let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
+    let cfg = ExecutorConfig {
+        pool: PoolConfig {
+            dcis: o.dcis,
+            port: o.port,
+            ..PoolConfig::default()
+        },
+        key: o.key,
+        gid_index: o.gid_index,
+        max_transfers: o.slots,
+        ..ExecutorConfig::default()
+    };
+    let cq = ctx.create_cq(o.dcis as u32 * 128 + 1).map_err(|e| e.to_string())?;
+    let mut exec = Executor::new(&mlx5, &pd, cq, cfg).map_err(|e| e.to_string())?;
+    let mut slots = Vec::new();
+    for _ in 0..o.slots {
+        let mr = pd
+            .register(vec![0u8; o.max_object], Access::LOCAL_WRITE)
+            .map_err(|e| e.to_string())?;
+        exec.hold(&mr).map_err(|e| e.to_string())?;
+        slots.push(mr);
+    }
+    // Published only now: a client that finds the address finds a server ready to move bytes.
+    if let Some(path) = &o.publish {
+        s3::publish(path, &url)?;
+    }
+    let mut dp = DataPath {
+        exec,
+        free: (0..slots.len()).rev().collect(),
+        slots,
+        waiting: VecDeque::new(),
+        running: HashMap::new(),
+        next_id: 0,
+        store,
+        max_object: o.max_object,
+        byes: 0,
+        ok: 0,
+        failed: 0,
+        declined: 0,
+    };
+    let mut done = vec![Done::default(); 32];
+    let mut last_work = Instant::now();
+    loop {
+        // New requests: block briefly when nothing is in flight.
+        let first = if dp.running.is_empty() && dp.waiting.is_empty() {
+            rx.recv_timeout(Duration::from_millis(50)).ok()
+        } else {
+            rx.try_recv().ok()
+        };
+        if let Some(job) = first {
+            dp.waiting.push_back(job);
+            dp.waiting.extend(rx.try_iter());
+        }
+        while let Some(job) = dp.waiting.pop_front() {
+            if let Some(job) = dp.start(job) {
+                dp.waiting.push_front(job);
+                break;
+            }
+            last_work = Instant::now();
+        }
+        let n = dp.exec.poll(&mut done).map_err(|e| e.to_string())?;
+        for d in &done[..n] {
+            dp.finish(d);
+            last_work = Instant::now();
+        }
+        if dp.running.is_empty() && last_work.elapsed() > Duration::from_secs(1) && dp.exec.clients() > 0 {
+            // Clients idle for a second: their endpoints and address handles go.
+            dp.exec.release_idle();
+        }
+        if o.clients.is_some_and(|c| dp.byes >= c) && dp.running.is_empty() && dp.waiting.is_empty() {
+            dp.exec.release_idle();
+            let s = dp.exec.stats();
+            println!(
+                "s3_server: {} clients done: transfers ok={} failed={} declined={} messages={} replays={}; \
+                 endpoints left {}, address handles left {}, released {}",
+                dp.byes,
+                dp.ok,
+                dp.failed,
+                dp.declined,
+                s.messages,
+                s.replays,
+                dp.exec.clients(),
+                dp.exec.address_handles(),
+                s.released
+            );
+            if dp.exec.clients() != 0 || dp.exec.address_handles() != 0 {
+                return Err("endpoints or address handles were not released".into());
+            }
+            return Ok(());
+        }
+    }
+}
+
+fn parse() -> Result<Opts, String> {
+    let mut o = Opts {
+        listen: "127.0.0.1:0".into(),
+        publish: s3::rendezvous_file(),
+        clients: None,
+        device: None,
+        port: 1,
+        gid_index: None,
+        key: s3::DEFAULT_KEY,
+        dcis: 4,
+        slots: 16,
+        max_object: 8 << 20,
+        rdma: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or(format!("{a} needs a value ({USAGE})"));
+        let num = |v: String| v.parse::<u64>().map_err(|e| format!("{a}: {e}"));
+        match a.as_str() {
+            "--listen" => o.listen = value()?,
+            "--publish" => o.publish = Some(value()?.into()),
+            "--clients" => o.clients = Some(num(value()?)? as usize),
+            "-d" => o.device = Some(value()?),
+            "-p" => o.port = num(value()?)? as u8,
+            "-g" => o.gid_index = Some(num(value()?)? as u8),
+            "--key" => o.key = s3::parse_key(&value()?)?,
+            "--dcis" => o.dcis = num(value()?)? as usize,
+            "--slots" => o.slots = num(value()?)? as usize,
+            "--max-object" => o.max_object = num(value()?)? as usize,
+            "--no-rdma" => o.rdma = false,
+            other => return Err(format!("unknown argument {other} ({USAGE})")),
+        }
+    }
+    if o.clients.is_none() {
+        // Under scripts/soft-mlx5-nodes: every other node is a client.
+        o.clients = std::env::var("SOFT_MLX5_NODES")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .map(|n| n - 1);
+    }
+    Ok(o)
+}
+
+fn main() -> ExitCode {
+    match parse().and_then(serve) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("s3_server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
