@@ -37,7 +37,10 @@ use std::hash::{BuildHasher, Hasher};
 #[derive(Copy, Clone, Debug)]
 pub struct ExecutorConfig {
     /// The DCI pool: DCIs, assignment policy, queue depth, port, backend. Its `max_endpoints`
-    /// bounds the clients reached at once (idle ones kept included).
+    /// bounds the clients reached at once (idle ones kept included). Its
+    /// `rts.max_rd_atomic` (RDMA reads in flight per DCI: 16 by default here, so that PUTs
+    /// pipeline) is lowered to the device's DC requester limit where that is smaller (to 1
+    /// where the library cannot read the limit).
     pub pool: PoolConfig,
     /// The DC key the clients' DCTs expect: the application's secret
     /// ([`super::REFERENCE_DC_KEY`] to talk to the reference implementations).
@@ -55,11 +58,13 @@ pub struct ExecutorConfig {
 }
 
 impl Default for ExecutorConfig {
-    /// The pool's defaults, the reference's key, the port's message limit, 256 transfers at
-    /// once, 64 idle clients kept.
+    /// The pool's defaults with 16 reads in flight per DCI, the reference's key, the port's
+    /// message limit, 256 transfers at once, 64 idle clients kept.
     fn default() -> Self {
+        let mut pool = PoolConfig::default();
+        pool.rts.max_rd_atomic = 16;
         ExecutorConfig {
-            pool: PoolConfig::default(),
+            pool,
             key: super::REFERENCE_DC_KEY,
             gid_index: None,
             max_message: None,
@@ -233,7 +238,18 @@ impl Executor {
             Ok(f) => f,
             Err(error) => return Err(Returned { error, value: cq }),
         };
-        let pool = DciPool::new(mlx5, pd, cq, cfg.pool)?;
+        let mut pool_cfg = cfg.pool;
+        match mlx5.caps() {
+            Ok(caps) => {
+                // Unknown (no DEVX): 1, which every device takes.
+                let limit = caps
+                    .max_dc_requester_rd_atomic
+                    .map_or(1, |l| u8::try_from(l).unwrap_or(u8::MAX).max(1));
+                pool_cfg.rts.max_rd_atomic = pool_cfg.rts.max_rd_atomic.min(limit);
+            }
+            Err(error) => return Err(Returned { error, value: cq }),
+        }
+        let pool = DciPool::new(mlx5, pd, cq, pool_cfg)?;
         let endpoints = cfg.pool.max_endpoints;
         Ok(Executor {
             pool,
