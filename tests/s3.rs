@@ -34,6 +34,8 @@ impl Node {
             key: KEY,
             ..ExecutorConfig::default()
         };
+        // As the executor's default: reads pipelined, up to the device's limit.
+        cfg.pool.rts.max_rd_atomic = 16;
         // Fail a dead or wrong-keyed client in a few hundred milliseconds, not seconds.
         cfg.pool.rts.timeout = 10;
         cfg.pool.rts.retry_cnt = 2;

@@ -29,7 +29,6 @@
 //! Two terminals on one emulated fabric:
 //! `scripts/soft-mlx5 --node 0 -- target/debug/examples/s3_server --listen 127.0.0.1:9000` and
 //! `scripts/soft-mlx5 --node 1 -- target/debug/examples/s3_client --server http://127.0.0.1:9000`.
-use mlx5dv::endpoint::PoolConfig;
 use mlx5dv::s3::{Direction, Done, Executor, ExecutorConfig, RdmaToken};
 use mlx5dv::{Access, DcKey, Mr, WcStatus};
 use std::collections::{HashMap, VecDeque};
@@ -410,17 +409,13 @@ fn serve(o: Opts) -> Result<(), String> {
     let ctx = device::open(o.device.as_deref())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
-    let cfg = ExecutorConfig {
-        pool: PoolConfig {
-            dcis: o.dcis,
-            port: o.port,
-            ..PoolConfig::default()
-        },
+    let mut cfg = ExecutorConfig {
         key: o.key,
         gid_index: o.gid_index,
         max_transfers: o.slots,
         ..ExecutorConfig::default()
     };
+    (cfg.pool.dcis, cfg.pool.port) = (o.dcis, o.port);
     let cq = ctx.create_cq(o.dcis as u32 * 128 + 1).map_err(|e| e.to_string())?;
     let mut exec = Executor::new(&mlx5, &pd, cq, cfg).map_err(|e| e.to_string())?;
     let mut slots = Vec::new();
