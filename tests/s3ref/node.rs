@@ -34,7 +34,9 @@ struct Opts {
 }
 
 fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    (0..len as u64).map(|k| ((k * 7 + u64::from(seed)) % 251) as u8).collect()
+    (0..len as u64)
+        .map(|k| ((k * 7 + u64::from(seed)) % 251) as u8)
+        .collect()
 }
 
 fn publish(dir: &Path, name: &str, line: &str) -> Result<(), String> {
@@ -45,7 +47,9 @@ fn publish(dir: &Path, name: &str, line: &str) -> Result<(), String> {
 
 /// The line of `name` once it exists (None while it does not).
 fn read_line(dir: &Path, name: &str) -> Option<String> {
-    std::fs::read_to_string(dir.join(name)).ok().map(|s| s.trim_end().to_string())
+    std::fs::read_to_string(dir.join(name))
+        .ok()
+        .map(|s| s.trim_end().to_string())
 }
 
 fn wait_line(dir: &Path, name: &str, limit: Duration) -> Result<String, String> {
@@ -91,7 +95,9 @@ fn client(o: &Opts) -> Result<(), String> {
         ..ClientConfig::default()
     };
     let c = Client::new(&d.mlx5, &d.pd, REFERENCE_DC_KEY, cfg).map_err(|e| e.to_string())?;
-    let mr = d.pd.register(vec![0u8; o.size], Access::LOCAL_WRITE).map_err(|e| e.to_string())?;
+    let mr =
+        d.pd.register(vec![0u8; o.size], Access::LOCAL_WRITE)
+            .map_err(|e| e.to_string())?;
     let mut buf = c.expose(mr).map_err(|e| e.to_string())?;
     let i = o.node;
     for r in 0..o.rounds {
@@ -101,7 +107,11 @@ fn client(o: &Opts) -> Result<(), String> {
             _ => (i + r) % 2 == 1,
         };
         let seed = 1000 * i + r;
-        let fill = if read { pattern(o.size, seed) } else { vec![0xff; o.size] };
+        let fill = if read {
+            pattern(o.size, seed)
+        } else {
+            vec![0xff; o.size]
+        };
         buf.mr_mut().write(0, &fill).map_err(|e| e.to_string())?;
         // The server reads (PUT) or writes (GET) the buffer: the token grants just that.
         let dir = if read { Direction::Put } else { Direction::Get };
@@ -114,7 +124,7 @@ fn client(o: &Opts) -> Result<(), String> {
             .strip_prefix("ok ")
             .and_then(|b| b.parse().ok())
             .ok_or(format!("round {r}: the server answered {done:?}"))?;
-        if bytes == 0 || bytes % o.size as u64 != 0 {
+        if bytes == 0 || !bytes.is_multiple_of(o.size as u64) {
             return Err(format!("round {r}: {bytes} bytes for a {}-byte token", o.size));
         }
         if !read {
@@ -137,7 +147,10 @@ fn executor(d: &Dev, depth: usize) -> Result<Executor, String> {
         max_transfers: depth.max(1),
         ..ExecutorConfig::default()
     };
-    let cq = d.ctx.create_cq(cfg.pool.dcis as u32 * cfg.pool.max_send_wr + 1).map_err(|e| e.to_string())?;
+    let cq = d
+        .ctx
+        .create_cq(cfg.pool.dcis as u32 * cfg.pool.max_send_wr + 1)
+        .map_err(|e| e.to_string())?;
     Executor::new(&d.mlx5, &d.pd, cq, cfg).map_err(|e| e.to_string())
 }
 
@@ -151,7 +164,9 @@ fn parse_line(line: &str) -> Result<(bool, u32, String), String> {
 }
 
 fn local(d: &Dev, exec: &mut Executor, size: usize) -> Result<Mr<Vec<u8>>, String> {
-    let mr = d.pd.register(vec![0xff; size], Access::LOCAL_WRITE).map_err(|e| e.to_string())?;
+    let mr =
+        d.pd.register(vec![0xff; size], Access::LOCAL_WRITE)
+            .map_err(|e| e.to_string())?;
     exec.hold(&mr).map_err(|e| e.to_string())?;
     Ok(mr)
 }
@@ -185,12 +200,17 @@ fn server(o: &Opts) -> Result<(), String> {
                 continue;
             };
             let started = parse_line(&line).and_then(|(read, seed, token)| {
-                let fill = if read { vec![0xff; o.size] } else { pattern(o.size, seed) };
+                let fill = if read {
+                    vec![0xff; o.size]
+                } else {
+                    pattern(o.size, seed)
+                };
                 bufs[c].write(0, &fill).map_err(|e| e.to_string())?;
                 let len = o.size.min(bufs[c].len());
                 let dir = if read { Direction::Put } else { Direction::Get };
                 let sge = bufs[c].sge(0, len).map_err(|e| e.to_string())?;
-                exec.submit_str(c as u64, &token, 0, dir, sge).map_err(|e| e.to_string())?;
+                exec.submit_str(c as u64, &token, 0, dir, sge)
+                    .map_err(|e| e.to_string())?;
                 Ok((read, seed))
             });
             match started {
