@@ -8,8 +8,8 @@
 //! `s3_server`/`s3_client` examples and `scripts/s3-demo`.
 
 use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken};
-use mlx5dv::{Access, Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
-use mlx5dv_suite::device::{open, pool_cq, test_pool_config};
+use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, RtsAttr, WcStatus};
+use mlx5dv_suite::device::{open, pool_cq, test_backend, test_pool_config, wait, TestCq};
 use std::time::{Duration, Instant};
 
 const KEY: DcKey = DcKey::new(0x5333_5253_4b45_5931);
@@ -18,13 +18,21 @@ struct Node {
     ctx: Context,
     mlx5: Mlx5Context,
     pd: Pd,
+    port: u8,
+    gid_index: Option<u8>,
 }
 
 fn node() -> Node {
-    let (ctx, _, _) = open();
+    let (ctx, port, gid_index) = open();
     let mlx5 = ctx.mlx5().expect("an mlx5 device");
     let pd = ctx.alloc_pd().expect("PD");
-    Node { ctx, mlx5, pd }
+    Node {
+        ctx,
+        mlx5,
+        pd,
+        port,
+        gid_index,
+    }
 }
 
 impl Node {
@@ -135,6 +143,86 @@ fn a_get_and_a_put_move_every_byte_split_at_the_message_limit() {
     // 1 MiB in 64 KiB messages, each way.
     assert_eq!(exec.stats().messages, 2 * 16);
     assert_eq!(exec.in_flight(), 0);
+}
+
+/// A 1 MiB GET and PUT through an executor left at the port's limit (`max_message` None)
+/// where the port's `max_msg_sz` is below 1 MiB (soft-mlx5 with SOFT_MLX5_LOG_MAX_MSG=16:
+/// 64 KiB): the executor splits at the device's limit and every byte arrives, while the same
+/// 1 MiB posted as one RDMA write on a DCI is refused by the device with a local length error
+/// (a ConnectX never sends a message above max_msg_sz: MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR).
+/// Not run where the device's limit is not below 1 MiB (silicon's 1 GiB, the default emulator).
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn transfers_longer_than_the_ports_max_msg_sz_are_split_at_it_and_one_unsplit_message_fails_local_length() {
+    const LEN: usize = 1 << 20;
+    let n = node();
+    let limit = n.ctx.query_port(n.port).expect("query_port").0.max_msg_sz;
+    if limit == 0 || limit as usize >= LEN {
+        println!(
+            "max_msg_sz: not run ({} reports max_msg_sz {limit}, not below the {LEN}-byte transfer; soft-mlx5: SOFT_MLX5_LOG_MAX_MSG=16)",
+            n.ctx.name()
+        );
+        return;
+    }
+    let mut exec = n.executor(|c| c.max_message = None);
+    let client = n.client(KEY);
+    let mut get_buf = n.exposed(&client, LEN, 2);
+    let (_, get) = get_buf.mint(0, LEN, Direction::Get).expect("mint");
+    let object = n.local(&mut exec, LEN, 1);
+    exec.submit(1, &get, 0, Direction::Get, object.sge(0, LEN).unwrap())
+        .expect("submit GET");
+    let mut put_buf = n.exposed(&client, LEN, 3);
+    let (_, put) = put_buf.mint(0, LEN, Direction::Put).expect("mint");
+    let landing = n.local(&mut exec, LEN, 0);
+    exec.submit(2, &put, 0, Direction::Put, landing.sge(0, LEN).unwrap())
+        .expect("submit PUT");
+    let done = finish(&mut exec, 2);
+    for d in &done {
+        assert!(d.is_ok() && d.bytes == LEN as u64, "{d:?}");
+    }
+    assert!(
+        bytes(get_buf.mr()) == pattern(LEN, 1),
+        "GET: the client's buffer differs"
+    );
+    assert!(bytes(&landing) == pattern(LEN, 3), "PUT: the server's buffer differs");
+    assert_eq!(
+        exec.max_message(),
+        u64::from(limit),
+        "the executor takes the port's limit"
+    );
+    let per = LEN.div_ceil(limit as usize) as u64;
+    assert_eq!(
+        exec.stats().messages,
+        2 * per,
+        "{per} messages of {limit} bytes each way"
+    );
+    // The same 1 MiB as one RDMA write on a DCI of its own: the device refuses it.
+    let cq = TestCq::new(&n.ctx, 256);
+    let srq = n.pd.create_srq(16, 1).expect("SRQ");
+    let (dct, addr) = mlx5dv_suite::device::dct(&n.mlx5, &n.pd, &cq, &srq, n.port, n.gid_index, KEY, 1024, None);
+    let ah =
+        n.pd.create_ah(n.port, &PeerPath::to_dc_target(&addr, n.gid_index))
+            .expect("AH");
+    let peer = DcPeer::new(&ah, &addr, KEY);
+    let target =
+        n.pd.register(vec![5u8; LEN], Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+            .expect("register");
+    let src = n.pd.register(pattern(LEN, 4), Access::LOCAL_WRITE).expect("register");
+    let mut dci = DciBuilder::new(&n.mlx5, &n.pd, cq.send())
+        .backend(test_backend())
+        .build_ready(n.port, 1024, RtsAttr::default())
+        .expect("DCI to RTS");
+    let mut batch = dci.batch();
+    batch
+        .rdma_write(9, target.remote().unwrap())
+        .to(&peer)
+        .sge(src.sge(0, LEN).unwrap())
+        .unwrap();
+    batch.commit().unwrap();
+    let c = wait(&cq, 1);
+    assert_eq!((c[0].wr_id, c[0].status), (9, WcStatus::LocLenErr), "{:?}", c[0]);
+    assert!(bytes(&target) == vec![5u8; LEN], "nothing of the refused write landed");
+    drop(dct);
 }
 
 #[test]

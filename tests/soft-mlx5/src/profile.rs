@@ -71,6 +71,39 @@ pub const MAX_QP_INIT_RD_ATOM: u32 = 16;
 pub const MAX_MR_SIZE: u64 = u64::MAX;
 /// Largest number of QPs (1 << log_max_qp).
 pub const MAX_QP: u32 = 1 << 18;
+/// log2 of the largest message (`cmd_hca_cap.log_max_msg`, a 5-bit field: providers/mlx5/
+/// mlx5_ifc.h): 30, 1 GiB, as a ConnectX-5 reports it. mlx5_ib reports `1 << log_max_msg` as
+/// the port's `max_msg_sz` (drivers/infiniband/hw/mlx5/main.c mlx5_query_hca_port and
+/// mlx5_query_port_roce; mad.c mlx5_query_mad_ifc_port).
+pub const LOG_MAX_MSG: u8 = 30;
+/// The `SOFT_MLX5_LOG_MAX_MSG` values accepted: from one 4 KiB page (below that a single
+/// MTU-sized packet would exceed it) to 31, the largest the 5-bit field and a u32
+/// `max_msg_sz` hold.
+pub const LOG_MAX_MSG_RANGE: std::ops::RangeInclusive<u8> = 12..=31;
+
+/// `log_max_msg` as `SOFT_MLX5_LOG_MAX_MSG=N` sets it (N in [`LOG_MAX_MSG_RANGE`]), so that
+/// tests reach the message size limit without GiB buffers; unset or empty: [`LOG_MAX_MSG`]. Another
+/// value is reported on stderr and ignored. Both what the device reports (QUERY_PORT's
+/// `max_msg_sz`, the HCA caps' `log_max_msg`) and what it enforces follow it.
+pub fn log_max_msg_from_env() -> u8 {
+    let v = match std::env::var("SOFT_MLX5_LOG_MAX_MSG") {
+        Ok(v) if !v.trim().is_empty() => v,
+        _ => return LOG_MAX_MSG,
+    };
+    parse_log_max_msg(&v).unwrap_or_else(|| {
+        eprintln!(
+            "soft-mlx5 (emulated): SOFT_MLX5_LOG_MAX_MSG={v} ignored: give a log2 in {}..={} (default {LOG_MAX_MSG})",
+            LOG_MAX_MSG_RANGE.start(),
+            LOG_MAX_MSG_RANGE.end()
+        );
+        LOG_MAX_MSG
+    })
+}
+
+/// A `SOFT_MLX5_LOG_MAX_MSG` value: a decimal log2 in [`LOG_MAX_MSG_RANGE`], else None.
+pub fn parse_log_max_msg(v: &str) -> Option<u8> {
+    v.trim().parse::<u8>().ok().filter(|n| LOG_MAX_MSG_RANGE.contains(n))
+}
 
 const PROFILES: &[Profile] = &[
     Profile {
@@ -259,6 +292,16 @@ mod tests {
             (p.name, p.link_layer, p.pci_device),
             ("cx5-ib", LinkLayer::InfiniBand, 0x1017)
         );
+    }
+
+    #[test]
+    fn log_max_msg_accepts_12_to_31_and_refuses_anything_else() {
+        assert_eq!(parse_log_max_msg("16"), Some(16));
+        assert_eq!(parse_log_max_msg(" 12 "), Some(12));
+        assert_eq!(parse_log_max_msg("31"), Some(31));
+        for bad in ["11", "32", "0", "-1", "", "16k", "0x10"] {
+            assert_eq!(parse_log_max_msg(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

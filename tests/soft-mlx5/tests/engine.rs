@@ -1597,3 +1597,90 @@ fn a_zero_length_rdma_write_completes_whatever_its_rkey_and_address() {
         "the responder did not see an invalid request"
     );
 }
+
+/// The three message-carrying requests of `len` bytes, gathered from or scattered to two SGEs
+/// of the local buffer (the limit is on the message, not on one SGE): a send, an RDMA write
+/// and an RDMA read to or from the start of the remote buffer.
+fn messages_of(l: &Link, len: u32) -> [(u8, Wr); 3] {
+    let (lk, rk) = (l.local.key, l.remote.key);
+    let half = len / 2;
+    let sges = [(l.local.at(0), half, lk), (l.local.at(half as usize), len - half, lk)];
+    [
+        (opcode::SEND, Wr::send(&sges)),
+        (opcode::RDMA_WRITE, Wr::write(&sges, l.remote.at(0), rk)),
+        (
+            opcode::RDMA_READ,
+            Wr {
+                opcode: opcode::RDMA_READ,
+                ..Wr::write(&sges, l.remote.at(0), rk)
+            },
+        ),
+    ]
+}
+
+/// A message longer than the port's max_msg_sz (1 << log_max_msg, here lowered to 4 KiB as
+/// SOFT_MLX5_LOG_MAX_MSG=12 does) is never sent: the requester completes it with
+/// MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR (IBV_WC_LOC_LEN_ERR) and the QP enters ERR, for a send,
+/// an RDMA write and an RDMA read alike, on RC and DC; one of exactly max_msg_sz completes.
+#[test]
+fn a_message_longer_than_max_msg_sz_completes_local_length_error_and_one_at_the_limit_succeeds() {
+    for t in BOTH {
+        for (which, len) in [("at the limit", 4096u32), ("one byte over", 4097)] {
+            for k in 0..3 {
+                let mut l = Link::new(t);
+                l.bed.dev.log_max_msg = 12;
+                assert_eq!(l.bed.dev.max_msg_sz(), 4096);
+                let data = pattern(len as usize, 11);
+                l.local.buf.write(0, &data);
+                l.remote.buf.write(0, &pattern(len as usize, 12));
+                let rk = l.remote.key;
+                let r = l.post_recv(&[(l.remote.at(0), 8192, rk)]);
+                let (opc, wr) = messages_of(&l, len).into_iter().nth(k).unwrap();
+                let i = l.post(wr);
+                l.run();
+                let c = one(&mut l.scq);
+                let what = format!("{t:?}, opcode {opc:#x}, {len} bytes ({which})");
+                if len == 4096 {
+                    assert_req_ok(&c, &l, i, opc);
+                    assert_eq!(l.bed.state(l.req.h), QpState::Rts, "{what}");
+                    match opc {
+                        opcode::RDMA_READ => assert_eq!(l.local.buf.read(0, 4096), pattern(4096, 12), "{what}"),
+                        _ => assert_eq!(l.remote.buf.read(0, 4096), data, "{what}"),
+                    }
+                    if opc == opcode::SEND {
+                        let rc = one(&mut l.rcq);
+                        assert_eq!((rc.byte_cnt, u32::from(rc.wqe_counter)), (4096, r), "{what}");
+                    }
+                } else {
+                    assert_eq!(
+                        (c.opcode, c.syndrome, c.wqe_counter),
+                        (op::REQ_ERR, syndrome::LOCAL_LENGTH_ERR, i),
+                        "{what}"
+                    );
+                    assert_eq!(l.bed.state(l.req.h), QpState::Err, "{what}");
+                    assert_eq!(
+                        l.remote.buf.read(0, 4097),
+                        pattern(4097, 12),
+                        "{what}: nothing written there"
+                    );
+                    assert_eq!(l.local.buf.read(0, 4097), data, "{what}: nothing read here");
+                    assert!(l.rcq.drain().is_empty(), "{what}: the responder saw nothing");
+                    if let Some(b) = &l.resp {
+                        assert_eq!(l.bed.state(b.h), QpState::Rts, "{what}: nothing reached the responder");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The default limit is what a ConnectX-5 reports: log_max_msg 30, max_msg_sz 1 GiB.
+#[test]
+fn the_default_max_msg_sz_is_1_gib_as_a_connectx_5_reports_it() {
+    if std::env::var_os("SOFT_MLX5_LOG_MAX_MSG").is_some() {
+        eprintln!("not run: SOFT_MLX5_LOG_MAX_MSG is set");
+        return;
+    }
+    let bed = Bed::new();
+    assert_eq!((bed.dev.log_max_msg, bed.dev.max_msg_sz()), (30, 1 << 30));
+}

@@ -509,3 +509,49 @@ fn a_retried_atomic_finds_its_result_saved_however_many_atomics_followed_it() {
         assert_eq!(seen, (0..96).collect::<Vec<u64>>(), "seed {seed}");
     }
 }
+
+/// Two devices whose ports disagree on the message limit (two processes started with different
+/// SOFT_MLX5_LOG_MAX_MSG, or two HCAs): the requester's own check lets a 4097-byte message go,
+/// and the responder, whose max_msg_sz is 4 KiB, answers NAK invalid request (IBA C9-94;
+/// rxe_resp.c check_length), so the DCI completes with a remote invalid request error, nothing
+/// is written or read at node 1, and a request within both limits still completes.
+#[test]
+fn a_message_longer_than_the_responders_max_msg_sz_is_nakked_invalid_request() {
+    let dir = fabric_dir("max-msg");
+    let mut t = TwoNodes::new(&dir, &few_retries());
+    t.a.dev.log_max_msg = 31;
+    t.b.dev.log_max_msg = 12;
+    // The PDs the DCI and the DCT are in.
+    let (pa, pb) = (t.a.dev.qps[&t.dci.h].pd, t.b.dev.qps[&t.dct.h].pd);
+    let local = t.a.mr(pa, 8192, ALL_ACCESS);
+    let far = t.b.mr(pb, 8192, ALL_ACCESS);
+    local.buf.write(0, &[7; 8192]);
+    far.buf.write(0, &[9; 8192]);
+    let av = t.av(DC_KEY);
+    let mut write = Wr::write(&[(local.buf.addr(), 4097, local.key)], far.buf.addr(), far.key);
+    write.av = Some(av);
+    let mut read = Wr::new(opcode::RDMA_READ);
+    read.sges = vec![(local.buf.addr(), 4097, local.key)];
+    read.raddr = Some((far.buf.addr(), far.key));
+    read.av = Some(av);
+    for wr in [&write, &read] {
+        let i = t.dci.post(wr);
+        let c = t.run_until_completions(1, Duration::from_secs(10));
+        assert_eq!(
+            (c[0].syndrome, c[0].wqe_counter),
+            (syndrome::REMOTE_INVAL_REQ_ERR, i),
+            "opcode {:#x}: {c:?}",
+            wr.opcode
+        );
+        // The DCI is in ERR now: a fresh one for the next request.
+        t.dci = t.a.dci(pa, &t.scq, &few_retries());
+    }
+    assert_eq!(far.buf.read(0, 8192), [9; 8192], "nothing was written at node 1");
+    assert_eq!(local.buf.read(0, 8192), [7; 8192], "nothing was read back");
+    let mut ok = Wr::write(&[(local.buf.addr(), 4096, local.key)], far.buf.addr(), far.key);
+    ok.av = Some(av);
+    t.dci.post(&ok);
+    let c = t.run_until_completions(1, Duration::from_secs(10));
+    assert_eq!((c[0].opcode, c[0].syndrome), (0, 0), "{c:?}");
+    assert_eq!(far.buf.read(0, 4096), [7; 4096]);
+}

@@ -194,6 +194,10 @@ pub struct Device {
     pub ooo_streams: bool,
     /// The strict behaviours in force ([`Strict`]).
     pub strict: Strict,
+    /// log2 of the largest message the port carries (`cmd_hca_cap.log_max_msg`;
+    /// `SOFT_MLX5_LOG_MAX_MSG`, [`crate::profile::log_max_msg_from_env`]): reported as
+    /// `max_msg_sz` and in the HCA caps, and enforced by the requester and the responder.
+    pub log_max_msg: u8,
     /// The BlueFlame oracle's view of the registers (engine/bf.rs).
     pub bf: crate::engine::bf::Watch,
     /// QP/DCT numbers freed, most recent last (handed out again with `strict.qpn_reuse`).
@@ -236,6 +240,7 @@ impl Device {
             faults: None,
             ooo_streams: false,
             strict: Strict::from_env(),
+            log_max_msg: crate::profile::log_max_msg_from_env(),
             bf: Default::default(),
             freed_qpns: Vec::new(),
             next_handle: 1,
@@ -243,6 +248,12 @@ impl Device {
             next_mkey: FIRST_MKEY_INDEX,
             next_num: 1,
         }
+    }
+
+    /// The port's maximum message size in bytes (`max_msg_sz` = 1 << log_max_msg, as
+    /// mlx5_ib computes it in mlx5_query_hca_port).
+    pub fn max_msg_sz(&self) -> u64 {
+        1u64 << self.log_max_msg
     }
 
     /// A fresh object handle.

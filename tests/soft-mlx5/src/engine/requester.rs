@@ -660,6 +660,22 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe) -> (Option<Respons
     if wqe.opcode == opcode::NOP {
         return (Some(Response::Ack(None)), None);
     }
+    // A message longer than the port's maximum message size is never sent (IBA: a message
+    // may not exceed the port's max_msg_sz, 1 << cmd_hca_cap.log_max_msg as mlx5_ib reports
+    // it in mlx5_query_hca_port): the ConnectX completes the WQE with
+    // MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR (0x01; libmlx5 cq.c mlx5_handle_error_cqe:
+    // IBV_WC_LOC_LEN_ERR) and nothing reaches the wire, as soft-RoCE refuses such a WR
+    // (rxe_verbs.c validate_send_wr: length > RXE_PORT_MAX_MSG_SZ). The length is the WQE's
+    // total data length whatever the opcode: the gathered bytes of a send or write, the
+    // scattered length of a read (its RETH DMA length); an atomic's 8 bytes never reach it.
+    if wqe.data.len() > dev.max_msg_sz() {
+        crate::log(format_args!(
+            "qp {qpn:#x}: a {}-byte message exceeds max_msg_sz {}: local length error",
+            wqe.data.len(),
+            dev.max_msg_sz()
+        ));
+        return (Some(Response::Nak(syndrome::LOCAL_LENGTH_ERR)), None);
+    }
     // Local side first: the gather list (send/write) or the scatter list (read/atomic).
     let local_write = wqe.reads_or_atomic();
     if let Data::Sges(sges) = &wqe.data {

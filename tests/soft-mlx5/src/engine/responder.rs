@@ -201,6 +201,15 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
         // A function without the atomic capability answers atomics with an invalid request.
         return fail(dev, target, syndrome::REMOTE_INVAL_REQ_ERR, event::QP_REQ_ERR);
     }
+    // check_length: a message longer than this port's maximum message size is an invalid
+    // request (IBA C9-94 for the RETH DMA length; rxe_resp.c rxe_resp_check_length answers
+    // RESPST_ERR_LENGTH, i.e. NAK invalid request, class C on RC). Its requester checks its
+    // own port's limit first, so only a requester whose limit is higher gets here (another
+    // process started with another SOFT_MLX5_LOG_MAX_MSG, or another HCA).
+    let len = req.remote.map_or(req.payload.len() as u64, |(_, _, len)| len);
+    if len > dev.max_msg_sz() {
+        return fail(dev, target, syndrome::REMOTE_INVAL_REQ_ERR, event::QP_REQ_ERR);
+    }
     // A zero-length RDMA READ or WRITE has no R_Key or address checked (IBA C9-88, as
     // rxe_resp.c check_rkey notes): it touches no memory.
     let remote = req.remote.filter(|&(_, _, len)| len != 0 || req.atomic.is_some());

@@ -204,11 +204,12 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
             };
             set64(&mut out, cap(prm::CMD_HCA_CAP_GENERAL_OBJ_TYPES), objs);
             // What a ConnectX-5 reports and DEVX consumers read: messages up to 1 GiB
-            // (log_max_msg 30), DC targets, CQE version 1, RMPs (log 18), atomics where the
+            // (log_max_msg 30, or SOFT_MLX5_LOG_MAX_MSG: the limit the port reports as
+            // max_msg_sz and the data path enforces), DC targets, CQE version 1, RMPs (log 18), atomics where the
             // profile has them. UMR may not modify an mkey's atomic access here
             // (umr_modify_atomic_disabled: UMR is not modelled); KSM indirect mkeys are
             // (fixed_buffer_size).
-            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_MSG), 30);
+            set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_MSG), u32::from(dev.log_max_msg));
             set(&mut out, cap(prm::CMD_HCA_CAP_DCT), 1);
             set(&mut out, cap(prm::CMD_HCA_CAP_CQE_VERSION), 1);
             set(&mut out, cap(prm::CMD_HCA_CAP_LOG_MAX_RMP), 18);

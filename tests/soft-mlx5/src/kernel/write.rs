@@ -495,7 +495,8 @@ fn query_port(dev: &Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     let resp = ib_uverbs_query_port_resp {
         // IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP ... ; on RoCE IB_PORT_IP_BASED_GIDS.
         port_cap_flags: if eth { 0x0401_0000 | (1 << 26) } else { 0x2651_e848 },
-        max_msg_sz: 1 << 30,
+        // mlx5_query_hca_port / mlx5_query_port_roce: 1 << MLX5_CAP_GEN(mdev, log_max_msg).
+        max_msg_sz: dev.max_msg_sz() as u32,
         gid_tbl_len: p.gid_tbl_len(),
         pkey_tbl_len: 1,
         lid: p.lid_of(dev.node),
