@@ -396,7 +396,7 @@ fn failing_clients_fail_their_own_transfers_and_every_other_clients_bytes_arrive
     // and a PUT of the second half (which it filled with its own pattern).
     let mut tokens = Vec::new();
     for (i, b) in bufs.iter_mut().enumerate() {
-        b.mr_mut().write(LEN, &pattern(LEN, 50 + i as u8)).unwrap();
+        b.write(LEN, &pattern(LEN, 50 + i as u8)).unwrap();
         let (_, g) = b.mint(0, LEN, Direction::Get).unwrap();
         let (_, p) = b.mint(LEN, LEN, Direction::Put).unwrap();
         tokens.push((g, p));

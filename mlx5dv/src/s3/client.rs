@@ -248,8 +248,25 @@ struct Slot {
 
 /// A registered buffer behind a client's DCT, and the tokens minted for it (see the
 /// [module](self) documentation). Its bytes are reached by copies ([`Exposed::mr`]'s
-/// `read`, [`Exposed::mr_mut`]'s `write`): a server may be writing them at any time while a
-/// token for them lives. Dropping it revokes every token, then drops the region.
+/// `read`, [`Exposed::write`]): a server may be writing them at any time while a token for
+/// them lives. Dropping it revokes every token, then drops the region.
+///
+/// The region stays in place for as long as a token's registration over its memory lives:
+/// no `&mut Mr` is handed out, so it cannot be swapped out and freed behind the tokens.
+///
+/// ```compile_fail
+/// # fn f(pd: &mlx5dv::Pd, client: &mlx5dv::s3::Client) -> mlx5dv::Result<()> {
+/// use mlx5dv::{s3::Direction, Access};
+/// let Ok(mut exposed) = client.expose(pd.register(vec![0u8; 4096], Access::LOCAL_WRITE)?) else {
+///     return Ok(());
+/// };
+/// let (_id, _token) = exposed.mint(0, 4096, Direction::Get)?;
+/// let other = pd.register(vec![0u8; 1], Access::LOCAL_WRITE)?;
+/// // The 4 KiB buffer freed while the token's registration still lets a server write it.
+/// drop(std::mem::replace(exposed.mr_mut(), other));
+/// # Ok(())
+/// # }
+/// ```
 pub struct Exposed<B> {
     // The tokens' registrations go before the region they lie in (fields drop in order).
     tokens: Vec<Slot>,
@@ -369,11 +386,6 @@ impl<B> Exposed<B> {
         &self.mr
     }
 
-    /// The region, to write its bytes ([`Mr::write`]) before a server reads them.
-    pub fn mr_mut(&mut self) -> &mut Mr<B> {
-        &mut self.mr
-    }
-
     /// Revokes every token and gives the region back.
     ///
     /// # Errors
@@ -394,6 +406,18 @@ impl<B> Exposed<B> {
         }
         let Exposed { mr, .. } = self;
         Ok(mr)
+    }
+}
+
+impl<B: RegionBuffer> Exposed<B> {
+    /// Copies `src` into the buffer at `offset` (before a server reads it: [`Mr::write`]).
+    /// There is no `&mut Mr` to the region: swapped out of its place, it could be freed
+    /// while the tokens' registrations over its memory still let servers write it.
+    ///
+    /// # Errors
+    /// EINVAL when the range does not fit.
+    pub fn write(&mut self, offset: usize, src: &[u8]) -> Result<()> {
+        self.mr.write(offset, src)
     }
 }
 
