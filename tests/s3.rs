@@ -301,6 +301,33 @@ fn a_revoked_token_reaches_nothing_while_the_buffers_other_token_still_works() {
 
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_token_id_of_another_buffer_revokes_nothing_here_and_says_enoent() {
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let client = n.client(KEY);
+    let mut a = n.exposed(&client, 4096, 1);
+    let mut b = n.exposed(&client, 4096, 2);
+    let (id_a, _) = a.mint(0, 4096, Direction::Get).expect("mint");
+    let (_, t_b) = b.mint(0, 4096, Direction::Get).expect("mint");
+    // Buffer A's id, handed to buffer B: it names no token of B.
+    assert_eq!(
+        b.revoke(id_a).map_err(|e| e.errno()),
+        Err(Some(libc::ENOENT)),
+        "another buffer's token id revoked a token of this one"
+    );
+    assert_eq!((a.tokens(), b.tokens()), (1, 1));
+    // B's token still reaches B.
+    let object = n.local(&mut exec, 4096, 9);
+    exec.submit(1, &t_b, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    let d = &finish(&mut exec, 1)[0];
+    assert!(d.is_ok(), "{d:?}");
+    assert!(bytes(b.mr()) == pattern(4096, 9));
+    a.revoke(id_a).expect("its own buffer revokes it");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn a_token_grants_only_its_direction_its_range_and_its_key() {
     let n = node();
     let mut exec = n.executor(|_| {});

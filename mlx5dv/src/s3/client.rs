@@ -16,7 +16,11 @@ use crate::error::{Error, Result};
 use crate::mr::{Access, DmaBuf, Mr, RawMemory, RegionBuffer, Returned};
 use crate::pd::Pd;
 use crate::srq::Srq;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// The next exposed buffer's number (process-wide): a [`TokenId`] names its buffer too.
+static NEXT_BUFFER: AtomicU64 = AtomicU64::new(0);
 
 /// How a [`Client`] brings up its DCT.
 #[derive(Copy, Clone, Debug)]
@@ -145,6 +149,7 @@ impl Client {
             });
         }
         Ok(Exposed {
+            buffer: NEXT_BUFFER.fetch_add(1, Ordering::Relaxed),
             tokens: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -233,9 +238,11 @@ impl Expose for Mr<DmaBuf> {
 }
 
 /// Names one token of an [`Exposed`] buffer, to revoke it. A revoked token's id names nothing,
-/// even once its place is reused.
+/// even once its place is reused, and names nothing on another buffer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TokenId {
+    /// The buffer's number ([`NEXT_BUFFER`]).
+    buffer: u64,
     index: u32,
     generation: u32,
 }
@@ -268,6 +275,8 @@ struct Slot {
 /// # }
 /// ```
 pub struct Exposed<B> {
+    /// Its number, which its tokens' ids carry.
+    buffer: u64,
     // The tokens' registrations go before the region they lie in (fields drop in order).
     tokens: Vec<Slot>,
     free: Vec<u32>,
@@ -337,7 +346,14 @@ where
         };
         self.live += 1;
         let generation = self.tokens[index as usize].generation;
-        Ok((TokenId { index, generation }, token))
+        Ok((
+            TokenId {
+                buffer: self.buffer,
+                index,
+                generation,
+            },
+            token,
+        ))
     }
 }
 
@@ -355,7 +371,7 @@ impl<B> Exposed<B> {
         let slot = self
             .tokens
             .get_mut(id.index as usize)
-            .filter(|s| s.generation == id.generation && s.part.is_some())
+            .filter(|s| id.buffer == self.buffer && s.generation == id.generation && s.part.is_some())
             .ok_or_else(|| {
                 Error::from_errno(
                     "mlx5dv::s3::Exposed::revoke",
@@ -397,6 +413,7 @@ impl<B> Exposed<B> {
                 continue;
             }
             let id = TokenId {
+                buffer: self.buffer,
                 index: index as u32,
                 generation: s.generation,
             };
