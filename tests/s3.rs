@@ -301,6 +301,33 @@ fn a_revoked_token_reaches_nothing_while_the_buffers_other_token_still_works() {
 
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_token_id_of_another_buffer_revokes_nothing_here_and_says_enoent() {
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let client = n.client(KEY);
+    let mut a = n.exposed(&client, 4096, 1);
+    let mut b = n.exposed(&client, 4096, 2);
+    let (id_a, _) = a.mint(0, 4096, Direction::Get).expect("mint");
+    let (_, t_b) = b.mint(0, 4096, Direction::Get).expect("mint");
+    // Buffer A's id, handed to buffer B: it names no token of B.
+    assert_eq!(
+        b.revoke(id_a).map_err(|e| e.errno()),
+        Err(Some(libc::ENOENT)),
+        "another buffer's token id revoked a token of this one"
+    );
+    assert_eq!((a.tokens(), b.tokens()), (1, 1));
+    // B's token still reaches B.
+    let object = n.local(&mut exec, 4096, 9);
+    exec.submit(1, &t_b, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    let d = &finish(&mut exec, 1)[0];
+    assert!(d.is_ok(), "{d:?}");
+    assert!(bytes(b.mr()) == pattern(4096, 9));
+    a.revoke(id_a).expect("its own buffer revokes it");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn a_token_grants_only_its_direction_its_range_and_its_key() {
     let n = node();
     let mut exec = n.executor(|_| {});
@@ -396,7 +423,7 @@ fn failing_clients_fail_their_own_transfers_and_every_other_clients_bytes_arrive
     // and a PUT of the second half (which it filled with its own pattern).
     let mut tokens = Vec::new();
     for (i, b) in bufs.iter_mut().enumerate() {
-        b.mr_mut().write(LEN, &pattern(LEN, 50 + i as u8)).unwrap();
+        b.write(LEN, &pattern(LEN, 50 + i as u8)).unwrap();
         let (_, g) = b.mint(0, LEN, Direction::Get).unwrap();
         let (_, p) = b.mint(LEN, LEN, Direction::Put).unwrap();
         tokens.push((g, p));
@@ -547,4 +574,92 @@ fn a_dma_buf_range_is_exposed_by_its_own_token() {
         .unwrap();
     let d = &finish(&mut exec, 1)[0];
     assert!(d.is_ok(), "{d:?}");
+}
+
+/// The `s3_server` example (built beside this test by `cargo test`/`cargo build --examples`),
+/// killed when dropped.
+struct ServerProcess(std::process::Child);
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Reads an HTTP response's head (to the blank line) from `s`.
+fn response_head(s: &mut std::net::TcpStream) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte)? == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    Ok(String::from_utf8_lossy(&head).into_owned())
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn the_example_servers_data_path_answers_other_clients_while_one_never_reads_its_responses() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let exe = std::env::current_exe().expect("test binary");
+    let bin = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target dir")
+        .join("examples/s3_server");
+    assert!(
+        bin.exists(),
+        "{} is missing: build the examples (cargo build -p mlx5dv --examples)",
+        bin.display()
+    );
+    let dir = std::env::temp_dir().join(format!("mlx5dv-s3-slow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url_file = dir.join("url");
+    let _ = std::fs::remove_file(&url_file);
+    let _server = ServerProcess(
+        std::process::Command::new(&bin)
+            .arg("--publish")
+            .arg(&url_file)
+            .args(["--slots", "2", "--max-object", "65536"])
+            .spawn()
+            .expect("s3_server"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let url = loop {
+        if let Ok(u) = std::fs::read_to_string(&url_file) {
+            break u;
+        }
+        assert!(Instant::now() < deadline, "the server did not publish its address");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let addr = url.trim().trim_start_matches("http://").to_string();
+    // A 32 MiB object, PUT in the body.
+    let big = 32usize << 20;
+    let mut c = TcpStream::connect(&addr).unwrap();
+    write!(c, "PUT /big HTTP/1.1\r\nHost: s3\r\nContent-Length: {big}\r\n\r\n").unwrap();
+    c.write_all(&vec![5u8; big]).unwrap();
+    assert!(response_head(&mut c).unwrap().starts_with("HTTP/1.1 200"));
+    // A client that GETs it and, pipelined behind, asks for the statistics (the data path's
+    // to answer), and never reads a byte of either answer.
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"GET /big HTTP/1.1\r\nHost: s3\r\n\r\nGET /_stats HTTP/1.1\r\nHost: s3\r\n\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // Another client's request to the data path is answered all the same.
+    let mut other = TcpStream::connect(&addr).unwrap();
+    other.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    other.write_all(b"GET /_stats HTTP/1.1\r\nHost: s3\r\n\r\n").unwrap();
+    let head =
+        response_head(&mut other).expect("the data path answered nobody while one client did not read its responses");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let mut body = [0u8; 8];
+    other.read_exact(&mut body).unwrap();
+    assert_eq!(&body, b"clients=");
+    drop(slow);
+    let _ = std::fs::remove_dir_all(&dir);
 }

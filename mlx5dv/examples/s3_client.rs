@@ -188,7 +188,7 @@ impl Run {
         let data = s3::pattern(size, (self.o.id << 32) | i);
         let url = self.object(i);
         // PUT: the server reads the buffer.
-        self.buf.mr_mut().write(0, &data).map_err(|e| e.to_string())?;
+        self.buf.write(0, &data).map_err(|e| e.to_string())?;
         let (t, token) = self.mint(size, Direction::Put)?;
         let r = call(self.agent.put(&url).set(s3::TOKEN, &token.format().unwrap()), &[])?;
         self.buf.revoke(t).map_err(|e| e.to_string())?;
@@ -201,10 +201,7 @@ impl Run {
             ));
         }
         // GET: the server writes the buffer.
-        self.buf
-            .mr_mut()
-            .write(0, &vec![0xee; size])
-            .map_err(|e| e.to_string())?;
+        self.buf.write(0, &vec![0xee; size]).map_err(|e| e.to_string())?;
         let (t, token) = self.mint(size, Direction::Get)?;
         if self.o.kill_self_at == Some(i) {
             // Killed while the server writes: it finds the DCT gone.
@@ -257,10 +254,7 @@ impl Run {
         match k % 3 {
             0 => {
                 // A lying token: another rkey. The client's adapter refuses the write.
-                self.buf
-                    .mr_mut()
-                    .write(0, &vec![0xee; size])
-                    .map_err(|e| e.to_string())?;
+                self.buf.write(0, &vec![0xee; size]).map_err(|e| e.to_string())?;
                 let (t, token) = self.mint(size, Direction::Get)?;
                 let liar = RdmaToken {
                     rkey: token.rkey ^ 0x8000,
@@ -297,7 +291,7 @@ impl Run {
             _ => {
                 // A DCT that expects another key: the server's write is never answered.
                 self.tokens += 1;
-                self.wrong.mr_mut().write(0, &[0xee; 4096]).map_err(|e| e.to_string())?;
+                self.wrong.write(0, &[0xee; 4096]).map_err(|e| e.to_string())?;
                 let n = size.min(4096);
                 let (t, token) = self.wrong.mint(0, n, Direction::Get).map_err(|e| e.to_string())?;
                 let r = call(

@@ -17,7 +17,10 @@
 //! - Without a token: plain S3, the bytes in the body.
 //!
 //! One thread owns the executor and the staging buffers (the data path); HTTP worker threads
-//! hand it the RDMA requests over a channel. Clients are released once idle for a second.
+//! hand it the RDMA requests over a channel and write its answers themselves: the data path
+//! never writes to a socket, so a client that does not read its responses (each connection's
+//! responses go out in request order) stalls nobody else's transfers. Clients are released
+//! once idle for a second.
 //!
 //! ```text
 //! s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT]
@@ -63,25 +66,33 @@ struct Opts {
 
 type Store = Arc<Mutex<HashMap<String, Arc<Vec<u8>>>>>;
 
+type Answer = Response<std::io::Cursor<Vec<u8>>>;
+
+/// Where the data path sends a request's answer: the HTTP worker that holds the request
+/// waits for it and writes it.
+type Reply = mpsc::Sender<Answer>;
+
 /// What the HTTP workers hand the data path.
 enum Job {
     Put {
-        req: Request,
+        req: Reply,
         key: String,
         token: RdmaToken,
     },
     Get {
-        req: Request,
+        req: Reply,
         key: String,
         token: RdmaToken,
+        /// The `Range` header.
+        range: Option<String>,
     },
-    Bye(Request),
-    Stats(Request),
+    Bye(Reply),
+    Stats(Reply),
 }
 
-/// A transfer in flight: its request and what to answer.
+/// A transfer in flight: where to answer, and what.
 struct Running {
-    req: Request,
+    req: Reply,
     slot: usize,
     key: String,
     put: bool,
@@ -101,24 +112,40 @@ fn token_of(req: &Request) -> Option<String> {
 }
 
 /// Answers `req`, ignoring a client that went away meanwhile.
-fn answer(req: Request, resp: Response<std::io::Cursor<Vec<u8>>>) {
+fn answer(req: Request, resp: Answer) {
     let _ = req.respond(resp);
 }
 
-fn declined(req: Request, why: &str) {
-    let resp = Response::from_data(Vec::new())
-        .with_status_code(501)
-        .with_header(header(s3::REPLY, "501"))
-        .with_header(header(s3::WHY, why));
-    answer(req, resp);
+/// Hands the answer to the worker holding the request (it never blocks the data path).
+fn reply(to: Reply, resp: Answer) {
+    let _ = to.send(resp);
 }
 
-/// `bytes=a-b`, `bytes=a-`, `bytes=-n` of an object of `len` bytes: the inclusive range.
-fn range(req: &Request, len: u64) -> Result<Option<(u64, u64)>, ()> {
-    let Some(h) = req.headers().iter().find(|h| h.field.equiv("range")) else {
+fn range_of(req: &Request) -> Option<String> {
+    req.headers()
+        .iter()
+        .find(|h| h.field.equiv("range"))
+        .map(|h| h.value.as_str().to_string())
+}
+
+fn declined_answer(why: &str) -> Answer {
+    Response::from_data(Vec::new())
+        .with_status_code(501)
+        .with_header(header(s3::REPLY, "501"))
+        .with_header(header(s3::WHY, why))
+}
+
+fn declined(req: Request, why: &str) {
+    answer(req, declined_answer(why));
+}
+
+/// `bytes=a-b`, `bytes=a-`, `bytes=-n` (the `Range` header `h`) of an object of `len` bytes:
+/// the inclusive range.
+fn range(h: Option<&str>, len: u64) -> Result<Option<(u64, u64)>, ()> {
+    let Some(h) = h else {
         return Ok(None);
     };
-    let spec = h.value.as_str().strip_prefix("bytes=").ok_or(())?;
+    let spec = h.strip_prefix("bytes=").ok_or(())?;
     let (a, b) = spec.split_once('-').ok_or(())?;
     let (first, last) = match (a.parse::<u64>(), b.parse::<u64>()) {
         (Ok(a), Ok(b)) => (a, b.min(len.saturating_sub(1))),
@@ -138,9 +165,10 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
         let path = req.url().split('?').next().unwrap_or("").to_string();
         let key = path.trim_start_matches('/').to_string();
         let token = token_of(&req);
+        let (to, from) = mpsc::channel();
         let job = match (req.method(), path.as_str(), token) {
-            (Method::Post, "/_bye", _) => Job::Bye(req),
-            (Method::Get, "/_stats", _) => Job::Stats(req),
+            (Method::Post, "/_bye", _) => Job::Bye(to),
+            (Method::Get, "/_stats", _) => Job::Stats(to),
             (_, _, _) if key.is_empty() => {
                 answer(req, Response::from_string("no object named").with_status_code(400));
                 continue;
@@ -150,8 +178,13 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
                 continue;
             }
             (Method::Put, _, Some(t)) | (Method::Get, _, Some(t)) => match RdmaToken::parse(&t) {
-                Ok(token) if *req.method() == Method::Put => Job::Put { req, key, token },
-                Ok(token) => Job::Get { req, key, token },
+                Ok(token) if *req.method() == Method::Put => Job::Put { req: to, key, token },
+                Ok(token) => Job::Get {
+                    req: to,
+                    key,
+                    token,
+                    range: range_of(&req),
+                },
                 Err(e) => {
                     declined(req, &e.to_string());
                     continue;
@@ -171,7 +204,7 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
                 let obj = store.lock().unwrap().get(&key).cloned();
                 match obj {
                     None => answer(req, Response::from_string("NoSuchKey").with_status_code(404)),
-                    Some(obj) => match range(&req, obj.len() as u64) {
+                    Some(obj) => match range(range_of(&req).as_deref(), obj.len() as u64) {
                         Err(()) => answer(req, Response::from_string("InvalidRange").with_status_code(416)),
                         Ok(None) => {
                             let tag = s3::etag(&obj);
@@ -207,6 +240,10 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
         if jobs.send(job).is_err() {
             return;
         }
+        // The data path's answer (it drops the sender only when it exits).
+        if let Ok(resp) = from.recv() {
+            answer(req, resp);
+        }
     }
 }
 
@@ -238,12 +275,12 @@ impl DataPath {
     /// Starts `job`'s transfer; gives it back when it must wait (no staging slot, or the
     /// executor is full).
     fn start(&mut self, job: Job) -> Option<Job> {
-        let (req, key, token, put) = match job {
-            Job::Put { req, key, token } => (req, key, token, true),
-            Job::Get { req, key, token } => (req, key, token, false),
+        let (req, key, token, put, range_header) = match job {
+            Job::Put { req, key, token } => (req, key, token, true, None),
+            Job::Get { req, key, token, range } => (req, key, token, false, range),
             Job::Bye(req) => {
                 self.byes += 1;
-                answer(req, Response::from_data(Vec::new()).with_status_code(204));
+                reply(req, Response::from_data(Vec::new()).with_status_code(204));
                 return None;
             }
             Job::Stats(req) => {
@@ -258,31 +295,34 @@ impl DataPath {
                     s.replays,
                     s.released
                 );
-                answer(req, Response::from_string(text));
+                reply(req, Response::from_string(text));
                 return None;
             }
         };
-        let Some(&slot) = self.free.last() else {
-            return Some(if put {
+        let again = |req, key, token, range| {
+            Some(if put {
                 Job::Put { req, key, token }
             } else {
-                Job::Get { req, key, token }
-            });
+                Job::Get { req, key, token, range }
+            })
+        };
+        let Some(&slot) = self.free.last() else {
+            return again(req, key, token, range_header);
         };
         let (len, get) = if put {
             (token.len as usize, None)
         } else {
             let Some(obj) = self.store.lock().unwrap().get(&key).cloned() else {
-                answer(req, Response::from_string("NoSuchKey").with_status_code(404));
+                reply(req, Response::from_string("NoSuchKey").with_status_code(404));
                 return None;
             };
-            let (status, cr, (a, b)) = match range(&req, obj.len() as u64) {
+            let (status, cr, (a, b)) = match range(range_header.as_deref(), obj.len() as u64) {
                 Err(()) => {
-                    answer(req, Response::from_string("InvalidRange").with_status_code(416));
+                    reply(req, Response::from_string("InvalidRange").with_status_code(416));
                     return None;
                 }
                 Ok(None) if obj.is_empty() => {
-                    answer(
+                    reply(
                         req,
                         Response::from_data(Vec::new()).with_header(header("ETag", &s3::etag(&obj))),
                     );
@@ -294,9 +334,9 @@ impl DataPath {
             let n = (b - a + 1) as usize;
             if n > token.len as usize {
                 self.declined += 1;
-                declined(
+                reply(
                     req,
-                    "the token's buffer is smaller than the object: read it from the body",
+                    declined_answer("the token's buffer is smaller than the object: read it from the body"),
                 );
                 return None;
             }
@@ -307,9 +347,9 @@ impl DataPath {
         };
         if len > self.max_object {
             self.declined += 1;
-            declined(
+            reply(
                 req,
-                "the object is larger than the server's staging buffers: send it in the body",
+                declined_answer("the object is larger than the server's staging buffers: send it in the body"),
             );
             return None;
         }
@@ -321,15 +361,11 @@ impl DataPath {
         match self.exec.submit(id, &token, 0, dir, sge) {
             Ok(()) => {}
             Err(e) if e.is_would_block() => {
-                return Some(if put {
-                    Job::Put { req, key, token }
-                } else {
-                    Job::Get { req, key, token }
-                });
+                return again(req, key, token, range_header);
             }
             Err(e) => {
                 self.declined += 1;
-                declined(req, &e.to_string());
+                reply(req, declined_answer(&e.to_string()));
                 return None;
             }
         }
@@ -364,7 +400,7 @@ impl DataPath {
                 .with_status_code(code)
                 .with_header(header(s3::REPLY, &code.to_string()))
                 .with_header(header(s3::WHY, &why));
-            answer(r.req, resp);
+            reply(r.req, resp);
             return;
         }
         self.ok += 1;
@@ -378,7 +414,7 @@ impl DataPath {
                 .with_header(header(s3::REPLY, "200"))
                 .with_header(header(s3::BYTES, &n))
                 .with_header(header("ETag", &tag));
-            answer(r.req, resp);
+            reply(r.req, resp);
         } else if let Some((status, cr, tag)) = r.get {
             let mut resp = Response::from_data(Vec::new())
                 .with_status_code(status)
@@ -388,7 +424,7 @@ impl DataPath {
             if let Some(cr) = cr {
                 resp = resp.with_header(header("Content-Range", &cr));
             }
-            answer(r.req, resp);
+            reply(r.req, resp);
         }
     }
 }
@@ -402,7 +438,8 @@ fn serve(o: Opts) -> Result<(), String> {
     );
     let store: Store = Arc::default();
     let (tx, rx) = mpsc::channel();
-    for _ in 0..16 {
+    // A worker waits for each RDMA request's answer: as many as the transfers at once, and more.
+    for _ in 0..o.slots.max(8) + 16 {
         let (http, store, tx) = (http.clone(), store.clone(), tx.clone());
         std::thread::spawn(move || worker(http, store, tx, o.rdma));
     }

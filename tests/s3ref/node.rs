@@ -112,7 +112,7 @@ fn client(o: &Opts) -> Result<(), String> {
         } else {
             vec![0xff; o.size]
         };
-        buf.mr_mut().write(0, &fill).map_err(|e| e.to_string())?;
+        buf.write(0, &fill).map_err(|e| e.to_string())?;
         // The server reads (PUT) or writes (GET) the buffer: the token grants just that.
         let dir = if read { Direction::Put } else { Direction::Get };
         let (id, token) = buf.mint(0, o.size, dir).map_err(|e| e.to_string())?;

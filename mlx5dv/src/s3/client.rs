@@ -16,7 +16,11 @@ use crate::error::{Error, Result};
 use crate::mr::{Access, DmaBuf, Mr, RawMemory, RegionBuffer, Returned};
 use crate::pd::Pd;
 use crate::srq::Srq;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// The next exposed buffer's number (process-wide): a [`TokenId`] names its buffer too.
+static NEXT_BUFFER: AtomicU64 = AtomicU64::new(0);
 
 /// How a [`Client`] brings up its DCT.
 #[derive(Copy, Clone, Debug)]
@@ -145,6 +149,7 @@ impl Client {
             });
         }
         Ok(Exposed {
+            buffer: NEXT_BUFFER.fetch_add(1, Ordering::Relaxed),
             tokens: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -233,9 +238,11 @@ impl Expose for Mr<DmaBuf> {
 }
 
 /// Names one token of an [`Exposed`] buffer, to revoke it. A revoked token's id names nothing,
-/// even once its place is reused.
+/// even once its place is reused, and names nothing on another buffer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TokenId {
+    /// The buffer's number ([`NEXT_BUFFER`]).
+    buffer: u64,
     index: u32,
     generation: u32,
 }
@@ -248,9 +255,28 @@ struct Slot {
 
 /// A registered buffer behind a client's DCT, and the tokens minted for it (see the
 /// [module](self) documentation). Its bytes are reached by copies ([`Exposed::mr`]'s
-/// `read`, [`Exposed::mr_mut`]'s `write`): a server may be writing them at any time while a
-/// token for them lives. Dropping it revokes every token, then drops the region.
+/// `read`, [`Exposed::write`]): a server may be writing them at any time while a token for
+/// them lives. Dropping it revokes every token, then drops the region.
+///
+/// The region stays in place for as long as a token's registration over its memory lives:
+/// no `&mut Mr` is handed out, so it cannot be swapped out and freed behind the tokens.
+///
+/// ```compile_fail
+/// # fn f(pd: &mlx5dv::Pd, client: &mlx5dv::s3::Client) -> mlx5dv::Result<()> {
+/// use mlx5dv::{s3::Direction, Access};
+/// let Ok(mut exposed) = client.expose(pd.register(vec![0u8; 4096], Access::LOCAL_WRITE)?) else {
+///     return Ok(());
+/// };
+/// let (_id, _token) = exposed.mint(0, 4096, Direction::Get)?;
+/// let other = pd.register(vec![0u8; 1], Access::LOCAL_WRITE)?;
+/// // The 4 KiB buffer freed while the token's registration still lets a server write it.
+/// drop(std::mem::replace(exposed.mr_mut(), other));
+/// # Ok(())
+/// # }
+/// ```
 pub struct Exposed<B> {
+    /// Its number, which its tokens' ids carry.
+    buffer: u64,
     // The tokens' registrations go before the region they lie in (fields drop in order).
     tokens: Vec<Slot>,
     free: Vec<u32>,
@@ -320,7 +346,14 @@ where
         };
         self.live += 1;
         let generation = self.tokens[index as usize].generation;
-        Ok((TokenId { index, generation }, token))
+        Ok((
+            TokenId {
+                buffer: self.buffer,
+                index,
+                generation,
+            },
+            token,
+        ))
     }
 }
 
@@ -338,7 +371,7 @@ impl<B> Exposed<B> {
         let slot = self
             .tokens
             .get_mut(id.index as usize)
-            .filter(|s| s.generation == id.generation && s.part.is_some())
+            .filter(|s| id.buffer == self.buffer && s.generation == id.generation && s.part.is_some())
             .ok_or_else(|| {
                 Error::from_errno(
                     "mlx5dv::s3::Exposed::revoke",
@@ -369,11 +402,6 @@ impl<B> Exposed<B> {
         &self.mr
     }
 
-    /// The region, to write its bytes ([`Mr::write`]) before a server reads them.
-    pub fn mr_mut(&mut self) -> &mut Mr<B> {
-        &mut self.mr
-    }
-
     /// Revokes every token and gives the region back.
     ///
     /// # Errors
@@ -385,6 +413,7 @@ impl<B> Exposed<B> {
                 continue;
             }
             let id = TokenId {
+                buffer: self.buffer,
                 index: index as u32,
                 generation: s.generation,
             };
@@ -394,6 +423,18 @@ impl<B> Exposed<B> {
         }
         let Exposed { mr, .. } = self;
         Ok(mr)
+    }
+}
+
+impl<B: RegionBuffer> Exposed<B> {
+    /// Copies `src` into the buffer at `offset` (before a server reads it: [`Mr::write`]).
+    /// There is no `&mut Mr` to the region: swapped out of its place, it could be freed
+    /// while the tokens' registrations over its memory still let servers write it.
+    ///
+    /// # Errors
+    /// EINVAL when the range does not fit.
+    pub fn write(&mut self, offset: usize, src: &[u8]) -> Result<()> {
+        self.mr.write(offset, src)
     }
 }
 

@@ -89,11 +89,15 @@ fn refuse(field: Option<usize>, why: impl Into<String>) -> TokenError {
 const COLONS: [usize; 6] = [16, 25, 34, 39, 46, 48];
 
 /// The seven fields, without allocating (a server parses one token per request): at the fixed
-/// offsets when the token has its exact shape, else split at every colon (to say what is
-/// wrong).
+/// offsets when the token has its exact shape (its length, and colons there and nowhere else),
+/// else split at every colon (to say what is wrong). Both ways split a token into the same
+/// fields, so they accept and refuse the same tokens for the same reasons.
 fn split(text: &str) -> Result<[&str; 7], TokenError> {
     let b = text.as_bytes();
-    if b.len() == TOKEN_LEN && COLONS.iter().all(|&c| b[c] == b':') {
+    if b.len() == TOKEN_LEN
+        && COLONS.iter().all(|&c| b[c] == b':')
+        && b.iter().filter(|&&c| c == b':').count() == COLONS.len()
+    {
         // Splitting at ASCII colons keeps every part on character boundaries.
         let mut parts = [""; 7];
         let mut start = 0;
@@ -101,7 +105,6 @@ fn split(text: &str) -> Result<[&str; 7], TokenError> {
             parts[i] = &text[start..end];
             start = end + 1;
         }
-        // (A colon inside a field is then refused by `hex` as no hex digit of that field.)
         return Ok(parts);
     }
     let mut parts = [""; 7];
@@ -367,6 +370,18 @@ mod tests {
         assert_eq!(refused(&with(5, "0")), Some(6), "a GID with the flag 0");
         // Huge input is refused before it is split.
         assert_eq!(refused(&"0:".repeat(10_000)), None);
+    }
+
+    #[test]
+    fn a_colon_inside_a_field_is_refused_as_a_field_count_whatever_the_tokens_length() {
+        // The token's length and its six colons in place, and a seventh inside a field: eight
+        // fields, as the same token one digit longer (which takes the general split) says.
+        for at in [47, 60] {
+            let extra = format!("{}:{}", &EXAMPLE[..at], &EXAMPLE[at + 1..]);
+            assert_eq!(extra.len(), TOKEN_LEN);
+            assert_eq!(refused(&format!("{extra}0")), None, "{at}: one digit longer");
+            assert_eq!(refused(&extra), None, "{at}: at the token's length");
+        }
     }
 
     #[test]
