@@ -489,6 +489,89 @@ fn failing_clients_fail_their_own_transfers_and_every_other_clients_bytes_arrive
 
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_dead_clients_flushed_transfers_fail_without_being_run_again_and_its_endpoint_goes() {
+    let n = node();
+    let mut exec = n.executor(|c| c.keep_idle = 8);
+    let tokens: Vec<RdmaToken> = {
+        let dead = n.client(KEY);
+        let mut b = n.exposed(&dead, 4 * 4096, 0);
+        (0..4)
+            .map(|i| b.mint(i * 4096, 4096, Direction::Get).unwrap().1)
+            .collect()
+    };
+    let object = n.local(&mut exec, 4096, 1);
+    for (i, t) in tokens.iter().enumerate() {
+        exec.submit(i as u64, t, 0, Direction::Get, object.sge(0, 4096).unwrap())
+            .unwrap();
+    }
+    let done = finish(&mut exec, 4);
+    assert_eq!(done[0].status, WcStatus::RetryExcErr, "{:?}", done[0]);
+    for d in &done[1..] {
+        assert_eq!(
+            d.status,
+            WcStatus::WrFlushErr,
+            "a flushed transfer of a dead client: {d:?}"
+        );
+    }
+    assert_eq!(exec.stats().replays, 0, "transfers to a dead client were run again");
+    assert_eq!(
+        (exec.clients(), exec.address_handles()),
+        (0, 0),
+        "a dead client was kept"
+    );
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_flushed_transfer_runs_again_while_its_client_is_kept_busy_by_new_ones() {
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let client = n.client(KEY);
+    let mut buf = n.exposed(&client, 4096, 0);
+    let (_, token) = buf.mint(0, 4096, Direction::Get).unwrap();
+    let liar = RdmaToken {
+        rkey: token.rkey ^ 0x100,
+        ..token
+    };
+    let object = n.local(&mut exec, 4096, 2);
+    let sge = || object.sge(0, 4096).unwrap();
+    // A lying transfer, then honest ones pipelined behind it (flushed by its failure).
+    exec.submit(1000, &liar, 0, Direction::Get, sge()).unwrap();
+    for id in 0..3 {
+        exec.submit(id, &token, 0, Direction::Get, sge()).unwrap();
+    }
+    // Keep the client busy: each finished transfer is replaced by a new one, 4 in flight.
+    let (mut next, mut replayed_at) = (3u64, Vec::new());
+    let mut out = vec![Done::default(); 8];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while replayed_at.len() < 3 && next < 300 {
+        let k = exec.poll(&mut out).expect("poll");
+        for d in &out[..k] {
+            if d.id < 3 {
+                assert!(d.is_ok(), "a flushed honest transfer: {d:?}");
+                replayed_at.push(next);
+            }
+            if d.id != 1000 || !d.is_ok() {
+                exec.submit(next, &token, 0, Direction::Get, sge()).unwrap();
+                next += 1;
+            }
+        }
+        assert!(Instant::now() < deadline, "stuck");
+    }
+    assert_eq!(
+        replayed_at.len(),
+        3,
+        "the flushed transfers had not run again after {next} new ones"
+    );
+    assert!(
+        replayed_at.iter().all(|&at| at < 40),
+        "the flushed transfers waited behind the new ones: done after {replayed_at:?} submissions"
+    );
+    assert!(exec.stats().replays >= 3);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn clients_that_come_and_go_leave_no_endpoint_or_address_handle_behind() {
     let n = node();
     let mut exec = n.executor(|c| {

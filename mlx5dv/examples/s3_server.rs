@@ -501,7 +501,16 @@ fn serve(o: Opts) -> Result<(), String> {
             }
             last_work = Instant::now();
         }
-        let n = dp.exec.poll(&mut done).map_err(|e| e.to_string())?;
+        // A poll error loses nothing (a recovery that failed is tried again by the next
+        // poll): say so, and go on serving.
+        let n = match dp.exec.poll(&mut done) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("s3_server: {e}");
+                std::thread::sleep(Duration::from_millis(10));
+                0
+            }
+        };
         for d in &done[..n] {
             dp.finish(d);
             last_work = Instant::now();

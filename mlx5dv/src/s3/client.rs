@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::mr::{Access, DmaBuf, Mr, RawMemory, RegionBuffer, Returned};
 use crate::pd::Pd;
 use crate::srq::Srq;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -154,7 +155,8 @@ impl Client {
             free: Vec::new(),
             live: 0,
             target: self.target.clone(),
-            mr,
+            mr: ManuallyDrop::new(mr),
+            given_back: false,
         })
     }
 }
@@ -282,7 +284,31 @@ pub struct Exposed<B> {
     free: Vec<u32>,
     live: usize,
     target: Arc<Target>,
-    mr: Mr<B>,
+    /// Dropped by `Drop` only once no token's registration reaches it: a token whose
+    /// deregistration fails leaks it instead (the adapter could still write it).
+    mr: ManuallyDrop<Mr<B>>,
+    /// Taken out by `unexpose`.
+    given_back: bool,
+}
+
+impl<B> Drop for Exposed<B> {
+    fn drop(&mut self) {
+        let mut reached = false;
+        for slot in &mut self.tokens {
+            if let Some(ExposedPart(part)) = slot.part.take() {
+                if let Err((e, part)) = part.deregister() {
+                    eprintln!("mlx5dv: {e}; the exposed buffer is leaked: a token's registration still reaches it");
+                    std::mem::forget(part);
+                    reached = true;
+                }
+            }
+        }
+        if !reached && !self.given_back {
+            // SAFETY: dropped once, here (not given back); no token's registration reaches
+            // its memory any more.
+            unsafe { ManuallyDrop::drop(&mut self.mr) };
+        }
+    }
 }
 
 impl<B> Exposed<B>
@@ -421,7 +447,9 @@ impl<B> Exposed<B> {
                 return Err(Returned { error, value: self });
             }
         }
-        let Exposed { mr, .. } = self;
+        // SAFETY: taken once: `given_back` keeps `Drop` from dropping it again.
+        let mr = unsafe { ManuallyDrop::take(&mut self.mr) };
+        self.given_back = true;
         Ok(mr)
     }
 }

@@ -129,8 +129,12 @@ struct ClientEp {
     ep: EndpointId,
     /// Transfers of this client not yet finished.
     active: u32,
-    /// Its last failure was retry-exceeded: not kept once idle.
+    /// A transfer of it ended in retry-exceeded (dead, or another key): its flushed transfers
+    /// are not run again, and it is not kept once idle.
     gone: bool,
+    /// Its transfers waiting to run again: its new transfers wait behind them (else a client
+    /// kept busy would never let a replay run alone).
+    replaying: u32,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -160,6 +164,9 @@ struct Transfer {
     /// transfer runs again from its start once its messages are in (see `MAX_REPLAYS`).
     flushed: bool,
     replays: u8,
+    /// Waiting to run again, counted in its client's `replaying` until its first message is
+    /// posted or it ends.
+    replay_waiting: bool,
     bytes: u64,
     status: WcStatus,
     error: Option<Error>,
@@ -348,6 +355,7 @@ impl Executor {
             posted: 0,
             flushed: false,
             replays: 0,
+            replay_waiting: false,
             bytes: 0,
             status: WcStatus::Success,
             error: None,
@@ -490,6 +498,7 @@ impl Executor {
                 ep,
                 active: 1,
                 gone: false,
+                replaying: 0,
             },
         );
         Ok(ep)
@@ -556,10 +565,17 @@ impl Executor {
             if t.next >= t.remote.len || t.status != WcStatus::Success || t.flushed {
                 return true;
             }
-            if t.replays > 0 && t.next == 0 && self.pool.outstanding(t.ep) > 0 {
-                // A transfer runs again only with nothing of its client ahead of it, so no
-                // other transfer's failure flushes it again.
-                return false;
+            if t.next == 0 {
+                if t.replay_waiting {
+                    if self.pool.outstanding(t.ep) > 0 {
+                        // A transfer runs again only with nothing of its client ahead of it,
+                        // so no other transfer's failure flushes it again.
+                        return false;
+                    }
+                } else if self.clients.get(&t.client).is_some_and(|c| c.replaying > 0) {
+                    // New transfers of a client wait behind its replays.
+                    return false;
+                }
             }
             let len = max.min(t.remote.len - t.next);
             // SAFETY: a part of the transfer's local buffer, which lies in a region the pool
@@ -587,6 +603,7 @@ impl Executor {
                     t.posted += 1;
                     t.next += len;
                     self.stats.messages += 1;
+                    self.replay_started(slot);
                 }
                 Err(e) if e.is_would_block() => return false,
                 Err(e) => {
@@ -599,6 +616,17 @@ impl Executor {
         }
     }
 
+    /// Transfer `slot` no longer waits to run again (its first message is posted, or it
+    /// ends): its client's new transfers may go.
+    fn replay_started(&mut self, slot: u32) {
+        let t = &mut self.transfers[slot as usize];
+        if std::mem::take(&mut t.replay_waiting) {
+            if let Some(c) = self.clients.get_mut(&t.client) {
+                c.replaying -= 1;
+            }
+        }
+    }
+
     /// Finishes transfer `slot` once nothing of it is left to post or outstanding.
     fn finish_if_done(&mut self, slot: u32) {
         let t = &mut self.transfers[slot as usize];
@@ -606,18 +634,31 @@ impl Executor {
         if t.state != State::Running || t.posted > 0 || !all_posted {
             return;
         }
+        let gone = self.clients.get(&t.client).is_some_and(|c| c.gone);
         if t.flushed && t.status == WcStatus::Success {
-            // Run it again from its start (the bytes counted so far are moved again).
-            t.flushed = false;
-            t.replays += 1;
-            t.next = 0;
-            t.bytes = 0;
-            self.stats.replays += 1;
-            if !self.ready.contains(&slot) {
-                self.ready.push_back(slot);
+            if gone {
+                // Its client is dead (or expects another key): running it again would only
+                // time out again, and flush the other clients on that DCI.
+                t.status = WcStatus::WrFlushErr;
+            } else {
+                // Run it again from its start (the bytes counted so far are moved again).
+                t.flushed = false;
+                t.replays += 1;
+                t.next = 0;
+                t.bytes = 0;
+                t.replay_waiting = true;
+                self.stats.replays += 1;
+                if let Some(c) = self.clients.get_mut(&t.client) {
+                    c.replaying += 1;
+                }
+                if !self.ready.contains(&slot) {
+                    self.ready.push_back(slot);
+                }
+                return;
             }
-            return;
         }
+        self.replay_started(slot);
+        let t = &mut self.transfers[slot as usize];
         if t.status != WcStatus::Success {
             // Still in `ready` if it failed before all was posted: drop it from there.
             if let Some(at) = self.ready.iter().position(|&s| s == slot) {
@@ -633,9 +674,7 @@ impl Executor {
             return;
         };
         c.active -= 1;
-        if status != WcStatus::Success {
-            c.gone = status == WcStatus::RetryExcErr;
-        }
+        c.gone |= status == WcStatus::RetryExcErr;
         if c.active > 0 {
             return;
         }
@@ -677,6 +716,7 @@ impl Transfer {
             posted: 0,
             flushed: false,
             replays: 0,
+            replay_waiting: false,
             bytes: 0,
             status: WcStatus::Success,
             error: None,
