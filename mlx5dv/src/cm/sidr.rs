@@ -90,13 +90,18 @@ impl DcAnnouncement {
     /// The wire encoding (see the module docs).
     ///
     /// # Errors
-    /// [`AddrError::DctNumber`] for a DCT number wider than 24 bits.
+    /// [`AddrError::DctNumber`] for a DCT number wider than 24 bits; then [`AddrError::Range`]
+    /// for memory whose `addr + len` overflows a u64 (no initiator could decode it).
     pub fn encode(&self) -> std::result::Result<Vec<u8>, AddrError> {
+        let target = self.target.encode()?;
+        if let Some(memory) = self.memory {
+            memory.addr.checked_add(memory.len).ok_or(AddrError::Range)?;
+        }
         let mut out = Vec::with_capacity(Self::MAX_ENCODED_LEN);
         let flags = if self.key.is_some() { FLAG_KEY } else { 0 } | if self.memory.is_some() { FLAG_MEMORY } else { 0 };
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&[FORMAT_VERSION, KIND_DC_ANNOUNCEMENT, flags, 0]);
-        out.extend_from_slice(&self.target.encode()?);
+        out.extend_from_slice(&target);
         if let Some(key) = self.key {
             out.extend_from_slice(&key.expose().to_be_bytes());
         }
@@ -110,28 +115,10 @@ impl DcAnnouncement {
     ///
     /// # Errors
     /// The [`AddrError`] of the first check that fails: length, magic, version, kind, flags
-    /// or reserved byte (as [`AddrError::Reserved`]), then the embedded target and memory.
+    /// or reserved byte (as [`AddrError::Reserved`]), then the embedded target and memory (an
+    /// [`AddrError::Reserved`] offset counted from the announcement's first byte).
     pub fn decode(bytes: &[u8]) -> std::result::Result<Self, AddrError> {
-        let Some(head) = bytes.get(..HEADER_LEN) else {
-            return Err(AddrError::Length {
-                expected: HEADER_LEN + DcTargetAddr::ENCODED_LEN,
-                got: bytes.len(),
-            });
-        };
-        crate::addr::check_magic_version_kind(head, KIND_DC_ANNOUNCEMENT)?;
-        let flags = head[6];
-        if flags & !(FLAG_KEY | FLAG_MEMORY) != 0 {
-            return Err(AddrError::Reserved { offset: 6 });
-        }
-        if head[7] != 0 {
-            return Err(AddrError::Reserved { offset: 7 });
-        }
-        let has_key = flags & FLAG_KEY != 0;
-        let has_memory = flags & FLAG_MEMORY != 0;
-        let expected = HEADER_LEN
-            + DcTargetAddr::ENCODED_LEN
-            + if has_key { 8 } else { 0 }
-            + if has_memory { RemoteMemory::ENCODED_LEN } else { 0 };
+        let (has_key, has_memory, expected) = check_header(bytes)?;
         if bytes.len() != expected {
             return Err(AddrError::Length {
                 expected,
@@ -139,7 +126,8 @@ impl DcAnnouncement {
             });
         }
         let mut at = HEADER_LEN;
-        let target = DcTargetAddr::decode(&bytes[at..at + DcTargetAddr::ENCODED_LEN])?;
+        let target =
+            DcTargetAddr::decode(&bytes[at..at + DcTargetAddr::ENCODED_LEN]).map_err(|e| in_announcement(e, at))?;
         at += DcTargetAddr::ENCODED_LEN;
         let key = has_key.then(|| {
             let k = u64::from_be_bytes(std::array::from_fn(|i| bytes[at + i]));
@@ -147,7 +135,7 @@ impl DcAnnouncement {
             DcKey::new(k)
         });
         let memory = if has_memory {
-            Some(RemoteMemory::decode(&bytes[at..at + RemoteMemory::ENCODED_LEN])?)
+            Some(RemoteMemory::decode(&bytes[at..at + RemoteMemory::ENCODED_LEN]).map_err(|e| in_announcement(e, at))?)
         } else {
             None
         };
@@ -158,25 +146,51 @@ impl DcAnnouncement {
     /// CM delivers the message's whole private-data field, 136 bytes, zero-filled).
     ///
     /// # Errors
-    /// [`AddrError::Reserved`] for a non-zero byte in the padding; otherwise as
-    /// [`decode`](Self::decode).
+    /// As [`decode`](Self::decode), except that a non-zero byte in the padding is an
+    /// [`AddrError::Reserved`] (checked after the header, before the body).
     pub fn decode_padded(bytes: &[u8]) -> std::result::Result<Self, AddrError> {
-        let flags = bytes.get(6).copied().unwrap_or(0);
-        let len = HEADER_LEN
-            + DcTargetAddr::ENCODED_LEN
-            + if flags & FLAG_KEY != 0 { 8 } else { 0 }
-            + if flags & FLAG_MEMORY != 0 {
-                RemoteMemory::ENCODED_LEN
-            } else {
-                0
-            };
-        if bytes.len() <= len {
-            return Self::decode(bytes);
+        let (.., len) = check_header(bytes)?;
+        match bytes.get(len..) {
+            Some(padding) => match padding.iter().position(|&b| b != 0) {
+                Some(i) => Err(AddrError::Reserved { offset: len + i }),
+                None => Self::decode(&bytes[..len]),
+            },
+            None => Self::decode(bytes),
         }
-        if let Some(i) = bytes[len..].iter().position(|&b| b != 0) {
-            return Err(AddrError::Reserved { offset: len + i });
-        }
-        Self::decode(&bytes[..len])
+    }
+}
+
+/// Checks an announcement's header (length, magic, version, kind, flags, reserved byte); gives
+/// whether a key and memory follow, and the length that makes.
+fn check_header(bytes: &[u8]) -> std::result::Result<(bool, bool, usize), AddrError> {
+    let Some(head) = bytes.get(..HEADER_LEN) else {
+        return Err(AddrError::Length {
+            expected: HEADER_LEN + DcTargetAddr::ENCODED_LEN,
+            got: bytes.len(),
+        });
+    };
+    crate::addr::check_magic_version_kind(head, KIND_DC_ANNOUNCEMENT)?;
+    let flags = head[6];
+    if flags & !(FLAG_KEY | FLAG_MEMORY) != 0 {
+        return Err(AddrError::Reserved { offset: 6 });
+    }
+    if head[7] != 0 {
+        return Err(AddrError::Reserved { offset: 7 });
+    }
+    let has_key = flags & FLAG_KEY != 0;
+    let has_memory = flags & FLAG_MEMORY != 0;
+    let len = HEADER_LEN
+        + DcTargetAddr::ENCODED_LEN
+        + if has_key { 8 } else { 0 }
+        + if has_memory { RemoteMemory::ENCODED_LEN } else { 0 };
+    Ok((has_key, has_memory, len))
+}
+
+/// An embedded blob's error, its offset counted from the announcement's first byte.
+fn in_announcement(e: AddrError, at: usize) -> AddrError {
+    match e {
+        AddrError::Reserved { offset } => AddrError::Reserved { offset: at + offset },
+        other => other,
     }
 }
 
@@ -232,7 +246,8 @@ impl DcTargetService {
     /// `announcement` to every requester.
     ///
     /// # Errors
-    /// EINVAL for a DCT number wider than 24 bits; `rdma_create_event_channel` (ENODEV
+    /// EINVAL for a DCT number wider than 24 bits or memory past the end of the address
+    /// space; `rdma_create_event_channel` (ENODEV
     /// without RDMA devices or CM modules); `rdma_bind_addr`; `rdma_listen`.
     pub fn bind(addr: SocketAddr, announcement: DcAnnouncement) -> Result<DcTargetService> {
         let blob = encode(&announcement)?;
@@ -259,7 +274,7 @@ impl DcTargetService {
     /// `announcement`: that device's own DCT. Adding a device twice replaces its entry.
     ///
     /// # Errors
-    /// EINVAL for a DCT number wider than 24 bits.
+    /// EINVAL for a DCT number wider than 24 bits or memory past the end of the address space.
     pub fn add_device(&mut self, device: &str, announcement: DcAnnouncement) -> Result<()> {
         let blob = encode(&announcement)?;
         let per_device = &mut self.answers.per_device;
@@ -635,5 +650,61 @@ mod tests {
             Err(AddrError::Reserved { offset: 100 })
         );
         assert_eq!(DcAnnouncement::decode_padded(&blob[..len]), Ok(a));
+    }
+
+    fn full_announcement() -> DcAnnouncement {
+        let mem = RemoteMemory {
+            addr: 0x1000,
+            len: 4096,
+            rkey: 7,
+        };
+        DcAnnouncement::new(target()).with_key(DcKey::new(5)).with_memory(mem)
+    }
+
+    #[test]
+    fn a_set_reserved_byte_of_the_embedded_target_or_memory_is_named_by_its_offset_in_the_announcement() {
+        let blob = full_announcement().encode().unwrap();
+        // The target's header reserved byte (its 6), its flags (11), the memory's last reserved
+        // byte (its 31): at 8 + 6, 8 + 11 and 48 + 31 in the announcement.
+        for (at, bits) in [(14, 1), (19, 0x80), (79, 1)] {
+            let mut bad = blob.clone();
+            bad[at] |= bits;
+            assert_eq!(DcAnnouncement::decode(&bad), Err(AddrError::Reserved { offset: at }));
+        }
+    }
+
+    #[test]
+    fn a_padded_reply_is_refused_for_its_header_before_its_padding() {
+        let mut blob = full_announcement().encode().unwrap();
+        blob.resize(136, 0);
+        blob[120] = 1;
+        let mut not_ours = blob.clone();
+        not_ours[3] = 1;
+        assert!(matches!(
+            DcAnnouncement::decode_padded(&not_ours),
+            Err(AddrError::Magic { .. })
+        ));
+        let mut unknown_flag = blob.clone();
+        unknown_flag[6] |= 0x10;
+        assert_eq!(
+            DcAnnouncement::decode_padded(&unknown_flag),
+            Err(AddrError::Reserved { offset: 6 })
+        );
+        assert_eq!(
+            DcAnnouncement::decode_padded(&blob),
+            Err(AddrError::Reserved { offset: 120 })
+        );
+    }
+
+    #[test]
+    fn an_announcement_of_memory_past_the_end_of_the_address_space_is_refused_at_encode() {
+        let past_the_end = RemoteMemory {
+            addr: u64::MAX - 10,
+            len: 100,
+            rkey: 7,
+        };
+        let a = DcAnnouncement::new(target()).with_memory(past_the_end);
+        assert_eq!(a.encode(), Err(AddrError::Range), "no initiator could decode it");
+        assert_eq!(encode(&a).unwrap_err().errno(), Some(libc::EINVAL));
     }
 }
