@@ -6,7 +6,11 @@
 //!
 //! ```text
 //! s3ref-rust [--bench] -s SIZE [-n ROUNDS] [-o read|write|alt] [-t SECONDS]
-//!            [-T TRANSFERS] [-q DEPTH] [-w WARMUP] [-E POLLS] [-Y US]
+//!            [-T TRANSFERS] [-q DEPTH] [-w WARMUP] [-E POLLS] [-Y US] [--dcis N]
+//! ```
+//! `--dcis`: the executor's DCIs (4 for the server; 1 for the benchmark, as the reference's
+//! server has one QP).
+//! ```text
 //! ```
 //! Node 0 (`SOFT_MLX5_NODE_INDEX`) is the server (with `--bench`, the benchmark server), the
 //! others clients; the device is `MLX5DV_TEST_DEVICE` (port 1), the GID index on RoCE
@@ -28,6 +32,7 @@ struct Opts {
     warmup: Option<u64>,
     empty_polls: u64,
     idle_us: Option<u64>,
+    dcis: Option<usize>,
     node: u32,
     clients: u32,
     dir: PathBuf,
@@ -140,13 +145,17 @@ fn client(o: &Opts) -> Result<(), String> {
     Ok(())
 }
 
-/// An executor with room for `depth` transfers and a local buffer per client.
-fn executor(d: &Dev, depth: usize) -> Result<Executor, String> {
-    let cfg = ExecutorConfig {
+/// An executor with room for `depth` transfers, on `dcis` DCIs.
+fn executor(d: &Dev, depth: usize, dcis: usize) -> Result<Executor, String> {
+    let mut cfg = ExecutorConfig {
         gid_index: gid_index(),
         max_transfers: depth.max(1),
         ..ExecutorConfig::default()
     };
+    cfg.pool.dcis = dcis.max(1);
+    if let Some(n) = std::env::var("S3REF_MAX_RD_ATOMIC").ok().and_then(|v| v.parse().ok()) {
+        cfg.pool.rts.max_rd_atomic = n;
+    }
     let cq = d
         .ctx
         .create_cq(cfg.pool.dcis as u32 * cfg.pool.max_send_wr + 1)
@@ -173,7 +182,7 @@ fn local(d: &Dev, exec: &mut Executor, size: usize) -> Result<Mr<Vec<u8>>, Strin
 
 fn server(o: &Opts) -> Result<(), String> {
     let d = open()?;
-    let mut exec = executor(&d, o.clients as usize)?;
+    let mut exec = executor(&d, o.clients as usize, o.dcis.unwrap_or(4))?;
     let n = o.clients as usize;
     let mut bufs = Vec::new();
     for _ in 0..n {
@@ -345,7 +354,8 @@ impl Bench {
 
 fn bench(o: &Opts) -> Result<(), String> {
     let d = open()?;
-    let mut exec = executor(&d, o.depth)?;
+    // One DCI unless told otherwise: the reference's server has one QP.
+    let mut exec = executor(&d, o.depth, o.dcis.unwrap_or(1))?;
     let mut b = Bench {
         tokens: Vec::new(),
         bufs: Vec::new(),
@@ -429,6 +439,7 @@ fn parse() -> Result<Opts, String> {
         warmup: None,
         empty_polls: 0,
         idle_us: None,
+        dcis: None,
         node: env_num("SOFT_MLX5_NODE_INDEX").unwrap_or(0),
         clients: env_num("SOFT_MLX5_NODES").map_or(1, |n| n.saturating_sub(1).max(1)),
         dir: std::env::var_os("SOFT_MLX5_RENDEZVOUS").map_or_else(|| PathBuf::from("."), PathBuf::from),
@@ -451,6 +462,7 @@ fn parse() -> Result<Opts, String> {
             "-w" => o.warmup = Some(num()?),
             "-E" => o.empty_polls = num()?,
             "-Y" => o.idle_us = Some(num()?),
+            "--dcis" => o.dcis = Some(num()? as usize),
             "-D" => o.dir = PathBuf::from(&v),
             "-i" => o.node = num()? as u32,
             "-c" => o.clients = num()? as u32,
