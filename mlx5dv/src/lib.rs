@@ -146,6 +146,11 @@ pub mod thread_safety {
         send_sync::<Ah>();
         send_sync::<DcPeer>();
         send_sync::<Dct>();
+        send_sync::<s3::Client>();
+        send_sync::<s3::Exposed<Vec<u8>>>();
+        send_sync::<s3::Exposed<DmaBuf>>();
+        send_sync::<s3::RdmaToken>();
+        send::<s3::Executor>();
         send_sync::<CompChannel>();
         send_sync::<AsyncEvents>();
         send_sync::<Error>();

@@ -86,21 +86,13 @@ impl Client {
     pub fn new(mlx5: &Mlx5Context, pd: &Pd, key: DcKey, cfg: ClientConfig) -> Result<Client> {
         let ctx = pd.context();
         let port = ctx.query_port(cfg.port)?;
-        let gid_index = if port.is_ethernet() {
-            match cfg.gid_index {
-                Some(g) => Some(g),
-                None => Some(ctx.roce_v2_gid_index(cfg.port)?.ok_or_else(|| {
-                    Error::from_errno(
-                        "mlx5dv::s3::Client::new",
-                        libc::ENODEV,
-                        "the RoCE port has no RoCE v2 GID: give ClientConfig::gid_index, or configure an address on its netdev",
-                    )
-                    .on(ctx.name())
-                })?),
-            }
-        } else {
-            None
-        };
+        let gid_index = super::roce_gid_index(
+            ctx,
+            cfg.port,
+            port.is_ethernet(),
+            cfg.gid_index,
+            "mlx5dv::s3::Client::new",
+        )?;
         let cq = ctx.create_cq(1)?;
         let srq = pd.create_srq(1, 1)?;
         let mut b = DctBuilder::new(mlx5, pd, &cq, &srq, key)
@@ -205,6 +197,8 @@ mod sealed {
 /// A region whose ranges can be exposed by tokens: one over host memory (every
 /// [`RegionBuffer`]: `Vec<u8>`, `Box<[u8]>`, [`crate::AlignedBuf`], [`crate::MmapBuf`], raw
 /// memory) or over a dma-buf ([`DmaBuf`], e.g. GPU memory). Implemented by the crate only.
+/// An implicit on-demand-paging region is not one: it spans the whole address space and is
+/// registered for local access only (expose a buffer of your own instead).
 pub trait Expose: sealed::Sealed {
     #[doc(hidden)]
     /// A registration of `len` bytes at `offset` with `access`, over the same memory.
@@ -255,10 +249,21 @@ struct Slot {
     part: Option<ExposedPart>,
 }
 
-/// A registered buffer behind a client's DCT, and the tokens minted for it (see the
-/// [module](self) documentation). Its bytes are reached by copies ([`Exposed::mr`]'s
-/// `read`, [`Exposed::write`]): a server may be writing them at any time while a token for
-/// them lives. Dropping it revokes every token, then drops the region.
+/// A registered buffer behind a client's DCT, and the tokens minted for it.
+///
+/// A [`Client`] is one DC target (with the small CQ and SRQ a DCT needs; no receive is ever
+/// posted: S3 over RDMA moves bytes with one-sided operations only). A registered buffer
+/// handed to [`Client::expose`] becomes an [`Exposed`] buffer, whose [`Exposed::mint`] gives a
+/// token for the whole buffer or a range of it, for the server to read (PUT) or to write
+/// (GET). Each token is a registration of its own, over exactly its range and with exactly its
+/// right: [`Exposed::revoke`] deregisters it, after which the token reaches nothing (the
+/// server's request fails with a remote access error at the client's adapter), while the
+/// buffer and its other tokens stay as they were.
+///
+/// Its bytes are reached by copies ([`Exposed::mr`]'s `read`, [`Exposed::write`]): a server
+/// may be writing them at any time while a token for them lives. Dropping it revokes every
+/// token, then drops the region (or leaks it, when a token's registration cannot be
+/// deregistered: the adapter could still write it).
 ///
 /// The region stays in place for as long as a token's registration over its memory lives:
 /// no `&mut Mr` is handed out, so it cannot be swapped out and freed behind the tokens.

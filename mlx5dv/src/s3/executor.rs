@@ -190,7 +190,27 @@ pub struct ExecutorStats {
     pub replays: u64,
 }
 
-/// Executes S3-over-RDMA tokens over a pool of DCIs (see the [module](self) documentation).
+/// Executes S3-over-RDMA tokens over a pool of DCIs.
+///
+/// An [`Executor`] takes transfers (a token, an offset into its buffer, a direction, a local
+/// buffer and the caller's id) from any number of clients at once and moves the bytes with
+/// RDMA reads (PUT) and writes (GET) over a [`DciPool`]: a transfer longer than the message
+/// limit is split; the address handle of a path (a LID, or a GID on RoCE) is created once and
+/// shared by every client behind it; each transfer completes once, as a [`Done`] with the
+/// caller's id, the bytes moved and the status. A client that fails (gone: retry exceeded; a
+/// lying token: remote access error) fails its own transfer only: the pool recovers its DCI
+/// and the other clients' transfers go on. The same client's other transfers that were
+/// pipelined behind the failing one come back flushed (they may have executed, so the pool
+/// does not post them again); the executor runs such a transfer again from its start, since
+/// an RDMA read or write of the same bytes is harmless to repeat, once nothing of that client
+/// is outstanding ahead of it (twice at most, counted in [`ExecutorStats::replays`]).
+///
+/// Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
+/// released when its client has no transfer left, except that up to
+/// [`ExecutorConfig::keep_idle`] idle clients are kept, least recently used first out, for
+/// clients that come back; [`Executor::release_idle`] releases those too. A client whose last
+/// transfer ended in retry-exceeded (dead, or presenting another key) is never kept. Every
+/// table is sized at creation: a server that runs for ever does not grow.
 ///
 /// Used from one thread at a time (`Send`): submit and poll from the thread that serves the
 /// HTTP requests' data path.
@@ -343,23 +363,7 @@ impl Executor {
         };
         let ep = self.endpoint(client, &target)?;
         self.free.pop();
-        self.transfers[slot as usize] = Transfer {
-            state: State::Running,
-            id,
-            client,
-            ep,
-            direction,
-            local,
-            remote,
-            next: 0,
-            posted: 0,
-            flushed: false,
-            replays: 0,
-            replay_waiting: false,
-            bytes: 0,
-            status: WcStatus::Success,
-            error: None,
-        };
+        self.transfers[slot as usize] = Transfer::running(id, client, ep, direction, local, remote);
         self.stats.submitted += 1;
         self.ready.push_back(slot);
         self.pump();
@@ -385,8 +389,7 @@ impl Executor {
 
     /// Moves transfers on and reports up to `out.len()` finished ones, each exactly once, in
     /// the order they finished; returns how many. Posts the messages the DCIs could not take
-    /// before, and releases the endpoints of clients left idle (see the [module](self)
-    /// documentation).
+    /// before, and releases the endpoints of clients left idle (see [`Executor`]).
     ///
     /// # Errors
     /// [`DciPool::poll`]'s (nothing is lost: transfers finish on later calls).
@@ -692,26 +695,22 @@ impl Executor {
 }
 
 impl Transfer {
-    fn free() -> Transfer {
+    fn running(
+        id: u64,
+        client: ClientKey,
+        ep: EndpointId,
+        direction: Direction,
+        local: raw::ibv_sge,
+        remote: RemoteMemory,
+    ) -> Transfer {
         Transfer {
-            state: State::Free,
-            id: 0,
-            client: ClientKey {
-                path: PathKey::Lid(0),
-                dct_number: 0,
-            },
-            ep: EndpointId::default(),
-            direction: Direction::Get,
-            local: raw::ibv_sge {
-                addr: 0,
-                length: 0,
-                lkey: 0,
-            },
-            remote: RemoteMemory {
-                addr: 0,
-                len: 0,
-                rkey: 0,
-            },
+            state: State::Running,
+            id,
+            client,
+            ep,
+            direction,
+            local,
+            remote,
             next: 0,
             posted: 0,
             flushed: false,
@@ -720,6 +719,27 @@ impl Transfer {
             bytes: 0,
             status: WcStatus::Success,
             error: None,
+        }
+    }
+
+    fn free() -> Transfer {
+        let nowhere = ClientKey {
+            path: PathKey::Lid(0),
+            dct_number: 0,
+        };
+        let local = raw::ibv_sge {
+            addr: 0,
+            length: 0,
+            lkey: 0,
+        };
+        let remote = RemoteMemory {
+            addr: 0,
+            len: 0,
+            rkey: 0,
+        };
+        Transfer {
+            state: State::Free,
+            ..Transfer::running(0, nowhere, EndpointId::default(), Direction::Get, local, remote)
         }
     }
 }
@@ -787,21 +807,7 @@ fn port_facts(pd: &Pd, cfg: &ExecutorConfig) -> Result<(Option<u8>, Mtu, u32)> {
     const OP: &str = "mlx5dv::s3::Executor::new";
     let ctx = pd.context();
     let port = ctx.query_port(cfg.pool.port)?;
-    let sgid_index = if port.is_ethernet() {
-        match cfg.gid_index {
-            Some(g) => Some(g),
-            None => Some(ctx.roce_v2_gid_index(cfg.pool.port)?.ok_or_else(|| {
-                Error::from_errno(
-                    OP,
-                    libc::ENODEV,
-                    "the RoCE port has no RoCE v2 GID: give ExecutorConfig::gid_index, or configure an address on its netdev",
-                )
-                .on(ctx.name())
-            })?),
-        }
-    } else {
-        None
-    };
+    let sgid_index = super::roce_gid_index(ctx, cfg.pool.port, port.is_ethernet(), cfg.gid_index, OP)?;
     if cfg.max_transfers == 0 || cfg.max_message == Some(0) {
         return Err(Error::invalid(OP, "max_transfers and max_message must be at least 1"));
     }

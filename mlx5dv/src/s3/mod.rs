@@ -51,7 +51,9 @@ pub use client::{Client, ClientConfig, Expose, Exposed, ExposedPart, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
 pub use token::{RdmaToken, TokenError, TOKEN_LEN};
 
+use crate::context::Context;
 use crate::dc::DcKey;
+use crate::error::{Error, Result};
 
 /// The DC key NVIDIA's `gpu_direct_rdma_access` sample hard-codes on both sides
 /// (`0xffeeddcc`), which the S3-over-RDMA implementations derived from it use: to be reached
@@ -67,4 +69,24 @@ pub enum Direction {
     /// GET (and ranged GET): the server RDMA-writes the client's buffer (the token grants
     /// remote write).
     Get,
+}
+
+/// The GID index a RoCE port is used from: `given`, else the port's first RoCE v2 GID; None
+/// on InfiniBand (`ethernet` false), where LIDs route.
+///
+/// # Errors
+/// `Context::roce_v2_gid_index`'s; ENODEV, naming `op`, for a RoCE port without a RoCE v2 GID.
+fn roce_gid_index(ctx: &Context, port: u8, ethernet: bool, given: Option<u8>, op: &'static str) -> Result<Option<u8>> {
+    if !ethernet || given.is_some() {
+        return Ok(given.filter(|_| ethernet));
+    }
+    match ctx.roce_v2_gid_index(port)? {
+        Some(g) => Ok(Some(g)),
+        None => Err(Error::from_errno(
+            op,
+            libc::ENODEV,
+            "the RoCE port has no RoCE v2 GID: give the GID index in the configuration, or configure an address on its netdev",
+        )
+        .on(ctx.name())),
+    }
 }
