@@ -236,6 +236,8 @@ pub struct Executor {
     /// Idle clients kept, least recently used first.
     idle: VecDeque<ClientKey>,
     scratch: Vec<EpCompletion>,
+    /// Transfers waiting to run again, of every client (0: no client's new transfers wait).
+    replaying: u32,
     stats: ExecutorStats,
 }
 
@@ -295,6 +297,7 @@ impl Executor {
             ahs: HashMap::with_capacity_and_hasher(endpoints, KeyedHash::random()),
             idle: VecDeque::with_capacity(endpoints),
             scratch: vec![EpCompletion::default(); 64],
+            replaying: 0,
             stats: ExecutorStats::default(),
         })
     }
@@ -575,7 +578,7 @@ impl Executor {
                         // so no other transfer's failure flushes it again.
                         return false;
                     }
-                } else if self.clients.get(&t.client).is_some_and(|c| c.replaying > 0) {
+                } else if self.replaying > 0 && self.clients.get(&t.client).is_some_and(|c| c.replaying > 0) {
                     // New transfers of a client wait behind its replays.
                     return false;
                 }
@@ -626,6 +629,7 @@ impl Executor {
         if std::mem::take(&mut t.replay_waiting) {
             if let Some(c) = self.clients.get_mut(&t.client) {
                 c.replaying -= 1;
+                self.replaying -= 1;
             }
         }
     }
@@ -637,7 +641,7 @@ impl Executor {
         if t.state != State::Running || t.posted > 0 || !all_posted {
             return;
         }
-        let gone = self.clients.get(&t.client).is_some_and(|c| c.gone);
+        let gone = t.flushed && self.clients.get(&t.client).is_some_and(|c| c.gone);
         if t.flushed && t.status == WcStatus::Success {
             if gone {
                 // Its client is dead (or expects another key): running it again would only
@@ -653,6 +657,7 @@ impl Executor {
                 self.stats.replays += 1;
                 if let Some(c) = self.clients.get_mut(&t.client) {
                     c.replaying += 1;
+                    self.replaying += 1;
                 }
                 if !self.ready.contains(&slot) {
                     self.ready.push_back(slot);
