@@ -20,6 +20,7 @@
 //! transfer ended in retry-exceeded (dead, or presenting another key) is never kept. Every
 //! table is sized at creation: a server that runs for ever does not grow.
 
+use super::keyed_hash::KeyedHash;
 use super::{Direction, RdmaToken};
 use crate::addr::{Mtu, RemoteMemory};
 use crate::ah::{Ah, PeerPath};
@@ -31,7 +32,6 @@ use crate::mr::{Mr, Returned, Sge};
 use crate::pd::Pd;
 use mlx5dv_raw as raw;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasher, Hasher};
 
 /// How an [`Executor`] is built.
 #[derive(Copy, Clone, Debug)]
@@ -746,64 +746,6 @@ impl Transfer {
             state: State::Free,
             ..Transfer::running(0, nowhere, EndpointId::default(), Direction::Get, local, remote)
         }
-    }
-}
-
-/// The hash of the executor's tables: a multiply-rotate mix under a key drawn per table (the
-/// keys, LIDs, GIDs and DCT numbers, come from tokens, that is from the network), a few
-/// instructions a word where SipHash takes hundreds on the submit path. The tables are
-/// bounded (`max_endpoints`), so keys made to collide cost at most a scan of that many.
-#[derive(Clone)]
-struct KeyedHash(u64);
-
-impl KeyedHash {
-    fn random() -> KeyedHash {
-        KeyedHash(std::collections::hash_map::RandomState::new().hash_one(0x5333_5244_4d41u64) | 1)
-    }
-}
-
-impl BuildHasher for KeyedHash {
-    type Hasher = Mix;
-    fn build_hasher(&self) -> Mix {
-        Mix(self.0)
-    }
-}
-
-struct Mix(u64);
-
-impl Mix {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0 ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
-    }
-}
-
-impl Hasher for Mix {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-    fn write_u8(&mut self, v: u8) {
-        self.add(u64::from(v));
-    }
-    fn write_u16(&mut self, v: u16) {
-        self.add(u64::from(v));
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.add(u64::from(v));
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.add(v);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.add(v as u64);
-    }
-    fn finish(&self) -> u64 {
-        let x = self.0;
-        (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (x >> 32)
     }
 }
 

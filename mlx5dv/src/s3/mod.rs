@@ -45,6 +45,7 @@
 
 mod client;
 mod executor;
+mod keyed_hash;
 mod token;
 
 pub use client::{Client, ClientConfig, Expose, Exposed, ExposedPart, TokenId};
