@@ -135,6 +135,8 @@ struct ClientEp {
     /// Its transfers waiting to run again: its new transfers wait behind them (else a client
     /// kept busy would never let a replay run alone).
     replaying: u32,
+    /// While it is idle and kept: the stamp of its entry in the executor's `idle` queue.
+    idle: Option<u64>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -233,8 +235,14 @@ pub struct Executor {
     clients: HashMap<ClientKey, ClientEp, KeyedHash>,
     /// Address handles and how many clients use each.
     ahs: HashMap<PathKey, (Ah, u32), KeyedHash>,
-    /// Idle clients kept, least recently used first.
-    idle: VecDeque<ClientKey>,
+    /// Idle clients kept, least recently used first, each with the stamp it went idle with.
+    /// An entry whose client no longer carries that stamp (busy again, or released) is stale:
+    /// skipped when met, and dropped in bulk when the queue reaches twice `keep_idle`, so a
+    /// client coming back costs no search.
+    idle: VecDeque<(ClientKey, u64)>,
+    /// Idle clients kept (the queue's live entries).
+    idle_clients: usize,
+    next_idle_stamp: u64,
     scratch: Vec<EpCompletion>,
     /// Transfers waiting to run again, of every client (0: no client's new transfers wait).
     replaying: u32,
@@ -295,7 +303,9 @@ impl Executor {
             finished: VecDeque::with_capacity(cfg.max_transfers),
             clients: HashMap::with_capacity_and_hasher(endpoints, KeyedHash::random()),
             ahs: HashMap::with_capacity_and_hasher(endpoints, KeyedHash::random()),
-            idle: VecDeque::with_capacity(endpoints),
+            idle: VecDeque::with_capacity(2 * cfg.keep_idle.min(endpoints) + 1),
+            idle_clients: 0,
+            next_idle_stamp: 0,
             scratch: vec![EpCompletion::default(); 64],
             replaying: 0,
             stats: ExecutorStats::default(),
@@ -425,7 +435,7 @@ impl Executor {
     /// Releases every idle client's endpoint and the address handles no endpoint uses any
     /// more (a server going quiet, or a test checking that nothing was kept).
     pub fn release_idle(&mut self) {
-        while let Some(c) = self.idle.pop_front() {
+        while let Some(c) = self.oldest_idle() {
             self.release(c);
         }
     }
@@ -464,10 +474,9 @@ impl Executor {
     /// transfer.
     fn endpoint(&mut self, client: ClientKey, target: &crate::DcTargetAddr) -> Result<EndpointId> {
         if let Some(c) = self.clients.get_mut(&client) {
-            if c.active == 0 {
-                if let Some(at) = self.idle.iter().position(|k| *k == client) {
-                    self.idle.remove(at);
-                }
+            if c.idle.take().is_some() {
+                // Busy again: its entry in the idle queue is stale from now on.
+                self.idle_clients -= 1;
             }
             c.active += 1;
             return Ok(c.ep);
@@ -484,7 +493,7 @@ impl Executor {
                 Ok(ep) => break ep,
                 Err(r) if r.error.errno() == Some(libc::ENOSPC) => {
                     // Make room: the least recently used idle client goes.
-                    let Some(old) = self.idle.pop_front() else {
+                    let Some(old) = self.oldest_idle() else {
                         return Err(Error::from_errno(
                             OP_SUBMIT,
                             libc::EAGAIN,
@@ -505,6 +514,7 @@ impl Executor {
                 active: 1,
                 gone: false,
                 replaying: 0,
+                idle: None,
             },
         );
         Ok(ep)
@@ -519,7 +529,9 @@ impl Executor {
             // Requests still outstanding (cannot happen for an idle client): keep it.
             return;
         }
-        self.clients.remove(&client);
+        if self.clients.remove(&client).is_some_and(|c| c.idle.is_some()) {
+            self.idle_clients -= 1;
+        }
         self.stats.released += 1;
         if let Some(entry) = self.ahs.get_mut(&client.path) {
             entry.1 -= 1;
@@ -690,12 +702,40 @@ impl Executor {
             self.release(client);
             return;
         }
-        if self.idle.len() >= self.keep_idle {
-            if let Some(old) = self.idle.pop_front() {
+        if self.idle_clients >= self.keep_idle {
+            if let Some(old) = self.oldest_idle() {
                 self.release(old);
             }
         }
-        self.idle.push_back(client);
+        self.keep_idle_client(client);
+    }
+
+    /// Keeps `client` (idle now) for its next transfer, as the most recently used.
+    fn keep_idle_client(&mut self, client: ClientKey) {
+        let stamp = self.next_idle_stamp;
+        self.next_idle_stamp += 1;
+        if let Some(c) = self.clients.get_mut(&client) {
+            c.idle = Some(stamp);
+            self.idle_clients += 1;
+            self.idle.push_back((client, stamp));
+        }
+        if self.idle.len() >= 2 * self.keep_idle.max(1) {
+            let clients = &self.clients;
+            self.idle
+                .retain(|(k, stamp)| clients.get(k).is_some_and(|c| c.idle == Some(*stamp)));
+        }
+    }
+
+    /// Takes the least recently used idle client out of the queue (still with its endpoint).
+    fn oldest_idle(&mut self) -> Option<ClientKey> {
+        while let Some((k, stamp)) = self.idle.pop_front() {
+            if let Some(c) = self.clients.get_mut(&k).filter(|c| c.idle == Some(stamp)) {
+                c.idle = None;
+                self.idle_clients -= 1;
+                return Some(k);
+            }
+        }
+        None
     }
 }
 
