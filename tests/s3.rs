@@ -10,6 +10,7 @@
 use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken};
 use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, RtsAttr, WcStatus};
 use mlx5dv_suite::device::{open, pool_cq, test_backend, test_pool_config, wait, TestCq};
+use mlx5dv_suite::s3_pattern;
 use std::time::{Duration, Instant};
 
 const KEY: DcKey = DcKey::new(0x5333_5253_4b45_5931);
@@ -56,11 +57,11 @@ impl Node {
     }
 
     /// A buffer of `len` bytes (local access only: tokens grant the remote rights) filled
-    /// with `pattern(seed)`, exposed behind `client`.
+    /// with `s3_pattern(seed)`, exposed behind `client`.
     fn exposed(&self, client: &Client, len: usize, seed: u8) -> Exposed<Vec<u8>> {
         let mr = self
             .pd
-            .register(pattern(len, seed), Access::LOCAL_WRITE)
+            .register(s3_pattern(len, u64::from(seed)), Access::LOCAL_WRITE)
             .expect("register");
         client.expose(mr).expect("expose")
     }
@@ -69,15 +70,11 @@ impl Node {
     fn local(&self, exec: &mut Executor, len: usize, seed: u8) -> Mr<Vec<u8>> {
         let mr = self
             .pd
-            .register(pattern(len, seed), Access::LOCAL_WRITE)
+            .register(s3_pattern(len, u64::from(seed)), Access::LOCAL_WRITE)
             .expect("register");
         exec.hold(&mr).expect("hold");
         mr
     }
-}
-
-fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|k| ((k * 7 + usize::from(seed)) % 251) as u8).collect()
 }
 
 fn bytes<B: mlx5dv::RegionBuffer>(mr: &Mr<B>) -> Vec<u8> {
@@ -136,10 +133,13 @@ fn a_get_and_a_put_move_every_byte_split_at_the_message_limit() {
         assert_eq!(d.bytes, LEN as u64);
     }
     assert!(
-        bytes(get_buf.mr()) == pattern(LEN, 1),
+        bytes(get_buf.mr()) == s3_pattern(LEN, 1),
         "GET: the client's buffer differs"
     );
-    assert!(bytes(&landing) == pattern(LEN, 3), "PUT: the server's buffer differs");
+    assert!(
+        bytes(&landing) == s3_pattern(LEN, 3),
+        "PUT: the server's buffer differs"
+    );
     // 1 MiB in 64 KiB messages, each way.
     assert_eq!(exec.stats().messages, 2 * 16);
     assert_eq!(exec.in_flight(), 0);
@@ -181,10 +181,13 @@ fn transfers_longer_than_the_ports_max_msg_sz_are_split_at_it_and_one_unsplit_me
         assert!(d.is_ok() && d.bytes == LEN as u64, "{d:?}");
     }
     assert!(
-        bytes(get_buf.mr()) == pattern(LEN, 1),
+        bytes(get_buf.mr()) == s3_pattern(LEN, 1),
         "GET: the client's buffer differs"
     );
-    assert!(bytes(&landing) == pattern(LEN, 3), "PUT: the server's buffer differs");
+    assert!(
+        bytes(&landing) == s3_pattern(LEN, 3),
+        "PUT: the server's buffer differs"
+    );
     assert_eq!(
         exec.max_message(),
         u64::from(limit),
@@ -207,7 +210,9 @@ fn transfers_longer_than_the_ports_max_msg_sz_are_split_at_it_and_one_unsplit_me
     let target =
         n.pd.register(vec![5u8; LEN], Access::LOCAL_WRITE | Access::REMOTE_WRITE)
             .expect("register");
-    let src = n.pd.register(pattern(LEN, 4), Access::LOCAL_WRITE).expect("register");
+    let src =
+        n.pd.register(s3_pattern(LEN, 4), Access::LOCAL_WRITE)
+            .expect("register");
     let mut dci = DciBuilder::new(&n.mlx5, &n.pd, cq.send())
         .backend(test_backend())
         .build_ready(n.port, 1024, RtsAttr::default())
@@ -241,8 +246,8 @@ fn a_ranged_transfer_moves_only_its_range_of_the_token() {
         .expect("submit");
     let d = &finish(&mut exec, 1)[0];
     assert!(d.is_ok() && d.bytes == 100, "{d:?}");
-    let mut want = pattern(8192, 9);
-    want[4000..4100].copy_from_slice(&pattern(100, 5));
+    let mut want = s3_pattern(8192, 9);
+    want[4000..4100].copy_from_slice(&s3_pattern(100, 5));
     assert!(
         bytes(buf.mr()) == want,
         "bytes outside the range changed, or the range is wrong"
@@ -288,8 +293,8 @@ fn a_revoked_token_reaches_nothing_while_the_buffers_other_token_still_works() {
     );
     assert_eq!(done[0].bytes, 0);
     assert!(done[1].is_ok(), "the other token: {:?}", done[1]);
-    let mut want = pattern(4096, 4);
-    want[2048..].copy_from_slice(&pattern(2048, 6));
+    let mut want = s3_pattern(4096, 4);
+    want[2048..].copy_from_slice(&s3_pattern(2048, 6));
     assert!(
         bytes(buf.mr()) == want,
         "the revoked range was written, or the other was not"
@@ -322,7 +327,7 @@ fn a_token_id_of_another_buffer_revokes_nothing_here_and_says_enoent() {
         .unwrap();
     let d = &finish(&mut exec, 1)[0];
     assert!(d.is_ok(), "{d:?}");
-    assert!(bytes(b.mr()) == pattern(4096, 9));
+    assert!(bytes(b.mr()) == s3_pattern(4096, 9));
     a.revoke(id_a).expect("its own buffer revokes it");
 }
 
@@ -359,10 +364,10 @@ fn a_token_grants_only_its_direction_its_range_and_its_key() {
     }
     assert!(done[3].is_ok(), "{:?}", done[3]);
     assert!(
-        bytes(buf.mr()) == pattern(8192, 1),
+        bytes(buf.mr()) == s3_pattern(8192, 1),
         "a refused write reached the buffer"
     );
-    assert!(bytes(&local) == pattern(4096, 1), "the honest PUT's bytes");
+    assert!(bytes(&local) == s3_pattern(4096, 1), "the honest PUT's bytes");
 }
 
 #[test]
@@ -423,7 +428,7 @@ fn failing_clients_fail_their_own_transfers_and_every_other_clients_bytes_arrive
     // and a PUT of the second half (which it filled with its own pattern).
     let mut tokens = Vec::new();
     for (i, b) in bufs.iter_mut().enumerate() {
-        b.write(LEN, &pattern(LEN, 50 + i as u8)).unwrap();
+        b.write(LEN, &s3_pattern(LEN, 50 + i as u64)).unwrap();
         let (_, g) = b.mint(0, LEN, Direction::Get).unwrap();
         let (_, p) = b.mint(LEN, LEN, Direction::Put).unwrap();
         tokens.push((g, p));
@@ -462,18 +467,21 @@ fn failing_clients_fail_their_own_transfers_and_every_other_clients_bytes_arrive
     );
     for (i, b) in bufs.iter().enumerate() {
         let got = bytes(b.mr());
-        assert!(got[..LEN] == pattern(LEN, 10 + i as u8)[..], "client {i}: GET bytes");
         assert!(
-            got[LEN..] == pattern(LEN, 50 + i as u8)[..],
+            got[..LEN] == s3_pattern(LEN, 10 + i as u64)[..],
+            "client {i}: GET bytes"
+        );
+        assert!(
+            got[LEN..] == s3_pattern(LEN, 50 + i as u64)[..],
             "client {i}: the liar wrote"
         );
         assert!(
-            bytes(&landing[i]) == pattern(LEN, 50 + i as u8),
+            bytes(&landing[i]) == s3_pattern(LEN, 50 + i as u64),
             "client {i}: PUT bytes"
         );
     }
     assert!(
-        bytes(wrong_buf.mr()) == pattern(LEN, 0),
+        bytes(wrong_buf.mr()) == s3_pattern(LEN, 0),
         "a wrong key reached the buffer"
     );
     assert!(
@@ -595,7 +603,7 @@ fn clients_that_come_and_go_leave_no_endpoint_or_address_handle_behind() {
                 assert!(d.is_ok(), "{d:?}");
             }
             for (_, b) in live.drain(..) {
-                assert!(bytes(b.mr()) == pattern(4096, 8));
+                assert!(bytes(b.mr()) == s3_pattern(4096, 8));
             }
         }
         peak = peak.max(exec.clients());

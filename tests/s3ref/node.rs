@@ -17,6 +17,7 @@
 //! `MLX5DV_TEST_GID_INDEX` (or the port's first RoCE v2 GID).
 use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, REFERENCE_DC_KEY};
 use mlx5dv::{Access, Context, Mlx5Context, Mr, Pd};
+use mlx5dv_suite::s3_pattern;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -36,12 +37,6 @@ struct Opts {
     node: u32,
     clients: u32,
     dir: PathBuf,
-}
-
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    (0..len as u64)
-        .map(|k| ((k * 7 + u64::from(seed)) % 251) as u8)
-        .collect()
 }
 
 fn publish(dir: &Path, name: &str, line: &str) -> Result<(), String> {
@@ -113,7 +108,7 @@ fn client(o: &Opts) -> Result<(), String> {
         };
         let seed = 1000 * i + r;
         let fill = if read {
-            pattern(o.size, seed)
+            s3_pattern(o.size, u64::from(seed))
         } else {
             vec![0xff; o.size]
         };
@@ -135,7 +130,11 @@ fn client(o: &Opts) -> Result<(), String> {
         if !read {
             let mut got = vec![0u8; o.size];
             buf.mr().read(0, &mut got).map_err(|e| e.to_string())?;
-            if let Some(k) = got.iter().zip(pattern(o.size, seed)).position(|(a, b)| *a != b) {
+            if let Some(k) = got
+                .iter()
+                .zip(s3_pattern(o.size, u64::from(seed)))
+                .position(|(a, b)| *a != b)
+            {
                 return Err(format!("round {r}: the bytes written differ at {k}"));
             }
         }
@@ -213,7 +212,7 @@ fn server(o: &Opts) -> Result<(), String> {
                 let fill = if read {
                     vec![0xff; o.size]
                 } else {
-                    pattern(o.size, seed)
+                    s3_pattern(o.size, u64::from(seed))
                 };
                 bufs[c].write(0, &fill).map_err(|e| e.to_string())?;
                 let len = o.size.min(bufs[c].len());
@@ -242,7 +241,11 @@ fn server(o: &Opts) -> Result<(), String> {
             } else if read {
                 let mut got = vec![0u8; o.size];
                 bufs[c].read(0, &mut got).map_err(|e| e.to_string())?;
-                if let Some(k) = got.iter().zip(pattern(o.size, seed)).position(|(a, b)| *a != b) {
+                if let Some(k) = got
+                    .iter()
+                    .zip(s3_pattern(o.size, u64::from(seed)))
+                    .position(|(a, b)| *a != b)
+                {
                     reply = format!("err the bytes read differ at {k}");
                 }
             }
@@ -370,7 +373,8 @@ fn bench(o: &Opts) -> Result<(), String> {
         let mr = local(&d, &mut exec, o.size)?;
         let mut mr = mr;
         if !read {
-            mr.write(0, &pattern(o.size, seed)).map_err(|e| e.to_string())?;
+            mr.write(0, &s3_pattern(o.size, u64::from(seed)))
+                .map_err(|e| e.to_string())?;
         }
         b.tokens.push((read, seed, token));
         b.bufs.push(mr);
@@ -397,7 +401,7 @@ fn bench(o: &Opts) -> Result<(), String> {
         if result.is_ok() && *read {
             let mut got = vec![0u8; o.size];
             b.bufs[c].read(0, &mut got).map_err(|e| e.to_string())?;
-            if got != pattern(o.size, *seed) {
+            if got != s3_pattern(o.size, u64::from(*seed)) {
                 result = Err(format!("client {}: the bytes read differ", c + 1));
             }
         }

@@ -579,6 +579,12 @@ impl Rng {
     }
 }
 
+/// The bytes of `seed` that the S3-over-RDMA tests and the rendezvous protocol exchange
+/// (tests/s3ref/PROTOCOL.md): byte k is `(k * 7 + seed) % 251`, so never 0xff.
+pub fn s3_pattern(len: usize, seed: u64) -> Vec<u8> {
+    (0..len as u64).map(|k| ((k * 7 + seed) % 251) as u8).collect()
+}
+
 pub mod device {
     use mlx5dv::rc::{RcQp, RcRemote};
     use mlx5dv::{
