@@ -189,49 +189,102 @@ impl Part {
 }
 
 mod sealed {
-    pub trait Sealed {}
-    impl<B: crate::mr::RegionBuffer> Sealed for crate::mr::Mr<B> {}
-    impl Sealed for crate::mr::Mr<crate::mr::DmaBuf> {}
+    use super::{Access, DmaBuf, Error, Mr, Part, RegionBuffer, Result};
+
+    /// Sealed: the crate's regions only. Its method is out of reach of other crates: the trait
+    /// cannot be named outside this module, and the method takes a [`Witness`] nobody else can
+    /// make, so not even a generic bound on [`super::Expose`] can call it.
+    pub trait Sealed {
+        /// A registration of `len` bytes at `offset` with `access`, over the same memory.
+        ///
+        /// # Errors
+        /// EINVAL when the range is empty or not inside the region; the registration's error.
+        fn register_part(&self, _: Witness, offset: usize, len: usize, access: Access) -> Result<ExposedPart>;
+    }
+
+    /// Made only by this module's parent: the proof that the caller is `Exposed::mint`.
+    pub struct Witness(());
+
+    impl Witness {
+        pub(in crate::s3) fn new() -> Witness {
+            Witness(())
+        }
+    }
+
+    /// A token's registration (opaque; it does not keep the region alive: the `Exposed` that
+    /// asked for it holds the region until the registration is gone).
+    pub struct ExposedPart(pub(super) Part);
+
+    /// EINVAL unless `len` bytes at `offset` are a non-empty range of a `region`-byte region.
+    fn check_range(offset: usize, len: usize, region: usize) -> Result<()> {
+        match offset.checked_add(len) {
+            Some(end) if len > 0 && end <= region => Ok(()),
+            _ => Err(Error::invalid(
+                "mlx5dv::s3::Exposed::mint",
+                format!("{len} bytes at offset {offset} is not a non-empty range of this {region}-byte buffer"),
+            )),
+        }
+    }
+
+    impl<B: RegionBuffer> Sealed for Mr<B> {
+        fn register_part(&self, _: Witness, offset: usize, len: usize, access: Access) -> Result<ExposedPart> {
+            check_range(offset, len, self.len())?;
+            // SAFETY: offset + len lies inside the region's host memory (checked above), which
+            // the `Exposed` that asks (the only caller: it alone has a `Witness`) holds, through
+            // its `Mr`, until this registration is deregistered (its tokens drop before its
+            // region); no Rust reference to those bytes is handed out by a region (copies only,
+            // or the unsafe `as_slice_unchecked`).
+            let mr = unsafe { self.pd().register_raw(self.host_ptr().add(offset), len, access) }?;
+            Ok(ExposedPart(Part::Host(mr)))
+        }
+    }
+
+    impl Sealed for Mr<DmaBuf> {
+        fn register_part(&self, _: Witness, offset: usize, len: usize, access: Access) -> Result<ExposedPart> {
+            check_range(offset, len, self.len())?;
+            let (_, dma_offset, _, iova) = self.dmabuf().parts();
+            let fd = self.dmabuf().fd().try_clone_to_owned().map_err(|e| {
+                Error::from_errno("dup (dma-buf)", e.raw_os_error().unwrap_or(0), "out of descriptors?")
+            })?;
+            let part = DmaBuf::new(fd, dma_offset + offset as u64, len, iova + offset as u64);
+            Ok(ExposedPart(Part::DmaBuf(self.pd().register_dmabuf(part, access)?)))
+        }
+    }
 }
+
+use sealed::{ExposedPart, Sealed as _, Witness};
 
 /// A region whose ranges can be exposed by tokens: one over host memory (every
 /// [`RegionBuffer`]: `Vec<u8>`, `Box<[u8]>`, [`crate::AlignedBuf`], [`crate::MmapBuf`], raw
-/// memory) or over a dma-buf ([`DmaBuf`], e.g. GPU memory). Implemented by the crate only.
+/// memory) or over a dma-buf ([`DmaBuf`], e.g. GPU memory). Implemented by the crate only, and
+/// it gives other crates nothing to call: a part of a region is registered only by
+/// [`Exposed::mint`], which holds the region for as long as the part's registration lives.
 /// An implicit on-demand-paging region is not one: it spans the whole address space and is
 /// registered for local access only (expose a buffer of your own instead).
-pub trait Expose: sealed::Sealed {
-    #[doc(hidden)]
-    /// A registration of `len` bytes at `offset` with `access`, over the same memory.
-    fn register_part(&self, offset: usize, len: usize, access: Access) -> Result<ExposedPart>;
-}
+///
+/// ```compile_fail
+/// # fn f(pd: &mlx5dv::Pd) -> mlx5dv::Result<()> {
+/// use mlx5dv::s3::Expose;
+/// use mlx5dv::Access;
+/// let mr = pd.register(vec![0u8; 4096], Access::LOCAL_WRITE)?;
+/// // 4 KiB past the region's end, writable by any peer: not callable from another crate.
+/// let _part = mr.register_part(4096, 4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE)?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Nor through a generic bound:
+///
+/// ```compile_fail
+/// fn part<T: mlx5dv::s3::Expose>(region: &T) {
+///     let _ = region.register_part(0, 4096, mlx5dv::Access::REMOTE_WRITE);
+/// }
+/// ```
+pub trait Expose: sealed::Sealed {}
 
-/// A token's registration (opaque).
-#[doc(hidden)]
-pub struct ExposedPart(Part);
+impl<B: RegionBuffer> Expose for Mr<B> {}
 
-impl<B: RegionBuffer> Expose for Mr<B> {
-    fn register_part(&self, offset: usize, len: usize, access: Access) -> Result<ExposedPart> {
-        // (The range was checked against the region by `Exposed::mint`.)
-        // SAFETY: offset + len lies inside the region's host memory, which the `Exposed` that
-        // asks holds (through its `Mr`) until this registration is deregistered (its tokens
-        // drop before its region); no Rust reference to those bytes is handed out by a region
-        // (copies only, or the unsafe `as_slice_unchecked`).
-        let mr = unsafe { self.pd().register_raw(self.host_ptr().add(offset), len, access) }?;
-        Ok(ExposedPart(Part::Host(mr)))
-    }
-}
-
-impl Expose for Mr<DmaBuf> {
-    fn register_part(&self, offset: usize, len: usize, access: Access) -> Result<ExposedPart> {
-        let (_, dma_offset, _, iova) = self.dmabuf().parts();
-        let fd =
-            self.dmabuf().fd().try_clone_to_owned().map_err(|e| {
-                Error::from_errno("dup (dma-buf)", e.raw_os_error().unwrap_or(0), "out of descriptors?")
-            })?;
-        let part = DmaBuf::new(fd, dma_offset + offset as u64, len, iova + offset as u64);
-        Ok(ExposedPart(Part::DmaBuf(self.pd().register_dmabuf(part, access)?)))
-    }
-}
+impl Expose for Mr<DmaBuf> {}
 
 /// Names one token of an [`Exposed`] buffer, to revoke it. A revoked token's id names nothing,
 /// even once its place is reused, and names nothing on another buffer.
@@ -330,18 +383,6 @@ where
     /// `ulimit -l`; a dma-buf's exporter refusing).
     pub fn mint(&mut self, offset: usize, len: usize, direction: Direction) -> Result<(TokenId, RdmaToken)> {
         const OP: &str = "mlx5dv::s3::Exposed::mint";
-        match offset.checked_add(len) {
-            Some(end) if len > 0 && end <= self.mr.len() => {}
-            _ => {
-                return Err(Error::invalid(
-                    OP,
-                    format!(
-                        "{len} bytes at offset {offset} is not a non-empty range of this {}-byte buffer",
-                        self.mr.len()
-                    ),
-                ))
-            }
-        }
         if len > u32::MAX as usize {
             return Err(Error::invalid(
                 OP,
@@ -352,7 +393,7 @@ where
             Direction::Put => Access::REMOTE_READ,
             Direction::Get => Access::LOCAL_WRITE | Access::REMOTE_WRITE,
         };
-        let part = self.mr.register_part(offset, len, access)?;
+        let part = self.mr.register_part(Witness::new(), offset, len, access)?;
         let (addr, rkey) = part.0.mr_addr_rkey();
         let token = RdmaToken {
             addr,

@@ -48,7 +48,7 @@ mod executor;
 mod keyed_hash;
 mod token;
 
-pub use client::{Client, ClientConfig, Expose, Exposed, ExposedPart, TokenId};
+pub use client::{Client, ClientConfig, Expose, Exposed, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
 pub use token::{RdmaToken, TokenError, TOKEN_LEN};
 
