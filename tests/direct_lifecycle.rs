@@ -326,3 +326,65 @@ fn a_stand_in_queue_under_a_live_dcis_number_is_refused_with_eexist_and_the_dci_
     assert_eq!((got[0].wr_id, got[0].qp_num), (77, dci.qp_num()), "{got:?}");
     assert_eq!(dci.outstanding(), 0);
 }
+
+/// Thread domains allocated until the provider gives no more (each holds a BlueFlame register
+/// of its own: mlx5_ib hands a context 1,024 dynamic ones), freed on drop.
+struct ThreadDomains(Vec<*mut raw::ibv_td>);
+
+impl ThreadDomains {
+    fn exhaust(ctx: &mlx5dv::Context) -> ThreadDomains {
+        let mut tds = Vec::new();
+        loop {
+            let mut attr = raw::ibv_td_init_attr { comp_mask: 0 };
+            // SAFETY: the context is open; the attribute struct is initialised.
+            let td = unsafe { raw::ibv_alloc_td(ctx.as_raw(), &mut attr) };
+            if td.is_null() {
+                break;
+            }
+            tds.push(td);
+            assert!(tds.len() < 1 << 16, "the provider never ran out of thread domains");
+        }
+        ThreadDomains(tds)
+    }
+}
+
+impl Drop for ThreadDomains {
+    fn drop(&mut self) {
+        for &td in &self.0 {
+            // SAFETY: allocated above, used by nothing, freed once.
+            unsafe { raw::ibv_dealloc_td(td) };
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn a_direct_dci_is_refused_where_the_provider_has_no_thread_domain_left_and_builds_again_once_one_is_free() {
+    // dc-review-4.md, finding 4: without a thread domain the QP gets a register libmlx5 may
+    // share with its own QPs, whose BlueFlame copies it makes under a lock the direct writer
+    // cannot take: an unlocked doorbell store could land inside another QP's copy.
+    let n = node();
+    let cq = n.ctx.create_direct_cq(64).expect("direct CQ");
+    let tds = ThreadDomains::exhaust(&n.ctx);
+    assert!(!tds.0.is_empty(), "the provider gives thread domains at all");
+    let err = DciBuilder::new(&n.mlx5, &n.pd, &cq)
+        .max_send_wr(8)
+        .backend(SendBackend::Direct)
+        .build()
+        .map(|dci| format!("a direct DCI {:#x} built on a register it may share", dci.qp_num()))
+        .expect_err("no direct DCI without a register of its own");
+    assert!(err.to_string().contains("ibv_alloc_td"), "{err}");
+    assert!(err.to_string().contains("SendBackend::WrApi"), "{err}");
+    // libmlx5's own DCIs still build there, and the direct one once a thread domain is free.
+    let wr_cq = n.ctx.create_cq(64).expect("CQ");
+    DciBuilder::new(&n.mlx5, &n.pd, &wr_cq)
+        .max_send_wr(8)
+        .build_ready(n.port, MTU, RtsAttr::default())
+        .expect("a wr-API DCI without thread domains");
+    drop(tds);
+    let mut dci = n.dci(&cq);
+    assert!(blueflame_of(dci.as_raw()).1 > 0, "a BlueFlame register of its own");
+    n.write(&mut dci, 5);
+    let got = exactly(&cq, 1);
+    assert_eq!((got[0].wr_id, got[0].status.is_success()), (5, true), "{got:?}");
+}

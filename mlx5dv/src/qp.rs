@@ -237,7 +237,6 @@ impl QpRaw {
             crate::direct::SendBackend::Direct => Some(crate::direct::DirectSq::new(
                 self.qp,
                 self.parents.caps.max_send_wr,
-                true,
                 self.device(),
             )?),
         };

@@ -116,7 +116,9 @@ impl Pd {
     /// # Errors
     /// EINVAL when the CQs do not suit the backend: a direct backend whose `send_cq` is not
     /// direct or whose `recv_cq` is, a wr API backend with either CQ direct; then as
-    /// [`Pd::create_rc_qp`]; on the direct backend, `mlx5dv_init_obj (direct send queue)`
+    /// [`Pd::create_rc_qp`]; on the direct backend, `ibv_alloc_td`'s errno where the provider
+    /// gives no thread domain (no register of the QP's own: use the wr API), and
+    /// `mlx5dv_init_obj (direct send queue)`
     /// when libmlx5 does not describe a ring the writer takes (the QP is destroyed; create it
     /// on the wr API).
     pub fn create_rc_qp_split(
@@ -188,9 +190,10 @@ impl Pd {
         if let Some(r) = recv_cq {
             attr.recv_cq = r.as_raw_cq();
         }
-        // The direct backend: a BlueFlame register of the QP's own (see `direct::register`).
+        // The direct backend: a BlueFlame register of the QP's own, or no QP (see
+        // `direct::register`).
         let own_register = match backend {
-            SendBackend::Direct => OwnRegister::new(self).ok(),
+            SendBackend::Direct => Some(OwnRegister::new(self)?),
             SendBackend::WrApi => None,
         };
         if let Some(own) = &own_register {
@@ -218,7 +221,7 @@ impl Pd {
         };
         let direct = match backend {
             SendBackend::WrApi => None,
-            SendBackend::Direct => match DirectSq::new(qp, attr.cap.max_send_wr, own_register.is_some(), ctx.name()) {
+            SendBackend::Direct => match DirectSq::new(qp, attr.cap.max_send_wr, ctx.name()) {
                 Ok(d) => Some(d),
                 Err(e) => {
                     // SAFETY: destroys the QP created above, referenced nowhere else.

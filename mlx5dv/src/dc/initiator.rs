@@ -174,7 +174,9 @@ impl<'a> DciBuilder<'a> {
     /// or the device lacks it (before any creation); EINVAL when the backend and the CQ do not match (the direct backend needs a CQ
     /// from `Context::create_direct_cq`, which serves only the direct backend);
     /// `mlx5dv_create_qp (DCI)` with the library's errno (EOPNOTSUPP: not an mlx5 device with
-    /// DC); on the direct backend, `mlx5dv_init_obj (direct send queue)` when libmlx5 does not
+    /// DC); on the direct backend, `ibv_alloc_td`'s errno where the provider gives no thread
+    /// domain (no register of the DCI's own: build it on the wr API), and
+    /// `mlx5dv_init_obj (direct send queue)` when libmlx5 does not
     /// describe a ring the writer takes (the DCI is destroyed; build it on the wr API).
     pub fn build(self) -> Result<Dci<state::Reset>> {
         let ctx = self.mlx5.context();
@@ -217,10 +219,10 @@ impl<'a> DciBuilder<'a> {
             },
             send_ops_flags: 0,
         };
-        // The direct backend: a BlueFlame register of the DCI's own (8-byte doorbells only
-        // where the provider gives no thread domain: see `direct::register`).
+        // The direct backend: a BlueFlame register of the DCI's own, or no DCI (see
+        // `direct::register`).
         let own_register = match self.backend {
-            SendBackend::Direct => OwnRegister::new(self.pd).ok(),
+            SendBackend::Direct => Some(OwnRegister::new(self.pd)?),
             SendBackend::WrApi => None,
         };
         let (qp, caps) = create_dc_qp(
@@ -271,7 +273,7 @@ impl<'a> DciBuilder<'a> {
         };
         let direct = match self.backend {
             SendBackend::WrApi => None,
-            SendBackend::Direct => match DirectSq::new(qp, caps.max_send_wr, own_register.is_some(), ctx.name()) {
+            SendBackend::Direct => match DirectSq::new(qp, caps.max_send_wr, ctx.name()) {
                 Ok(d) => Some(d),
                 Err(e) => {
                     // SAFETY: destroys the QP created above, which nothing else references.

@@ -31,7 +31,7 @@
 //!
 //! The BlueFlame register: libmlx5 serialises a register several of its QPs share with a lock
 //! the direct writer cannot take, so each direct QP is created on a thread domain of its own and
-//! gets a register nobody else writes (`register`); without one, only 8-byte doorbells.
+//! gets a register nobody else writes (`register`); without one, no direct QP.
 //!
 //! What libmlx5 does for its own QPs and the crate does for direct ones: cleaning the CQ of a
 //! QP's completions at RESET and destroy (`cq_ring`); the WQE signature when the QP was created
@@ -65,10 +65,11 @@ pub enum SendBackend {
     ///   parent domain of its own (`ibv_alloc_td`, `ibv_alloc_parent_domain`, as UCX does for
     ///   its DCIs), which libmlx5 serves from a dynamic UAR: one BlueFlame register per QP out of
     ///   the context's dynamic ones (mlx5_ib offers 1024 per context). Where the provider gives
-    ///   no thread domain (none left, or none supported), the QP rings the 8-byte doorbell only:
-    ///   correct, without BlueFlame's latency gain for single requests. A register libmlx5
-    ///   shares between QPs is never written with BlueFlame, because libmlx5 guards it with a
-    ///   lock the crate cannot take.
+    ///   no thread domain (none left, or none supported), building a direct QP fails with
+    ///   `ibv_alloc_td`'s errno: the register libmlx5 would give instead may be one its own QPs
+    ///   write BlueFlame copies into under a lock the crate cannot take, and even an 8-byte
+    ///   doorbell store outside that lock can land inside such a copy. Build those QPs on the
+    ///   wr API.
     /// - A QP is posted to from one thread at a time (it is `Send`, not `Sync`), and its direct
     ///   CQ is read under a lock of the crate's, taken once per poll; a QP's RESET or destroy
     ///   takes it too, to clean the QP's completions out (as libmlx5 cleans its own CQs).

@@ -7,9 +7,11 @@
 //! a direct QP is created on a parent domain with a thread domain of its own, as UCX gives its
 //! DCIs one (`uct_ib_mlx5_iface_get_res_domain` -> `ibv_alloc_td`): libmlx5 serves a thread
 //! domain with a register nobody else uses (`mlx5_attach_dedicated_uar`), without a lock, and
-//! the QP's BlueFlame offset is the writer's alone. Where the provider gives no thread domain,
-//! the writer rings the 8-byte doorbell only, never BlueFlame (a single 8-byte store cannot
-//! interleave with another writer's, which UCX relies on in its `DB_LOCK` mode).
+//! the QP's BlueFlame offset is the writer's alone. Where the provider gives no thread domain
+//! (no dynamic UARs, or all of them taken), a direct QP is refused: the register libmlx5 would
+//! give it instead may be one its own QPs BlueFlame-copy into under that lock, and even an
+//! 8-byte doorbell store from outside the lock can land inside such a copy (UCX's `DB_LOCK`
+//! mode takes a lock of its own around its 8-byte store for the same reason).
 
 use crate::error::{Error, Result};
 use crate::pd::Pd;
@@ -27,8 +29,12 @@ pub(crate) struct OwnRegister {
 unsafe impl Send for OwnRegister {}
 
 impl OwnRegister {
-    /// A thread domain and a parent domain over `pd`; the error when the provider gives none
-    /// (the caller falls back to 8-byte doorbells).
+    /// A thread domain and a parent domain over `pd`.
+    ///
+    /// # Errors
+    /// `ibv_alloc_td`'s errno when the provider gives no thread domain (the direct backend
+    /// cannot be used there: the message says to build the QP on the wr API), and
+    /// `ibv_alloc_parent_domain`'s.
     pub(crate) fn new(pd: &Pd) -> Result<OwnRegister> {
         let ctx = pd.context();
         let mut td_attr = raw::ibv_td_init_attr { comp_mask: 0 };
@@ -37,7 +43,7 @@ impl OwnRegister {
         let Some(td) = NonNull::new(td) else {
             return Err(Error::last_os_error(
                 "ibv_alloc_td",
-                "no thread domain (a BlueFlame register of the QP's own)",
+                "no thread domain, so no BlueFlame register of the QP's own, which the direct backend needs (libmlx5 may share the register it would give instead with its own QPs, under a lock the direct writer cannot take): build this QP with SendBackend::WrApi and a CQ from Context::create_cq, or free thread domains (each direct QP holds one)",
             )
             .on(ctx.name()));
         };

@@ -54,16 +54,10 @@ pub(crate) struct DirectSq {
 
 impl DirectSq {
     /// Finds `qp`'s send ring, doorbell record and BlueFlame register (`mlx5dv_init_obj`).
-    /// `max_send_wr`: the count's capacity (sizes the per-request ring). `own_register`: the QP
-    /// was created on a thread domain of its own, so its register is the writer's alone
-    /// (`super::register`); otherwise it may be one libmlx5 shares under its lock, and only
-    /// 8-byte doorbells are rung there.
-    pub(crate) fn new(
-        qp: NonNull<raw::ibv_qp>,
-        max_send_wr: u32,
-        own_register: bool,
-        device: &str,
-    ) -> Result<DirectSq> {
+    /// `max_send_wr`: the count's capacity (sizes the per-request ring). The QP's register is
+    /// the writer's alone: it was created on a thread domain of its own (`super::register`),
+    /// or (the differential test's hook) its caller posts on no other QP meanwhile.
+    pub(crate) fn new(qp: NonNull<raw::ibv_qp>, max_send_wr: u32, device: &str) -> Result<DirectSq> {
         const OP: &str = "mlx5dv_init_obj (direct send queue)";
         super::barrier::refuse_unsupported(OP, std::env::consts::ARCH).map_err(|e| e.on(device))?;
         // SAFETY: all-zero is a valid mlx5dv_qp (pointers and integers).
@@ -104,7 +98,7 @@ impl DirectSq {
         let qp_num = unsafe { (*qp.as_ptr()).qp_num };
         // SAFETY: the record has the receive word then the send word.
         let dbrec = unsafe { out.dbrec.add(raw::MLX5_SND_DBR as usize) };
-        let bf_size = if shut_up_bf || !own_register { 0 } else { out.bf.size };
+        let bf_size = if shut_up_bf { 0 } else { out.bf.size };
         let prefer_bf = env_on("MLX5_POST_SEND_PREFER_BF", true);
         // libmlx5's create_qp asks mlx5_ib for MLX5_QP_FLAG_SIGNATURE whenever the variable is
         // set, whatever its value (providers/mlx5/verbs.c), and the device then checks every
