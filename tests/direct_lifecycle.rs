@@ -388,3 +388,76 @@ fn a_direct_dci_is_refused_where_the_provider_has_no_thread_domain_left_and_buil
     let got = exactly(&cq, 1);
     assert_eq!((got[0].wr_id, got[0].status.is_success()), (5, true), "{got:?}");
 }
+
+/// The emulator's hook that holds the next thread destroying a QP once the QP is destroyed and
+/// its number free (`soft_mlx5_test_hold_destroys`: 1 arms, 0 releases, -1 only asks; returns
+/// 1 while a thread is held); None on hardware.
+type HoldFn = unsafe extern "C" fn(libc::c_int) -> libc::c_int;
+
+fn hold_destroys_hook() -> Option<HoldFn> {
+    // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
+    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"soft_mlx5_test_hold_destroys".as_ptr()) };
+    // SAFETY: the preload exports it with exactly this signature.
+    (!sym.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, HoldFn>(sym) })
+}
+
+/// Releases the held destroys when dropped (a failed assertion must not leave a thread held).
+struct Release(HoldFn);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        // SAFETY: the preload's hook.
+        unsafe { (self.0)(0) };
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn a_dci_given_the_number_of_one_still_being_dropped_gets_none_of_its_completions_and_loses_none_of_its_own() {
+    // dc-review-4.md, finding 6: DCI A dropped on one thread, its number freed by the kernel;
+    // before that thread cleans A's entries out of the direct CQ, the CQ's thread creates B,
+    // which gets A's number. A's unread entry must not reach B, and the late clean must not
+    // take B's entries.
+    let Some(hold) = hold_destroys_hook() else {
+        eprintln!("not run: needs soft-mlx5's hook that holds a destroying thread (no such hook on a ConnectX)");
+        return;
+    };
+    let n = node();
+    let cq = n.ctx.create_direct_cq(16).expect("direct CQ");
+    let mut a = n.dci(&cq);
+    let a_num = a.qp_num();
+    n.write(&mut a, 100);
+    wait_written(&cq, 0);
+    std::thread::scope(|s| {
+        let _release = Release(hold);
+        // SAFETY: the preload's hook.
+        unsafe { hold(1) };
+        let dropper = s.spawn(move || drop(a));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // SAFETY: the preload's hook (-1: only asks).
+        while unsafe { hold(-1) } == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the drop of A never reached the kernel's destroy"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut b = n.dci(&cq);
+        assert_eq!(
+            b.qp_num(),
+            a_num,
+            "B did not get A's number: run with SOFT_MLX5_QPN_REUSE=1 (freed numbers handed out at once)"
+        );
+        let mut buf = [Completion::default(); 4];
+        let k = cq.poll(&mut buf).expect("a poll while A's destroy is unfinished");
+        assert_eq!(&buf[..k], &[], "A's completion reached B");
+        n.write(&mut b, 7);
+        wait_written(&cq, 1);
+        // SAFETY: the preload's hook.
+        unsafe { hold(0) };
+        dropper.join().expect("A dropped");
+        let got = exactly(&cq, 1);
+        assert_eq!((got[0].wr_id, got[0].qp_num), (7, b.qp_num()), "{got:?}");
+        assert_eq!(b.outstanding(), 0);
+    });
+}

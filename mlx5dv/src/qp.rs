@@ -255,7 +255,9 @@ impl QpRaw {
     /// this QP its number, so a queue registered under it by hand (the differential test's
     /// stand-in) is no QP's any more.
     pub(crate) fn register(&self, cq: &crate::cq::Cq) {
-        cq.registry.evict(self.qp_num());
+        let core = cq.core();
+        cq.registry
+            .evict(self.qp_num(), |old| core.release_number(self.qp_num(), old));
         let added = cq.registry.add(self.qp_num(), self.sq.shared().clone());
         debug_assert!(added, "no live queue keeps a number the kernel handed out again");
         self.sq.routed();
@@ -321,11 +323,12 @@ impl Drop for QpRaw {
         let rc = unsafe { raw::ibv_destroy_qp(self.qp.as_ptr()) };
         if rc == 0 {
             // No entry of it can come any more, and its number may go to a new QP: what is
-            // left of it leaves the direct CQ, as libmlx5's `mlx5_destroy_qp` cleans its own.
-            if self.direct {
-                self.clean_send_cq(qp_num);
+            // left of it leaves the direct CQ, as libmlx5's `mlx5_destroy_qp` cleans its own,
+            // unless a new QP given its number meanwhile has done it.
+            match (&self.parents.cq, self.direct) {
+                (Some(cq), true) => cq.release_number(qp_num, self.sq.shared()),
+                _ => self.sq.gone(),
             }
-            self.sq.gone();
         }
     }
 }

@@ -258,6 +258,13 @@ impl SendQueue {
         self.life.load(Ordering::Acquire)
     }
 
+    /// Marks the queue gone; whether it was being destroyed (CLOSING) until now: then its
+    /// entries are still to be cleaned out of a direct CQ, by whoever took it from CLOSING
+    /// ([`crate::cq::CqCore::release_number`]).
+    pub(crate) fn take_number(&self) -> bool {
+        self.life.swap(GONE, Ordering::AcqRel) == CLOSING
+    }
+
     /// The caller's `wr_id` of the request whose completion carries `wr_id` (a DCI's slot
     /// number), without retiring anything; None as for [`SendQueue::complete`].
     fn callers_wr_id(&self, wr_id: u64) -> Option<u64> {
@@ -589,11 +596,12 @@ impl Registry {
         true
     }
 
-    /// Marks a live queue registered under `qp_num` gone: the kernel gave that number to a new
-    /// QP, so whatever holds it (a stand-in of the differential test) is no QP any more.
-    pub(crate) fn evict(&self, qp_num: u32) {
+    /// Calls `f` with each queue registered under `qp_num`: the kernel gave that number to a
+    /// new QP, so whatever holds it (a QP whose destroy returned in the kernel but whose thread
+    /// has not finished dropping it, or a stand-in of the differential test) is no QP any more.
+    pub(crate) fn evict(&self, qp_num: u32, mut f: impl FnMut(&SendQueue)) {
         for e in self.queues.borrow().iter().filter(|e| e.0 == qp_num) {
-            e.1.life.store(GONE, Ordering::Release);
+            f(&e.1);
         }
     }
 

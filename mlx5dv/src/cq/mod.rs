@@ -469,6 +469,26 @@ impl CqCore {
     pub(crate) fn clean_direct(&self, qp_num: u32) -> u32 {
         self.direct.as_ref().map_or(0, |ring| ring.locked().clean(qp_num))
     }
+
+    /// QP `qp_num`, whose send queue is `sq`, is destroyed in the kernel (its number may be
+    /// handed out again): marks the queue gone and, on a direct CQ, cleans its entries out,
+    /// once. Called by the thread that destroyed it, after the destroy returned, and by the
+    /// thread that creates a QP given the same number, before that QP joins the CQ: whichever
+    /// comes first cleans, under the ring's lock, so the entries are gone before the new QP can
+    /// post, and a late clean never takes the new QP's entries (dc-review-4.md, finding 6).
+    pub(crate) fn release_number(&self, qp_num: u32, sq: &crate::sq::SendQueue) {
+        match &self.direct {
+            Some(ring) => {
+                let ring = ring.locked();
+                if sq.take_number() {
+                    ring.clean(qp_num);
+                }
+            }
+            None => {
+                sq.take_number();
+            }
+        }
+    }
 }
 
 impl Drop for CqCore {

@@ -127,7 +127,11 @@ mod tests {
             let k = KeyedHash::random();
             let base = words(&k, [lo, hi, d]);
             for (a, b, c) in variants {
-                assert_ne!(base, words(&k, [a, b, c]), "({a:#x}, {b:#x}, {c:#x}) collides with the base");
+                assert_ne!(
+                    base,
+                    words(&k, [a, b, c]),
+                    "({a:#x}, {b:#x}, {c:#x}) collides with the base"
+                );
             }
         }
     }

@@ -42,6 +42,24 @@ pub extern "C" fn soft_mlx5_test_pause(paused: c_int) {
     drop(soft_mlx5::device::global());
 }
 
+/// A test hook of the emulator, not a kernel feature: with `hold` 1, the next thread that
+/// destroys a QP is held once the (emulated) kernel has destroyed it and freed its number,
+/// before the command returns to the library, until called with 0; -1 changes nothing.
+/// Returns 1 while a thread is held, else 0. Lets a test run what another thread may do in
+/// that window (create a QP that gets the freed number, with `SOFT_MLX5_QPN_REUSE=1`). Absent
+/// on real hardware.
+#[no_mangle]
+pub extern "C" fn soft_mlx5_test_hold_destroys(hold: c_int) -> c_int {
+    use soft_mlx5::kernel::write::{HOLDING, HOLD_ARMED, HOLD_DESTROY, HOLD_OFF};
+    use std::sync::atomic::Ordering;
+    match hold {
+        0 => HOLD_DESTROY.store(HOLD_OFF, Ordering::Release),
+        h if h > 0 => HOLD_DESTROY.store(HOLD_ARMED, Ordering::Release),
+        _ => {}
+    }
+    c_int::from(HOLD_DESTROY.load(Ordering::Acquire) == HOLDING)
+}
+
 /// Device fds.
 static DEVICE_FDS: FdSet = FdSet::new();
 

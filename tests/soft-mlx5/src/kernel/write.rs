@@ -13,6 +13,7 @@ use crate::profile::{self, LinkLayer};
 use crate::uapi::ib_user_verbs::*;
 use crate::uapi::mlx5_abi::*;
 use crate::uapi::{read_struct, write_struct, Pod};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// A decoded command: core and driver input, where the core and driver output go.
 pub struct Cmd<'a> {
@@ -113,8 +114,37 @@ pub fn handle(fd: i32, buf: &[u8]) -> Result<usize, i32> {
         crate::log(format_args!(
             "write command {command} (ex {extended}) failed: errno {e}"
         ));
+    } else if command == IB_USER_VERBS_CMD_DESTROY_QP && !extended {
+        hold_destroyed_qp();
     }
     r.map(|()| buf.len())
+}
+
+/// A test hook, not a kernel feature: once armed ([`HOLD_ARMED`]), the next thread whose
+/// DESTROY_QP succeeds is held before the command returns to the library (the QP is destroyed
+/// and its number free) until the hold is released ([`HOLD_OFF`]), as the scheduler may hold a
+/// thread between the kernel's answer and the library's next step. One destroy only: the
+/// holder's own QPs are destroyed as usual meanwhile. Exported to C by the interposer as
+/// `soft_mlx5_test_hold_destroys`.
+pub static HOLD_DESTROY: AtomicU8 = AtomicU8::new(HOLD_OFF);
+
+/// [`HOLD_DESTROY`]: no destroy is or will be held.
+pub const HOLD_OFF: u8 = 0;
+/// [`HOLD_DESTROY`]: the next successful DESTROY_QP will be held.
+pub const HOLD_ARMED: u8 = 1;
+/// [`HOLD_DESTROY`]: a thread is held now.
+pub const HOLDING: u8 = 2;
+
+fn hold_destroyed_qp() {
+    if HOLD_DESTROY
+        .compare_exchange(HOLD_ARMED, HOLDING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return;
+    }
+    while HOLD_DESTROY.load(Ordering::Acquire) == HOLDING {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// Core request and response sizes of each command this device implements.
