@@ -430,10 +430,34 @@ where
 }
 
 impl<B> Exposed<B> {
-    /// Revokes token `id`: its registration is deregistered, so the token reaches nothing
-    /// (a server's read or write with it fails with a remote access error) and a request
-    /// already executing with it completes or fails whole at the adapter's discretion, as
-    /// `ibv_dereg_mr` decides. The buffer and its other tokens are untouched.
+    /// Revokes token `id`: its registration is deregistered, so a server's read or write with
+    /// it fails with a remote access error, and a request already executing with it completes
+    /// or fails whole at the adapter's discretion, as `ibv_dereg_mr` decides. The buffer and
+    /// its other tokens are untouched.
+    ///
+    /// # What revocation guarantees
+    /// Once this returns, the token's memory key names no registration, until a later
+    /// registration is given the same 32-bit key: mlx5_ib may hand a deregistered key out
+    /// again (its MR cache keeps a revoked mkey, `mlx5_revoke_mr` ->
+    /// `cache_ent_find_and_store`, and gives it whole to a later registration of a similar
+    /// size), and keys are an index plus an 8-bit variant, so they recur anyway. A later token
+    /// of this client may therefore carry a revoked one's key, and a server still holding the
+    /// revoked token (a slow one, or one that replays) then reaches the later token's range,
+    /// with the later token's right. What holds whatever the keys:
+    /// - only holders of the DC key reach the DCT at all: per-token keys are not secrets;
+    /// - a key that works names a live registration, so a revoked token reaches at most what
+    ///   a live token of this client exposes (its range, its right): never memory outside a
+    ///   live token, never a buffer after it was unexposed or dropped;
+    /// - so a server that holds the DC key is trusted with every live token of the client,
+    ///   whichever token it was handed.
+    ///
+    /// mlx5 offers a sharper tool, memory windows, with limits that decide their use here: a
+    /// type 2 window answers only requests arriving at the QP that bound it (libmlx5's
+    /// `set_umr_mkey_seg` writes that QP's number into the window), and a DCT posts nothing,
+    /// so no type 2 window is reachable through a DCT; a type 1 window answers any QP of its
+    /// PD and takes a new 8-bit tag with each bind (`ibv_bind_mw` on a send queue of the
+    /// client's own), so a revoked window's old key fails until that window has been bound
+    /// 256 times more. Tokens are registrations today.
     ///
     /// # Errors
     /// ENOENT when `id` names no live token of this buffer (revoked already, or another

@@ -9,7 +9,8 @@
 //!   reference (NVIDIA's `gpu_direct_rdma_access`, the format's origin) writes it;
 //! - the client's side: a [`Client`] (its DCT) exposes registered buffers ([`Exposed`]: host
 //!   memory of any kind, or a dma-buf), mints a token for a buffer or a range of it, and
-//!   revokes it, after which it reaches nothing;
+//!   revokes it, after which it reaches no memory but what a later token of the same client
+//!   may be given its key for ([`Exposed::revoke`] says exactly what holds);
 //! - the server's side: an [`Executor`] runs transfers (token, offset, direction, local
 //!   buffer, the caller's id) from any number of clients over a [`crate::DciPool`], and
 //!   reports each once ([`Done`]: id, bytes, status).
@@ -38,7 +39,7 @@
 //! let mut done = [mlx5dv::s3::Done::default()];
 //! while exec.poll(&mut done)? == 0 {}
 //! assert!(done[0].is_ok() && done[0].bytes == 1 << 20);
-//! exposed.revoke(id)?; // the token reaches nothing from now on
+//! exposed.revoke(id)?; // the token's registration is gone
 //! # Ok(())
 //! # }
 //! ```
