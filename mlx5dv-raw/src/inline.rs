@@ -131,6 +131,67 @@ ops_call!("ibv_post_srq_recv", ibv_post_srq_recv(srq: *mut ibv_srq, recv_wr: *mu
 ops_call!("ibv_post_send", ibv_post_send(qp: *mut ibv_qp, wr: *mut ibv_send_wr, bad_wr: *mut *mut ibv_send_wr) -> c_int, post_send);
 ops_call!("ibv_post_recv", ibv_post_recv(qp: *mut ibv_qp, wr: *mut ibv_recv_wr, bad_wr: *mut *mut ibv_recv_wr) -> c_int, post_recv);
 
+/// `ibv_alloc_mw`: calls `pd->context->ops.alloc_mw` as the C inline does; NULL with errno
+/// EOPNOTSUPP where the provider has no such entry.
+///
+/// # Safety
+/// `pd` must point to a live `ibv_pd` of an open context.
+#[inline]
+pub unsafe fn ibv_alloc_mw(pd: *mut ibv_pd, r#type: ibv_mw_type) -> *mut ibv_mw {
+    // SAFETY: the PD is live, so its context and that context's ops are too.
+    match unsafe { (*(*pd).context).ops.alloc_mw } {
+        // SAFETY: the provider installed this entry; arguments pass through as in C.
+        Some(f) => unsafe { f(pd, r#type) },
+        None => {
+            // SAFETY: this thread's errno slot.
+            unsafe { *libc::__errno_location() = libc::EOPNOTSUPP };
+            core::ptr::null_mut()
+        }
+    }
+}
+
+/// `ibv_dealloc_mw`: calls `mw->context->ops.dealloc_mw` as the C inline does.
+///
+/// # Safety
+/// `mw` must point to a live `ibv_mw`, not used after this returns 0.
+#[inline]
+pub unsafe fn ibv_dealloc_mw(mw: *mut ibv_mw) -> c_int {
+    // SAFETY: the window is live, so its context and that context's ops are too.
+    match unsafe { (*(*mw).context).ops.dealloc_mw } {
+        // SAFETY: the provider installed this entry; the argument passes through as in C.
+        Some(f) => unsafe { f(mw) },
+        None => libc::EOPNOTSUPP,
+    }
+}
+
+/// `ibv_bind_mw`: the C inline's checks (a type 1 window; an MR when an address or length is
+/// given, of the window's PD), then `mw->context->ops.bind_mw`. Returns 0 or an errno.
+///
+/// # Safety
+/// `qp` and `mw` must point to live objects of one open context; `mw_bind` to a valid bind
+/// description whose `mr` (if any) is live.
+#[inline]
+pub unsafe fn ibv_bind_mw(qp: *mut ibv_qp, mw: *mut ibv_mw, mw_bind: *mut ibv_mw_bind) -> c_int {
+    // SAFETY: live objects and a valid description, as the caller guarantees.
+    let (kind, info, pd) = unsafe { ((*mw).r#type, (*mw_bind).bind_info, (*mw).pd) };
+    if kind != IBV_MW_TYPE_1 {
+        return libc::EINVAL;
+    }
+    if info.mr.is_null() && (info.addr != 0 || info.length != 0) {
+        return libc::EINVAL;
+    }
+    // SAFETY: a non-null `mr` is live (the caller's guarantee).
+    if !info.mr.is_null() && unsafe { (*info.mr).pd } != pd {
+        return libc::EPERM;
+    }
+    // SAFETY: the window is live, so its context and that context's ops are too.
+    match unsafe { (*(*mw).context).ops.bind_mw } {
+        // SAFETY: the provider installed this entry; arguments pass through as in C.
+        Some(f) => unsafe { f(qp, mw, mw_bind) },
+        None => libc::EOPNOTSUPP,
+    }
+}
+
 // mlx5dv_qp_ex (mlx5dv.h)
 table_call!("mlx5dv_wr_set_dc_addr", mlx5dv_wr_set_dc_addr(mqp: *mut mlx5dv_qp_ex, ah: *mut ibv_ah, remote_dctn: u32, remote_dc_key: u64), wr_set_dc_addr);
 table_call!("mlx5dv_wr_set_dc_addr_stream", mlx5dv_wr_set_dc_addr_stream(mqp: *mut mlx5dv_qp_ex, ah: *mut ibv_ah, remote_dctn: u32, remote_dc_key: u64, stream_id: u16), wr_set_dc_addr_stream);

@@ -67,6 +67,9 @@ impl Access {
     pub const REMOTE_READ: Access = Access(raw::IBV_ACCESS_REMOTE_READ);
     /// Peers may run atomics on it (needs LOCAL_WRITE).
     pub const REMOTE_ATOMIC: Access = Access(raw::IBV_ACCESS_REMOTE_ATOMIC);
+    /// Memory windows may be bound in it (`ibv_bind_mw`): each window grants peers the rights
+    /// of its own over a range of the region.
+    pub const MW_BIND: Access = Access(raw::IBV_ACCESS_MW_BIND);
     /// On-demand paging: pages are faulted in by the adapter (needs the device's ODP caps;
     /// for DC, `Mlx5Caps::dc_odp_caps`).
     pub const ON_DEMAND: Access = Access(raw::IBV_ACCESS_ON_DEMAND);

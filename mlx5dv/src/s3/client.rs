@@ -9,6 +9,7 @@
 //! server's request fails with a remote access error at the client's adapter), while the
 //! buffer and its other tokens stay as they were.
 
+use super::window::{Binder, Window};
 use super::{Direction, RdmaToken};
 use crate::cq::Cq;
 use crate::dc::{DcKey, Dct, DctBuilder, Mlx5Context};
@@ -18,7 +19,7 @@ use crate::pd::Pd;
 use crate::srq::Srq;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The next exposed buffer's number (process-wide): a [`TokenId`] names its buffer too.
 static NEXT_BUFFER: AtomicU64 = AtomicU64::new(0);
@@ -33,15 +34,23 @@ pub struct ClientConfig {
     pub gid_index: Option<u8>,
     /// Path MTU in bytes; None: the port's active MTU.
     pub mtu_bytes: Option<u32>,
+    /// Tokens over host memory are memory windows (type 1) bound in the exposed region,
+    /// instead of a registration each: a mint and a revoke are a work request each (no system
+    /// call, no pinning), and a revoked token's key does not come back while the client lives
+    /// (see [`Exposed::revoke`]). Costs the client an RC QP and a small CQ of its own (its
+    /// binder) and one registration of each exposed region with [`Access::MW_BIND`]. Tokens
+    /// over a dma-buf stay registrations.
+    pub windows: bool,
 }
 
 impl Default for ClientConfig {
-    /// Port 1, its first RoCE v2 GID (on RoCE), its active MTU.
+    /// Port 1, its first RoCE v2 GID (on RoCE), its active MTU, a registration per token.
     fn default() -> Self {
         ClientConfig {
             port: 1,
             gid_index: None,
             mtu_bytes: None,
+            windows: false,
         }
     }
 }
@@ -56,6 +65,16 @@ struct Target {
     lid: u16,
     /// The GID tokens carry: on RoCE only.
     gid: Option<[u8; 16]>,
+    /// Binds windows, with `ClientConfig::windows`.
+    binder: Option<Mutex<Binder>>,
+}
+
+impl Target {
+    /// The binder, locked; a poisoned lock (a panic while binding) is taken as it is: the
+    /// binder marks itself broken before anything that could leave it half-done.
+    fn binder_lock<'a>(&self, b: &'a Mutex<Binder>) -> std::sync::MutexGuard<'a, Binder> {
+        b.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 /// The DCT's CQ, kept alive and never used: nothing polls it, since no receive is posted.
@@ -82,7 +101,8 @@ impl Client {
     ///
     /// # Errors
     /// `ibv_query_port`'s; ENODEV on a RoCE port without a RoCE v2 GID when `gid_index` is
-    /// None; the CQ's, SRQ's and DCT's creation errors ([`DctBuilder::build`]).
+    /// None; the CQ's, SRQ's and DCT's creation errors ([`DctBuilder::build`]); with
+    /// `windows`, the binder's (its CQ's and QP's creation and transitions).
     pub fn new(mlx5: &Mlx5Context, pd: &Pd, key: DcKey, cfg: ClientConfig) -> Result<Client> {
         let ctx = pd.context();
         let port = ctx.query_port(cfg.port)?;
@@ -104,6 +124,23 @@ impl Client {
         }
         let dct = b.build()?;
         let addr = dct.target_addr()?;
+        let binder = if cfg.windows {
+            let path = match gid_index {
+                Some(g) => crate::PeerPath::Gid {
+                    sl: 0,
+                    gid: addr.gid,
+                    sgid_index: g,
+                    hop_limit: 1,
+                    traffic_class: 0,
+                    flow_label: 0,
+                },
+                None => crate::PeerPath::Lid { lid: addr.lid, sl: 0 },
+            };
+            let mtu = cfg.mtu_bytes.unwrap_or_else(|| port.active_mtu_bytes());
+            Some(Mutex::new(Binder::new(pd, cfg.port, path, mtu)?))
+        } else {
+            None
+        };
         Ok(Client {
             target: Arc::new(Target {
                 dct,
@@ -112,6 +149,7 @@ impl Client {
                 pd: pd.clone(),
                 lid: addr.lid,
                 gid: gid_index.map(|_| addr.gid),
+                binder,
             }),
         })
     }
@@ -125,9 +163,13 @@ impl Client {
     /// region may be registered with any rights (local ones are enough: each token is a
     /// registration of its own).
     ///
+    /// With [`ClientConfig::windows`], a region over host memory is registered once more,
+    /// whole, for the tokens' windows to be bound in.
+    ///
     /// # Errors
     /// EINVAL, with `mr` back, when it belongs to another protection domain than the DCT (a
-    /// server's request would fail with a remote access error).
+    /// server's request would fail with a remote access error); with windows, that
+    /// registration's error, with `mr` back.
     pub fn expose<B>(&self, mr: Mr<B>) -> std::result::Result<Exposed<B>, Returned<Mr<B>>>
     where
         Mr<B>: Expose,
@@ -141,11 +183,24 @@ impl Client {
                 value: mr,
             });
         }
+        let windows = match &self.target.binder {
+            Some(_) => match mr.register_base(Witness::new()) {
+                Ok(base) => base.map(|b| {
+                    Box::new(Windows {
+                        base: b.0,
+                        spare: Vec::new(),
+                    })
+                }),
+                Err(error) => return Err(Returned { error, value: mr }),
+            },
+            None => None,
+        };
         Ok(Exposed {
             buffer: NEXT_BUFFER.fetch_add(1, Ordering::Relaxed),
             tokens: Vec::new(),
             free: Vec::new(),
             live: 0,
+            windows,
             target: self.target.clone(),
             mr: ManuallyDrop::new(mr),
             given_back: false,
@@ -163,10 +218,12 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// A token's own registration: over host memory, or over a part of a dma-buf.
+/// What a token is: a registration of its own (over host memory, or over a part of a
+/// dma-buf), or a memory window bound at an address of the exposed region.
 enum Part {
     Host(Mr<RawMemory>),
     DmaBuf(Mr<DmaBuf>),
+    Window(Window, u64),
 }
 
 impl Part {
@@ -174,16 +231,22 @@ impl Part {
         let (addr, remote) = match self {
             Part::Host(m) => (m.addr(), m.remote()),
             Part::DmaBuf(m) => (m.addr(), m.remote()),
+            Part::Window(w, addr) => return (*addr, w.rkey()),
         };
         // A token's registration always grants a remote right.
         (addr, remote.map_or(0, |r| r.rkey))
     }
 
-    /// Deregisters it; on failure it comes back with the error.
+    /// Deregisters it (a window: deallocated, which ends its binding); on failure it comes
+    /// back with the error.
     fn deregister(self) -> std::result::Result<(), (Error, Part)> {
         match self {
             Part::Host(m) => m.deregister().map(drop).map_err(|r| (r.error, Part::Host(r.value))),
             Part::DmaBuf(m) => m.deregister().map(drop).map_err(|r| (r.error, Part::DmaBuf(r.value))),
+            Part::Window(w, _) => {
+                drop(w);
+                Ok(())
+            }
         }
     }
 }
@@ -200,6 +263,13 @@ mod sealed {
         /// # Errors
         /// EINVAL when the range is empty or not inside the region; the registration's error.
         fn register_part(&self, _: Witness, offset: usize, len: usize, access: Access) -> Result<ExposedPart>;
+
+        /// The whole region registered again for windows to be bound in (local write and
+        /// [`Access::MW_BIND`], no remote right); None where tokens stay registrations.
+        ///
+        /// # Errors
+        /// The registration's.
+        fn register_base(&self, _: Witness) -> Result<Option<ExposedPart>>;
     }
 
     /// Made only by this module's parent: the proof that the caller is `Exposed::mint`.
@@ -216,7 +286,7 @@ mod sealed {
     pub struct ExposedPart(pub(super) Part);
 
     /// EINVAL unless `len` bytes at `offset` are a non-empty range of a `region`-byte region.
-    fn check_range(offset: usize, len: usize, region: usize) -> Result<()> {
+    pub(super) fn check_range(offset: usize, len: usize, region: usize) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if len > 0 && end <= region => Ok(()),
             _ => Err(Error::invalid(
@@ -237,6 +307,11 @@ mod sealed {
             let mr = unsafe { self.pd().register_raw(self.host_ptr().add(offset), len, access) }?;
             Ok(ExposedPart(Part::Host(mr)))
         }
+
+        fn register_base(&self, w: Witness) -> Result<Option<ExposedPart>> {
+            self.register_part(w, 0, self.len(), Access::LOCAL_WRITE | Access::MW_BIND)
+                .map(Some)
+        }
     }
 
     impl Sealed for Mr<DmaBuf> {
@@ -248,6 +323,10 @@ mod sealed {
             })?;
             let part = DmaBuf::new(fd, dma_offset + offset as u64, len, iova + offset as u64);
             Ok(ExposedPart(Part::DmaBuf(self.pd().register_dmabuf(part, access)?)))
+        }
+
+        fn register_base(&self, _: Witness) -> Result<Option<ExposedPart>> {
+            Ok(None)
         }
     }
 }
@@ -285,6 +364,14 @@ pub trait Expose: sealed::Sealed {}
 impl<B: RegionBuffer> Expose for Mr<B> {}
 
 impl Expose for Mr<DmaBuf> {}
+
+/// What an exposed buffer binds its tokens' windows in, and its unbound windows.
+struct Windows {
+    /// The region registered whole for windows ([`Part::Host`]): dropped after every window.
+    base: Part,
+    /// Unbound windows, for the next tokens.
+    spare: Vec<Window>,
+}
 
 /// Names one token of an [`Exposed`] buffer, to revoke it. A revoked token's id names nothing,
 /// even once its place is reused, and names nothing on another buffer.
@@ -337,10 +424,13 @@ struct Slot {
 pub struct Exposed<B> {
     /// Its number, which its tokens' ids carry.
     buffer: u64,
-    // The tokens' registrations go before the region they lie in (fields drop in order).
+    // The tokens' registrations and windows go before the registration the windows are bound
+    // in, and both before the region they lie in (fields drop in order).
     tokens: Vec<Slot>,
     free: Vec<u32>,
     live: usize,
+    /// With windows: what binds them.
+    windows: Option<Box<Windows>>,
     target: Arc<Target>,
     /// Dropped by `Drop` only once no token's registration reaches it: a token whose
     /// deregistration fails leaks it instead (the adapter could still write it).
@@ -352,13 +442,13 @@ pub struct Exposed<B> {
 impl<B> Drop for Exposed<B> {
     fn drop(&mut self) {
         let mut reached = false;
-        for slot in &mut self.tokens {
-            if let Some(ExposedPart(part)) = slot.part.take() {
-                if let Err((e, part)) = part.deregister() {
-                    eprintln!("mlx5dv: {e}; the exposed buffer is leaked: a token's registration still reaches it");
-                    std::mem::forget(part);
-                    reached = true;
-                }
+        let parts = self.tokens.iter_mut().filter_map(|s| s.part.take().map(|p| p.0));
+        let base = self.windows.take().map(|w| w.base);
+        for part in parts.chain(base) {
+            if let Err((e, part)) = part.deregister() {
+                eprintln!("mlx5dv: {e}; the exposed buffer is leaked: a token's registration still reaches it");
+                std::mem::forget(part);
+                reached = true;
             }
         }
         if !reached && !self.given_back {
@@ -393,7 +483,29 @@ where
             Direction::Put => Access::REMOTE_READ,
             Direction::Get => Access::LOCAL_WRITE | Access::REMOTE_WRITE,
         };
-        let part = self.mr.register_part(Witness::new(), offset, len, access)?;
+        let part = match (&mut self.windows, &self.target.binder) {
+            (Some(w), Some(binder)) => {
+                let Part::Host(base) = &w.base else {
+                    return Err(Error::invalid(OP, "windows are bound in host memory only"));
+                };
+                // Within the region, so within `base` (which covers it whole).
+                sealed::check_range(offset, len, self.mr.len())?;
+                let mut window = match w.spare.pop() {
+                    Some(w) => w,
+                    None => Window::alloc(&self.target.pd)?,
+                };
+                let addr = base.addr() + offset as u64;
+                let to = (base.as_raw(), addr, len as u64, access);
+                let mut binder = self.target.binder_lock(binder);
+                if let Err(e) = binder.bind(&mut window, Some(to)) {
+                    drop(binder);
+                    // A window whose bind failed is dropped: its state is the device's guess.
+                    return Err(e);
+                }
+                ExposedPart(Part::Window(window, addr))
+            }
+            _ => self.mr.register_part(Witness::new(), offset, len, access)?,
+        };
         let (addr, rkey) = part.0.mr_addr_rkey();
         let token = RdmaToken {
             addr,
@@ -436,28 +548,32 @@ impl<B> Exposed<B> {
     /// its other tokens are untouched.
     ///
     /// # What revocation guarantees
-    /// Once this returns, the token's memory key names no registration, until a later
-    /// registration is given the same 32-bit key: mlx5_ib may hand a deregistered key out
-    /// again (its MR cache keeps a revoked mkey, `mlx5_revoke_mr` ->
-    /// `cache_ent_find_and_store`, and gives it whole to a later registration of a similar
-    /// size), and keys are an index plus an 8-bit variant, so they recur anyway. A later token
-    /// of this client may therefore carry a revoked one's key, and a server still holding the
-    /// revoked token (a slow one, or one that replays) then reaches the later token's range,
-    /// with the later token's right. What holds whatever the keys:
-    /// - only holders of the DC key reach the DCT at all: per-token keys are not secrets;
-    /// - a key that works names a live registration, so a revoked token reaches at most what
-    ///   a live token of this client exposes (its range, its right): never memory outside a
-    ///   live token, never a buffer after it was unexposed or dropped;
-    /// - so a server that holds the DC key is trusted with every live token of the client,
-    ///   whichever token it was handed.
+    /// With [`ClientConfig::windows`] (a token is a type 1 memory window): the revoke is an
+    /// unbind, a work request that gives the window a new 8-bit tag, so once this returns the
+    /// token's key reaches nothing, and it does not come back while the client has the
+    /// window: a window is bound at most 254 times (a mint and a revoke are two binds), then
+    /// deallocated, so its tag never comes round. A later key equal to a revoked one needs
+    /// the kernel to hand out the same mkey index with the same variant again, after the
+    /// window is gone. Where an unbind fails the window is deallocated instead, which ends
+    /// its binding too.
     ///
-    /// mlx5 offers a sharper tool, memory windows, with limits that decide their use here: a
-    /// type 2 window answers only requests arriving at the QP that bound it (libmlx5's
-    /// `set_umr_mkey_seg` writes that QP's number into the window), and a DCT posts nothing,
-    /// so no type 2 window is reachable through a DCT; a type 1 window answers any QP of its
-    /// PD and takes a new 8-bit tag with each bind (`ibv_bind_mw` on a send queue of the
-    /// client's own), so a revoked window's old key fails until that window has been bound
-    /// 256 times more. Tokens are registrations today.
+    /// With registrations (the default, and tokens over a dma-buf), once this returns the
+    /// token's memory key names no registration, until a later registration is given the
+    /// same 32-bit key: mlx5_ib hands a deregistered key out again (its MR cache keeps a
+    /// revoked mkey, `mlx5_revoke_mr` -> `cache_ent_find_and_store`, and gives it whole to the
+    /// next registration of as many pages; soft-mlx5 models it). The next token minted over
+    /// the same range then carries the revoked one's key, and a server still holding the
+    /// revoked token (a slow one, or one that replays) reaches it, with the later token's
+    /// right. What holds whatever the keys:
+    /// - only holders of the DC key reach the DCT at all: per-token keys are not secrets;
+    /// - a key that works names a live registration or window, so a revoked token reaches at
+    ///   most what a live token of this client exposes: never memory outside a live token,
+    ///   never a buffer after it was unexposed or dropped.
+    ///
+    /// Why type 1 windows: a type 2 window answers only requests arriving at the QP that bound
+    /// it (libmlx5's `set_umr_mkey_seg` writes that QP's number into the window), and a DCT
+    /// posts nothing, so no type 2 window is reachable through a DCT; a type 1 window answers
+    /// any QP of its PD, the DCT included.
     ///
     /// # Errors
     /// ENOENT when `id` names no live token of this buffer (revoked already, or another
@@ -476,11 +592,28 @@ impl<B> Exposed<B> {
                 )
             })?;
         let part = slot.part.take().map(|p| p.0);
-        if let Some(part) = part {
-            if let Err((error, part)) = part.deregister() {
-                slot.part = Some(ExposedPart(part));
-                return Err(error);
+        match part {
+            // An unbind gives the window a new key: the token's reaches nothing. Where the
+            // unbind fails, the window is deallocated instead, which ends its binding too.
+            Some(Part::Window(mut window, _)) => {
+                let unbound = self
+                    .target
+                    .binder
+                    .as_ref()
+                    .map(|b| self.target.binder_lock(b).bind(&mut window, None));
+                if matches!(unbound, Some(Ok(()))) && !window.worn() {
+                    if let Some(w) = &mut self.windows {
+                        w.spare.push(window);
+                    }
+                }
             }
+            Some(part) => {
+                if let Err((error, part)) = part.deregister() {
+                    slot.part = Some(ExposedPart(part));
+                    return Err(error);
+                }
+            }
+            None => {}
         }
         slot.generation = slot.generation.wrapping_add(1);
         self.free.push(id.index);
@@ -514,6 +647,16 @@ impl<B> Exposed<B> {
                 generation: s.generation,
             };
             if let Err(error) = self.revoke(id) {
+                return Err(Returned { error, value: self });
+            }
+        }
+        if let Some(mut w) = self.windows.take() {
+            w.spare.clear();
+            if let Err((error, base)) = w.base.deregister() {
+                self.windows = Some(Box::new(Windows {
+                    base,
+                    spare: Vec::new(),
+                }));
                 return Err(Returned { error, value: self });
             }
         }

@@ -48,6 +48,7 @@ mod client;
 mod executor;
 mod keyed_hash;
 mod token;
+mod window;
 
 pub use client::{Client, ClientConfig, Expose, Exposed, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};

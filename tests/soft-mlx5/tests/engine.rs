@@ -97,6 +97,7 @@ fn golden_dc_rdma_write_with_inline_data_decodes_every_field() {
         av: dc_av(0x104),
         raddr: Some((0x7f68_b2b8_0000, 0x1242)),
         atomic: None,
+        umr: None,
         data: Data::Inline(b"odp".to_vec()),
     };
     assert_eq!(w, want);
@@ -118,6 +119,7 @@ fn golden_dc_rdma_write_with_an_sge_decodes_the_pointer_segment() {
         av: dc_av(0x106),
         raddr: Some((0x7f68_ac06_a040, 0x1342)),
         atomic: None,
+        umr: None,
         data: Data::Sges(vec![(0x7f68_ac06_c000, 8, 0x1442)]),
     };
     assert_eq!(w, want);
@@ -138,6 +140,7 @@ fn golden_dc_send_with_immediate_decodes_the_immediate_and_inline_data() {
         av: dc_av(0x108),
         raddr: None,
         atomic: None,
+        umr: None,
         data: Data::Inline(b"into the srq".to_vec()),
     };
     assert_eq!(w, want);
@@ -158,6 +161,7 @@ fn golden_dc_fetch_and_add_decodes_the_operands_and_the_local_sge() {
         av: dc_av(0x100),
         raddr: Some((0x7f68_ac02_3000, 0x1042)),
         atomic: Some((3, 0)),
+        umr: None,
         data: Data::Sges(vec![(0x7f68_ac02_5000, 8, 0x1142)]),
     };
     assert_eq!(w, want);
@@ -178,6 +182,7 @@ fn golden_dc_write_on_stream_5_at_index_10_decodes_stream_and_index() {
         av: dc_av(0x10e),
         raddr: Some((0x7f68_ac06_a028, 0x1842)),
         atomic: None,
+        umr: None,
         data: Data::Inline(vec![0x05, 0x00]),
     };
     assert_eq!(w, want);

@@ -91,6 +91,17 @@ pub struct DevxSub {
     pub cookie: u64,
 }
 
+/// What a key is for a request ([`Device::translate_window`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowAccess {
+    /// No memory window: the key is checked as it is.
+    NotAWindow,
+    /// A window granting the access: the key of the region it lies in.
+    Region(u32),
+    /// A window that does not grant it: a remote access error.
+    Denied,
+}
+
 /// Where the emulator is as strict as silicon although a kinder model would pass more
 /// programs (issue 25): each on by default except `qpn_reuse`, each with a switch in the
 /// environment (read when a device is made; scripts/soft-mlx5 lists them).
@@ -110,6 +121,9 @@ pub struct Strict {
     /// `SOFT_MLX5_DCKEY_SILENT=0` turns it off: a request with a wrong DC key is dropped
     /// silently at another process's DCT and its requester waits its ACK timeouts.
     pub dckey_silent: bool,
+    /// `SOFT_MLX5_MR_CACHE=0` turns it off: a deregistered region's key goes to mlx5_ib's MR
+    /// cache and the next registration of as many pages gets it back (kernel/write.rs).
+    pub mr_cache: bool,
 }
 
 impl Strict {
@@ -126,6 +140,7 @@ impl Strict {
             qpn_reuse: var("SOFT_MLX5_QPN_REUSE", false),
             pin: var("SOFT_MLX5_PIN_STRICT", true),
             dckey_silent: var("SOFT_MLX5_DCKEY_SILENT", true),
+            mr_cache: var("SOFT_MLX5_MR_CACHE", true),
         }
     }
 }
@@ -164,6 +179,11 @@ pub struct Device {
     pub umems: BTreeMap<u32, Umem>,
     /// Indirect (KSM) mkeys by key.
     pub ksms: BTreeMap<u32, objects::Ksm>,
+    /// Memory windows by handle.
+    pub mws: BTreeMap<u32, objects::Mw>,
+    /// mlx5_ib's MR cache: deregistered regions' keys by (pages, the access flags a UMR cannot
+    /// change), most recently stored last.
+    pub mr_cache: BTreeMap<(u64, u32), Vec<u32>>,
     /// DEVX event channels (the application's fd) and whether they omit event data.
     pub devx_channels: BTreeMap<i32, bool>,
     /// DEVX event subscriptions.
@@ -229,6 +249,8 @@ impl Device {
             devx_objs: BTreeMap::new(),
             umems: BTreeMap::new(),
             ksms: BTreeMap::new(),
+            mws: BTreeMap::new(),
+            mr_cache: BTreeMap::new(),
             devx_channels: BTreeMap::new(),
             devx_subs: Vec::new(),
             slot: 0,
@@ -318,7 +340,11 @@ impl Device {
             let n = self.next_mkey;
             self.next_mkey = if n + 1 >= span { FIRST_MKEY_INDEX } else { n + 1 };
             let key = (((self.slot << crate::fabric::SLOT_SHIFT) | n) << 8) | 0x42;
-            if self.mr_by_key(key).is_none() && !self.ksms.contains_key(&key) {
+            if self.mr_by_key(key).is_none()
+                && !self.ksms.contains_key(&key)
+                && self.mw_by_index(key).is_none()
+                && !self.mr_cache.values().any(|keys| keys.contains(&key))
+            {
                 return key;
             }
         }
@@ -354,6 +380,41 @@ impl Device {
         }
         let &(mkey, va) = k.entries.get(usize::try_from(i).ok()?)?;
         Some((va + off, mkey))
+    }
+
+    /// The memory window whose mkey index `key` names (whatever its tag).
+    pub fn mw_by_index(&self, key: u32) -> Option<&objects::Mw> {
+        self.mws.values().find(|w| w.key >> 8 == key >> 8)
+    }
+
+    /// `len` bytes at `addr` under `key` arriving at QP or DCT `qpn` of `pd`, with a memory
+    /// window's key resolved to the key of the region it lies in. As the HCA checks a
+    /// window (IBA 10.6.7.2, o10-36.2.1: the R_Key's 8-bit key must be the window's current one,
+    /// the window bound, of the QP's PD, type 2 bound to this QP, granting the access over the
+    /// range); the region's own remote rights do not matter then, only that it still exists
+    /// (a window over a deregistered region reaches nothing).
+    pub fn translate_window(&self, addr: u64, key: u32, len: u64, pd: u32, needed: u32, qpn: u32) -> WindowAccess {
+        let Some(w) = self.mw_by_index(key) else {
+            return WindowAccess::NotAWindow;
+        };
+        let Some(b) = w.bound else {
+            return WindowAccess::Denied;
+        };
+        let ok = w.key == key
+            && w.pd == pd
+            && (b.qpn == 0x00ff_ffff || b.qpn == qpn)
+            && b.access & needed == needed
+            && addr >= b.start
+            && len <= b.len
+            && addr - b.start <= b.len - len;
+        let region = self
+            .mr_by_key(b.mr_key)
+            .is_some_and(|mr| mr.pd == pd && mr.covers(addr, len));
+        if ok && region {
+            WindowAccess::Region(b.mr_key)
+        } else {
+            WindowAccess::Denied
+        }
     }
 
     /// The QP or DCT numbered `qpn`.

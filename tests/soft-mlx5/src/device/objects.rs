@@ -57,6 +57,38 @@ pub struct Ksm {
     pub entries: Vec<(u32, u64)>,
 }
 
+/// A memory window (ALLOC_MW). mlx5_ib `mlx5_ib_alloc_mw` (mr.c) makes it a free KLM mkey
+/// with `umr_en`, local read, `qpn` 0xffffff and `en_rinval` for type 2; it is bound and
+/// unbound by UMR work requests on a send queue of its PD (libmlx5 qp.c `set_bind_wr`), each
+/// of which names the window by its current key and gives its next 8-bit tag.
+#[derive(Clone, Debug)]
+pub struct Mw {
+    /// Owning PD handle.
+    pub pd: u32,
+    /// IB_MW_TYPE_1 or IB_MW_TYPE_2.
+    pub mw_type: u8,
+    /// The mkey: index << 8 | the tag of the last bind.
+    pub key: u32,
+    /// What it is bound to; None while free.
+    pub bound: Option<MwBinding>,
+}
+
+/// A memory window's binding (the mkey context a bind's UMR wrote).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MwBinding {
+    /// First address (the window is never zero-based: libmlx5 refuses IBV_ACCESS_ZERO_BASED).
+    pub start: u64,
+    /// Bytes.
+    pub len: u64,
+    /// IB_ACCESS_REMOTE_* rights it grants.
+    pub access: u32,
+    /// The one QP number whose incoming requests may use it, or 0xffffff for any QP of its PD
+    /// (type 1, and every window libmlx5 binds with a zero length).
+    pub qpn: u32,
+    /// The key of the region it lies in (the KLM entry's mkey).
+    pub mr_key: u32,
+}
+
 /// Completion queue.
 #[derive(Debug)]
 pub struct Cq {

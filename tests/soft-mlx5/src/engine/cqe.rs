@@ -29,6 +29,8 @@ pub mod syndrome {
     pub const LOCAL_PROT_ERR: u8 = 0x04;
     /// Work request flushed.
     pub const WR_FLUSH_ERR: u8 = 0x05;
+    /// Memory window bind error.
+    pub const MW_BIND_ERR: u8 = 0x06;
     /// Remote invalid request.
     pub const REMOTE_INVAL_REQ_ERR: u8 = 0x12;
     /// Remote access error.

@@ -10,6 +10,7 @@ pub mod remote;
 pub mod requester;
 pub mod responder;
 pub mod timing;
+pub mod window;
 pub mod wqe;
 
 use crate::device::objects::{QpKind, QpState};

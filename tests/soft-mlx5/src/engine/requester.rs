@@ -216,6 +216,7 @@ fn placeholder(bb: u32, qpn: u32) -> SendWqe {
         av: None,
         raddr: None,
         atomic: None,
+        umr: None,
         data: Data::Sges(Vec::new()),
     }
 }
@@ -659,6 +660,20 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe) -> (Option<Respons
     let channel = qp.outstanding[i].channel;
     if wqe.opcode == opcode::NOP {
         return (Some(Response::Ack(None)), None);
+    }
+    // A memory window bind or unbind: a local operation, done when the WQE executes.
+    if wqe.opcode == opcode::UMR {
+        let r = match super::window::bind(dev, pd, wqe) {
+            Ok(()) => Response::Ack(None),
+            Err(super::window::BindError) => {
+                crate::log(format_args!(
+                    "qp {qpn:#x}: memory window bind error (key {:#x})",
+                    wqe.imm
+                ));
+                Response::Nak(syndrome::MW_BIND_ERR)
+            }
+        };
+        return (Some(r), None);
     }
     // A message longer than the port's maximum message size is never sent (IBA: a message
     // may not exceed the port's max_msg_sz, 1 << cmd_hca_cap.log_max_msg as mlx5_ib reports

@@ -9,7 +9,7 @@ use super::cqe::{op, syndrome, Cqe};
 use super::wqe::{decode_recv, layout, opcode};
 use crate::device::events::Owner;
 use crate::device::objects::{QpKind, QpState};
-use crate::device::{event, AsyncEvent, Device};
+use crate::device::{event, AsyncEvent, Device, WindowAccess};
 use crate::mem::AtomicOp;
 
 /// IB_ACCESS_REMOTE_WRITE.
@@ -213,9 +213,22 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     // A zero-length RDMA READ or WRITE has no R_Key or address checked (IBA C9-88, as
     // rxe_resp.c check_rkey notes): it touches no memory.
     let remote = req.remote.filter(|&(_, _, len)| len != 0 || req.atomic.is_some());
-    // An indirect (KSM) key first translates the range to the region and key of its entity.
+    // A memory window's key first translates to the key of the region it lies in, whose own
+    // remote rights then do not matter (the window's do).
     let mut remote = remote;
+    let mut via_window = false;
     if let Some((addr, rkey, len)) = remote {
+        match dev.translate_window(addr, rkey, len, pd, needed, dev.qps[&target].qpn) {
+            WindowAccess::Region(k) => {
+                remote = Some((addr, k, len));
+                via_window = true;
+            }
+            WindowAccess::NotAWindow => {}
+            WindowAccess::Denied => return fail(dev, target, syndrome::REMOTE_ACCESS_ERR, event::QP_ACCESS_ERR),
+        }
+    }
+    // An indirect (KSM) key first translates the range to the region and key of its entity.
+    if let Some((addr, rkey, len)) = remote.filter(|_| !via_window) {
         match dev.translate_indirect(addr, rkey, len, pd, needed) {
             Some((a, k)) => remote = Some((a, k, len)),
             None => return fail(dev, target, syndrome::REMOTE_ACCESS_ERR, event::QP_ACCESS_ERR),
@@ -225,7 +238,7 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     if let Some((addr, rkey, len)) = remote {
         let ok = dev
             .mr_by_key(rkey)
-            .is_some_and(|mr| mr.pd == pd && mr.access & needed == needed && mr.covers(addr, len));
+            .is_some_and(|mr| mr.pd == pd && (via_window || mr.access & needed == needed) && mr.covers(addr, len));
         let aligned = req.atomic.is_none() || (addr % 8 == 0 && len == 8);
         if !ok || !aligned {
             return fail(dev, target, syndrome::REMOTE_ACCESS_ERR, event::QP_ACCESS_ERR);

@@ -26,6 +26,8 @@ pub mod opcode {
     pub const ATOMIC_CS: u8 = 0x11;
     /// Fetch and add.
     pub const ATOMIC_FA: u8 = 0x12;
+    /// User-mode memory registration: libmlx5 binds and unbinds memory windows with it.
+    pub const UMR: u8 = 0x25;
 }
 
 /// fm_ce_se: MLX5_WQE_CTRL_CQ_UPDATE.
@@ -106,6 +108,35 @@ pub mod layout {
     /// sizeof(struct mlx5_wqe_srq_next_seg): the scatter list of an SRQ WQE follows it.
     pub const SRQ_NEXT_SIZE: usize = 16;
 
+    /// mlx5_wqe_umr_ctrl_seg.flags.
+    pub const UMR_FLAGS: usize = 0;
+    /// mlx5_wqe_umr_ctrl_seg.klm_octowords.
+    pub const UMR_KLM_OCTOWORDS: usize = 4;
+    /// mlx5_wqe_umr_ctrl_seg.mkey_mask.
+    pub const UMR_MKEY_MASK: usize = 8;
+    /// sizeof(struct mlx5_wqe_umr_ctrl_seg).
+    pub const UMR_CTRL_SIZE: usize = 48;
+    /// mlx5_wqe_mkey_context_seg.free.
+    pub const MKEY_FREE: usize = 0;
+    /// mlx5_wqe_mkey_context_seg.access_flags.
+    pub const MKEY_ACCESS_FLAGS: usize = 2;
+    /// mlx5_wqe_mkey_context_seg.qpn_mkey.
+    pub const MKEY_QPN_MKEY: usize = 4;
+    /// mlx5_wqe_mkey_context_seg.start_addr.
+    pub const MKEY_START_ADDR: usize = 16;
+    /// mlx5_wqe_mkey_context_seg.len.
+    pub const MKEY_LEN: usize = 24;
+    /// sizeof(struct mlx5_wqe_mkey_context_seg).
+    pub const MKEY_SIZE: usize = 64;
+    /// mlx5_wqe_umr_klm_seg.byte_count.
+    pub const KLM_BYTE_COUNT: usize = 0;
+    /// mlx5_wqe_umr_klm_seg.mkey.
+    pub const KLM_MKEY: usize = 4;
+    /// mlx5_wqe_umr_klm_seg.address.
+    pub const KLM_ADDRESS: usize = 8;
+    /// sizeof(struct mlx5_wqe_umr_klm_seg).
+    pub const KLM_SIZE: usize = 16;
+
     /// (C struct, member or "sizeof", value) for every constant above that C can state.
     pub const SEGMENT_LAYOUT: &[(&str, &str, usize)] = &[
         ("mlx5_wqe_ctrl_seg", "opmod_idx_opcode", CTRL_OPMOD_IDX_OPCODE),
@@ -138,6 +169,20 @@ pub mod layout {
         ("mlx5_wqe_inl_data_seg", "sizeof", INL_SIZE),
         ("mlx5_wqe_srq_next_seg", "next_wqe_index", SRQ_NEXT_WQE_INDEX),
         ("mlx5_wqe_srq_next_seg", "sizeof", SRQ_NEXT_SIZE),
+        ("mlx5_wqe_umr_ctrl_seg", "flags", UMR_FLAGS),
+        ("mlx5_wqe_umr_ctrl_seg", "klm_octowords", UMR_KLM_OCTOWORDS),
+        ("mlx5_wqe_umr_ctrl_seg", "mkey_mask", UMR_MKEY_MASK),
+        ("mlx5_wqe_umr_ctrl_seg", "sizeof", UMR_CTRL_SIZE),
+        ("mlx5_wqe_mkey_context_seg", "free", MKEY_FREE),
+        ("mlx5_wqe_mkey_context_seg", "access_flags", MKEY_ACCESS_FLAGS),
+        ("mlx5_wqe_mkey_context_seg", "qpn_mkey", MKEY_QPN_MKEY),
+        ("mlx5_wqe_mkey_context_seg", "start_addr", MKEY_START_ADDR),
+        ("mlx5_wqe_mkey_context_seg", "len", MKEY_LEN),
+        ("mlx5_wqe_mkey_context_seg", "sizeof", MKEY_SIZE),
+        ("mlx5_wqe_umr_klm_seg", "byte_count", KLM_BYTE_COUNT),
+        ("mlx5_wqe_umr_klm_seg", "mkey", KLM_MKEY),
+        ("mlx5_wqe_umr_klm_seg", "address", KLM_ADDRESS),
+        ("mlx5_wqe_umr_klm_seg", "sizeof", KLM_SIZE),
     ];
 }
 use layout::*;
@@ -182,6 +227,40 @@ impl Data {
     }
 }
 
+/// A UMR WQE as libmlx5 writes one to bind or unbind a memory window (qp.c `set_bind_wr`:
+/// the UMR control segment, the window's new mkey context, and for a bind one KLM entry; the
+/// control segment's `imm` names the window by its current key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Umr {
+    /// mlx5_wqe_umr_ctrl_seg.flags (MLX5_WQE_UMR_CTRL_FLAG_*).
+    pub flags: u8,
+    /// mlx5_wqe_umr_ctrl_seg.mkey_mask (MLX5_WQE_UMR_CTRL_MKEY_MASK_*).
+    pub mkey_mask: u64,
+    /// The mkey context's free bit (MLX5_WQE_MKEY_CONTEXT_FREE).
+    pub free: bool,
+    /// The mkey context's access flags (MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_*).
+    pub access: u8,
+    /// qpn_mkey: the QP number in bits 31:8, the window's next tag in 7:0.
+    pub qpn_mkey: u32,
+    /// Start address and length of the binding.
+    pub start: u64,
+    /// Length (0: an unbind).
+    pub len: u64,
+    /// The KLM entry: (byte_count, mkey, address); None without one (an unbind).
+    pub klm: Option<(u32, u32, u64)>,
+}
+
+/// MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE: a type 2 bind needs a free window.
+pub const UMR_CTRL_FLAG_CHECK_FREE: u8 = 1 << 5;
+/// MLX5_WQE_MKEY_CONTEXT_FREE.
+pub const MKEY_CONTEXT_FREE: u8 = 1 << 6;
+/// MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_ATOMIC.
+pub const MKEY_ACCESS_ATOMIC: u8 = 1 << 6;
+/// MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_WRITE.
+pub const MKEY_ACCESS_REMOTE_WRITE: u8 = 1 << 5;
+/// MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_READ.
+pub const MKEY_ACCESS_REMOTE_READ: u8 = 1 << 4;
+
 /// A decoded send WQE.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SendWqe {
@@ -207,6 +286,8 @@ pub struct SendWqe {
     pub raddr: Option<(u64, u32)>,
     /// Atomic: (swap_add, compare).
     pub atomic: Option<(u64, u64)>,
+    /// A memory window bind or unbind (UMR).
+    pub umr: Option<Umr>,
     /// Data.
     pub data: Data,
 }
@@ -303,6 +384,7 @@ pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Resul
         av: None,
         raddr: None,
         atomic: None,
+        umr: None,
         data: Data::Sges(Vec::new()),
     };
     let mut off = CTRL_SIZE;
@@ -350,6 +432,37 @@ pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Resul
             off += ATOMIC_SIZE;
         }
         opcode::SEND | opcode::SEND_IMM | opcode::NOP => {}
+        opcode::UMR if !datagram => {
+            need(off, UMR_CTRL_SIZE + MKEY_SIZE)?;
+            let klm_octowords = u16::from_be_bytes([body[off + UMR_KLM_OCTOWORDS], body[off + UMR_KLM_OCTOWORDS + 1]]);
+            let (flags, mkey_mask) = (body[off + UMR_FLAGS], be64(&body, off + UMR_MKEY_MASK));
+            off += UMR_CTRL_SIZE;
+            let m = off;
+            off += MKEY_SIZE;
+            let klm = if klm_octowords > 0 {
+                need(off, usize::from(klm_octowords) * 16)?;
+                let k = (
+                    be32(&body, off + KLM_BYTE_COUNT),
+                    be32(&body, off + KLM_MKEY),
+                    be64(&body, off + KLM_ADDRESS),
+                );
+                Some(k)
+            } else {
+                None
+            };
+            wqe.umr = Some(Umr {
+                flags,
+                mkey_mask,
+                free: body[m + MKEY_FREE] & MKEY_CONTEXT_FREE != 0,
+                access: body[m + MKEY_ACCESS_FLAGS],
+                qpn_mkey: be32(&body, m + MKEY_QPN_MKEY),
+                start: be64(&body, m + MKEY_START_ADDR),
+                len: be64(&body, m + MKEY_LEN),
+                klm,
+            });
+            // No data segments follow.
+            return Ok(wqe);
+        }
         other => return Err(DecodeError::BadOpcode(other)),
     }
     if off < body.len() && be32(&body, off + INL_BYTE_COUNT) & INLINE_SEG != 0 {

@@ -162,6 +162,8 @@ fn core_sizes(command: u32, extended: bool) -> Option<(usize, usize)> {
         (IB_USER_VERBS_CMD_REG_MR, false) => (s::<ib_uverbs_reg_mr>(), s::<ib_uverbs_reg_mr_resp>()),
         (IB_USER_VERBS_CMD_REREG_MR, false) => (s::<ib_uverbs_rereg_mr>(), s::<ib_uverbs_rereg_mr_resp>()),
         (IB_USER_VERBS_CMD_DEREG_MR, false) => (s::<ib_uverbs_dereg_mr>(), 0),
+        (IB_USER_VERBS_CMD_ALLOC_MW, false) => (s::<ib_uverbs_alloc_mw>(), s::<ib_uverbs_alloc_mw_resp>()),
+        (IB_USER_VERBS_CMD_DEALLOC_MW, false) => (s::<ib_uverbs_dealloc_mw>(), 0),
         (IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, false) => (
             s::<ib_uverbs_create_comp_channel>(),
             s::<ib_uverbs_create_comp_channel_resp>(),
@@ -214,7 +216,49 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
         (IB_USER_VERBS_CMD_REREG_MR, false) => rereg_mr(dev, cmd),
         (IB_USER_VERBS_CMD_DEREG_MR, false) => {
             let r: ib_uverbs_dereg_mr = cmd.req();
-            dev.mrs.remove(&r.mr_handle).map(|_| ()).ok_or(libc::EINVAL)
+            let mr = dev.mrs.remove(&r.mr_handle).ok_or(libc::EINVAL)?;
+            if dev.strict.mr_cache {
+                let keys = dev
+                    .mr_cache
+                    .entry(mr_cache_class(mr.addr, mr.length, mr.access))
+                    .or_default();
+                keys.push(mr.lkey);
+                if keys.len() > MR_CACHE_PER_CLASS {
+                    keys.remove(0);
+                }
+            }
+            Ok(())
+        }
+        (IB_USER_VERBS_CMD_ALLOC_MW, false) => {
+            // uverbs_cmd.c ib_uverbs_alloc_mw: type 1 or 2 on a PD of the caller's; mlx5_ib
+            // `mlx5_ib_alloc_mw` serves both with a free mkey whose key it returns.
+            let r: ib_uverbs_alloc_mw = cmd.req();
+            if !dev.pds.contains_key(&r.pd_handle) || !(1..=2).contains(&r.mw_type) {
+                return Err(libc::EINVAL);
+            }
+            let key = dev.mkey();
+            let h = dev.handle();
+            dev.mws.insert(
+                h,
+                crate::device::objects::Mw {
+                    pd: r.pd_handle,
+                    mw_type: r.mw_type,
+                    key,
+                    bound: None,
+                },
+            );
+            cmd.respond(
+                dev,
+                &ib_uverbs_alloc_mw_resp {
+                    mw_handle: h,
+                    rkey: key,
+                },
+            )
+        }
+        (IB_USER_VERBS_CMD_DEALLOC_MW, false) => {
+            // mlx5_ib `mlx5_ib_dealloc_mw` destroys the mkey, bound or not.
+            let r: ib_uverbs_dealloc_mw = cmd.req();
+            dev.mws.remove(&r.mw_handle).map(|_| ()).ok_or(libc::EINVAL)
         }
         (IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, false) => {
             let rd = dev.events.create(std::mem::size_of::<ib_uverbs_comp_event_desc>())?;
@@ -563,7 +607,19 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     }
     // ib_umem_get pins the pages (kernel/pin.rs): EFAULT where mm/gup.c refuses.
     pin_user_range(dev, r.start, r.length, r.access_flags)?;
-    let key = dev.mkey();
+    let cached = dev
+        .strict
+        .mr_cache
+        .then(|| {
+            dev.mr_cache
+                .get_mut(&mr_cache_class(r.hca_va, r.length, r.access_flags))?
+                .pop()
+        })
+        .flatten();
+    let key = match cached {
+        Some(k) => k,
+        None => dev.mkey(),
+    };
     let h = dev.handle();
     dev.mrs.insert(
         h,
@@ -583,6 +639,26 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
             lkey: key,
             rkey: key,
         },
+    )
+}
+
+/// Keys the MR cache keeps per class (mlx5_ib sizes its entries by use; a bound keeps the
+/// model's memory flat).
+const MR_CACHE_PER_CLASS: usize = 256;
+
+/// The MR cache entry a region of `length` bytes at `addr` with `access` falls in: mlx5_ib
+/// (mr.c) keys its cache by `mlx5r_cache_rb_key` — the translation entries (4 KiB pages
+/// here, `ib_umem_num_dma_blocks`) and `get_unchangeable_access_flags` (remote atomic and
+/// relaxed ordering; the others a UMR rewrites). `mlx5_revoke_mr` ->
+/// `cache_ent_find_and_store` keeps a deregistered region's mkey there, key unchanged, and
+/// `alloc_cacheable_mr` -> `_mlx5_mr_cache_alloc` hands the most recently stored one to the
+/// next registration of its class: so a revoked region's key comes back whole.
+fn mr_cache_class(addr: u64, length: u64, access: u32) -> (u64, u32) {
+    use crate::uapi::ioctl::{IB_UVERBS_ACCESS_RELAXED_ORDERING, IB_UVERBS_ACCESS_REMOTE_ATOMIC};
+    let pages = (addr + length).div_ceil(4096) - addr / 4096;
+    (
+        pages,
+        access & (IB_UVERBS_ACCESS_REMOTE_ATOMIC | IB_UVERBS_ACCESS_RELAXED_ORDERING),
     )
 }
 
