@@ -8,7 +8,7 @@
 //! `s3_server`/`s3_client` examples and `scripts/s3-demo`.
 
 use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken};
-use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, RtsAttr, WcStatus};
+use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, Policy, RtsAttr, WcStatus};
 use mlx5dv_suite::device::{open, pool_cq, test_backend, test_pool_config, wait, TestCq};
 use mlx5dv_suite::s3_pattern;
 use std::time::{Duration, Instant};
@@ -753,4 +753,111 @@ fn the_example_servers_data_path_answers_other_clients_while_one_never_reads_its
     assert_eq!(&body, b"clients=");
     drop(slow);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The pool policies the executor accepts, each with a name for messages.
+fn policies() -> [(&'static str, Policy); 4] {
+    [
+        ("Dcs", Policy::Dcs),
+        ("DcsQuota", Policy::DcsQuota { quota: 4 }),
+        ("Rand", Policy::Rand { seed: 7 }),
+        (
+            "Streams",
+            Policy::Streams {
+                log_concurrent: 1,
+                log_errored: 1,
+            },
+        ),
+    ]
+}
+
+/// `token` with its DCT number changed to one nobody serves: the executor's requests to it
+/// are dropped at the port and wait out their ACK timeouts (a forged token: any HTTP client
+/// can send one).
+fn forged(token: &RdmaToken, i: u32) -> RdmaToken {
+    RdmaToken {
+        dct_number: 0xdead00 + i,
+        ..*token
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_policy() {
+    let n = node();
+    const FORGED: u32 = 8;
+    for (name, policy) in policies() {
+        let mut cfg = ExecutorConfig {
+            pool: test_pool_config(),
+            key: KEY,
+            ..ExecutorConfig::default()
+        };
+        cfg.pool.policy = policy;
+        // The executor's defaults otherwise: a dead client fails after 8 ACK timeouts of 67 ms.
+        let mut exec = match Executor::new(&n.mlx5, &n.pd, pool_cq(&n.ctx, 1024), cfg) {
+            Ok(e) => e,
+            Err(r) if matches!(policy, Policy::Streams { .. }) && r.error.errno() == Some(libc::EOPNOTSUPP) => {
+                println!("{name}: not run (the device has no DCI streams): {}", r.error);
+                continue;
+            }
+            Err(r) => panic!("{name}: {}", r.error),
+        };
+        let honest = n.client(KEY);
+        let mut buf = n.exposed(&honest, 8 * 4096, 0);
+        let objects: Vec<_> = (0..4).map(|i| n.local(&mut exec, 4096, 20 + i as u8)).collect();
+        let landing: Vec<_> = (0..4).map(|_| n.local(&mut exec, 4096, 0)).collect();
+        let bad = n.local(&mut exec, 4096, 99);
+        // The honest client completes a transfer first (it has answered once).
+        let (_, first) = buf.mint(0, 4096, Direction::Get).unwrap();
+        exec.submit(0, &first, 0, Direction::Get, objects[0].sge(0, 4096).unwrap())
+            .unwrap();
+        assert!(finish(&mut exec, 1)[0].is_ok(), "{name}: the first GET");
+        // Then forged tokens, each naming a DCT number nobody serves, ahead of its next
+        // transfers: four GETs and four PUTs.
+        for i in 0..FORGED {
+            exec.submit(1000 + u64::from(i), &forged(&first, i), 0, Direction::Get, bad.sge(0, 4096).unwrap())
+                .unwrap();
+        }
+        buf.write(4 * 4096, &s3_pattern(4 * 4096, 60)).unwrap();
+        for i in 0..4u64 {
+            let (_, g) = buf.mint(i as usize * 4096, 4096, Direction::Get).unwrap();
+            let (_, p) = buf.mint((4 + i as usize) * 4096, 4096, Direction::Put).unwrap();
+            let o = &objects[i as usize];
+            exec.submit(10 + i, &g, 0, Direction::Get, o.sge(0, 4096).unwrap()).unwrap();
+            exec.submit(20 + i, &p, 0, Direction::Put, landing[i as usize].sge(0, 4096).unwrap())
+                .unwrap();
+        }
+        // In the order they finish: every honest transfer before the first forged one fails.
+        let mut order = Vec::new();
+        let mut out = vec![Done::default(); 16];
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while order.len() < 8 + FORGED as usize {
+            let k = exec.poll(&mut out).expect("poll");
+            order.extend(out[..k].iter().cloned());
+            assert!(Instant::now() < deadline, "{name}: only {} finished: {order:?}", order.len());
+        }
+        let first_forged = order.iter().position(|d| d.id >= 1000).unwrap();
+        let honest_done: Vec<_> = order.iter().filter(|d| d.id < 1000).collect();
+        assert!(
+            order[..first_forged].len() == 8,
+            "{name}: {} of 8 honest transfers finished before the first forged token failed (the forged ones held \
+             the DCIs): {order:?}",
+            first_forged
+        );
+        for d in honest_done {
+            assert!(d.is_ok() && d.bytes == 4096, "{name}: an honest transfer: {d:?}");
+        }
+        for d in &order[first_forged..] {
+            assert!(!d.is_ok(), "{name}: a forged token succeeded: {d:?}");
+        }
+        let got = bytes(buf.mr());
+        for i in 0..4 {
+            assert!(got[i * 4096..(i + 1) * 4096] == s3_pattern(4096, 20 + i as u64)[..], "{name}: GET {i}");
+            assert!(
+                bytes(&landing[i]) == s3_pattern(4 * 4096, 60)[i * 4096..(i + 1) * 4096],
+                "{name}: PUT {i}"
+            );
+        }
+        assert_eq!(exec.in_flight(), 0);
+    }
 }
