@@ -9,7 +9,7 @@
 
 use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken};
 use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, Policy, RtsAttr, WcStatus};
-use mlx5dv_suite::device::{open, pool_cq, test_backend, test_pool_config, wait, TestCq};
+use mlx5dv_suite::device::{open, pool_cq, test_backend, wait, TestCq};
 use mlx5dv_suite::s3_pattern;
 use std::time::{Duration, Instant};
 
@@ -39,12 +39,10 @@ fn node() -> Node {
 impl Node {
     fn executor(&self, f: impl FnOnce(&mut ExecutorConfig)) -> Executor {
         let mut cfg = ExecutorConfig {
-            pool: test_pool_config(),
             key: KEY,
             ..ExecutorConfig::default()
         };
-        // As the executor's default: reads pipelined, up to the device's limit.
-        cfg.pool.rts.max_rd_atomic = 16;
+        cfg.pool.backend = test_backend();
         // Fail a dead or wrong-keyed client in a few hundred milliseconds, not seconds.
         cfg.pool.rts.timeout = 10;
         cfg.pool.rts.retry_cnt = 2;
@@ -788,11 +786,10 @@ fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_
     const FORGED: u32 = 8;
     for (name, policy) in policies() {
         let mut cfg = ExecutorConfig {
-            pool: test_pool_config(),
             key: KEY,
             ..ExecutorConfig::default()
         };
-        cfg.pool.policy = policy;
+        (cfg.pool.backend, cfg.pool.policy) = (test_backend(), policy);
         // The executor's defaults otherwise: a dead client fails after 8 ACK timeouts of 67 ms.
         let mut exec = match Executor::new(&n.mlx5, &n.pd, pool_cq(&n.ctx, 1024), cfg) {
             Ok(e) => e,
@@ -815,15 +812,22 @@ fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_
         // Then forged tokens, each naming a DCT number nobody serves, ahead of its next
         // transfers: four GETs and four PUTs.
         for i in 0..FORGED {
-            exec.submit(1000 + u64::from(i), &forged(&first, i), 0, Direction::Get, bad.sge(0, 4096).unwrap())
-                .unwrap();
+            exec.submit(
+                1000 + u64::from(i),
+                &forged(&first, i),
+                0,
+                Direction::Get,
+                bad.sge(0, 4096).unwrap(),
+            )
+            .unwrap();
         }
         buf.write(4 * 4096, &s3_pattern(4 * 4096, 60)).unwrap();
         for i in 0..4u64 {
             let (_, g) = buf.mint(i as usize * 4096, 4096, Direction::Get).unwrap();
             let (_, p) = buf.mint((4 + i as usize) * 4096, 4096, Direction::Put).unwrap();
             let o = &objects[i as usize];
-            exec.submit(10 + i, &g, 0, Direction::Get, o.sge(0, 4096).unwrap()).unwrap();
+            exec.submit(10 + i, &g, 0, Direction::Get, o.sge(0, 4096).unwrap())
+                .unwrap();
             exec.submit(20 + i, &p, 0, Direction::Put, landing[i as usize].sge(0, 4096).unwrap())
                 .unwrap();
         }
@@ -834,7 +838,11 @@ fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_
         while order.len() < 8 + FORGED as usize {
             let k = exec.poll(&mut out).expect("poll");
             order.extend(out[..k].iter().cloned());
-            assert!(Instant::now() < deadline, "{name}: only {} finished: {order:?}", order.len());
+            assert!(
+                Instant::now() < deadline,
+                "{name}: only {} finished: {order:?}",
+                order.len()
+            );
         }
         let first_forged = order.iter().position(|d| d.id >= 1000).unwrap();
         let honest_done: Vec<_> = order.iter().filter(|d| d.id < 1000).collect();
@@ -852,12 +860,77 @@ fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_
         }
         let got = bytes(buf.mr());
         for i in 0..4 {
-            assert!(got[i * 4096..(i + 1) * 4096] == s3_pattern(4096, 20 + i as u64)[..], "{name}: GET {i}");
+            assert!(
+                got[i * 4096..(i + 1) * 4096] == s3_pattern(4096, 20 + i as u64)[..],
+                "{name}: GET {i}"
+            );
             assert!(
                 bytes(&landing[i]) == s3_pattern(4 * 4096, 60)[i * 4096..(i + 1) * 4096],
                 "{name}: PUT {i}"
             );
         }
-        assert_eq!(exec.in_flight(), 0);
+        let s = exec.stats();
+        assert_eq!(
+            (s.proven, s.unproven_failed, s.unproven_refused),
+            (1, u64::from(FORGED), 0),
+            "{name}: one client proven, every forged token failed on probation"
+        );
+        assert_eq!(
+            (exec.in_flight(), exec.clients()),
+            (0, 1),
+            "{name}: only the honest client kept"
+        );
     }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn strangers_past_unproven_transfers_are_refused_while_proven_and_new_clients_still_get_through() {
+    let n = node();
+    let mut exec = n.executor(|c| c.unproven_transfers = 4);
+    let honest = n.client(KEY);
+    let mut buf = n.exposed(&honest, 4096, 0);
+    let object = n.local(&mut exec, 4096, 5);
+    let bad = n.local(&mut exec, 4096, 99);
+    let (_, t) = buf.mint(0, 4096, Direction::Get).unwrap();
+    exec.submit(0, &t, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert!(finish(&mut exec, 1)[0].is_ok());
+    for i in 0..4 {
+        exec.submit(
+            100 + u64::from(i),
+            &forged(&t, i),
+            0,
+            Direction::Get,
+            bad.sge(0, 4096).unwrap(),
+        )
+        .unwrap();
+    }
+    // A fifth stranger is refused, with what to do; a new client too (it is a stranger as
+    // well until it answers); the proven client is not.
+    let e = exec
+        .submit(104, &forged(&t, 4), 0, Direction::Get, bad.sge(0, 4096).unwrap())
+        .unwrap_err();
+    assert!(e.is_would_block() && e.hint().contains("unproven_transfers"), "{e}");
+    let newcomer = n.client(KEY);
+    let mut nbuf = n.exposed(&newcomer, 4096, 0);
+    let (_, nt) = nbuf.mint(0, 4096, Direction::Get).unwrap();
+    assert!(exec
+        .submit(2, &nt, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap_err()
+        .is_would_block());
+    exec.submit(1, &t, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert_eq!(exec.stats().unproven_refused, 2);
+    let done = finish(&mut exec, 5);
+    assert!(done[0].is_ok(), "the proven client: {:?}", done[0]);
+    assert!(done[1..].iter().all(|d| d.status == WcStatus::RetryExcErr), "{done:?}");
+    // The strangers are gone: the newcomer gets through, answers, and is proven.
+    exec.submit(2, &nt, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert!(finish(&mut exec, 1)[0].is_ok());
+    assert!(bytes(nbuf.mr()) == s3_pattern(4096, 5));
+    let s = exec.stats();
+    assert_eq!((s.proven, s.unproven_failed), (2, 4));
+    assert_eq!(exec.clients(), 2, "the two proven clients kept, no stranger");
 }

@@ -453,7 +453,7 @@ fn serve(o: Opts) -> Result<(), String> {
         ..ExecutorConfig::default()
     };
     (cfg.pool.dcis, cfg.pool.port) = (o.dcis, o.port);
-    let cq = ctx.create_cq(o.dcis as u32 * 128 + 1).map_err(|e| e.to_string())?;
+    let cq = ctx.create_cq(cfg.cq_size()).map_err(|e| e.to_string())?;
     let mut exec = Executor::new(&mlx5, &pd, cq, cfg).map_err(|e| e.to_string())?;
     let mut slots = Vec::new();
     for _ in 0..o.slots {

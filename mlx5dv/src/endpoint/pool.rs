@@ -36,10 +36,38 @@ pub struct PoolConfig {
     /// the pool then reaches only DCTs built with it ([`crate::DcTargetAddr::out_of_order`]),
     /// and without it only DCTs built without ([`DciPool::add_endpoint`] refuses the others).
     pub out_of_order: bool,
+    /// DCIs of their own, in addition to `dcis`, for endpoints on probation (peers that have
+    /// not answered yet: [`DciPool::add_endpoint_on_probation`]). None: every endpoint uses
+    /// the `dcis` DCIs.
+    pub probation: Option<Probation>,
+}
+
+/// DCIs kept apart for endpoints on probation: peers that have not answered yet, whose
+/// requests may wait out every ACK timeout (a DCT that is gone, or that never existed).
+///
+/// An endpoint added with [`DciPool::add_endpoint_on_probation`] posts only on these DCIs
+/// until [`DciPool::prove`] (called once its peer has answered) moves it to the others, so a
+/// peer that never answers holds (`Dcs`, `DcsQuota`) or blocks (`Rand`, `Streams`: the
+/// requests bound to the same DCI wait behind its retries) a probation DCI, never one of
+/// the `dcis` that proven endpoints use. Endpoints on probation share these DCIs among
+/// themselves: under `Dcs` one at a time per DCI.
+///
+/// The cost: `dcis` more DCIs (their send queues count against the CQ: see
+/// [`DciPool::new`]), and a peer on probation whose answer takes longer than the shorter
+/// timeout fails where it would have succeeded on the other DCIs.
+#[derive(Copy, Clone, Debug)]
+pub struct Probation {
+    /// DCIs for endpoints on probation (at least 1).
+    pub dcis: usize,
+    /// Their ACK timeout and retries: a peer that never answers gives a probation DCI back
+    /// after `(retry_cnt + 1) x 4.096 us x 2^timeout`. `max_rd_atomic` and the rest as for
+    /// the other DCIs.
+    pub rts: RtsAttr,
 }
 
 impl Default for PoolConfig {
-    /// Four DCIs of 128 requests, 1024 endpoints, `Dcs`, port 1 at its active MTU, no atomics.
+    /// Four DCIs of 128 requests, 1024 endpoints, `Dcs`, port 1 at its active MTU, no atomics,
+    /// no probation DCIs.
     fn default() -> Self {
         PoolConfig {
             dcis: 4,
@@ -52,6 +80,7 @@ impl Default for PoolConfig {
             atomics: false,
             backend: SendBackend::WrApi,
             out_of_order: false,
+            probation: None,
         }
     }
 }
@@ -89,6 +118,8 @@ struct Slot {
     reporting: usize,
     /// The endpoint holding the DCI (Dcs, DcsQuota).
     holder: Option<u32>,
+    /// A probation DCI ([`Probation`]): only endpoints on probation post on it.
+    probation: bool,
     /// The DCI is in ERR: no new requests until it is recovered.
     failed: bool,
     /// Streams on which a request failed or was flushed (stream 0 without streams), until
@@ -111,6 +142,11 @@ struct Ep {
     outstanding: u32,
     /// Requests posted since it took its DCI (DcsQuota).
     since_acquire: u32,
+    /// On probation: it posts on the probation DCIs only.
+    probation: bool,
+    /// Proven while it had requests outstanding on a probation DCI it is bound to (Rand,
+    /// Streams): bound to one of the other DCIs once those are in (its order kept).
+    rebind: bool,
     /// Its peer failed on this DCI, or another endpoint's on this DCI (and stream) that
     /// reaches the same target (dc-review-3 finding 7: requests to one DCT are pipelined, so
     /// its flushed ones may have executed): its flushed requests are reported, not posted
@@ -164,8 +200,11 @@ pub struct DciPool {
     /// `max_log_num_errored` 0): every stream error then takes the DCI to ERR, and the pool
     /// recovers the whole DCI (counted in [`Recoveries::dcis`]).
     reset_streams: bool,
-    /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota).
-    waiting: bool,
+    /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota),
+    /// by class: `[proven, on probation]`.
+    waiting: [bool; 2],
+    /// DCIs `0..main` serve proven endpoints, the others ([`Probation`]) those on probation.
+    main: usize,
     recovered: Recoveries,
     /// A recovery error met after completions were written: reported by the next poll.
     deferred: Option<Error>,
@@ -212,6 +251,11 @@ mod busy {
         OP,
         libc::EAGAIN,
         "every DCI is held by an active endpoint: poll and try again",
+    );
+    pub(super) static NO_PROBATION_DCI: StaticError = StaticError::new(
+        OP,
+        libc::EAGAIN,
+        "every probation DCI (for peers that have not answered yet) is held by an active endpoint: poll and try again",
     );
     pub(super) static RECOVERING: StaticError = StaticError::new(
         OP,
@@ -266,6 +310,7 @@ impl DciPool {
     pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> std::result::Result<Self, Returned<Cq>> {
         match Self::build_slots(mlx5, pd, &cq, cfg) {
             Ok((slots, needed, reset_streams)) => Ok(DciPool {
+                main: cfg.dcis,
                 cq,
                 pd: pd.clone(),
                 policy: cfg.policy,
@@ -278,7 +323,7 @@ impl DciPool {
                 foreign: VecDeque::with_capacity(SCRATCH),
                 unposted: VecDeque::with_capacity(needed),
                 reset_streams,
-                waiting: false,
+                waiting: [false; 2],
                 recovered: Recoveries::default(),
                 deferred: None,
                 next_token: 0,
@@ -292,10 +337,17 @@ impl DciPool {
     /// can have outstanding together, and whether stream errors are recovered per stream.
     fn build_slots(mlx5: &Mlx5Context, pd: &Pd, cq: &Cq, cfg: PoolConfig) -> Result<(Vec<Slot>, usize, bool)> {
         const OP: &str = "DciPool::new";
-        if cfg.dcis == 0 || cfg.dcis > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
+        let extra = cfg.probation.map_or(0, |p| p.dcis);
+        if cfg.dcis == 0 || cfg.dcis + extra > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
             return Err(Error::invalid(
                 OP,
-                "a pool needs 1..=65535 DCIs with a send queue depth of at least 1",
+                "a pool needs 1..=65535 DCIs (probation ones included) with a send queue depth of at least 1",
+            ));
+        }
+        if cfg.probation.is_some_and(|p| p.dcis == 0) {
+            return Err(Error::invalid(
+                OP,
+                "PoolConfig::probation names no DCI: give it at least 1, or set it to None",
             ));
         }
         let others = cq.reporters();
@@ -325,8 +377,16 @@ impl DciPool {
             Some(bytes) => bytes,
             None => mlx5.context().query_port(cfg.port)?.active_mtu_bytes(),
         };
-        let mut slots = Vec::with_capacity(cfg.dcis);
-        for _ in 0..cfg.dcis {
+        let mut slots = Vec::with_capacity(cfg.dcis + extra);
+        for k in 0..cfg.dcis + extra {
+            let probation = k >= cfg.dcis;
+            let rts = match cfg.probation {
+                Some(p) if probation => RtsAttr {
+                    max_rd_atomic: cfg.rts.max_rd_atomic,
+                    ..p.rts
+                },
+                _ => cfg.rts,
+            };
             let mut b = DciBuilder::new(mlx5, pd, cq)
                 .max_send_wr(cfg.max_send_wr)
                 .backend(cfg.backend);
@@ -339,7 +399,7 @@ impl DciPool {
             if let Some((log_concurrent, plan)) = plan {
                 b = b.streams(log_concurrent, plan.log_errored);
             }
-            let dci = b.build_ready(cfg.port, mtu_bytes, cfg.rts)?;
+            let dci = b.build_ready(cfg.port, mtu_bytes, rts)?;
             let depth = dci.caps().max_send_wr as usize;
             slots.push(Slot {
                 qp_num: dci.qp_num(),
@@ -349,6 +409,7 @@ impl DciPool {
                 replay: VecDeque::with_capacity(depth),
                 reporting: 0,
                 holder: None,
+                probation,
                 failed: false,
                 stream_failed: vec![false; streams],
                 erred: vec![false; streams],
@@ -358,7 +419,9 @@ impl DciPool {
         cq.check_room(OP, needed, || {
             format!(
                 "{} DCIs x max_send_wr {} (as the library rounded {})",
-                cfg.dcis, slots[0].depth, cfg.max_send_wr
+                cfg.dcis + extra,
+                slots[0].depth,
+                cfg.max_send_wr
             )
         })?;
         Ok((slots, needed as usize, plan.is_some_and(|(_, p)| p.reset_streams)))
@@ -372,6 +435,85 @@ impl DciPool {
     /// out of order and the pool's DCIs do not, or the other way round (both ends of a DC
     /// connection must agree on `MLX5DV_QP_CREATE_OOO_DP`: see [`PoolConfig::out_of_order`]).
     pub fn add_endpoint(&mut self, peer: DcPeer) -> std::result::Result<EndpointId, Returned<DcPeer>> {
+        self.add(peer, false)
+    }
+
+    /// Adds an endpoint for `peer` on probation: it posts on the pool's probation DCIs only
+    /// ([`PoolConfig::probation`]) until [`DciPool::prove`] moves it to the others. For a
+    /// peer not known to answer (its address came from untrusted input): if it never
+    /// answers, its requests wait out their ACK timeouts on a probation DCI, not on one that
+    /// proven endpoints need.
+    ///
+    /// # Errors
+    /// As [`DciPool::add_endpoint`]; EINVAL for a pool without probation DCIs.
+    pub fn add_endpoint_on_probation(&mut self, peer: DcPeer) -> std::result::Result<EndpointId, Returned<DcPeer>> {
+        if self.main == self.slots.len() {
+            return Err(Returned {
+                error: Error::invalid(
+                    "DciPool::add_endpoint_on_probation",
+                    "the pool has no probation DCIs: create it with PoolConfig::probation",
+                ),
+                value: peer,
+            });
+        }
+        self.add(peer, true)
+    }
+
+    /// Ends endpoint `ep`'s probation (its peer has answered): its next requests go to the
+    /// pool's other DCIs, once those it has outstanding on a probation DCI are in (so its
+    /// requests stay in order). A no-op for an endpoint not on probation.
+    ///
+    /// # Errors
+    /// EINVAL when `ep` names no endpoint of this pool.
+    pub fn prove(&mut self, ep: EndpointId) -> Result<()> {
+        let Some(i) = self.live(ep) else {
+            return Err(Error::invalid(
+                "DciPool::prove",
+                "no such endpoint in this pool (never added, or removed)",
+            ));
+        };
+        let e = &mut self.eps[i];
+        if e.probation {
+            e.probation = false;
+            // Dcs, DcsQuota: it takes one of the other DCIs once it has given its own back.
+            e.rebind = e.dci.is_some() && matches!(self.policy, Policy::Rand { .. } | Policy::Streams { .. });
+            if e.outstanding == 0 {
+                self.rebind(i);
+            }
+        }
+        Ok(())
+    }
+
+    /// The DCI (fixed under Rand and Streams) and stream of the endpoint at place `i`, in
+    /// the class of DCIs it posts on.
+    fn bind(&self, i: usize, probation: bool) -> (Option<usize>, u16) {
+        let (base, count) = if probation {
+            (self.main, self.slots.len() - self.main)
+        } else {
+            (0, self.main)
+        };
+        match self.policy {
+            Policy::Dcs | Policy::DcsQuota { .. } => (None, 0),
+            Policy::Streams { log_concurrent, .. } => (
+                Some(base + i % count),
+                ((i / count) % (1usize << log_concurrent)) as u16,
+            ),
+            Policy::Rand { seed } => (Some(base + (mix(seed ^ i as u64) % count as u64) as usize), 0),
+        }
+    }
+
+    /// Binds the proven endpoint at place `i` (nothing outstanding) to its DCI among the
+    /// proven endpoints' (Rand, Streams).
+    #[cold]
+    fn rebind(&mut self, i: usize) {
+        if std::mem::take(&mut self.eps[i].rebind) {
+            let (dci, stream) = self.bind(i, false);
+            let e = &mut self.eps[i];
+            (e.dci, e.stream) = (dci, stream);
+        }
+    }
+
+    fn add(&mut self, peer: DcPeer, probation: bool) -> std::result::Result<EndpointId, Returned<DcPeer>> {
         const OP: &str = "DciPool::add_endpoint";
         if self.free.is_empty() && self.eps.len() == self.eps.capacity() {
             return Err(Returned {
@@ -404,12 +546,7 @@ impl DciPool {
             });
         }
         let i = self.free.last().map_or(self.eps.len(), |&f| f as usize);
-        let w = self.slots.len();
-        let (dci, stream) = match self.policy {
-            Policy::Dcs | Policy::DcsQuota { .. } => (None, 0),
-            Policy::Streams { log_concurrent, .. } => (Some(i % w), ((i / w) % (1usize << log_concurrent)) as u16),
-            Policy::Rand { seed } => (Some((mix(seed ^ i as u64) % w as u64) as usize), 0),
-        };
+        let (dci, stream) = self.bind(i, probation);
         let ep = Ep {
             peer: Some(peer),
             generation: self.eps.get(i).map_or(0, |e| e.generation),
@@ -417,6 +554,8 @@ impl DciPool {
             stream,
             outstanding: 0,
             since_acquire: 0,
+            probation,
+            rebind: false,
             failed: None,
         };
         let id = EndpointId(i as u32, ep.generation);
@@ -547,17 +686,30 @@ impl DciPool {
                 "no such endpoint in this pool (never added, or removed)",
             ));
         };
+        if self.eps[i].rebind && self.eps[i].outstanding == 0 {
+            self.rebind(i);
+        }
         let e = &self.eps[i];
         let d = match (self.policy, e.dci) {
-            (Policy::DcsQuota { quota }, Some(_)) if e.since_acquire >= quota && self.waiting => {
+            (Policy::DcsQuota { quota }, Some(d))
+                if e.since_acquire >= quota && self.waiting[usize::from(self.slots[d].probation)] =>
+            {
                 return Err(would_block(&busy::QUOTA));
             }
             (_, Some(d)) => d,
-            (_, None) => match self.slots.iter().position(|s| s.holder.is_none() && !s.failed) {
+            (_, None) => match self
+                .slots
+                .iter()
+                .position(|s| s.holder.is_none() && !s.failed && s.probation == e.probation)
+            {
                 Some(d) => d,
                 None => {
-                    self.waiting = true;
-                    return Err(would_block(&busy::NO_DCI));
+                    self.waiting[usize::from(e.probation)] = true;
+                    return Err(would_block(if e.probation {
+                        &busy::NO_PROBATION_DCI
+                    } else {
+                        &busy::NO_DCI
+                    }));
                 }
             },
         };
@@ -794,7 +946,7 @@ impl DciPool {
             e.dci = None;
             e.since_acquire = 0;
             self.slots[d].holder = None;
-            self.waiting = false;
+            self.waiting[usize::from(self.slots[d].probation)] = false;
         }
     }
 

@@ -13,11 +13,33 @@
 //! an RDMA read or write of the same bytes is harmless to repeat, once nothing of that client
 //! is outstanding ahead of it (twice at most, counted in [`ExecutorStats::replays`]).
 //!
+//! # Strangers: clients that have not answered yet
+//! A token is untrusted input: it may name a DCT that is gone, that never existed, or that
+//! expects another key. A request to such a client is never answered and holds the DCI it is
+//! on for every ACK timeout (`RtsAttr` 14 and 7 retries: 8 x 67 ms), while under `Dcs` no other
+//! client can use that DCI, and under `Rand` or `Streams` the requests bound to it wait behind
+//! it. So a client is *on probation* until one of its messages completes: its transfers run
+//! on DCIs of their own ([`crate::Probation`], `ExecutorConfig::pool.probation`: by default 2
+//! more DCIs, with an ACK timeout of 16.8 ms and 3 retries, so a client that never answers
+//! gives one back after 67 ms), and at most [`ExecutorConfig::unproven_transfers`] transfers
+//! of clients on probation run at once (a submit past that is refused with EAGAIN, counted in
+//! [`ExecutorStats::unproven_refused`]). Once a message of a client completes it is *proven*
+//! ([`ExecutorStats::proven`]): its transfers go to the pool's other DCIs, which no stranger
+//! ever posts on. Forged tokens therefore cost proven clients nothing, under every pool
+//! policy; they compete only with other clients' first contacts. The costs: the probation
+//! DCIs (their send queues count against the CQ), a first transfer whose client answers more
+//! slowly than the probation timeout fails (it fails, it is not retried on the other DCIs),
+//! a new client may wait behind strangers for a probation DCI (or be refused while
+//! `unproven_transfers` of theirs run), and a proven client released (idle past
+//! `keep_idle`) starts on probation again. A client that answered once and then dies still
+//! holds a proven DCI for the full retry time, as any client that dies does.
+//!
 //! Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
 //! released when its client has no transfer left, except that up to
 //! [`ExecutorConfig::keep_idle`] idle clients are kept, least recently used first out, for
 //! clients that come back; [`Executor::release_idle`] releases those too. A client whose last
-//! transfer ended in retry-exceeded (dead, or presenting another key) is never kept. Every
+//! transfer ended in retry-exceeded (dead, or presenting another key), or that never
+//! answered, is never kept. Every
 //! table is sized at creation: a server that runs for ever does not grow.
 
 use super::keyed_hash::KeyedHash;
@@ -26,10 +48,11 @@ use crate::addr::{Mtu, RemoteMemory};
 use crate::ah::{Ah, PeerPath};
 use crate::cq::{Cq, WcStatus};
 use crate::dc::{DcKey, DcPeer, Mlx5Context};
-use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Request};
+use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Probation, Request};
 use crate::error::{Error, Result};
 use crate::mr::{Mr, Returned, Sge};
 use crate::pd::Pd;
+use crate::qp::RtsAttr;
 use mlx5dv_raw as raw;
 use std::collections::{HashMap, VecDeque};
 
@@ -55,14 +78,27 @@ pub struct ExecutorConfig {
     pub max_transfers: usize,
     /// Idle clients whose endpoint and address handle are kept for their next transfer.
     pub keep_idle: usize,
+    /// Transfers of clients on probation (none of their messages completed yet) accepted at
+    /// once, 1 to `max_transfers`: the rest of the table stays for proven clients (see the
+    /// [module](self) documentation).
+    pub unproven_transfers: usize,
 }
 
 impl Default for ExecutorConfig {
-    /// The pool's defaults with 16 reads in flight per DCI, the reference's key, the port's
-    /// message limit, 256 transfers at once, 64 idle clients kept.
+    /// The pool's defaults with 16 reads in flight per DCI and 2 probation DCIs (ACK timeout
+    /// 12: 16.8 ms, 3 retries), the reference's key, the port's message limit, 256 transfers
+    /// at once of which 64 of clients on probation, 64 idle clients kept.
     fn default() -> Self {
         let mut pool = PoolConfig::default();
         pool.rts.max_rd_atomic = 16;
+        pool.probation = Some(Probation {
+            dcis: 2,
+            rts: RtsAttr {
+                timeout: 12,
+                retry_cnt: 3,
+                ..pool.rts
+            },
+        });
         ExecutorConfig {
             pool,
             key: super::REFERENCE_DC_KEY,
@@ -70,7 +106,21 @@ impl Default for ExecutorConfig {
             max_message: None,
             max_transfers: 256,
             keep_idle: 64,
+            unproven_transfers: 64,
         }
+    }
+}
+
+impl ExecutorConfig {
+    /// The completions the executor's CQ must hold: a request of every DCI's send queue,
+    /// probation DCIs included (`(pool.dcis + pool.probation.dcis) x pool.max_send_wr`; the
+    /// library may round the queues up, which [`Executor::new`] checks), plus one.
+    pub fn cq_size(&self) -> u32 {
+        let dcis = self.pool.dcis + self.pool.probation.map_or(0, |p| p.dcis);
+        u32::try_from(dcis)
+            .unwrap_or(u32::MAX)
+            .saturating_mul(self.pool.max_send_wr)
+            .saturating_add(1)
     }
 }
 
@@ -137,6 +187,8 @@ struct ClientEp {
     replaying: u32,
     /// While it is idle and kept: the stamp of its entry in the executor's `idle` queue.
     idle: Option<u64>,
+    /// A message of it completed: its endpoint left probation.
+    proven: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -169,6 +221,8 @@ struct Transfer {
     /// Waiting to run again, counted in its client's `replaying` until its first message is
     /// posted or it ends.
     replay_waiting: bool,
+    /// Submitted while its client was on probation: counted in the executor's `unproven`.
+    unproven: bool,
     bytes: u64,
     status: WcStatus,
     error: Option<Error>,
@@ -190,29 +244,19 @@ pub struct ExecutorStats {
     /// Transfers run again because another transfer's failure at the same client flushed
     /// one of their messages.
     pub replays: u64,
+    /// Clients that left probation: a message of theirs completed.
+    pub proven: u64,
+    /// Transfers of clients on probation that failed (dead or forged tokens among them).
+    pub unproven_failed: u64,
+    /// Submits refused because `unproven_transfers` transfers of clients on probation were
+    /// running.
+    pub unproven_refused: u64,
 }
 
-/// Executes S3-over-RDMA tokens over a pool of DCIs.
-///
-/// An [`Executor`] takes transfers (a token, an offset into its buffer, a direction, a local
-/// buffer and the caller's id) from any number of clients at once and moves the bytes with
-/// RDMA reads (PUT) and writes (GET) over a [`DciPool`]: a transfer longer than the message
-/// limit is split; the address handle of a path (a LID, or a GID on RoCE) is created once and
-/// shared by every client behind it; each transfer completes once, as a [`Done`] with the
-/// caller's id, the bytes moved and the status. A client that fails (gone: retry exceeded; a
-/// lying token: remote access error) fails its own transfer only: the pool recovers its DCI
-/// and the other clients' transfers go on. The same client's other transfers that were
-/// pipelined behind the failing one come back flushed (they may have executed, so the pool
-/// does not post them again); the executor runs such a transfer again from its start, since
-/// an RDMA read or write of the same bytes is harmless to repeat, once nothing of that client
-/// is outstanding ahead of it (twice at most, counted in [`ExecutorStats::replays`]).
-///
-/// Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
-/// released when its client has no transfer left, except that up to
-/// [`ExecutorConfig::keep_idle`] idle clients are kept, least recently used first out, for
-/// clients that come back; [`Executor::release_idle`] releases those too. A client whose last
-/// transfer ended in retry-exceeded (dead, or presenting another key) is never kept. Every
-/// table is sized at creation: a server that runs for ever does not grow.
+/// Executes S3-over-RDMA tokens over a pool of DCIs: transfers split at the message limit,
+/// each completing once; a failing client fails its own transfers only, and clients that
+/// have not answered yet run on DCIs of their own (the [module](self) documentation says
+/// how, what is replayed, and which idle clients are kept).
 ///
 /// Used from one thread at a time (`Send`): submit and poll from the thread that serves the
 /// HTTP requests' data path.
@@ -246,6 +290,9 @@ pub struct Executor {
     scratch: Vec<EpCompletion>,
     /// Transfers waiting to run again, of every client (0: no client's new transfers wait).
     replaying: u32,
+    /// Transfers of clients on probation running, and how many may.
+    unproven: usize,
+    max_unproven: usize,
     stats: ExecutorStats,
 }
 
@@ -261,10 +308,14 @@ impl Executor {
     /// An executor over a new [`DciPool`] on `cq` (the pool's rules: the CQ is the pool's
     /// alone and holds a completion for every request its DCIs can have outstanding).
     ///
+    /// The CQ must hold a completion for every request of every DCI, probation ones included
+    /// ([`ExecutorConfig::cq_size`]).
+    ///
     /// # Errors
     /// With the CQ back: [`DciPool::new`]'s errors; `ibv_query_port`'s; ENODEV on a RoCE port
     /// without a RoCE v2 GID when `gid_index` is None; EINVAL for `max_transfers` 0 or a
-    /// `max_message` of 0.
+    /// `max_message` of 0, for `unproven_transfers` 0, and for a pool without probation DCIs
+    /// (`pool.probation` None: strangers' dead tokens would hold the DCIs every client uses).
     pub fn new(
         mlx5: &Mlx5Context,
         pd: &Pd,
@@ -285,6 +336,15 @@ impl Executor {
                 pool_cfg.rts.max_rd_atomic = pool_cfg.rts.max_rd_atomic.min(limit);
             }
             Err(error) => return Err(Returned { error, value: cq }),
+        }
+        if cfg.pool.probation.is_none() || cfg.unproven_transfers == 0 {
+            let error = Error::invalid(
+                "mlx5dv::s3::Executor::new",
+                "the executor runs the transfers of clients that have not answered yet on DCIs of their own, so that \
+                 tokens naming dead or forged DCTs cannot hold the DCIs proven clients use: set pool.probation \
+                 (ExecutorConfig::default has 2 DCIs) and unproven_transfers to at least 1",
+            );
+            return Err(Returned { error, value: cq });
         }
         let pool = DciPool::new(mlx5, pd, cq, pool_cfg)?;
         let endpoints = cfg.pool.max_endpoints;
@@ -308,6 +368,8 @@ impl Executor {
             next_idle_stamp: 0,
             scratch: vec![EpCompletion::default(); 64],
             replaying: 0,
+            unproven: 0,
+            max_unproven: cfg.unproven_transfers.min(cfg.max_transfers),
             stats: ExecutorStats::default(),
         })
     }
@@ -332,7 +394,9 @@ impl Executor {
     ///   `local` is empty; the token has no GID on a RoCE port; `local` is not in a region
     ///   the executor holds ([`Executor::hold`]), or (PUT) its region lacks local write;
     /// - EAGAIN ([`Error::is_would_block`]): `max_transfers` are running, or a new client
-    ///   finds the endpoint table full of busy clients: poll, then submit again;
+    ///   finds the endpoint table full of busy clients, or the client is on probation and
+    ///   `unproven_transfers` transfers of such clients are running: poll, then submit again
+    ///   (or refuse the request);
     /// - `ibv_create_ah`'s error for a new client's path.
     pub fn submit(
         &mut self,
@@ -374,9 +438,12 @@ impl Executor {
             },
             dct_number: target.dct_number,
         };
-        let ep = self.endpoint(client, &target)?;
+        let (ep, proven) = self.endpoint(client, &target)?;
         self.free.pop();
-        self.transfers[slot as usize] = Transfer::running(id, client, ep, direction, local, remote);
+        let mut t = Transfer::running(id, client, ep, direction, local, remote);
+        t.unproven = !proven;
+        self.unproven += usize::from(!proven);
+        self.transfers[slot as usize] = t;
         self.stats.submitted += 1;
         self.ready.push_back(slot);
         self.pump();
@@ -470,16 +537,23 @@ impl Executor {
         &self.pool
     }
 
-    /// The endpoint of `client` (a kept one, or a new one), counted as busy with one more
-    /// transfer.
-    fn endpoint(&mut self, client: ClientKey, target: &crate::DcTargetAddr) -> Result<EndpointId> {
+    /// The endpoint of `client` (a kept one, or a new one on probation), counted as busy
+    /// with one more transfer, and whether the client is proven.
+    fn endpoint(&mut self, client: ClientKey, target: &crate::DcTargetAddr) -> Result<(EndpointId, bool)> {
+        let full = self.unproven >= self.max_unproven;
         if let Some(c) = self.clients.get_mut(&client) {
+            if !c.proven && full {
+                return Err(self.unproven_refused());
+            }
             if c.idle.take().is_some() {
                 // Busy again: its entry in the idle queue is stale from now on.
                 self.idle_clients -= 1;
             }
             c.active += 1;
-            return Ok(c.ep);
+            return Ok((c.ep, c.proven));
+        }
+        if full {
+            return Err(self.unproven_refused());
         }
         let ah = match self.ahs.get(&client.path) {
             Some((ah, _)) => ah.clone(),
@@ -489,7 +563,7 @@ impl Executor {
         };
         let mut peer = DcPeer::new(&ah, target, self.key);
         let ep = loop {
-            match self.pool.add_endpoint(peer) {
+            match self.pool.add_endpoint_on_probation(peer) {
                 Ok(ep) => break ep,
                 Err(r) if r.error.errno() == Some(libc::ENOSPC) => {
                     // Make room: the least recently used idle client goes.
@@ -515,9 +589,36 @@ impl Executor {
                 gone: false,
                 replaying: 0,
                 idle: None,
+                proven: false,
             },
         );
-        Ok(ep)
+        Ok((ep, false))
+    }
+
+    /// The refusal of a client on probation while `unproven_transfers` such transfers run.
+    #[cold]
+    fn unproven_refused(&mut self) -> Error {
+        self.stats.unproven_refused += 1;
+        Error::from_errno(
+            OP_SUBMIT,
+            libc::EAGAIN,
+            format!(
+                "{} transfers of clients that have not answered yet are running (ExecutorConfig::unproven_transfers): \
+                 poll, then submit again, or refuse the request",
+                self.unproven
+            ),
+        )
+    }
+
+    /// A message of `client` completed: it leaves probation.
+    #[cold]
+    fn prove(&mut self, client: ClientKey) {
+        if let Some(c) = self.clients.get_mut(&client).filter(|c| !c.proven) {
+            c.proven = true;
+            self.stats.proven += 1;
+            // (Its endpoint is live: it has this transfer running.)
+            let _ = self.pool.prove(c.ep);
+        }
     }
 
     /// Removes an idle client's endpoint, and its address handle if no other client uses it.
@@ -552,6 +653,10 @@ impl Executor {
         t.posted -= 1;
         if c.status == WcStatus::Success {
             t.bytes += max.min(t.remote.len - index * max);
+            if t.unproven {
+                let client = t.client;
+                self.prove(client);
+            }
         } else if c.status == WcStatus::WrFlushErr && t.replays < MAX_REPLAYS {
             t.flushed = true;
         } else if t.status == WcStatus::Success {
@@ -679,6 +784,12 @@ impl Executor {
         }
         self.replay_started(slot);
         let t = &mut self.transfers[slot as usize];
+        if t.unproven {
+            self.unproven -= 1;
+            if t.status != WcStatus::Success {
+                self.stats.unproven_failed += 1;
+            }
+        }
         if t.status != WcStatus::Success {
             // Still in `ready` if it failed before all was posted: drop it from there.
             if let Some(at) = self.ready.iter().position(|&s| s == slot) {
@@ -698,7 +809,7 @@ impl Executor {
         if c.active > 0 {
             return;
         }
-        if c.gone || self.keep_idle == 0 {
+        if c.gone || !c.proven || self.keep_idle == 0 {
             self.release(client);
             return;
         }
@@ -761,6 +872,7 @@ impl Transfer {
             flushed: false,
             replays: 0,
             replay_waiting: false,
+            unproven: false,
             bytes: 0,
             status: WcStatus::Success,
             error: None,
