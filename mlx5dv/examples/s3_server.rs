@@ -25,7 +25,12 @@
 //! ```text
 //! s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT]
 //!           [-g GID_INDEX] [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma]
+//!           [--policy dcs|dcs-quota|rand|streams]
 //! ```
+//! `--policy`: the DCI pool's assignment policy (default dcs). A quarter of the staging slots
+//! (at least one) may serve clients that have not answered yet
+//! (`ExecutorConfig::unproven_transfers`); a stranger's request past that is answered 503
+//! (Slow Down) at once, never queued ahead of other clients' requests.
 //! `--clients N`: exit once N clients said goodbye (`POST /_bye`), checking that every
 //! endpoint and address handle was released (exit status 1 if not). Under
 //! scripts/soft-mlx5-nodes the address is published to the rendezvous directory.
@@ -48,7 +53,8 @@ mod s3;
 
 const USAGE: &str =
     "s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT] [-g GID_INDEX] \
-                     [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma]";
+                     [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma] \
+                     [--policy dcs|dcs-quota|rand|streams]";
 
 struct Opts {
     listen: String,
@@ -62,6 +68,7 @@ struct Opts {
     slots: usize,
     max_object: usize,
     rdma: bool,
+    policy: mlx5dv::Policy,
 }
 
 type Store = Arc<Mutex<HashMap<String, Arc<Vec<u8>>>>>;
@@ -363,6 +370,19 @@ impl DataPath {
             Err(e) if e.is_would_block() => {
                 return again(req, key, token, range_header);
             }
+            Err(e) if e.errno() == Some(libc::EBUSY) => {
+                // A stranger (its DCT has not answered yet) while the strangers' share of the
+                // slots is in use: refused at once, not queued ahead of other clients.
+                self.declined += 1;
+                reply(
+                    req,
+                    Response::from_data(Vec::new())
+                        .with_status_code(503)
+                        .with_header(header(s3::REPLY, "503"))
+                        .with_header(header(s3::WHY, &e.to_string())),
+                );
+                return None;
+            }
             Err(e) => {
                 self.declined += 1;
                 reply(req, declined_answer(&e.to_string()));
@@ -450,9 +470,10 @@ fn serve(o: Opts) -> Result<(), String> {
         key: o.key,
         gid_index: o.gid_index,
         max_transfers: o.slots,
+        unproven_transfers: (o.slots / 4).max(1),
         ..ExecutorConfig::default()
     };
-    (cfg.pool.dcis, cfg.pool.port) = (o.dcis, o.port);
+    (cfg.pool.dcis, cfg.pool.port, cfg.pool.policy) = (o.dcis, o.port, o.policy);
     let cq = ctx.create_cq(cfg.cq_size()).map_err(|e| e.to_string())?;
     let mut exec = Executor::new(&mlx5, &pd, cq, cfg).map_err(|e| e.to_string())?;
     let mut slots = Vec::new();
@@ -556,6 +577,7 @@ fn parse() -> Result<Opts, String> {
         slots: 16,
         max_object: 8 << 20,
         rdma: true,
+        policy: mlx5dv::Policy::Dcs,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -573,6 +595,18 @@ fn parse() -> Result<Opts, String> {
             "--slots" => o.slots = num(value()?)? as usize,
             "--max-object" => o.max_object = num(value()?)? as usize,
             "--no-rdma" => o.rdma = false,
+            "--policy" => {
+                o.policy = match value()?.as_str() {
+                    "dcs" => mlx5dv::Policy::Dcs,
+                    "dcs-quota" => mlx5dv::Policy::DcsQuota { quota: 16 },
+                    "rand" => mlx5dv::Policy::Rand { seed: 1 },
+                    "streams" => mlx5dv::Policy::Streams {
+                        log_concurrent: 2,
+                        log_errored: 1,
+                    },
+                    p => return Err(format!("--policy {p}: dcs, dcs-quota, rand or streams ({USAGE})")),
+                }
+            }
             other => return Err(format!("unknown argument {other} ({USAGE})")),
         }
     }

@@ -22,7 +22,7 @@
 //! on DCIs of their own ([`crate::Probation`], `ExecutorConfig::pool.probation`: by default 2
 //! more DCIs, with an ACK timeout of 16.8 ms and 3 retries, so a client that never answers
 //! gives one back after 67 ms), and at most [`ExecutorConfig::unproven_transfers`] transfers
-//! of clients on probation run at once (a submit past that is refused with EAGAIN, counted in
+//! of clients on probation run at once (a submit past that is refused with EBUSY, counted in
 //! [`ExecutorStats::unproven_refused`]). Once a message of a client completes it is *proven*
 //! ([`ExecutorStats::proven`]): its transfers go to the pool's other DCIs, which no stranger
 //! ever posts on. Forged tokens therefore cost proven clients nothing, under every pool
@@ -394,9 +394,11 @@ impl Executor {
     ///   `local` is empty; the token has no GID on a RoCE port; `local` is not in a region
     ///   the executor holds ([`Executor::hold`]), or (PUT) its region lacks local write;
     /// - EAGAIN ([`Error::is_would_block`]): `max_transfers` are running, or a new client
-    ///   finds the endpoint table full of busy clients, or the client is on probation and
-    ///   `unproven_transfers` transfers of such clients are running: poll, then submit again
-    ///   (or refuse the request);
+    ///   finds the endpoint table full of busy clients: poll, then submit again;
+    /// - EBUSY: the client is on probation (none of its messages completed yet) and
+    ///   `unproven_transfers` transfers of such clients are running: refuse the request (HTTP
+    ///   503 Slow Down), or submit it again later, but do not queue it ahead of other clients'
+    ///   (it may wait long: strangers' tokens may be dead);
     /// - `ibv_create_ah`'s error for a new client's path.
     pub fn submit(
         &mut self,
@@ -601,10 +603,10 @@ impl Executor {
         self.stats.unproven_refused += 1;
         Error::from_errno(
             OP_SUBMIT,
-            libc::EAGAIN,
+            libc::EBUSY,
             format!(
                 "{} transfers of clients that have not answered yet are running (ExecutorConfig::unproven_transfers): \
-                 poll, then submit again, or refuse the request",
+                 refuse the request (HTTP 503 Slow Down), or submit it again later",
                 self.unproven
             ),
         )
