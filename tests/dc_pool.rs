@@ -97,6 +97,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         atomics: false,
         backend: test_backend(),
         out_of_order: false,
+        probation: None,
     };
     let mut pool = DciPool::new(&mlx5, &pd, pool_cq, cfg).expect("pool");
     pool.hold(&tx).unwrap();
@@ -437,6 +438,7 @@ fn dcs_two_dead_peers_on_two_dcis_each_fail_once_and_one_dcis_recovery_revives_n
         atomics: false,
         backend: test_backend(),
         out_of_order: false,
+        probation: None,
     };
     let mut pool = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 256), cfg).unwrap();
     pool.hold(&tx).unwrap();
@@ -519,6 +521,7 @@ fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_
         atomics: false,
         backend: test_backend(),
         out_of_order: false,
+        probation: None,
     };
     let mut pool = DciPool::new(&mlx5, &pd, cq, cfg).unwrap();
     pool.hold(&tx).unwrap();
@@ -824,6 +827,7 @@ fn small_pool(mlx5: &Mlx5Context, pd: &Pd, port: u8, policy: Policy, dcis: usize
         atomics: false,
         backend: test_backend(),
         out_of_order: false,
+        probation: None,
     };
     DciPool::new(mlx5, pd, cq, cfg).expect("pool")
 }

@@ -204,7 +204,7 @@ pub struct DciPool {
     /// by class: `[proven, on probation]`.
     waiting: [bool; 2],
     /// DCIs `0..main` serve proven endpoints, the others ([`Probation`]) those on probation.
-    main: usize,
+    main: u16,
     recovered: Recoveries,
     /// A recovery error met after completions were written: reported by the next poll.
     deferred: Option<Error>,
@@ -310,7 +310,7 @@ impl DciPool {
     pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> std::result::Result<Self, Returned<Cq>> {
         match Self::build_slots(mlx5, pd, &cq, cfg) {
             Ok((slots, needed, reset_streams)) => Ok(DciPool {
-                main: cfg.dcis,
+                main: cfg.dcis as u16,
                 cq,
                 pd: pd.clone(),
                 policy: cfg.policy,
@@ -447,7 +447,7 @@ impl DciPool {
     /// # Errors
     /// As [`DciPool::add_endpoint`]; EINVAL for a pool without probation DCIs.
     pub fn add_endpoint_on_probation(&mut self, peer: DcPeer) -> std::result::Result<EndpointId, Returned<DcPeer>> {
-        if self.main == self.slots.len() {
+        if usize::from(self.main) == self.slots.len() {
             return Err(Returned {
                 error: Error::invalid(
                     "DciPool::add_endpoint_on_probation",
@@ -487,10 +487,11 @@ impl DciPool {
     /// The DCI (fixed under Rand and Streams) and stream of the endpoint at place `i`, in
     /// the class of DCIs it posts on.
     fn bind(&self, i: usize, probation: bool) -> (Option<usize>, u16) {
+        let main = usize::from(self.main);
         let (base, count) = if probation {
-            (self.main, self.slots.len() - self.main)
+            (main, self.slots.len() - main)
         } else {
-            (0, self.main)
+            (0, main)
         };
         match self.policy {
             Policy::Dcs | Policy::DcsQuota { .. } => (None, 0),
