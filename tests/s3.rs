@@ -937,3 +937,74 @@ fn strangers_past_unproven_transfers_are_refused_while_proven_and_new_clients_st
     assert_eq!((s.proven, s.unproven_failed), (2, 4));
     assert_eq!(exec.clients(), 2, "the two proven clients kept, no stranger");
 }
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_token_naming_a_silent_roce_neighbour_never_blocks_submit_and_fails_alone() {
+    // soft-mlx5 (SOFT_MLX5_SILENT_GID) or a real on-link address nobody answers ARP for.
+    let Some(prefix) = std::env::var("SOFT_MLX5_SILENT_GID")
+        .ok()
+        .and_then(|l| l.split(',').next().map(str::to_string))
+    else {
+        println!("silent neighbour: not run (set SOFT_MLX5_SILENT_GID, e.g. 10.78.200.)");
+        return;
+    };
+    let n = node();
+    if n.gid_index.is_none() {
+        println!("silent neighbour: not run (InfiniBand: no neighbour to resolve)");
+        return;
+    }
+    let mut exec = n.executor(|_| {});
+    let honest = n.client(KEY);
+    let mut buf = n.exposed(&honest, 4 * 4096, 0);
+    let object = n.local(&mut exec, 4096, 7);
+    let bad = n.local(&mut exec, 4096, 99);
+    let (_, first) = buf.mint(0, 4096, Direction::Get).unwrap();
+    exec.submit(0, &first, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert!(finish(&mut exec, 1)[0].is_ok());
+    // A token naming an on-link address whose neighbour never answers.
+    let mut ip: Vec<u8> = prefix.split('.').filter_map(|p| p.parse().ok()).collect();
+    ip.resize(4, 1);
+    let mut gid = [0u8; 16];
+    gid[10..12].copy_from_slice(&[0xff, 0xff]);
+    gid[12..].copy_from_slice(&ip);
+    let silent = RdmaToken {
+        gid: Some(gid),
+        ..first
+    };
+    let t = Instant::now();
+    exec.submit(100, &silent, 0, Direction::Get, bad.sge(0, 4096).unwrap())
+        .expect("submit queues the transfer while the path resolves");
+    let submit_took = t.elapsed();
+    // The honest client's transfers behind it finish first.
+    for i in 1..4u64 {
+        let (_, g) = buf.mint(i as usize * 4096, 4096, Direction::Get).unwrap();
+        exec.submit(i, &g, 0, Direction::Get, object.sge(0, 4096).unwrap())
+            .unwrap();
+    }
+    let mut order = Vec::new();
+    let mut out = vec![Done::default(); 8];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while order.len() < 4 {
+        let k = exec.poll(&mut out).expect("poll");
+        order.extend(out[..k].iter().cloned());
+        assert!(Instant::now() < deadline, "only {} finished: {order:?}", order.len());
+    }
+    let silent_took = t.elapsed();
+    assert!(
+        order[..3].iter().all(|d| d.id < 100 && d.is_ok()),
+        "the honest transfers first: {order:?}"
+    );
+    let d = &order[3];
+    assert_eq!((d.id, d.status), (100, WcStatus::GeneralErr), "{d:?}");
+    let e = d.error.as_ref().expect("the reason");
+    assert_eq!(e.errno(), Some(libc::ETIMEDOUT), "{e}");
+    // Within one process: submit returned in a small part of the time the path took to fail.
+    assert!(
+        submit_took * 20 < silent_took,
+        "submit took {submit_took:?}, the path failed after {silent_took:?}"
+    );
+    assert_eq!(exec.stats().unresolved, 1);
+    assert_eq!((exec.in_flight(), exec.address_handles()), (0, 1), "no handle kept for the silent path");
+}
