@@ -1006,5 +1006,9 @@ fn a_token_naming_a_silent_roce_neighbour_never_blocks_submit_and_fails_alone() 
         "submit took {submit_took:?}, the path failed after {silent_took:?}"
     );
     assert_eq!(exec.stats().unresolved, 1);
-    assert_eq!((exec.in_flight(), exec.address_handles()), (0, 1), "no handle kept for the silent path");
+    assert_eq!(
+        (exec.in_flight(), exec.address_handles()),
+        (0, 1),
+        "no handle kept for the silent path"
+    );
 }

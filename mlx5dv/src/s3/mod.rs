@@ -46,6 +46,7 @@
 mod client;
 mod executor;
 mod keyed_hash;
+mod resolver;
 mod token;
 
 pub use client::{Client, ClientConfig, Expose, Exposed, ExposedPart, TokenId};
