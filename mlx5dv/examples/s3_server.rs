@@ -123,9 +123,16 @@ fn answer(req: Request, resp: Answer) {
     let _ = req.respond(resp);
 }
 
+/// Answers handed to workers and not yet written: the server waits for them before it exits
+/// (else the last client's goodbye could go unanswered).
+static UNSENT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Hands the answer to the worker holding the request (it never blocks the data path).
 fn reply(to: Reply, resp: Answer) {
-    let _ = to.send(resp);
+    UNSENT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if to.send(resp).is_err() {
+        UNSENT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 fn range_of(req: &Request) -> Option<String> {
@@ -250,6 +257,7 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
         // The data path's answer (it drops the sender only when it exits).
         if let Ok(resp) = from.recv() {
             answer(req, resp);
+            UNSENT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         }
     }
 }
@@ -556,6 +564,11 @@ fn serve(o: Opts) -> Result<(), String> {
                 dp.exec.address_handles(),
                 s.released
             );
+            // The workers write the answers handed to them (the last goodbye's among them).
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while UNSENT.load(std::sync::atomic::Ordering::SeqCst) > 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
             if dp.exec.clients() != 0 || dp.exec.address_handles() != 0 {
                 return Err("endpoints or address handles were not released".into());
             }
