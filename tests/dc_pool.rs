@@ -812,7 +812,12 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
 /// vanished peer is declared dead within milliseconds), room for 8 endpoints.
 fn small_pool(mlx5: &Mlx5Context, pd: &Pd, port: u8, policy: Policy, dcis: usize) -> DciPool {
     let cq = pool_cq(mlx5.context(), 256);
-    let cfg = PoolConfig {
+    DciPool::new(mlx5, pd, cq, small_config(port, policy, dcis)).expect("pool")
+}
+
+/// [`small_pool`]'s configuration.
+fn small_config(port: u8, policy: Policy, dcis: usize) -> PoolConfig {
+    PoolConfig {
         dcis,
         max_endpoints: 8,
         policy,
@@ -828,8 +833,7 @@ fn small_pool(mlx5: &Mlx5Context, pd: &Pd, port: u8, policy: Policy, dcis: usize
         backend: test_backend(),
         out_of_order: false,
         probation: None,
-    };
-    DciPool::new(mlx5, pd, cq, cfg).expect("pool")
+    }
 }
 
 /// Whether the device has DCI streams for `log_concurrent` (prints "not run" otherwise).
@@ -1522,25 +1526,14 @@ fn an_endpoint_on_probation_posts_only_on_probation_dcis_and_leaves_them_once_pr
         });
     }
     for policy in policies {
+        let small = small_config(port, policy, 2);
         let cfg = PoolConfig {
-            dcis: 2,
-            max_endpoints: 8,
-            policy,
-            max_send_wr: 16,
-            port,
-            mtu_bytes: Some(MTU),
             rts: RtsAttr::default(),
-            atomics: false,
-            backend: test_backend(),
-            out_of_order: false,
             probation: Some(mlx5dv::Probation {
                 dcis: 1,
-                rts: RtsAttr {
-                    timeout: 8,
-                    retry_cnt: 1,
-                    ..RtsAttr::default()
-                },
+                rts: small.rts,
             }),
+            ..small
         };
         let mut pool = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 256), cfg).expect("pool");
         pool.hold(&tx).unwrap();
