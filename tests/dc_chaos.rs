@@ -135,6 +135,7 @@ pub fn chaos(policy: Policy, seed: u64, requests: usize) -> Option<Figures> {
         atomics: true,
         backend: test_backend(),
         out_of_order: false,
+        probation: None,
     };
     let mut pool = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 4096), cfg).expect("pool");
     pool.hold(&landing).expect("hold");

@@ -97,6 +97,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         atomics: false,
         backend: test_backend(),
         out_of_order: false,
+        probation: None,
     };
     let mut pool = DciPool::new(&mlx5, &pd, pool_cq, cfg).expect("pool");
     pool.hold(&tx).unwrap();
@@ -437,6 +438,7 @@ fn dcs_two_dead_peers_on_two_dcis_each_fail_once_and_one_dcis_recovery_revives_n
         atomics: false,
         backend: test_backend(),
         out_of_order: false,
+        probation: None,
     };
     let mut pool = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 256), cfg).unwrap();
     pool.hold(&tx).unwrap();
@@ -519,6 +521,7 @@ fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_
         atomics: false,
         backend: test_backend(),
         out_of_order: false,
+        probation: None,
     };
     let mut pool = DciPool::new(&mlx5, &pd, cq, cfg).unwrap();
     pool.hold(&tx).unwrap();
@@ -809,7 +812,12 @@ fn the_same_endpoint_code_runs_over_rc_and_over_a_dc_pool() {
 /// vanished peer is declared dead within milliseconds), room for 8 endpoints.
 fn small_pool(mlx5: &Mlx5Context, pd: &Pd, port: u8, policy: Policy, dcis: usize) -> DciPool {
     let cq = pool_cq(mlx5.context(), 256);
-    let cfg = PoolConfig {
+    DciPool::new(mlx5, pd, cq, small_config(port, policy, dcis)).expect("pool")
+}
+
+/// [`small_pool`]'s configuration.
+fn small_config(port: u8, policy: Policy, dcis: usize) -> PoolConfig {
+    PoolConfig {
         dcis,
         max_endpoints: 8,
         policy,
@@ -824,8 +832,8 @@ fn small_pool(mlx5: &Mlx5Context, pd: &Pd, port: u8, policy: Policy, dcis: usize
         atomics: false,
         backend: test_backend(),
         out_of_order: false,
-    };
-    DciPool::new(mlx5, pd, cq, cfg).expect("pool")
+        probation: None,
+    }
 }
 
 /// Whether the device has DCI streams for `log_concurrent` (prints "not run" otherwise).
@@ -1482,5 +1490,91 @@ fn a_server_with_client_churn_reuses_removed_endpoints_places_and_a_stale_id_nam
         assert_eq!(e.errno(), Some(libc::EINVAL), "{e}");
         assert_eq!(pool.remove_endpoint(s).unwrap_err().errno(), Some(libc::EINVAL));
         assert_eq!(pool.outstanding(s), 0);
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn an_endpoint_on_probation_posts_only_on_probation_dcis_and_leaves_them_once_proven_and_drained() {
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let rx_cq = ctx.create_cq(256).unwrap();
+    let srq = pd.create_srq(128, 1).unwrap();
+    let rx = pd.alloc_mr(128 * 8, Access::LOCAL_WRITE).unwrap();
+    for i in 0..128 {
+        srq.post_recv(i as u64, &[rx.sge(i * 8, 8).unwrap()]).unwrap();
+    }
+    let (_dct, addr) = dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, None);
+    let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+    let tx = pd.alloc_mr(64, Access::LOCAL_WRITE).unwrap();
+    let send = Request::Send {
+        local: tx.sge(0, 8).unwrap(),
+    };
+    // A pool without probation DCIs has nowhere to put a stranger.
+    let mut plain = small_pool(&mlx5, &pd, port, Policy::Dcs, 2);
+    let e = plain
+        .add_endpoint_on_probation(DcPeer::new(&ah, &addr, KEY))
+        .unwrap_err();
+    assert_eq!(e.error.errno(), Some(libc::EINVAL));
+    assert!(e.error.hint().contains("PoolConfig::probation"), "{}", e.error);
+    let mut policies = vec![Policy::Dcs, Policy::DcsQuota { quota: 2 }, Policy::Rand { seed: 3 }];
+    if has_streams(&mlx5, 1).is_some() {
+        policies.push(Policy::Streams {
+            log_concurrent: 1,
+            log_errored: 0,
+        });
+    }
+    for policy in policies {
+        let small = small_config(port, policy, 2);
+        let cfg = PoolConfig {
+            rts: RtsAttr::default(),
+            probation: Some(mlx5dv::Probation {
+                dcis: 1,
+                rts: small.rts,
+            }),
+            ..small
+        };
+        let mut pool = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 256), cfg).expect("pool");
+        pool.hold(&tx).unwrap();
+        assert_eq!(pool.dcis().count(), 3, "{policy:?}: 2 DCIs and 1 probation DCI");
+        let s = pool.add_endpoint_on_probation(DcPeer::new(&ah, &addr, KEY)).unwrap();
+        let t = pool.add_endpoint_on_probation(DcPeer::new(&ah, &addr, KEY)).unwrap();
+        for k in 0..4 {
+            pool.post(s, k, send).unwrap();
+        }
+        assert_eq!(
+            pool.assignment(s).map(|a| a.0),
+            Some(2),
+            "{policy:?}: a stranger on the probation DCI"
+        );
+        if matches!(policy, Policy::Dcs | Policy::DcsQuota { .. }) {
+            // The one probation DCI is held: the other stranger waits, though 2 DCIs are free.
+            let e = pool.post(t, 0, send).unwrap_err();
+            assert!(e.is_would_block() && e.hint().contains("probation"), "{policy:?}: {e}");
+        } else {
+            assert_eq!(pool.assignment(t).map(|a| a.0), Some(2), "{policy:?}");
+        }
+        // Proven with requests outstanding: they stay where they are (the endpoint's order).
+        pool.prove(s).unwrap();
+        assert_eq!(
+            pool.assignment(s).map(|a| a.0),
+            Some(2),
+            "{policy:?}: moved with requests outstanding"
+        );
+        let seen = poll_until(&mut pool, 2, 4, 64);
+        assert!(
+            seen.iter().flatten().all(|&st| st == WcStatus::Success),
+            "{policy:?}: {seen:?}"
+        );
+        pool.post(s, 10, send).unwrap();
+        let (d, _) = pool.assignment(s).unwrap();
+        assert!(d < 2, "{policy:?}: a proven endpoint on DCI {d}, a probation one");
+        let seen = poll_until(&mut pool, 2, 1, 64);
+        assert!(
+            seen.iter().flatten().all(|&st| st == WcStatus::Success),
+            "{policy:?}: {seen:?}"
+        );
+        assert_eq!(pool.in_flight(), 0);
     }
 }

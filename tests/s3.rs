@@ -8,8 +8,8 @@
 //! `s3_server`/`s3_client` examples and `scripts/s3-demo`.
 
 use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken};
-use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, RtsAttr, WcStatus};
-use mlx5dv_suite::device::{open, pool_cq, test_backend, test_pool_config, wait, TestCq};
+use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, Policy, RtsAttr, WcStatus};
+use mlx5dv_suite::device::{open, pool_cq, test_backend, wait, TestCq};
 use mlx5dv_suite::s3_pattern;
 use std::time::{Duration, Instant};
 
@@ -39,12 +39,10 @@ fn node() -> Node {
 impl Node {
     fn executor(&self, f: impl FnOnce(&mut ExecutorConfig)) -> Executor {
         let mut cfg = ExecutorConfig {
-            pool: test_pool_config(),
             key: KEY,
             ..ExecutorConfig::default()
         };
-        // As the executor's default: reads pipelined, up to the device's limit.
-        cfg.pool.rts.max_rd_atomic = 16;
+        cfg.pool.backend = test_backend();
         // Fail a dead or wrong-keyed client in a few hundred milliseconds, not seconds.
         cfg.pool.rts.timeout = 10;
         cfg.pool.rts.retry_cnt = 2;
@@ -868,4 +866,264 @@ fn the_example_servers_data_path_answers_other_clients_while_one_never_reads_its
     assert_eq!(&body, b"clients=");
     drop(slow);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The pool policies the executor accepts, each with a name for messages.
+fn policies() -> [(&'static str, Policy); 4] {
+    [
+        ("Dcs", Policy::Dcs),
+        ("DcsQuota", Policy::DcsQuota { quota: 4 }),
+        ("Rand", Policy::Rand { seed: 7 }),
+        (
+            "Streams",
+            Policy::Streams {
+                log_concurrent: 1,
+                log_errored: 1,
+            },
+        ),
+    ]
+}
+
+/// `token` with its DCT number changed to one nobody serves: the executor's requests to it
+/// are dropped at the port and wait out their ACK timeouts (a forged token: any HTTP client
+/// can send one).
+fn forged(token: &RdmaToken, i: u32) -> RdmaToken {
+    RdmaToken {
+        dct_number: 0xdead00 + i,
+        ..*token
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_policy() {
+    let n = node();
+    const FORGED: u32 = 8;
+    for (name, policy) in policies() {
+        let mut cfg = ExecutorConfig {
+            key: KEY,
+            ..ExecutorConfig::default()
+        };
+        (cfg.pool.backend, cfg.pool.policy) = (test_backend(), policy);
+        // The executor's defaults otherwise: a dead client fails after 8 ACK timeouts of 67 ms.
+        let mut exec = match Executor::new(&n.mlx5, &n.pd, pool_cq(&n.ctx, 1024), cfg) {
+            Ok(e) => e,
+            Err(r) if matches!(policy, Policy::Streams { .. }) && r.error.errno() == Some(libc::EOPNOTSUPP) => {
+                println!("{name}: not run (the device has no DCI streams): {}", r.error);
+                continue;
+            }
+            Err(r) => panic!("{name}: {}", r.error),
+        };
+        let honest = n.client(KEY);
+        let mut buf = n.exposed(&honest, 8 * 4096, 0);
+        let objects: Vec<_> = (0..4).map(|i| n.local(&mut exec, 4096, 20 + i as u8)).collect();
+        let landing: Vec<_> = (0..4).map(|_| n.local(&mut exec, 4096, 0)).collect();
+        let bad = n.local(&mut exec, 4096, 99);
+        // The honest client completes a transfer first (it has answered once).
+        let (_, first) = buf.mint(0, 4096, Direction::Get).unwrap();
+        exec.submit(0, &first, 0, Direction::Get, objects[0].sge(0, 4096).unwrap())
+            .unwrap();
+        assert!(finish(&mut exec, 1)[0].is_ok(), "{name}: the first GET");
+        // Then forged tokens, each naming a DCT number nobody serves, ahead of its next
+        // transfers: four GETs and four PUTs.
+        for i in 0..FORGED {
+            exec.submit(
+                1000 + u64::from(i),
+                &forged(&first, i),
+                0,
+                Direction::Get,
+                bad.sge(0, 4096).unwrap(),
+            )
+            .unwrap();
+        }
+        buf.write(4 * 4096, &s3_pattern(4 * 4096, 60)).unwrap();
+        for i in 0..4u64 {
+            let (_, g) = buf.mint(i as usize * 4096, 4096, Direction::Get).unwrap();
+            let (_, p) = buf.mint((4 + i as usize) * 4096, 4096, Direction::Put).unwrap();
+            let o = &objects[i as usize];
+            exec.submit(10 + i, &g, 0, Direction::Get, o.sge(0, 4096).unwrap())
+                .unwrap();
+            exec.submit(20 + i, &p, 0, Direction::Put, landing[i as usize].sge(0, 4096).unwrap())
+                .unwrap();
+        }
+        // In the order they finish: every honest transfer before the first forged one fails.
+        let mut order = Vec::new();
+        let mut out = vec![Done::default(); 16];
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while order.len() < 8 + FORGED as usize {
+            let k = exec.poll(&mut out).expect("poll");
+            order.extend(out[..k].iter().cloned());
+            assert!(
+                Instant::now() < deadline,
+                "{name}: only {} finished: {order:?}",
+                order.len()
+            );
+        }
+        let first_forged = order.iter().position(|d| d.id >= 1000).unwrap();
+        let honest_done: Vec<_> = order.iter().filter(|d| d.id < 1000).collect();
+        assert!(
+            order[..first_forged].len() == 8,
+            "{name}: {} of 8 honest transfers finished before the first forged token failed (the forged ones held \
+             the DCIs): {order:?}",
+            first_forged
+        );
+        for d in honest_done {
+            assert!(d.is_ok() && d.bytes == 4096, "{name}: an honest transfer: {d:?}");
+        }
+        for d in &order[first_forged..] {
+            assert!(!d.is_ok(), "{name}: a forged token succeeded: {d:?}");
+        }
+        let got = bytes(buf.mr());
+        for i in 0..4 {
+            assert!(
+                got[i * 4096..(i + 1) * 4096] == s3_pattern(4096, 20 + i as u64)[..],
+                "{name}: GET {i}"
+            );
+            assert!(
+                bytes(&landing[i]) == s3_pattern(4 * 4096, 60)[i * 4096..(i + 1) * 4096],
+                "{name}: PUT {i}"
+            );
+        }
+        let s = exec.stats();
+        assert_eq!(
+            (s.proven, s.unproven_failed, s.unproven_refused),
+            (1, u64::from(FORGED), 0),
+            "{name}: one client proven, every forged token failed on probation"
+        );
+        assert_eq!(
+            (exec.in_flight(), exec.clients()),
+            (0, 1),
+            "{name}: only the honest client kept"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn strangers_past_unproven_transfers_are_refused_while_proven_and_new_clients_still_get_through() {
+    let n = node();
+    let mut exec = n.executor(|c| c.unproven_transfers = 4);
+    let honest = n.client(KEY);
+    let mut buf = n.exposed(&honest, 4096, 0);
+    let object = n.local(&mut exec, 4096, 5);
+    let bad = n.local(&mut exec, 4096, 99);
+    let (_, t) = buf.mint(0, 4096, Direction::Get).unwrap();
+    exec.submit(0, &t, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert!(finish(&mut exec, 1)[0].is_ok());
+    for i in 0..4 {
+        exec.submit(
+            100 + u64::from(i),
+            &forged(&t, i),
+            0,
+            Direction::Get,
+            bad.sge(0, 4096).unwrap(),
+        )
+        .unwrap();
+    }
+    // A fifth stranger is refused, with what to do; a new client too (it is a stranger as
+    // well until it answers); the proven client is not.
+    let e = exec
+        .submit(104, &forged(&t, 4), 0, Direction::Get, bad.sge(0, 4096).unwrap())
+        .unwrap_err();
+    assert!(
+        e.errno() == Some(libc::EBUSY) && e.hint().contains("unproven_transfers"),
+        "{e}"
+    );
+    let newcomer = n.client(KEY);
+    let mut nbuf = n.exposed(&newcomer, 4096, 0);
+    let (_, nt) = nbuf.mint(0, 4096, Direction::Get).unwrap();
+    let e = exec
+        .submit(2, &nt, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap_err();
+    assert_eq!(e.errno(), Some(libc::EBUSY), "{e}");
+    exec.submit(1, &t, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert_eq!(exec.stats().unproven_refused, 2);
+    let done = finish(&mut exec, 5);
+    assert!(done[0].is_ok(), "the proven client: {:?}", done[0]);
+    assert!(done[1..].iter().all(|d| d.status == WcStatus::RetryExcErr), "{done:?}");
+    // The strangers are gone: the newcomer gets through, answers, and is proven.
+    exec.submit(2, &nt, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert!(finish(&mut exec, 1)[0].is_ok());
+    assert!(bytes(nbuf.mr()) == s3_pattern(4096, 5));
+    let s = exec.stats();
+    assert_eq!((s.proven, s.unproven_failed), (2, 4));
+    assert_eq!(exec.clients(), 2, "the two proven clients kept, no stranger");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_token_naming_a_silent_roce_neighbour_never_blocks_submit_and_fails_alone() {
+    // soft-mlx5 (SOFT_MLX5_SILENT_GID) or a real on-link address nobody answers ARP for.
+    let Some(prefix) = std::env::var("SOFT_MLX5_SILENT_GID")
+        .ok()
+        .and_then(|l| l.split(',').next().map(str::to_string))
+    else {
+        println!("silent neighbour: not run (set SOFT_MLX5_SILENT_GID, e.g. 10.78.200.)");
+        return;
+    };
+    let n = node();
+    if n.gid_index.is_none() {
+        println!("silent neighbour: not run (InfiniBand: no neighbour to resolve)");
+        return;
+    }
+    let mut exec = n.executor(|_| {});
+    let honest = n.client(KEY);
+    let mut buf = n.exposed(&honest, 4 * 4096, 0);
+    let object = n.local(&mut exec, 4096, 7);
+    let bad = n.local(&mut exec, 4096, 99);
+    let (_, first) = buf.mint(0, 4096, Direction::Get).unwrap();
+    exec.submit(0, &first, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert!(finish(&mut exec, 1)[0].is_ok());
+    // A token naming an on-link address whose neighbour never answers.
+    let mut ip: Vec<u8> = prefix.split('.').filter_map(|p| p.parse().ok()).collect();
+    ip.resize(4, 1);
+    let mut gid = [0u8; 16];
+    gid[10..12].copy_from_slice(&[0xff, 0xff]);
+    gid[12..].copy_from_slice(&ip);
+    let silent = RdmaToken {
+        gid: Some(gid),
+        ..first
+    };
+    let t = Instant::now();
+    exec.submit(100, &silent, 0, Direction::Get, bad.sge(0, 4096).unwrap())
+        .expect("submit queues the transfer while the path resolves");
+    let submit_took = t.elapsed();
+    // The honest client's transfers behind it finish first.
+    for i in 1..4u64 {
+        let (_, g) = buf.mint(i as usize * 4096, 4096, Direction::Get).unwrap();
+        exec.submit(i, &g, 0, Direction::Get, object.sge(0, 4096).unwrap())
+            .unwrap();
+    }
+    let mut order = Vec::new();
+    let mut out = vec![Done::default(); 8];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while order.len() < 4 {
+        let k = exec.poll(&mut out).expect("poll");
+        order.extend(out[..k].iter().cloned());
+        assert!(Instant::now() < deadline, "only {} finished: {order:?}", order.len());
+    }
+    let silent_took = t.elapsed();
+    assert!(
+        order[..3].iter().all(|d| d.id < 100 && d.is_ok()),
+        "the honest transfers first: {order:?}"
+    );
+    let d = &order[3];
+    assert_eq!((d.id, d.status), (100, WcStatus::GeneralErr), "{d:?}");
+    let e = d.error.as_ref().expect("the reason");
+    assert_eq!(e.errno(), Some(libc::ETIMEDOUT), "{e}");
+    // Within one process: submit returned in a small part of the time the path took to fail.
+    assert!(
+        submit_took * 20 < silent_took,
+        "submit took {submit_took:?}, the path failed after {silent_took:?}"
+    );
+    assert_eq!(exec.stats().unresolved, 1);
+    assert_eq!(
+        (exec.in_flight(), exec.address_handles()),
+        (0, 1),
+        "no handle kept for the silent path"
+    );
 }

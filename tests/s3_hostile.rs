@@ -9,13 +9,15 @@
 //! - the executor's tables stay bounded, and hold nothing once everything is released;
 //! - no panic, no hang (every sequence drains within a deadline).
 //!
+//! Odd seeds give the honest clients memory-window tokens, even ones registrations.
+//!
 //! `S3_HOSTILE_SEQUENCES` (default 6), `S3_HOSTILE_OPS` (operations per sequence, default
 //! 400) and `S3_HOSTILE_SEED` (the first sequence's seed, default 1) set the run; it prints
 //! how many sequences, operations and transfers of each kind it ran.
 
 use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken, TokenId};
 use mlx5dv::{Access, DcKey, Mr, WcStatus};
-use mlx5dv_suite::device::{open, pool_cq, test_pool_config};
+use mlx5dv_suite::device::{open, pool_cq, test_backend};
 use mlx5dv_suite::s3_pattern;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -127,6 +129,8 @@ struct Run<'a> {
     slots: [bool; SLOTS],
     honest: Vec<Option<Honest>>,
     generations: u32,
+    /// The honest clients' tokens are memory windows (odd seeds) or registrations.
+    windows: bool,
     wrong_key: (Client, Exposed<Vec<u8>>),
     running: HashMap<u64, Expect>,
     next_id: u64,
@@ -137,17 +141,21 @@ impl<'a> Run<'a> {
     fn new(node: &'a (mlx5dv::Context, mlx5dv::Mlx5Context, mlx5dv::Pd), seed: u64) -> Run<'a> {
         let (ctx, mlx5, pd) = node;
         let mut cfg = ExecutorConfig {
-            pool: test_pool_config(),
             key: KEY,
             max_transfers: MAX_TRANSFERS,
             keep_idle: KEEP_IDLE,
             ..ExecutorConfig::default()
         };
-        cfg.pool.rts.max_rd_atomic = 16;
-        // A dead or wrong-keyed client fails in about 13 ms (4.2 ms x 3 tries).
+        cfg.pool.backend = test_backend();
+        // A dead or wrong-keyed client fails in about 13 ms (4.2 ms x 3 tries), proven or not.
         cfg.pool.rts.timeout = 10;
         cfg.pool.rts.retry_cnt = 2;
-        let mut exec = Executor::new(mlx5, pd, pool_cq(ctx, 2048), cfg).expect("executor");
+        if let Some(p) = &mut cfg.pool.probation {
+            p.rts.timeout = 10;
+            p.rts.retry_cnt = 2;
+        }
+        let cqe = cfg.cq_size();
+        let mut exec = Executor::new(mlx5, pd, pool_cq(ctx, cqe), cfg).expect("executor");
         let reg = |v: Vec<u8>| pd.register(v, Access::LOCAL_WRITE).expect("register");
         let object = reg(s3_pattern(OBJECT, 77));
         let landing = reg(vec![0u8; SLOTS * REGION]);
@@ -168,6 +176,7 @@ impl<'a> Run<'a> {
             slots: [false; SLOTS],
             honest: Vec::new(),
             generations: 0,
+            windows: seed % 2 == 1,
             wrong_key: (wrong, wrong_buf),
             running: HashMap::new(),
             next_id: 0,
@@ -182,7 +191,11 @@ impl<'a> Run<'a> {
 
     fn new_client(&mut self) -> Honest {
         self.generations += 1;
-        let client = Client::new(self.mlx5, self.pd, KEY, ClientConfig::default()).expect("client DCT");
+        let cfg = ClientConfig {
+            windows: self.windows,
+            ..ClientConfig::default()
+        };
+        let client = Client::new(self.mlx5, self.pd, KEY, cfg).expect("client DCT");
         let mr = self
             .pd
             .register(vec![0u8; REGIONS * REGION], Access::LOCAL_WRITE)

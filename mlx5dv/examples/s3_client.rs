@@ -5,8 +5,17 @@
 //!
 //! ```text
 //! s3_client [--server URL] [--id N] [--tokens N] [--max-size BYTES] [-d DEVICE] [-p PORT]
-//!           [-g GID_INDEX] [--key HEX] [--chaos EVERY] [--die-at N]
+//!           [-g GID_INDEX] [--key HEX] [--chaos EVERY] [--die-at N] [--for SECONDS]
+//!           [--latency FILE] [--attacker RATE]
 //! ```
+//! - `--for SECONDS`: stop after that long (or `--tokens`, whichever comes first).
+//! - `--latency FILE`: write the latency of each RDMA request (PUT, GET, ranged GET: from
+//!   sending it to its answer), in microseconds, one a line; the median and 99th percentile
+//!   are printed in any case.
+//! - `--attacker RATE`: no honest work: for `--for` seconds (10 by default) send RATE GETs a
+//!   second with forged tokens, in turn naming a DCT number nobody serves (a new one each
+//!   time) and this node's DCT that expects another DC key; each must fail (never 2xx). It
+//!   prints what the server answered.
 //! - `--chaos EVERY`: every EVERY-th object also sends a bad request, in turn: a token that
 //!   lies (its rkey changed: the server must answer 403 and the buffer stay untouched), a
 //!   malformed one (declined with 501: the client falls back to the HTTP body), and one of a
@@ -30,7 +39,8 @@ mod device;
 mod s3;
 
 const USAGE: &str = "s3_client [--server URL] [--id N] [--tokens N] [--max-size BYTES] [-d DEVICE] [-p PORT] \
-                     [-g GID_INDEX] [--key HEX] [--chaos EVERY] [--die-at N]";
+                     [-g GID_INDEX] [--key HEX] [--chaos EVERY] [--die-at N] [--for SECONDS] [--latency FILE] \
+                     [--attacker RATE]";
 
 #[derive(Clone)]
 struct Opts {
@@ -45,6 +55,9 @@ struct Opts {
     chaos: Option<u64>,
     die_at: Option<u64>,
     kill_self_at: Option<u64>,
+    duration: Option<Duration>,
+    latency: Option<std::path::PathBuf>,
+    attacker: Option<u64>,
 }
 
 /// What came back from the server.
@@ -117,6 +130,10 @@ struct Run {
     rdma: u64,
     fallbacks: u64,
     refused_as_expected: u64,
+    /// Each RDMA request's latency, in microseconds.
+    latencies: Vec<u64>,
+    /// 503 answers sent again.
+    slow_downs: u64,
 }
 
 impl Run {
@@ -149,6 +166,8 @@ impl Run {
             rdma: 0,
             fallbacks: 0,
             refused_as_expected: 0,
+            latencies: Vec::new(),
+            slow_downs: 0,
         })
     }
 
@@ -159,6 +178,24 @@ impl Run {
     fn mint(&mut self, len: usize, dir: Direction) -> Result<(mlx5dv::s3::TokenId, RdmaToken), String> {
         self.tokens += 1;
         self.buf.mint(0, len, dir).map_err(|e| e.to_string())
+    }
+
+    /// `call`, its latency recorded. A 503 (Slow Down: the server is busy with clients that
+    /// have not answered yet, and this one has not either) is sent again after 20 ms, up to
+    /// 50 times, as S3 clients do; the latency counts the waits.
+    fn timed(&mut self, req: ureq::Request) -> Result<Reply, String> {
+        let t = std::time::Instant::now();
+        let mut r = call(req.clone(), &[]);
+        for _ in 0..50 {
+            if !matches!(&r, Ok(reply) if reply.status == 503) {
+                break;
+            }
+            self.slow_downs += 1;
+            std::thread::sleep(Duration::from_millis(20));
+            r = call(req.clone(), &[]);
+        }
+        self.latencies.push(t.elapsed().as_micros() as u64);
+        r
     }
 
     fn check_rdma(&mut self, what: &str, r: &Reply, status: u16, bytes: usize) -> Result<(), String> {
@@ -190,7 +227,7 @@ impl Run {
         // PUT: the server reads the buffer.
         self.buf.write(0, &data).map_err(|e| e.to_string())?;
         let (t, token) = self.mint(size, Direction::Put)?;
-        let r = call(self.agent.put(&url).set(s3::TOKEN, &token.format().unwrap()), &[])?;
+        let r = self.timed(self.agent.put(&url).set(s3::TOKEN, &token.format().unwrap()))?;
         self.buf.revoke(t).map_err(|e| e.to_string())?;
         self.check_rdma(&format!("PUT {url}"), &r, 200, size)?;
         if r.etag.as_deref() != Some(&*s3::etag(&data)) {
@@ -211,7 +248,7 @@ impl Run {
             // SAFETY: raising a signal on this process.
             unsafe { libc::raise(libc::SIGKILL) };
         }
-        let r = call(self.agent.get(&url).set(s3::TOKEN, &token.format().unwrap()), &[])?;
+        let r = self.timed(self.agent.get(&url).set(s3::TOKEN, &token.format().unwrap()))?;
         self.buf.revoke(t).map_err(|e| e.to_string())?;
         self.check_rdma(&format!("GET {url}"), &r, 200, size)?;
         if self.buffer(size) != data {
@@ -223,12 +260,11 @@ impl Run {
             let b = a + (rng.next() as usize) % (size - a);
             let n = b - a + 1;
             let (t, token) = self.mint(n, Direction::Get)?;
-            let r = call(
+            let r = self.timed(
                 self.agent
                     .get(&url)
                     .set(s3::TOKEN, &token.format().unwrap())
                     .set("Range", &format!("bytes={a}-{b}")),
-                &[],
             )?;
             self.buf.revoke(t).map_err(|e| e.to_string())?;
             self.check_rdma(&format!("GET {url} bytes={a}-{b}"), &r, 206, n)?;
@@ -325,7 +361,8 @@ fn run(o: &Opts, url: &str) -> Result<(), String> {
     let mut r = Run::new(o, url)?;
     let mut rng = Rng(o.id.wrapping_mul(1_000_003) ^ 0x5333);
     let mut i = 0;
-    while r.tokens < o.tokens {
+    let start = std::time::Instant::now();
+    while r.tokens < o.tokens && o.duration.map_or(true, |d| start.elapsed() < d) {
         r.round(i, &mut rng)?;
         i += 1;
     }
@@ -333,6 +370,79 @@ fn run(o: &Opts, url: &str) -> Result<(), String> {
         "s3_client {}: {i} objects, {} tokens, {} moved by RDMA and checked, {} bad requests refused as they should be, {} body fallbacks",
         o.id, r.tokens, r.rdma, r.refused_as_expected, r.fallbacks
     );
+    let mut l = r.latencies.clone();
+    l.sort_unstable();
+    if !l.is_empty() {
+        println!(
+            "s3_client {}: latency of {} RDMA requests: median {} us, 99th percentile {} us ({} answers 503 sent again)",
+            o.id,
+            l.len(),
+            l[l.len() / 2],
+            l[(l.len() * 99 / 100).min(l.len() - 1)],
+            r.slow_downs
+        );
+    }
+    if let Some(path) = &o.latency {
+        let text: String = r.latencies.iter().map(|v| format!("{v}\n")).collect();
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// `--attacker RATE`: forged tokens at RATE a second, each of which must fail.
+fn attack(o: &Opts, url: &str, rate: u64) -> Result<(), String> {
+    let r = Run::new(o, url)?;
+    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build();
+    // An object to GET (sent in the body: no token).
+    let obj = format!("{url}/bucket/attacker{}", o.id);
+    let put = call(agent.put(&obj), &s3::pattern(4096, 1))?;
+    if put.status != 200 {
+        return Err(format!("the attacker's object: PUT HTTP {}", put.status));
+    }
+    let mut buf = r.buf;
+    let mut wrong = r.wrong;
+    let (_, real) = buf.mint(0, 4096, Direction::Get).map_err(|e| e.to_string())?;
+    let (_, wrong_key) = wrong.mint(0, 4096, Direction::Get).map_err(|e| e.to_string())?;
+    let every = Duration::from_secs(1) / rate.max(1) as u32;
+    let duration = o.duration.unwrap_or(Duration::from_secs(10));
+    let start = std::time::Instant::now();
+    let mut threads = Vec::new();
+    let mut sent = 0u64;
+    while start.elapsed() < duration {
+        let token = if sent % 2 == 0 {
+            // A DCT number nobody serves, a new one each time (a new endpoint at the server).
+            RdmaToken {
+                dct_number: 0xa0_0000 | (((o.id & 0xf) << 16) as u32) | (sent as u32 & 0xffff),
+                ..real
+            }
+        } else {
+            wrong_key
+        };
+        let (agent, obj) = (agent.clone(), obj.clone());
+        threads.push(std::thread::spawn(move || {
+            call(agent.get(&obj).set(s3::TOKEN, &token.format().unwrap()), &[]).map(|r| r.status)
+        }));
+        sent += 1;
+        let next = every * sent as u32;
+        if let Some(wait) = next.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+    let elapsed = start.elapsed();
+    let mut answers: std::collections::BTreeMap<u16, u64> = Default::default();
+    for t in threads {
+        let status = t.join().map_err(|_| "an attacker thread panicked".to_string())??;
+        *answers.entry(status).or_default() += 1;
+    }
+    println!(
+        "s3_client {} (attacker): {sent} forged tokens in {:.1} s ({:.0} a second; dead DCT numbers and a wrong DC key in turn); the server answered {answers:?}",
+        o.id,
+        elapsed.as_secs_f64(),
+        sent as f64 / elapsed.as_secs_f64()
+    );
+    if answers.keys().any(|s| (200..300).contains(s)) {
+        return Err(format!("a forged token succeeded: {answers:?}"));
+    }
     Ok(())
 }
 
@@ -378,6 +488,9 @@ fn parse() -> Result<(Opts, bool), String> {
         chaos: None,
         die_at: None,
         kill_self_at: None,
+        duration: None,
+        latency: None,
+        attacker: None,
     };
     let mut say_bye = true;
     let mut args = std::env::args().skip(1);
@@ -397,6 +510,9 @@ fn parse() -> Result<(Opts, bool), String> {
             "--die-at" => o.die_at = Some(num(value()?)?),
             "--kill-self-at" => o.kill_self_at = Some(num(value()?)?),
             "--no-bye" => say_bye = false,
+            "--for" => o.duration = Some(Duration::from_secs(num(value()?)?)),
+            "--latency" => o.latency = Some(value()?.into()),
+            "--attacker" => o.attacker = Some(num(value()?)?),
             other => return Err(format!("unknown argument {other} ({USAGE})")),
         }
     }
@@ -410,7 +526,9 @@ fn main() -> ExitCode {
             (None, Some(file)) => s3::wait_for(&file, Duration::from_secs(60))?,
             (None, None) => return Err(format!("give --server URL ({USAGE})")),
         };
-        let r = if o.die_at.is_some() {
+        let r = if let Some(rate) = o.attacker {
+            attack(&o, &url, rate)
+        } else if o.die_at.is_some() {
             run_and_die(&o)
         } else {
             run(&o, &url)

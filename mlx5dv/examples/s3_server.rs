@@ -25,7 +25,12 @@
 //! ```text
 //! s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT]
 //!           [-g GID_INDEX] [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma]
+//!           [--policy dcs|dcs-quota|rand|streams]
 //! ```
+//! `--policy`: the DCI pool's assignment policy (default dcs). A quarter of the staging slots
+//! (at least one) may serve clients that have not answered yet
+//! (`ExecutorConfig::unproven_transfers`); a stranger's request past that is answered 503
+//! (Slow Down) at once, never queued ahead of other clients' requests.
 //! `--clients N`: exit once N clients said goodbye (`POST /_bye`), checking that every
 //! endpoint and address handle was released (exit status 1 if not). Under
 //! scripts/soft-mlx5-nodes the address is published to the rendezvous directory.
@@ -48,7 +53,8 @@ mod s3;
 
 const USAGE: &str =
     "s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT] [-g GID_INDEX] \
-                     [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma]";
+                     [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma] \
+                     [--policy dcs|dcs-quota|rand|streams]";
 
 struct Opts {
     listen: String,
@@ -62,6 +68,7 @@ struct Opts {
     slots: usize,
     max_object: usize,
     rdma: bool,
+    policy: mlx5dv::Policy,
 }
 
 type Store = Arc<Mutex<HashMap<String, Arc<Vec<u8>>>>>;
@@ -116,9 +123,16 @@ fn answer(req: Request, resp: Answer) {
     let _ = req.respond(resp);
 }
 
+/// Answers handed to workers and not yet written: the server waits for them before it exits
+/// (else the last client's goodbye could go unanswered).
+static UNSENT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Hands the answer to the worker holding the request (it never blocks the data path).
 fn reply(to: Reply, resp: Answer) {
-    let _ = to.send(resp);
+    UNSENT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if to.send(resp).is_err() {
+        UNSENT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 fn range_of(req: &Request) -> Option<String> {
@@ -243,6 +257,7 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
         // The data path's answer (it drops the sender only when it exits).
         if let Ok(resp) = from.recv() {
             answer(req, resp);
+            UNSENT.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         }
     }
 }
@@ -363,6 +378,19 @@ impl DataPath {
             Err(e) if e.is_would_block() => {
                 return again(req, key, token, range_header);
             }
+            Err(e) if e.errno() == Some(libc::EBUSY) => {
+                // A stranger (its DCT has not answered yet) while the strangers' share of the
+                // slots is in use: refused at once, not queued ahead of other clients.
+                self.declined += 1;
+                reply(
+                    req,
+                    Response::from_data(Vec::new())
+                        .with_status_code(503)
+                        .with_header(header(s3::REPLY, "503"))
+                        .with_header(header(s3::WHY, &e.to_string())),
+                );
+                return None;
+            }
             Err(e) => {
                 self.declined += 1;
                 reply(req, declined_answer(&e.to_string()));
@@ -450,10 +478,11 @@ fn serve(o: Opts) -> Result<(), String> {
         key: o.key,
         gid_index: o.gid_index,
         max_transfers: o.slots,
+        unproven_transfers: (o.slots / 4).max(1),
         ..ExecutorConfig::default()
     };
-    (cfg.pool.dcis, cfg.pool.port) = (o.dcis, o.port);
-    let cq = ctx.create_cq(o.dcis as u32 * 128 + 1).map_err(|e| e.to_string())?;
+    (cfg.pool.dcis, cfg.pool.port, cfg.pool.policy) = (o.dcis, o.port, o.policy);
+    let cq = ctx.create_cq(cfg.cq_size()).map_err(|e| e.to_string())?;
     let mut exec = Executor::new(&mlx5, &pd, cq, cfg).map_err(|e| e.to_string())?;
     let mut slots = Vec::new();
     for _ in 0..o.slots {
@@ -535,6 +564,11 @@ fn serve(o: Opts) -> Result<(), String> {
                 dp.exec.address_handles(),
                 s.released
             );
+            // The workers write the answers handed to them (the last goodbye's among them).
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while UNSENT.load(std::sync::atomic::Ordering::SeqCst) > 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
             if dp.exec.clients() != 0 || dp.exec.address_handles() != 0 {
                 return Err("endpoints or address handles were not released".into());
             }
@@ -556,6 +590,7 @@ fn parse() -> Result<Opts, String> {
         slots: 16,
         max_object: 8 << 20,
         rdma: true,
+        policy: mlx5dv::Policy::Dcs,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -573,6 +608,18 @@ fn parse() -> Result<Opts, String> {
             "--slots" => o.slots = num(value()?)? as usize,
             "--max-object" => o.max_object = num(value()?)? as usize,
             "--no-rdma" => o.rdma = false,
+            "--policy" => {
+                o.policy = match value()?.as_str() {
+                    "dcs" => mlx5dv::Policy::Dcs,
+                    "dcs-quota" => mlx5dv::Policy::DcsQuota { quota: 16 },
+                    "rand" => mlx5dv::Policy::Rand { seed: 1 },
+                    "streams" => mlx5dv::Policy::Streams {
+                        log_concurrent: 2,
+                        log_errored: 1,
+                    },
+                    p => return Err(format!("--policy {p}: dcs, dcs-quota, rand or streams ({USAGE})")),
+                }
+            }
             other => return Err(format!("unknown argument {other} ({USAGE})")),
         }
     }

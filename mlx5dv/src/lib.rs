@@ -90,7 +90,7 @@ pub use device::{devices, Device, DeviceList};
 #[doc(hidden)]
 pub use direct::probe::DirectQueueProbe;
 pub use direct::SendBackend;
-pub use endpoint::{DciPool, EndpointId, EpCompletion, Policy, PoolConfig, Request};
+pub use endpoint::{DciPool, EndpointId, EpCompletion, Policy, PoolConfig, Probation, Request};
 pub use error::{Error, Result};
 pub use mlx5dv_raw as raw;
 pub use mr::{Access, AlignedBuf, DmaBuf, MmapBuf, Mr, RegionBuffer, Returned, Sge};

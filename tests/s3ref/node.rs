@@ -155,10 +155,7 @@ fn executor(d: &Dev, depth: usize, dcis: usize) -> Result<Executor, String> {
     if let Some(n) = std::env::var("S3REF_MAX_RD_ATOMIC").ok().and_then(|v| v.parse().ok()) {
         cfg.pool.rts.max_rd_atomic = n;
     }
-    let cq = d
-        .ctx
-        .create_cq(cfg.pool.dcis as u32 * cfg.pool.max_send_wr + 1)
-        .map_err(|e| e.to_string())?;
+    let cq = d.ctx.create_cq(cfg.cq_size()).map_err(|e| e.to_string())?;
     Executor::new(&d.mlx5, &d.pd, cq, cfg).map_err(|e| e.to_string())
 }
 

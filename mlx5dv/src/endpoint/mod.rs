@@ -47,7 +47,7 @@
 mod pool;
 mod transport;
 
-pub use pool::{DciPool, PoolConfig, Recoveries};
+pub use pool::{DciPool, PoolConfig, Probation, Recoveries};
 pub use transport::{Endpoints, RcEndpoints};
 
 use crate::addr::RemoteMemory;

@@ -1,35 +1,19 @@
-//! The server's side: tokens executed over a pool of DCIs.
-//!
-//! An [`Executor`] takes transfers (a token, an offset into its buffer, a direction, a local
-//! buffer and the caller's id) from any number of clients at once and moves the bytes with
-//! RDMA reads (PUT) and writes (GET) over a [`DciPool`]: a transfer longer than the message
-//! limit is split; the address handle of a path (a LID, or a GID on RoCE) is created once and
-//! shared by every client behind it; each transfer completes once, as a [`Done`] with the
-//! caller's id, the bytes moved and the status. A client that fails (gone: retry exceeded; a
-//! lying token: remote access error) fails its own transfer only: the pool recovers its DCI
-//! and the other clients' transfers go on. The same client's other transfers that were
-//! pipelined behind the failing one come back flushed (they may have executed, so the pool
-//! does not post them again); the executor runs such a transfer again from its start, since
-//! an RDMA read or write of the same bytes is harmless to repeat, once nothing of that client
-//! is outstanding ahead of it (twice at most, counted in [`ExecutorStats::replays`]).
-//!
-//! Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
-//! released when its client has no transfer left, except that up to
-//! [`ExecutorConfig::keep_idle`] idle clients are kept, least recently used first out, for
-//! clients that come back; [`Executor::release_idle`] releases those too. A client whose last
-//! transfer ended in retry-exceeded (dead, or presenting another key) is never kept. Every
-//! table is sized at creation: a server that runs for ever does not grow.
+//! The server's side: tokens executed over a pool of DCIs ([`Executor`], whose documentation
+//! says how).
 
 use super::keyed_hash::KeyedHash;
+use super::resolver::Resolver;
 use super::{Direction, RdmaToken};
 use crate::addr::{Mtu, RemoteMemory};
 use crate::ah::{Ah, PeerPath};
 use crate::cq::{Cq, WcStatus};
 use crate::dc::{DcKey, DcPeer, Mlx5Context};
-use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Request};
+use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Probation, Request};
 use crate::error::{Error, Result};
 use crate::mr::{Mr, Returned, Sge};
 use crate::pd::Pd;
+use crate::qp::RtsAttr;
+use crate::DcTargetAddr;
 use mlx5dv_raw as raw;
 use std::collections::{HashMap, VecDeque};
 
@@ -55,14 +39,27 @@ pub struct ExecutorConfig {
     pub max_transfers: usize,
     /// Idle clients whose endpoint and address handle are kept for their next transfer.
     pub keep_idle: usize,
+    /// Transfers of clients on probation (none of their messages completed yet) accepted at
+    /// once, 1 to `max_transfers`: the rest of the table stays for proven clients (see the
+    /// [`Executor`] documentation).
+    pub unproven_transfers: usize,
 }
 
 impl Default for ExecutorConfig {
-    /// The pool's defaults with 16 reads in flight per DCI, the reference's key, the port's
-    /// message limit, 256 transfers at once, 64 idle clients kept.
+    /// The pool's defaults with 16 reads in flight per DCI and 2 probation DCIs (ACK timeout
+    /// 12: 16.8 ms, 3 retries), the reference's key, the port's message limit, 256 transfers
+    /// at once of which 64 of clients on probation, 64 idle clients kept.
     fn default() -> Self {
         let mut pool = PoolConfig::default();
         pool.rts.max_rd_atomic = 16;
+        pool.probation = Some(Probation {
+            dcis: 2,
+            rts: RtsAttr {
+                timeout: 12,
+                retry_cnt: 3,
+                ..pool.rts
+            },
+        });
         ExecutorConfig {
             pool,
             key: super::REFERENCE_DC_KEY,
@@ -70,7 +67,21 @@ impl Default for ExecutorConfig {
             max_message: None,
             max_transfers: 256,
             keep_idle: 64,
+            unproven_transfers: 64,
         }
+    }
+}
+
+impl ExecutorConfig {
+    /// The completions the executor's CQ must hold: a request of every DCI's send queue,
+    /// probation DCIs included (`(pool.dcis + pool.probation.dcis) x pool.max_send_wr`; the
+    /// library may round the queues up, which [`Executor::new`] checks), plus one.
+    pub fn cq_size(&self) -> u32 {
+        let dcis = self.pool.dcis + self.pool.probation.map_or(0, |p| p.dcis);
+        u32::try_from(dcis)
+            .unwrap_or(u32::MAX)
+            .saturating_mul(self.pool.max_send_wr)
+            .saturating_add(1)
     }
 }
 
@@ -137,11 +148,15 @@ struct ClientEp {
     replaying: u32,
     /// While it is idle and kept: the stamp of its entry in the executor's `idle` queue.
     idle: Option<u64>,
+    /// A message of it completed: its endpoint left probation.
+    proven: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum State {
     Free,
+    /// Waiting for its path's address handle (RoCE, a new GID).
+    Resolving,
     /// Messages to post or outstanding.
     Running,
     /// Finished, waiting to be reported.
@@ -169,6 +184,8 @@ struct Transfer {
     /// Waiting to run again, counted in its client's `replaying` until its first message is
     /// posted or it ends.
     replay_waiting: bool,
+    /// Submitted while its client was on probation: counted in the executor's `unproven`.
+    unproven: bool,
     bytes: u64,
     status: WcStatus,
     error: Option<Error>,
@@ -190,6 +207,16 @@ pub struct ExecutorStats {
     /// Transfers run again because another transfer's failure at the same client flushed
     /// one of their messages.
     pub replays: u64,
+    /// Clients that left probation: a message of theirs completed.
+    pub proven: u64,
+    /// Transfers of clients on probation that failed (dead or forged tokens among them).
+    pub unproven_failed: u64,
+    /// Submits refused because `unproven_transfers` transfers of clients on probation were
+    /// running.
+    pub unproven_refused: u64,
+    /// Transfers failed because their path's address handle could not be made (RoCE: the
+    /// neighbour never answered).
+    pub unresolved: u64,
 }
 
 /// Executes S3-over-RDMA tokens over a pool of DCIs.
@@ -207,12 +234,43 @@ pub struct ExecutorStats {
 /// an RDMA read or write of the same bytes is harmless to repeat, once nothing of that client
 /// is outstanding ahead of it (twice at most, counted in [`ExecutorStats::replays`]).
 ///
+/// # Strangers: clients that have not answered yet
+/// A token is untrusted input: it may name a DCT that is gone, that never existed, or that
+/// expects another key. A request to such a client is never answered and holds the DCI it is
+/// on for every ACK timeout (`RtsAttr` 14 and 7 retries: 8 x 67 ms), while under `Dcs` no other
+/// client can use that DCI, and under `Rand` or `Streams` the requests bound to it wait behind
+/// it. So a client is *on probation* until one of its messages completes: its transfers run
+/// on DCIs of their own ([`crate::Probation`], `ExecutorConfig::pool.probation`: by default 2
+/// more DCIs, with an ACK timeout of 16.8 ms and 3 retries, so a client that never answers
+/// gives one back after 67 ms), and at most [`ExecutorConfig::unproven_transfers`] transfers
+/// of clients on probation run at once (a submit past that is refused with EBUSY, counted in
+/// [`ExecutorStats::unproven_refused`]). Once a message of a client completes it is *proven*
+/// ([`ExecutorStats::proven`]): its transfers go to the pool's other DCIs, which no stranger
+/// ever posts on. Forged tokens therefore cost proven clients nothing, under every pool
+/// policy; they compete only with other clients' first contacts. The costs: the probation
+/// DCIs (their send queues count against the CQ), a first transfer whose client answers more
+/// slowly than the probation timeout fails (it fails, it is not retried on the other DCIs),
+/// a new client may wait behind strangers for a probation DCI (or be refused while
+/// `unproven_transfers` of theirs run), and a proven client released (idle past
+/// `keep_idle`) starts on probation again. A client that answered once and then dies still
+/// holds a proven DCI for the full retry time, as any client that dies does.
+///
+/// # New paths on RoCE
+/// On RoCE the address handle of a new GID makes the kernel resolve the neighbour, which for
+/// an address that never answers takes a second (`rdma_resolve_ip`'s timeout). A thread of
+/// the executor's makes those handles: [`Executor::submit`] only asks, and the transfers of
+/// a path being resolved wait (counted among the strangers' `unproven_transfers`) until its
+/// handle is made, then run; if it cannot be made they finish with `GeneralErr` and the
+/// kernel's error (ETIMEDOUT: the neighbour never answered), counted in
+/// [`ExecutorStats::unresolved`]. On InfiniBand a handle names a LID and is made at once.
+///
 /// Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
 /// released when its client has no transfer left, except that up to
 /// [`ExecutorConfig::keep_idle`] idle clients are kept, least recently used first out, for
 /// clients that come back; [`Executor::release_idle`] releases those too. A client whose last
-/// transfer ended in retry-exceeded (dead, or presenting another key) is never kept. Every
-/// table is sized at creation: a server that runs for ever does not grow.
+/// transfer ended in retry-exceeded (dead, or presenting another key), or that never
+/// answered, is never kept. Every table is sized at creation (the paths being resolved are
+/// bounded by `unproven_transfers`): a server that runs for ever does not grow.
 ///
 /// Used from one thread at a time (`Send`): submit and poll from the thread that serves the
 /// HTTP requests' data path.
@@ -246,6 +304,13 @@ pub struct Executor {
     scratch: Vec<EpCompletion>,
     /// Transfers waiting to run again, of every client (0: no client's new transfers wait).
     replaying: u32,
+    /// Transfers of clients on probation running, and how many may.
+    unproven: usize,
+    max_unproven: usize,
+    /// RoCE: the thread making new paths' address handles.
+    resolver: Option<Resolver<PathKey>>,
+    /// Paths whose handle is being made, with the transfers (and their targets) waiting.
+    resolving: HashMap<PathKey, Vec<(u32, DcTargetAddr)>, KeyedHash>,
     stats: ExecutorStats,
 }
 
@@ -261,10 +326,15 @@ impl Executor {
     /// An executor over a new [`DciPool`] on `cq` (the pool's rules: the CQ is the pool's
     /// alone and holds a completion for every request its DCIs can have outstanding).
     ///
+    /// The CQ must hold a completion for every request of every DCI, probation ones included
+    /// ([`ExecutorConfig::cq_size`]).
+    ///
     /// # Errors
     /// With the CQ back: [`DciPool::new`]'s errors; `ibv_query_port`'s; ENODEV on a RoCE port
     /// without a RoCE v2 GID when `gid_index` is None; EINVAL for `max_transfers` 0 or a
-    /// `max_message` of 0.
+    /// `max_message` of 0, for `unproven_transfers` 0, and for a pool without probation DCIs
+    /// (`pool.probation` None: strangers' dead tokens would hold the DCIs every client uses);
+    /// on RoCE, EAGAIN when the thread that makes address handles cannot start.
     pub fn new(
         mlx5: &Mlx5Context,
         pd: &Pd,
@@ -286,8 +356,22 @@ impl Executor {
             }
             Err(error) => return Err(Returned { error, value: cq }),
         }
+        if cfg.pool.probation.is_none() || cfg.unproven_transfers == 0 {
+            let error = Error::invalid(
+                "mlx5dv::s3::Executor::new",
+                "the executor runs the transfers of clients that have not answered yet on DCIs of their own, so that \
+                 tokens naming dead or forged DCTs cannot hold the DCIs proven clients use: set pool.probation \
+                 (ExecutorConfig::default has 2 DCIs) and unproven_transfers to at least 1",
+            );
+            return Err(Returned { error, value: cq });
+        }
+        let resolver = match sgid_index.map(|_| Resolver::start(pd, cfg.pool.port)).transpose() {
+            Ok(r) => r,
+            Err(error) => return Err(Returned { error, value: cq }),
+        };
         let pool = DciPool::new(mlx5, pd, cq, pool_cfg)?;
         let endpoints = cfg.pool.max_endpoints;
+        let max_unproven = cfg.unproven_transfers.min(cfg.max_transfers);
         Ok(Executor {
             pool,
             pd: pd.clone(),
@@ -308,6 +392,10 @@ impl Executor {
             next_idle_stamp: 0,
             scratch: vec![EpCompletion::default(); 64],
             replaying: 0,
+            unproven: 0,
+            max_unproven,
+            resolver,
+            resolving: HashMap::with_capacity_and_hasher(max_unproven, KeyedHash::random()),
             stats: ExecutorStats::default(),
         })
     }
@@ -333,7 +421,12 @@ impl Executor {
     ///   the executor holds ([`Executor::hold`]), or (PUT) its region lacks local write;
     /// - EAGAIN ([`Error::is_would_block`]): `max_transfers` are running, or a new client
     ///   finds the endpoint table full of busy clients: poll, then submit again;
-    /// - `ibv_create_ah`'s error for a new client's path.
+    /// - EBUSY: the client is on probation (none of its messages completed yet) and
+    ///   `unproven_transfers` transfers of such clients are running: refuse the request (HTTP
+    ///   503 Slow Down), or submit it again later, but do not queue it ahead of other clients'
+    ///   (it may wait long: strangers' tokens may be dead);
+    /// - `ibv_create_ah`'s error for a new client's path on InfiniBand (on RoCE the handle is
+    ///   made off the data path: its failure comes as the transfer's [`Done`]).
     pub fn submit(
         &mut self,
         id: u64,
@@ -374,9 +467,24 @@ impl Executor {
             },
             dct_number: target.dct_number,
         };
-        let ep = self.endpoint(client, &target)?;
+        let Some((ep, proven)) = self.endpoint(client, &target, false)? else {
+            // Its path's address handle is being made: the transfer waits for it.
+            self.free.pop();
+            let mut t = Transfer::running(id, client, EndpointId::default(), direction, local, remote);
+            (t.state, t.unproven) = (State::Resolving, true);
+            self.unproven += 1;
+            self.transfers[slot as usize] = t;
+            self.stats.submitted += 1;
+            if let Some(waiting) = self.resolving.get_mut(&client.path) {
+                waiting.push((slot, target));
+            }
+            return Ok(());
+        };
         self.free.pop();
-        self.transfers[slot as usize] = Transfer::running(id, client, ep, direction, local, remote);
+        let mut t = Transfer::running(id, client, ep, direction, local, remote);
+        t.unproven = !proven;
+        self.unproven += usize::from(!proven);
+        self.transfers[slot as usize] = t;
         self.stats.submitted += 1;
         self.ready.push_back(slot);
         self.pump();
@@ -407,6 +515,9 @@ impl Executor {
     /// # Errors
     /// [`DciPool::poll`]'s (nothing is lost: transfers finish on later calls).
     pub fn poll(&mut self, out: &mut [Done]) -> Result<usize> {
+        if !self.resolving.is_empty() {
+            self.resolved();
+        }
         let n = self.pool.poll(&mut self.scratch)?;
         for i in 0..n {
             let c = self.scratch[i];
@@ -470,26 +581,46 @@ impl Executor {
         &self.pool
     }
 
-    /// The endpoint of `client` (a kept one, or a new one), counted as busy with one more
-    /// transfer.
-    fn endpoint(&mut self, client: ClientKey, target: &crate::DcTargetAddr) -> Result<EndpointId> {
+    /// The endpoint of `client` (a kept one, or a new one on probation), counted as busy
+    /// with one more transfer, and whether the client is proven; None while its path's
+    /// address handle is being made (RoCE). `admitted`: the transfer is already counted
+    /// among the strangers' (it waited for its path).
+    fn endpoint(
+        &mut self,
+        client: ClientKey,
+        target: &DcTargetAddr,
+        admitted: bool,
+    ) -> Result<Option<(EndpointId, bool)>> {
+        let full = !admitted && self.unproven >= self.max_unproven;
         if let Some(c) = self.clients.get_mut(&client) {
+            if !c.proven && full {
+                return Err(self.unproven_refused());
+            }
             if c.idle.take().is_some() {
                 // Busy again: its entry in the idle queue is stale from now on.
                 self.idle_clients -= 1;
             }
             c.active += 1;
-            return Ok(c.ep);
+            return Ok(Some((c.ep, c.proven)));
         }
-        let ah = match self.ahs.get(&client.path) {
-            Some((ah, _)) => ah.clone(),
-            None => self
-                .pd
-                .create_ah(self.port, &PeerPath::to_dc_target(target, self.sgid_index))?,
+        if full {
+            return Err(self.unproven_refused());
+        }
+        let path = PeerPath::to_dc_target(target, self.sgid_index);
+        let ah = match (self.ahs.get(&client.path), &self.resolver) {
+            (Some((ah, _)), _) => ah.clone(),
+            (None, Some(resolver)) => {
+                if let std::collections::hash_map::Entry::Vacant(v) = self.resolving.entry(client.path) {
+                    resolver.ask(client.path, path);
+                    v.insert(Vec::new());
+                }
+                return Ok(None);
+            }
+            (None, None) => self.pd.create_ah(self.port, &path)?,
         };
         let mut peer = DcPeer::new(&ah, target, self.key);
         let ep = loop {
-            match self.pool.add_endpoint(peer) {
+            match self.pool.add_endpoint_on_probation(peer) {
                 Ok(ep) => break ep,
                 Err(r) if r.error.errno() == Some(libc::ENOSPC) => {
                     // Make room: the least recently used idle client goes.
@@ -515,9 +646,97 @@ impl Executor {
                 gone: false,
                 replaying: 0,
                 idle: None,
+                proven: false,
             },
         );
-        Ok(ep)
+        Ok(Some((ep, false)))
+    }
+
+    /// Takes in the address handles made since the last call: the transfers waiting for
+    /// each run, or fail with the reason it could not be made.
+    #[cold]
+    fn resolved(&mut self) {
+        while let Some((path, made)) = self.resolver.as_ref().and_then(Resolver::answer) {
+            let Some(waiting) = self.resolving.remove(&path) else {
+                continue;
+            };
+            let made = match made {
+                Ok(ah) => {
+                    self.ahs.entry(path).or_insert((ah, 0));
+                    Ok(())
+                }
+                Err(e) => Err(Error::from_errno(
+                    OP_SUBMIT,
+                    e.errno().unwrap_or(libc::EHOSTUNREACH),
+                    format!(
+                        "the client's address could not be resolved (ETIMEDOUT: its neighbour never answered): it is \
+                         unreachable from this port; refuse its request ({e})"
+                    ),
+                )),
+            };
+            for (slot, target) in waiting {
+                let client = self.transfers[slot as usize].client;
+                let ep = match &made {
+                    Ok(()) => self.endpoint(client, &target, true),
+                    Err(e) => {
+                        self.stats.unresolved += 1;
+                        Err(e.clone())
+                    }
+                };
+                let ep = ep.and_then(|ep| {
+                    ep.ok_or_else(|| {
+                        Error::from_errno(
+                            OP_SUBMIT,
+                            libc::EPROTO,
+                            "the path's address handle was made and then lost",
+                        )
+                    })
+                });
+                let t = &mut self.transfers[slot as usize];
+                t.state = State::Running;
+                match ep {
+                    Ok((ep, _)) => {
+                        t.ep = ep;
+                        self.ready.push_back(slot);
+                    }
+                    Err(e) => {
+                        t.status = WcStatus::GeneralErr;
+                        t.error = Some(e);
+                        self.finish_if_done(slot);
+                    }
+                }
+            }
+            // No client took it (every endpoint refused): not kept.
+            if self.ahs.get(&path).is_some_and(|(_, users)| *users == 0) {
+                self.ahs.remove(&path);
+            }
+        }
+    }
+
+    /// The refusal of a client on probation while `unproven_transfers` such transfers run.
+    #[cold]
+    fn unproven_refused(&mut self) -> Error {
+        self.stats.unproven_refused += 1;
+        Error::from_errno(
+            OP_SUBMIT,
+            libc::EBUSY,
+            format!(
+                "{} transfers of clients that have not answered yet are running (ExecutorConfig::unproven_transfers): \
+                 refuse the request (HTTP 503 Slow Down), or submit it again later",
+                self.unproven
+            ),
+        )
+    }
+
+    /// A message of `client` completed: it leaves probation.
+    #[cold]
+    fn prove(&mut self, client: ClientKey) {
+        if let Some(c) = self.clients.get_mut(&client).filter(|c| !c.proven) {
+            c.proven = true;
+            self.stats.proven += 1;
+            // (Its endpoint is live: it has this transfer running.)
+            let _ = self.pool.prove(c.ep);
+        }
     }
 
     /// Removes an idle client's endpoint, and its address handle if no other client uses it.
@@ -552,6 +771,10 @@ impl Executor {
         t.posted -= 1;
         if c.status == WcStatus::Success {
             t.bytes += max.min(t.remote.len - index * max);
+            if t.unproven {
+                let client = t.client;
+                self.prove(client);
+            }
         } else if c.status == WcStatus::WrFlushErr && t.replays < MAX_REPLAYS {
             t.flushed = true;
         } else if t.status == WcStatus::Success {
@@ -679,6 +902,12 @@ impl Executor {
         }
         self.replay_started(slot);
         let t = &mut self.transfers[slot as usize];
+        if t.unproven {
+            self.unproven -= 1;
+            if t.status != WcStatus::Success {
+                self.stats.unproven_failed += 1;
+            }
+        }
         if t.status != WcStatus::Success {
             // Still in `ready` if it failed before all was posted: drop it from there.
             if let Some(at) = self.ready.iter().position(|&s| s == slot) {
@@ -698,7 +927,7 @@ impl Executor {
         if c.active > 0 {
             return;
         }
-        if c.gone || self.keep_idle == 0 {
+        if c.gone || !c.proven || self.keep_idle == 0 {
             self.release(client);
             return;
         }
@@ -761,6 +990,7 @@ impl Transfer {
             flushed: false,
             replays: 0,
             replay_waiting: false,
+            unproven: false,
             bytes: 0,
             status: WcStatus::Success,
             error: None,

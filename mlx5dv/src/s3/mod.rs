@@ -47,6 +47,7 @@
 mod client;
 mod executor;
 mod keyed_hash;
+mod resolver;
 mod token;
 mod window;
 

@@ -22,6 +22,14 @@ pub fn rnr_delay(min_rnr_timer: u8) -> Duration {
     Duration::from_micros(RNR_US[usize::from(min_rnr_timer & 31)]).mul_f64(scale())
 }
 
+/// How long the kernel waits for a RoCE neighbour that never answers before `ibv_create_ah`
+/// fails: `ib_resolve_eth_dmac` -> `rdma_addr_find_l2_eth_by_grh` -> `rdma_resolve_ip(...,
+/// 1000)` (drivers/infiniband/core/addr.c; `process_one_req` turns the neighbour's -ENODATA
+/// into -ETIMEDOUT once the request's 1000 ms are up), scaled as the other timers.
+pub fn neighbour_timeout() -> Duration {
+    Duration::from_millis(1000).mul_f64(scale())
+}
+
 /// The local ACK timeout: 4.096 us * 2^timeout; 0 means infinite (None).
 pub fn ack_timeout(timeout: u8) -> Option<Duration> {
     if timeout == 0 {

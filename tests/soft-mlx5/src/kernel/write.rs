@@ -107,6 +107,20 @@ pub fn handle(fd: i32, buf: &[u8]) -> Result<usize, i32> {
             driver_resp_len: out.saturating_sub(core_resp),
         }
     };
+    if (command, extended) == (IB_USER_VERBS_CMD_CREATE_AH, false) {
+        // Outside the device lock: the kernel resolves a neighbour per call, and a silent one
+        // stalls only the thread that asked.
+        let r: ib_uverbs_create_ah = cmd.req();
+        let ethernet = device::global().profile.link_layer == LinkLayer::Ethernet;
+        if ethernet && r.attr.is_global != 0 && silent_neighbour(&r.attr.grh.dgid) {
+            std::thread::sleep(crate::engine::timing::neighbour_timeout());
+            crate::log(format_args!(
+                "create_ah: the neighbour of GID {:02x?} never answered (SOFT_MLX5_SILENT_GID): ETIMEDOUT",
+                r.attr.grh.dgid
+            ));
+            return Err(libc::ETIMEDOUT);
+        }
+    }
     let mut dev = device::global();
     let r = dispatch(&mut dev, fd, command, extended, &cmd);
     drop(dev);
@@ -872,6 +886,21 @@ fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         },
     )?;
     cmd.respond_driver(dev, &mlx5_ib_create_srq_resp { srqn, reserved: 0 })
+}
+
+/// Whether `gid` is an IPv4-mapped address (`::ffff:a.b.c.d`) whose dotted form starts with
+/// one of the comma-separated prefixes of `SOFT_MLX5_SILENT_GID` (e.g. `10.78.200.`): an
+/// on-link address whose neighbour never answers ARP, so the kernel's resolution for
+/// `ibv_create_ah` waits out its timeout ([`crate::engine::timing::neighbour_timeout`]).
+fn silent_neighbour(gid: &[u8; 16]) -> bool {
+    let Ok(list) = std::env::var("SOFT_MLX5_SILENT_GID") else {
+        return false;
+    };
+    if gid[..10] != [0; 10] || gid[10..12] != [0xff, 0xff] {
+        return false;
+    }
+    let ip = format!("{}.{}.{}.{}", gid[12], gid[13], gid[14], gid[15]);
+    list.split(',').any(|p| !p.is_empty() && ip.starts_with(p.trim()))
 }
 
 /// mlx5_ib_create_ah: on RoCE the GRH is mandatory and the MAC is resolved.

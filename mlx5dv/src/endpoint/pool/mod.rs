@@ -1,4 +1,13 @@
-//! The pool: DCIs, the endpoint table, the assignment policies, and recovery with re-posting.
+//! The pool: its DCIs, posting and polling. Its other parts, each a file: the endpoint table
+//! (`table`), the assignment policies (`assign`), recovery and replay (`recovery`), and DCI
+//! streams on a given device (`streams`).
+
+mod assign;
+mod recovery;
+mod streams;
+mod table;
+
+use streams::streams_plan;
 
 use super::{DcPeer, EndpointId, EpCompletion, Policy, Request};
 use crate::cq::{Completion, Cq, WcStatus};
@@ -7,7 +16,7 @@ use crate::direct::SendBackend;
 use crate::error::{Error, Result, StaticError};
 use crate::mr::{Held, Mr, Returned, Sge};
 use crate::pd::Pd;
-use crate::qp::{state::Rts, QpState, RtsAttr};
+use crate::qp::{state::Rts, RtsAttr};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -36,10 +45,38 @@ pub struct PoolConfig {
     /// the pool then reaches only DCTs built with it ([`crate::DcTargetAddr::out_of_order`]),
     /// and without it only DCTs built without ([`DciPool::add_endpoint`] refuses the others).
     pub out_of_order: bool,
+    /// DCIs of their own, in addition to `dcis`, for endpoints on probation (peers that have
+    /// not answered yet: [`DciPool::add_endpoint_on_probation`]). None: every endpoint uses
+    /// the `dcis` DCIs.
+    pub probation: Option<Probation>,
+}
+
+/// DCIs kept apart for endpoints on probation: peers that have not answered yet, whose
+/// requests may wait out every ACK timeout (a DCT that is gone, or that never existed).
+///
+/// An endpoint added with [`DciPool::add_endpoint_on_probation`] posts only on these DCIs
+/// until [`DciPool::prove`] (called once its peer has answered) moves it to the others, so a
+/// peer that never answers holds (`Dcs`, `DcsQuota`) or blocks (`Rand`, `Streams`: the
+/// requests bound to the same DCI wait behind its retries) a probation DCI, never one of
+/// the `dcis` that proven endpoints use. Endpoints on probation share these DCIs among
+/// themselves: under `Dcs` one at a time per DCI.
+///
+/// The cost: `dcis` more DCIs (their send queues count against the CQ: see
+/// [`DciPool::new`]), and a peer on probation whose answer takes longer than the shorter
+/// timeout fails where it would have succeeded on the other DCIs.
+#[derive(Copy, Clone, Debug)]
+pub struct Probation {
+    /// DCIs for endpoints on probation (at least 1).
+    pub dcis: usize,
+    /// Their ACK timeout and retries: a peer that never answers gives a probation DCI back
+    /// after `(retry_cnt + 1) x 4.096 us x 2^timeout`. `max_rd_atomic` and the rest as for
+    /// the other DCIs.
+    pub rts: RtsAttr,
 }
 
 impl Default for PoolConfig {
-    /// Four DCIs of 128 requests, 1024 endpoints, `Dcs`, port 1 at its active MTU, no atomics.
+    /// Four DCIs of 128 requests, 1024 endpoints, `Dcs`, port 1 at its active MTU, no atomics,
+    /// no probation DCIs.
     fn default() -> Self {
         PoolConfig {
             dcis: 4,
@@ -52,6 +89,7 @@ impl Default for PoolConfig {
             atomics: false,
             backend: SendBackend::WrApi,
             out_of_order: false,
+            probation: None,
         }
     }
 }
@@ -89,6 +127,8 @@ struct Slot {
     reporting: usize,
     /// The endpoint holding the DCI (Dcs, DcsQuota).
     holder: Option<u32>,
+    /// A probation DCI ([`Probation`]): only endpoints on probation post on it.
+    probation: bool,
     /// The DCI is in ERR: no new requests until it is recovered.
     failed: bool,
     /// Streams on which a request failed or was flushed (stream 0 without streams), until
@@ -111,6 +151,11 @@ struct Ep {
     outstanding: u32,
     /// Requests posted since it took its DCI (DcsQuota).
     since_acquire: u32,
+    /// On probation: it posts on the probation DCIs only.
+    probation: bool,
+    /// Proven while it had requests outstanding on a probation DCI it is bound to (Rand,
+    /// Streams): bound to one of the other DCIs once those are in (its order kept).
+    rebind: bool,
     /// Its peer failed on this DCI, or another endpoint's on this DCI (and stream) that
     /// reaches the same target (dc-review-3 finding 7: requests to one DCT are pipelined, so
     /// its flushed ones may have executed): its flushed requests are reported, not posted
@@ -164,8 +209,11 @@ pub struct DciPool {
     /// `max_log_num_errored` 0): every stream error then takes the DCI to ERR, and the pool
     /// recovers the whole DCI (counted in [`Recoveries::dcis`]).
     reset_streams: bool,
-    /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota).
-    waiting: bool,
+    /// An endpoint was refused for want of a DCI since one was last given back (DcsQuota),
+    /// by class: `[proven, on probation]`.
+    waiting: [bool; 2],
+    /// DCIs `0..main` serve proven endpoints, the others ([`Probation`]) those on probation.
+    main: u16,
     recovered: Recoveries,
     /// A recovery error met after completions were written: reported by the next poll.
     deferred: Option<Error>,
@@ -212,6 +260,11 @@ mod busy {
         OP,
         libc::EAGAIN,
         "every DCI is held by an active endpoint: poll and try again",
+    );
+    pub(super) static NO_PROBATION_DCI: StaticError = StaticError::new(
+        OP,
+        libc::EAGAIN,
+        "every probation DCI (for peers that have not answered yet) is held by an active endpoint: poll and try again",
     );
     pub(super) static RECOVERING: StaticError = StaticError::new(
         OP,
@@ -266,6 +319,7 @@ impl DciPool {
     pub fn new(mlx5: &Mlx5Context, pd: &Pd, cq: Cq, cfg: PoolConfig) -> std::result::Result<Self, Returned<Cq>> {
         match Self::build_slots(mlx5, pd, &cq, cfg) {
             Ok((slots, needed, reset_streams)) => Ok(DciPool {
+                main: cfg.dcis as u16,
                 cq,
                 pd: pd.clone(),
                 policy: cfg.policy,
@@ -278,7 +332,7 @@ impl DciPool {
                 foreign: VecDeque::with_capacity(SCRATCH),
                 unposted: VecDeque::with_capacity(needed),
                 reset_streams,
-                waiting: false,
+                waiting: [false; 2],
                 recovered: Recoveries::default(),
                 deferred: None,
                 next_token: 0,
@@ -292,10 +346,17 @@ impl DciPool {
     /// can have outstanding together, and whether stream errors are recovered per stream.
     fn build_slots(mlx5: &Mlx5Context, pd: &Pd, cq: &Cq, cfg: PoolConfig) -> Result<(Vec<Slot>, usize, bool)> {
         const OP: &str = "DciPool::new";
-        if cfg.dcis == 0 || cfg.dcis > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
+        let extra = cfg.probation.map_or(0, |p| p.dcis);
+        if cfg.dcis == 0 || cfg.dcis + extra > usize::from(u16::MAX) || cfg.max_send_wr == 0 {
             return Err(Error::invalid(
                 OP,
-                "a pool needs 1..=65535 DCIs with a send queue depth of at least 1",
+                "a pool needs 1..=65535 DCIs (probation ones included) with a send queue depth of at least 1",
+            ));
+        }
+        if cfg.probation.is_some_and(|p| p.dcis == 0) {
+            return Err(Error::invalid(
+                OP,
+                "PoolConfig::probation names no DCI: give it at least 1, or set it to None",
             ));
         }
         let others = cq.reporters();
@@ -325,8 +386,16 @@ impl DciPool {
             Some(bytes) => bytes,
             None => mlx5.context().query_port(cfg.port)?.active_mtu_bytes(),
         };
-        let mut slots = Vec::with_capacity(cfg.dcis);
-        for _ in 0..cfg.dcis {
+        let mut slots = Vec::with_capacity(cfg.dcis + extra);
+        for k in 0..cfg.dcis + extra {
+            let probation = k >= cfg.dcis;
+            let rts = match cfg.probation {
+                Some(p) if probation => RtsAttr {
+                    max_rd_atomic: cfg.rts.max_rd_atomic,
+                    ..p.rts
+                },
+                _ => cfg.rts,
+            };
             let mut b = DciBuilder::new(mlx5, pd, cq)
                 .max_send_wr(cfg.max_send_wr)
                 .backend(cfg.backend);
@@ -339,7 +408,7 @@ impl DciPool {
             if let Some((log_concurrent, plan)) = plan {
                 b = b.streams(log_concurrent, plan.log_errored);
             }
-            let dci = b.build_ready(cfg.port, mtu_bytes, cfg.rts)?;
+            let dci = b.build_ready(cfg.port, mtu_bytes, rts)?;
             let depth = dci.caps().max_send_wr as usize;
             slots.push(Slot {
                 qp_num: dci.qp_num(),
@@ -349,6 +418,7 @@ impl DciPool {
                 replay: VecDeque::with_capacity(depth),
                 reporting: 0,
                 holder: None,
+                probation,
                 failed: false,
                 stream_failed: vec![false; streams],
                 erred: vec![false; streams],
@@ -358,118 +428,12 @@ impl DciPool {
         cq.check_room(OP, needed, || {
             format!(
                 "{} DCIs x max_send_wr {} (as the library rounded {})",
-                cfg.dcis, slots[0].depth, cfg.max_send_wr
+                cfg.dcis + extra,
+                slots[0].depth,
+                cfg.max_send_wr
             )
         })?;
         Ok((slots, needed as usize, plan.is_some_and(|(_, p)| p.reset_streams)))
-    }
-
-    /// Adds an endpoint for `peer` (without a stream: the pool picks it under `Streams`).
-    ///
-    /// # Errors
-    /// The peer comes back with the error ([`Returned`]; `?` turns it into the [`Error`]):
-    /// ENOSPC when the table (`max_endpoints`) is full; EINVAL when the peer's DCT places data
-    /// out of order and the pool's DCIs do not, or the other way round (both ends of a DC
-    /// connection must agree on `MLX5DV_QP_CREATE_OOO_DP`: see [`PoolConfig::out_of_order`]).
-    pub fn add_endpoint(&mut self, peer: DcPeer) -> std::result::Result<EndpointId, Returned<DcPeer>> {
-        const OP: &str = "DciPool::add_endpoint";
-        if self.free.is_empty() && self.eps.len() == self.eps.capacity() {
-            return Err(Returned {
-                error: Error::from_errno(
-                    OP,
-                    libc::ENOSPC,
-                    "the pool's endpoint table is full: remove endpoints whose peers are gone \
-                     (DciPool::remove_endpoint), or create the pool with a larger max_endpoints",
-                ),
-                value: peer,
-            });
-        }
-        if peer.out_of_order() != self.out_of_order {
-            let (dct, pool) = if self.out_of_order {
-                ("in order", "out of order")
-            } else {
-                ("out of order", "in order")
-            };
-            return Err(Returned {
-                error: Error::invalid(
-                    OP,
-                    format!(
-                        "DCT {:#x} places data {dct} but the pool's DCIs place it {pool}: both ends must agree \
-                         (MLX5DV_QP_CREATE_OOO_DP); reach it from a pool whose PoolConfig::out_of_order matches its \
-                         DcTargetAddr::out_of_order",
-                        peer.dct_number()
-                    ),
-                ),
-                value: peer,
-            });
-        }
-        let i = self.free.last().map_or(self.eps.len(), |&f| f as usize);
-        let w = self.slots.len();
-        let (dci, stream) = match self.policy {
-            Policy::Dcs | Policy::DcsQuota { .. } => (None, 0),
-            Policy::Streams { log_concurrent, .. } => (Some(i % w), ((i / w) % (1usize << log_concurrent)) as u16),
-            Policy::Rand { seed } => (Some((mix(seed ^ i as u64) % w as u64) as usize), 0),
-        };
-        let ep = Ep {
-            peer: Some(peer),
-            generation: self.eps.get(i).map_or(0, |e| e.generation),
-            dci,
-            stream,
-            outstanding: 0,
-            since_acquire: 0,
-            failed: None,
-        };
-        let id = EndpointId(i as u32, ep.generation);
-        if self.free.pop().is_some() {
-            self.eps[i] = ep;
-        } else {
-            self.eps.push(ep);
-        }
-        Ok(id)
-    }
-
-    /// Removes endpoint `ep` (a client that is gone): its place in the table goes to the next
-    /// endpoint added, and its peer (with its address handle) comes back to be dropped. Its
-    /// id names nothing from now on, even once the place is reused.
-    ///
-    /// # Errors
-    /// EINVAL when `ep` names no endpoint of this pool (never added, or removed already);
-    /// EBUSY while it has requests outstanding ([`DciPool::outstanding`]): poll until they are
-    /// reported (a dead peer's fail, and are reported, like any other), then remove it.
-    pub fn remove_endpoint(&mut self, ep: EndpointId) -> Result<DcPeer> {
-        const OP: &str = "DciPool::remove_endpoint";
-        let Some(i) = self.live(ep) else {
-            return Err(Error::invalid(
-                OP,
-                "no such endpoint in this pool (never added, or removed)",
-            ));
-        };
-        let e = &mut self.eps[i];
-        if e.outstanding > 0 {
-            return Err(Error::from_errno(
-                OP,
-                libc::EBUSY,
-                format!(
-                    "the endpoint has {} request(s) outstanding: poll until they are reported, then remove it",
-                    e.outstanding
-                ),
-            ));
-        }
-        let Some(peer) = e.peer.take() else {
-            return Err(Error::invalid(OP, "no such endpoint in this pool (removed)"));
-        };
-        e.generation = e.generation.wrapping_add(1);
-        e.failed = None;
-        self.free.push(i as u32);
-        Ok(peer)
-    }
-
-    /// The place of endpoint `ep` if it names a live endpoint of this pool.
-    #[inline]
-    fn live(&self, ep: EndpointId) -> Option<usize> {
-        let i = ep.0 as usize;
-        let e = self.eps.get(i)?;
-        (e.peer.is_some() && e.generation == ep.1).then_some(i)
     }
 
     /// Keeps `mr` registered for as long as the pool lives, so that requests posted from it
@@ -547,17 +511,30 @@ impl DciPool {
                 "no such endpoint in this pool (never added, or removed)",
             ));
         };
+        if self.eps[i].rebind && self.eps[i].outstanding == 0 {
+            self.rebind(i);
+        }
         let e = &self.eps[i];
         let d = match (self.policy, e.dci) {
-            (Policy::DcsQuota { quota }, Some(_)) if e.since_acquire >= quota && self.waiting => {
+            (Policy::DcsQuota { quota }, Some(d))
+                if e.since_acquire >= quota && self.waiting[usize::from(self.slots[d].probation)] =>
+            {
                 return Err(would_block(&busy::QUOTA));
             }
             (_, Some(d)) => d,
-            (_, None) => match self.slots.iter().position(|s| s.holder.is_none() && !s.failed) {
+            (_, None) => match self
+                .slots
+                .iter()
+                .position(|s| s.holder.is_none() && !s.failed && s.probation == e.probation)
+            {
                 Some(d) => d,
                 None => {
-                    self.waiting = true;
-                    return Err(would_block(&busy::NO_DCI));
+                    self.waiting[usize::from(e.probation)] = true;
+                    return Err(would_block(if e.probation {
+                        &busy::NO_PROBATION_DCI
+                    } else {
+                        &busy::NO_DCI
+                    }));
                 }
             },
         };
@@ -750,26 +727,6 @@ impl DciPool {
         Ok(n)
     }
 
-    /// Reports flushed requests waiting in `unposted` into `out`; returns how many.
-    fn report_flushed(&mut self, out: &mut [EpCompletion]) -> usize {
-        let mut n = 0;
-        while n < out.len() {
-            let Some((d, p)) = self.unposted.pop_front() else {
-                break;
-            };
-            out[n] = EpCompletion {
-                endpoint: EndpointId(p.ep, self.eps[p.ep as usize].generation),
-                wr_id: p.wr_id,
-                status: WcStatus::WrFlushErr,
-                opcode: None,
-            };
-            n += 1;
-            self.slots[d].reporting -= 1;
-            self.retire(d, p.ep as usize);
-        }
-        n
-    }
-
     /// The error for completion `c`, which no DCI of the pool owns.
     #[cold]
     fn foreign_error(&self, c: &Completion) -> Error {
@@ -784,210 +741,6 @@ impl DciPool {
             ),
         )
         .on(self.cq.context().name())
-    }
-
-    /// Endpoint `ep`'s request on DCI `d` is done.
-    fn retire(&mut self, d: usize, ep: usize) {
-        let e = &mut self.eps[ep];
-        e.outstanding -= 1;
-        if e.outstanding == 0 && matches!(self.policy, Policy::Dcs | Policy::DcsQuota { .. }) {
-            e.dci = None;
-            e.since_acquire = 0;
-            self.slots[d].holder = None;
-            self.waiting = false;
-        }
-    }
-
-    /// DCI `d` is in ERR (or is treated so): no new requests until its full recovery. On a
-    /// pool that resets streams, a stream error that ends here is an escalation.
-    fn dci_failed(&mut self, d: usize) {
-        let slot = &mut self.slots[d];
-        if !slot.failed {
-            slot.failed = true;
-            if self.reset_streams {
-                self.recovered.escalated += 1;
-            }
-        }
-    }
-
-    /// Whether DCI `d` is in ERR; a state that cannot be read counts as ERR (the full
-    /// recovery is the safe side).
-    fn dci_in_err(&self, d: usize) -> bool {
-        self.slots[d]
-            .dci
-            .as_ref()
-            .map_or(true, |dci| dci.query_state().map_or(true, |s| s == QpState::Err))
-    }
-
-    /// A flushed request of an endpoint not known to have failed, on DCI `d`, stream
-    /// `stream`: without a failure seen on its stream, either the whole DCI went to ERR, or
-    /// (streams) its stream erred and the error completion comes after the flush.
-    fn flushed(&mut self, d: usize, stream: u16) {
-        let slot = &self.slots[d];
-        if slot.failed || slot.stream_failed[usize::from(stream)] {
-            return;
-        }
-        if !self.reset_streams || self.dci_in_err(d) {
-            self.dci_failed(d);
-        } else {
-            self.slots[d].stream_failed[usize::from(stream)] = true;
-        }
-    }
-
-    /// Endpoint `ep`'s peer failed on DCI `d` (stream `stream`): the DCI entered ERR, or with
-    /// streams only the stream did. Every endpoint reaching the same target over this DCI
-    /// (and stream) fails with it (finding 7).
-    fn fail(&mut self, d: usize, ep: usize, stream: u16) {
-        let streams = matches!(self.policy, Policy::Streams { .. });
-        for i in 0..self.eps.len() {
-            let same = i == ep || {
-                let (e, f) = (&self.eps[i], &self.eps[ep]);
-                e.dci == Some(d)
-                    && (!streams || e.stream == stream)
-                    && matches!((&e.peer, &f.peer), (Some(a), Some(b)) if a.same_target(b))
-            };
-            if same {
-                self.eps[i].failed = Some(d);
-            }
-        }
-        let slot = &mut self.slots[d];
-        slot.stream_failed[usize::from(stream)] = true;
-        slot.erred[usize::from(stream)] = true;
-        if !self.reset_streams || self.dci_in_err(d) {
-            self.dci_failed(d);
-        }
-    }
-
-    /// Decides the held flushed requests of DCI `d` (of stream `only`, when given) once
-    /// every completion of the failure is in: those of failed endpoints, and (the whole DCI
-    /// having gone to ERR) those of other streams than a failing one, may have executed and
-    /// go to be reported; the others stay, to be posted again.
-    fn decide(&mut self, d: usize, only: Option<u16>) {
-        let streams = matches!(self.policy, Policy::Streams { .. });
-        let mut i = 0;
-        while i < self.slots[d].replay.len() {
-            let slot = &self.slots[d];
-            let p = slot.replay[i];
-            if only.is_some_and(|s| s != p.stream) {
-                i += 1;
-                continue;
-            }
-            let failed = self.eps[p.ep as usize].failed == Some(d);
-            let other_stream = streams && slot.failed && !slot.erred[usize::from(p.stream)];
-            if !(failed || other_stream) {
-                i += 1;
-                continue;
-            }
-            if !failed {
-                self.recovered.reported_flushed += 1;
-            }
-            let slot = &mut self.slots[d];
-            slot.replay.remove(i);
-            slot.reporting += 1;
-            self.unposted.push_back((d, p));
-        }
-    }
-
-    /// Brings DCI `d` (or its errored streams) back once nothing of it (of them) is
-    /// outstanding, and posts again what the failure flushed before it left.
-    fn restore(&mut self, d: usize) -> Result<()> {
-        let slot = &self.slots[d];
-        if slot.failed {
-            if !slot.inflight.is_empty() || slot.dci.is_none() {
-                return Ok(());
-            }
-            self.decide(d, None);
-            let slot = &mut self.slots[d];
-            let Some(dci) = slot.dci.take() else {
-                return Ok(());
-            };
-            match dci.recover() {
-                // (The recovery's RESET cleaned a direct CQ of this DCI's entries.)
-                Ok(dci) => slot.dci = Some(dci),
-                Err(e) => {
-                    slot.dci = Some(e.object);
-                    return Err(e.error);
-                }
-            }
-            slot.failed = false;
-            slot.stream_failed.iter_mut().for_each(|f| *f = false);
-            slot.erred.iter_mut().for_each(|f| *f = false);
-            self.recovered.dcis += 1;
-            // Only the endpoints that failed on this DCI (finding 4: not those of others).
-            for ep in self.eps.iter_mut().filter(|e| e.failed == Some(d)) {
-                ep.failed = None;
-            }
-        }
-        for s in 0..self.slots[d].stream_failed.len() {
-            let slot = &self.slots[d];
-            if !slot.stream_failed[s] || slot.inflight.iter().any(|p| usize::from(p.stream) == s) {
-                continue;
-            }
-            if slot.dci.is_none() {
-                return Ok(());
-            }
-            // The DCI may have entered ERR after its state was read (hardware moves it there
-            // once the errored streams reach the limit): then it needs the full recovery.
-            if self.dci_in_err(d) {
-                self.dci_failed(d);
-                return Ok(());
-            }
-            let Some(dci) = self.slots[d].dci.as_mut() else {
-                return Ok(());
-            };
-            if dci.reset_stream_code(s as u16) != 0 {
-                // Escalate (finding 6): to ERR, so that every other stream's request
-                // completes (flushed) before the full recovery on a later poll. The refusal
-                // is not made into an Error: polling allocates nothing.
-                dci.force_error()?;
-                self.dci_failed(d);
-                return Ok(());
-            }
-            self.decide(d, Some(s as u16));
-            let slot = &mut self.slots[d];
-            slot.stream_failed[s] = false;
-            slot.erred[s] = false;
-            self.recovered.streams += 1;
-            for ep in self
-                .eps
-                .iter_mut()
-                .filter(|e| e.failed == Some(d) && usize::from(e.stream) == s)
-            {
-                ep.failed = None;
-            }
-        }
-        self.replay(d)
-    }
-
-    /// Posts again, in order, the flushed requests of DCI `d` whose stream is back (finding
-    /// 3: nothing is dropped, nothing stranded). A post refused with EAGAIN keeps its request
-    /// (and those behind it) for the next call; one refused otherwise is reported with
-    /// `WrFlushErr` by the next poll (it never left), the others are still posted, and the
-    /// first such error is returned.
-    fn replay(&mut self, d: usize) -> Result<()> {
-        let mut refused = None;
-        let mut i = 0;
-        while i < self.slots[d].replay.len() {
-            let slot = &self.slots[d];
-            let p = slot.replay[i];
-            if slot.failed || slot.stream_failed[usize::from(p.stream)] {
-                i += 1;
-                continue;
-            }
-            match self.post_on(d, &p) {
-                Ok(()) => self.recovered.reposted += 1,
-                // The send queue has no room yet (libmlx5 may count a request as outstanding
-                // until a later completion): it stays first in line for the next poll.
-                Err(e) if e.is_would_block() => break,
-                Err(e) => {
-                    self.slots[d].reporting += 1;
-                    self.unposted.push_back((d, p));
-                    refused.get_or_insert(e);
-                }
-            }
-            self.slots[d].replay.remove(i);
-        }
-        refused.map_or(Ok(()), Err)
     }
 
     /// The pool's CQ, for its completion channel when it was created with one
@@ -1026,131 +779,5 @@ impl DciPool {
             .map(|s| s.inflight.len() + s.replay.len())
             .sum::<usize>()
             + self.unposted.len()
-    }
-}
-
-/// How a `Streams` pool's DCIs are built and recovered.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct StreamsPlan {
-    /// The `log_errored` the DCIs are created with.
-    log_errored: u8,
-    /// Whether a stream error is recovered by resetting the stream (per-stream isolation).
-    /// False where the DCIs tolerate no errored stream: the first stream error takes the DCI
-    /// to ERR (and the device refuses stream resets), so the pool recovers the whole DCI.
-    reset_streams: bool,
-}
-
-/// The plan for `Policy::Streams { log_concurrent, log_errored }` on a device reporting
-/// `device` as its DCI streams caps (max log2 concurrent, max log2 errored; None: none).
-///
-/// A device with `max_log_num_errored` 0 gets DCIs with `log_errored` 0, whatever was asked,
-/// recovered as a whole (the fallback [`DciPool::new`] documents); `log_errored` 0 asked of
-/// any device means the same.
-fn streams_plan(device: Option<(u8, u8)>, log_concurrent: u8, log_errored: u8) -> Result<StreamsPlan> {
-    const OP: &str = "DciPool::new";
-    let (max_concurrent, max_errored) = match device {
-        Some((c, e)) if c > 0 => (c, e),
-        _ => {
-            return Err(Error::from_errno(
-                OP,
-                libc::EOPNOTSUPP,
-                "Policy::Streams needs DCI streams, and the device reports none (mlx5dv_query_device: \
-                 dci_streams_caps.max_log_num_concurent is 0 or absent): use another Policy (Dcs, DcsQuota or Rand)",
-            ))
-        }
-    };
-    if log_concurrent > max_concurrent {
-        return Err(Error::invalid(
-            OP,
-            format!(
-                "Policy::Streams asks for 2^{log_concurrent} streams per DCI, the device allows 2^{max_concurrent} \
-                 (max_log_num_concurent): ask for log_concurrent {max_concurrent} at most"
-            ),
-        ));
-    }
-    if max_errored == 0 {
-        return Ok(StreamsPlan {
-            log_errored: 0,
-            reset_streams: false,
-        });
-    }
-    if log_errored > max_errored {
-        return Err(Error::invalid(
-            OP,
-            format!(
-                "Policy::Streams asks for 2^{log_errored} errored streams per DCI, the device allows 2^{max_errored} \
-                 (max_log_num_errored): ask for log_errored {max_errored} at most"
-            ),
-        ));
-    }
-    Ok(StreamsPlan {
-        log_errored,
-        reset_streams: log_errored > 0,
-    })
-}
-
-/// splitmix64: a fixed, well-spread DCI per endpoint (Rand).
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn streams_on_a_device_with_no_errored_streams_fall_back_to_recovering_the_whole_dci() {
-        // max_log_num_errored 0: the first stream error takes the DCI to ERR and stream resets
-        // are refused, so nothing may promise per-stream isolation there.
-        for asked in [0, 1, 4] {
-            assert_eq!(
-                streams_plan(Some((4, 0)), 2, asked).unwrap(),
-                StreamsPlan {
-                    log_errored: 0,
-                    reset_streams: false
-                },
-                "log_errored {asked} asked"
-            );
-        }
-    }
-
-    #[test]
-    fn streams_reset_streams_only_where_the_dcis_tolerate_an_errored_stream() {
-        assert_eq!(
-            streams_plan(Some((4, 4)), 2, 1).unwrap(),
-            StreamsPlan {
-                log_errored: 1,
-                reset_streams: true
-            }
-        );
-        assert_eq!(
-            streams_plan(Some((4, 4)), 2, 0).unwrap(),
-            StreamsPlan {
-                log_errored: 0,
-                reset_streams: false
-            },
-            "log_errored 0: the first error takes the DCI to ERR"
-        );
-    }
-
-    #[test]
-    fn streams_without_dci_streams_are_refused_naming_the_pool_and_saying_use_another_policy() {
-        for device in [None, Some((0, 0)), Some((0, 3))] {
-            let e = streams_plan(device, 1, 0).unwrap_err();
-            assert_eq!((e.op(), e.errno()), ("DciPool::new", Some(libc::EOPNOTSUPP)));
-            assert!(e.hint().contains("use another Policy"), "{e}");
-        }
-    }
-
-    #[test]
-    fn streams_beyond_the_devices_caps_are_refused_naming_the_limit() {
-        let e = streams_plan(Some((2, 1)), 3, 0).unwrap_err();
-        assert_eq!(e.errno(), Some(libc::EINVAL));
-        assert!(e.hint().contains("log_concurrent 2 at most"), "{e}");
-        let e = streams_plan(Some((2, 1)), 2, 2).unwrap_err();
-        assert!(e.hint().contains("log_errored 1 at most"), "{e}");
     }
 }
