@@ -136,7 +136,7 @@ impl SendQueue {
     /// it is a receive (known only for successful completions). Returns the caller's `wr_id`
     /// where the crate wrote its own (DCIs); None where the completion already carries the
     /// caller's (RC, receives) or names no request of this queue.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn complete(&self, wr_id: u64, success: bool, receive: bool) -> Option<u64> {
         if receive {
             return None;

@@ -206,20 +206,59 @@ impl Cq {
     /// on another thread is consumed and not reported.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
-        if let Some(deferred) = self.deferred_error.take() {
-            let err = match deferred {
-                Deferred::Provider(op, rc) => poll_error(op, rc),
-                Deferred::Direct(refused) => refused.error(),
-            };
-            return Err(err.on(self.context().name()));
-        }
         if let Some(ring) = &self.core.direct {
-            return self
-                .registry
-                .with(|router| self.poll_direct(&ring.locked(), out, router));
+            // A direct CQ with nothing new, the poll of an idle poller: one look at the entry
+            // at the consumer index, no lock.
+            if !ring.may_have_entry() && self.deferred_error.get().is_none() {
+                return Ok(0);
+            }
+            return self.poll_direct_locked(ring, out);
+        }
+        self.poll_library(out)
+    }
+
+    /// The poll of a CQ libmlx5 reads (out of line: [`Cq::poll`] stays small enough to inline
+    /// its direct CQ's check for nothing into the caller).
+    /// Its check for nothing (ENOENT from the first `ibv_start_poll`) comes before the
+    /// registry is borrowed.
+    #[inline(never)]
+    fn poll_library(&self, out: &mut [Completion]) -> Result<usize> {
+        if let Some(deferred) = self.deferred_error.take() {
+            return Err(self.deferred(deferred));
+        }
+        if out.is_empty() {
+            return Ok(0);
         }
         let cq = self.as_raw();
-        self.registry.with(|router| self.poll_into(cq, out, router))
+        let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
+        // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
+        let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
+        if rc == libc::ENOENT {
+            return Ok(0);
+        }
+        self.registry.with(|router| self.poll_into(cq, rc, out, router))
+    }
+
+    /// The error of what a previous poll met after reading completions.
+    #[cold]
+    #[inline(never)]
+    fn deferred(&self, deferred: Deferred) -> Error {
+        let err = match deferred {
+            Deferred::Provider(op, rc) => poll_error(op, rc),
+            Deferred::Direct(refused) => refused.error(),
+        };
+        err.on(self.context().name())
+    }
+
+    /// A direct CQ's poll once an entry may be there (or an error is deferred): under the
+    /// ring's lock and the registry's.
+    #[inline(never)]
+    fn poll_direct_locked(&self, ring: &CqRing, out: &mut [Completion]) -> Result<usize> {
+        if let Some(deferred) = self.deferred_error.take() {
+            return Err(self.deferred(deferred));
+        }
+        self.registry
+            .with(|router| self.poll_direct(&ring.locked(), out, router))
     }
 
     /// A direct CQ's poll: reads the ring itself (see [`Context::create_direct_cq`]). An entry
@@ -273,18 +312,18 @@ impl Cq {
         Ok(n)
     }
 
-    #[inline]
+    /// Reads on from a first `ibv_start_poll` that returned `rc` (not ENOENT), `out` not
+    /// empty.
+    #[inline(never)]
     fn poll_into(
         &self,
         cq: *mut raw::ibv_cq_ex,
+        mut rc: i32,
         out: &mut [Completion],
         router: &crate::sq::Router<'_>,
     ) -> Result<usize> {
         let mut n = 0;
-        while n < out.len() {
-            let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
-            // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
-            let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
+        loop {
             if rc == libc::ENOENT {
                 break;
             }
@@ -326,9 +365,12 @@ impl Cq {
             }
             // SAFETY: ends the batch started above.
             unsafe { raw::ibv_end_poll(cq) };
-            if self.batched {
+            if self.batched || n == out.len() {
                 break;
             }
+            let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
+            // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
+            rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
         }
         Ok(n)
     }

@@ -170,6 +170,18 @@ impl CqRing {
     }
 }
 
+impl CqRing {
+    /// Whether the entry at the consumer index may be software's, read without the lock: a
+    /// poll that finds nothing then costs no lock. False only when that entry was the
+    /// device's when read; a clean running at the same time moves the consumer index only
+    /// past entries software owned, so a stale index names an entry software owned too (true:
+    /// the caller then reads under the lock, which settles it).
+    #[inline]
+    pub(crate) fn may_have_entry(&self) -> bool {
+        self.software_owns(self.ci.load(Ordering::Relaxed))
+    }
+}
+
 impl Locked<'_> {
     /// The next entry if software owns it (`mlx5_get_next_cqe`): copied out, and the consumer
     /// index advanced past it.
@@ -180,8 +192,11 @@ impl Locked<'_> {
             return None;
         }
         udma_from_device_barrier();
-        // SAFETY: a CQE inside the ring; software's until the consumer index passes it.
-        let body = unsafe { self.cqe64(ci).read_volatile() };
+        // SAFETY: a CQE inside the ring, software's (seen above, after which the barrier
+        // orders the body's reads) until the consumer index passes it: the device does not
+        // write it while it is read. A plain read, as libmlx5's: the caller's decoding then
+        // loads only the fields it uses (a volatile copy loads all 64 bytes one by one).
+        let body = unsafe { self.cqe64(ci).read() };
         self.ci.store(ci.wrapping_add(1), Ordering::Relaxed);
         Some(body)
     }
