@@ -669,7 +669,11 @@ impl DciPool {
             return Err(self.foreign_error(&c));
         }
         // First, flushed requests decided on (or whose replay the provider refused).
-        let mut n = self.report_flushed(out);
+        let mut n = if self.unposted.is_empty() {
+            0
+        } else {
+            self.report_flushed(out)
+        };
         let room = (out.len() - n).min(SCRATCH);
         let k = match self.cq.poll(&mut self.scratch[..room]) {
             Ok(k) => k,
@@ -730,13 +734,22 @@ impl DciPool {
             }
         }
         let mut failure = None;
+        // A DCI with nothing to recover or post again: restore would do nothing for it (the
+        // idle poll's case, checked in one pass).
+        let settled = |s: &Slot| !s.failed && s.replay.is_empty() && !s.stream_failed.contains(&true);
+        let all_settled = self.slots.iter().all(settled);
         for d in 0..self.slots.len() {
+            if all_settled {
+                break;
+            }
             if let Err(e) = self.restore(d) {
                 failure = Some(e);
                 break;
             }
         }
-        n += self.report_flushed(&mut out[n..]);
+        if !self.unposted.is_empty() {
+            n += self.report_flushed(&mut out[n..]);
+        }
         if let Some(e) = failure {
             if n == 0 {
                 return Err(e);
