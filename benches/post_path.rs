@@ -553,7 +553,10 @@ fn real_mlx5(c: &mut Criterion) {
     };
     polls(c, &cq, &direct_cq, &mut w_dcis, &p, remote, &mut run_device);
     // The divisor of scripts/post-path --count for the cases that count here.
-    println!("post-path count: {} counted", COUNTED.load(std::sync::atomic::Ordering::Relaxed));
+    println!(
+        "post-path count: {} counted",
+        COUNTED.load(std::sync::atomic::Ordering::Relaxed)
+    );
     if let Some(rounds) = interleaved_rounds() {
         let mut states = [c_dci, safe_dci, direct_dci];
         // SAFETY: the hook takes an int and returns once the device thread is idle.
@@ -725,7 +728,11 @@ fn polls(
     g.bench_function("empty-poll/executor", |b| {
         b.iter_custom(|iters| {
             let start = std::time::Instant::now();
-            assert_eq!(executor_poll_calls(&mut executor, &mut done, iters), 0, "nothing to report");
+            assert_eq!(
+                executor_poll_calls(&mut executor, &mut done, iters),
+                0,
+                "nothing to report"
+            );
             counted(iters);
             start.elapsed()
         })
