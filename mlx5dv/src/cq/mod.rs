@@ -15,6 +15,7 @@
 //! them, whichever handle goes first.
 
 mod completion;
+mod cqe;
 mod events;
 
 pub use completion::{Completion, WcOpcode, WcStatus};
@@ -22,7 +23,7 @@ pub use completion::{Completion, WcOpcode, WcStatus};
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
 use crate::direct::cq_ring::{CqRing, Locked};
-use crate::direct::cqe::{self, Refused};
+use cqe::Refused;
 use crate::error::{Error, Result};
 use crate::sq::{Registry, Routed};
 use mlx5dv_raw as raw;
@@ -669,7 +670,7 @@ mod tests {
     #[test]
     fn a_direct_poll_maps_each_wqe_index_to_the_callers_wr_id_and_reports_a_foreign_entry() {
         use crate::direct::cq_ring::tests::TestRing;
-        use crate::direct::cqe::tests::{cqe, err_cqe};
+        use crate::direct::cq_ring::tests::{cqe, err_cqe};
         let ctx = Context::fake("mlx5_fake");
         let mut raw = fake_cq(&[]);
         let mut t = TestRing::new(4, 64);

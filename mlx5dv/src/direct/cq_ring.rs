@@ -291,7 +291,27 @@ impl std::fmt::Debug for CqRing {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::direct::cqe::tests::cqe;
+
+    /// A CQE as the device writes it: `opcode` in op_own's high nibble, big-endian fields.
+    pub(crate) fn cqe(opcode: u32, wqe_opcode: u32, qp_num: u32, wqe_counter: u16) -> raw::mlx5_cqe64 {
+        // SAFETY: plain integers: all-zero is valid.
+        let mut c: raw::mlx5_cqe64 = unsafe { std::mem::zeroed() };
+        c.sop_drop_qpn = (wqe_opcode << 24 | qp_num).to_be();
+        c.wqe_counter = wqe_counter.to_be();
+        c.op_own = (opcode << 4) as u8;
+        c
+    }
+
+    /// An error CQE with `syndrome` and `vendor`.
+    pub(crate) fn err_cqe(syndrome: u32, vendor: u8, qp_num: u32, wqe_counter: u16) -> raw::mlx5_cqe64 {
+        let mut c = cqe(raw::MLX5_CQE_REQ_ERR, raw::MLX5_OPCODE_SEND, qp_num, wqe_counter);
+        // The error view: vendor_err_synd at 54, syndrome at 55 (mlx5_err_cqe).
+        // SAFETY: mlx5_cqe64 is 64 plain bytes.
+        let bytes = unsafe { &mut *(&mut c as *mut raw::mlx5_cqe64).cast::<[u8; 64]>() };
+        bytes[54] = vendor;
+        bytes[55] = syndrome as u8;
+        c
+    }
 
     /// A ring in test memory, as libmlx5 initialises it (every entry's op_own INVALID << 4).
     pub(crate) struct TestRing {

@@ -1,6 +1,7 @@
 //! The direct backend: DC and RC work requests written straight into the send queue, and the
 //! doorbell rung by the crate, byte for byte as libmlx5's wr API writes them; their
-//! completions read straight from a CQ that only direct QPs use (`cq_ring`, `cqe`).
+//! completions read straight from a CQ that only direct QPs use (`cq_ring`; decoded into
+//! completions by the CQ module, which uses this one, never the other way).
 //!
 //! A queue pair chooses its backend at creation ([`SendBackend`]); the typestate batch
 //! ([`crate::Batch`]) is the same for both. On a direct QP the crate's send-queue state replaces
@@ -40,7 +41,6 @@
 
 pub(crate) mod barrier;
 pub(crate) mod cq_ring;
-pub(crate) mod cqe;
 pub(crate) mod probe;
 pub(crate) mod register;
 mod sq;
