@@ -25,7 +25,7 @@ use crate::context::Context;
 use crate::direct::cq_ring::{CqRing, Locked};
 use cqe::Refused;
 use crate::error::{Error, Result};
-use crate::sq::{Registry, Routed};
+use crate::sq_accounting::{Registry, Routed};
 use mlx5dv_raw as raw;
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -266,7 +266,7 @@ impl Cq {
     /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
     /// once when nothing was read before it, else by the next call.
     #[inline]
-    fn poll_direct(&self, ring: &Locked<'_>, out: &mut [Completion], router: &crate::sq::Router<'_>) -> Result<usize> {
+    fn poll_direct(&self, ring: &Locked<'_>, out: &mut [Completion], router: &crate::sq_accounting::Router<'_>) -> Result<usize> {
         let mut n = 0;
         let mut consumed = false;
         let mut refused = None;
@@ -321,7 +321,7 @@ impl Cq {
         cq: *mut raw::ibv_cq_ex,
         mut rc: i32,
         out: &mut [Completion],
-        router: &crate::sq::Router<'_>,
+        router: &crate::sq_accounting::Router<'_>,
     ) -> Result<usize> {
         let mut n = 0;
         loop {
@@ -677,7 +677,7 @@ mod tests {
         let mut cq = cq_over(&ctx, &mut raw, true);
         Arc::get_mut(&mut cq.core).unwrap().direct = Some(t.ring());
         assert!(cq.is_direct());
-        let sq = crate::sq::Poster::with_wqe_map(8, false, 8);
+        let sq = crate::sq_accounting::Poster::with_wqe_map(8, false, 8);
         cq.registry.add(0x40, sq.shared().clone());
         sq.routed();
         for (wr_id, index) in [(100, 0u16), (101, 2), (102, 3)] {

@@ -27,7 +27,7 @@
 //! - a RESET restarts `cur_post` at 0 (libmlx5's `mlx5_init_qp_indices`).
 //!
 //! Admission: a request is admitted when the crate's count of outstanding requests allows it
-//! ([`crate::sq`]) and the ring has room for its basic blocks past the last retired request's
+//! ([`crate::sq_accounting`]) and the ring has room for its basic blocks past the last retired request's
 //! (a DC request spans 1 to several blocks), so an unretired WQE is never overwritten.
 //!
 //! The BlueFlame register: libmlx5 serialises a register several of its QPs share with a lock
