@@ -43,9 +43,9 @@ pub(crate) mod barrier;
 pub(crate) mod cq_ring;
 pub(crate) mod probe;
 pub(crate) mod register;
-mod sq;
+mod wqe_writer;
 
-pub(crate) use sq::DirectSq;
+pub(crate) use wqe_writer::DirectSq;
 
 /// How a queue pair posts its work requests.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
