@@ -23,9 +23,9 @@ pub use completion::{Completion, WcOpcode, WcStatus};
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
 use crate::direct::cq_ring::{CqRing, Locked};
-use cqe::Refused;
 use crate::error::{Error, Result};
 use crate::sq_accounting::{Registry, Routed};
+use cqe::Refused;
 use mlx5dv_raw as raw;
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -266,7 +266,12 @@ impl Cq {
     /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
     /// once when nothing was read before it, else by the next call.
     #[inline]
-    fn poll_direct(&self, ring: &Locked<'_>, out: &mut [Completion], router: &crate::sq_accounting::Router<'_>) -> Result<usize> {
+    fn poll_direct(
+        &self,
+        ring: &Locked<'_>,
+        out: &mut [Completion],
+        router: &crate::sq_accounting::Router<'_>,
+    ) -> Result<usize> {
         let mut n = 0;
         let mut consumed = false;
         let mut refused = None;
