@@ -273,13 +273,11 @@ impl Cq {
         router: &crate::sq_accounting::Router<'_>,
     ) -> Result<usize> {
         let mut n = 0;
-        let mut consumed = false;
         let mut refused = None;
         while n < out.len() {
             let Some(entry) = ring.next() else {
                 break;
             };
-            consumed = true;
             let req = match cqe::decode(&entry) {
                 Ok(req) => req,
                 Err(r) => {
@@ -306,15 +304,24 @@ impl Cq {
             };
             n += 1;
         }
-        if consumed {
-            ring.update_cons_index();
-        }
+        // (Called only with an entry seen at the consumer index: rewriting the same index when
+        // that entry was cleaned away meanwhile is harmless.)
+        ring.update_cons_index();
         if let Some(r) = refused {
-            if n == 0 {
-                return Err(r.error().on(self.context().name()));
-            }
-            self.deferred_error.set(Some(Deferred::Direct(r)));
+            return self.refused(r, n);
         }
+        Ok(n)
+    }
+
+    /// A direct poll that met an entry it does not decode after reading `n` completions: the
+    /// error now when `n` is 0, else kept for the next poll.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, r: Refused, n: usize) -> Result<usize> {
+        if n == 0 {
+            return Err(r.error().on(self.context().name()));
+        }
+        self.deferred_error.set(Some(Deferred::Direct(r)));
         Ok(n)
     }
 
