@@ -633,7 +633,9 @@ fn poll_calls(cq: &::mlx5dv::Cq, out: &mut [::mlx5dv::Completion], calls: u64) -
 ///   on a DCI of backend B, then one more on a probe DCI of another CQ, whose completion
 ///   (polled untimed) says the device has run them; then reaped by 16 polls of one
 ///   completion or one poll of 16; divided by the completions reaped.
-/// - `empty-poll/B`: polls of B's empty CQ; divided by the polls.
+/// - `empty-poll/B`: polls of B's empty CQ; divided by the polls. `empty-poll/pool` and
+///   `empty-poll/executor`: a DCI pool's and an S3 executor's polls with nothing to report, on
+///   the direct backend (`-wr`: on the wr API).
 ///
 /// A timed poll that finds fewer than the 16 (the device completed the probe first) is
 /// topped up untimed and counted as short. The count of short polls is printed with the
@@ -696,47 +698,55 @@ fn polls(
         });
     }
     // The pool's and the S3 executor's poll when nothing happened (a server polling while
-    // idle), on the direct backend, each over a direct CQ of its own.
+    // idle), on each backend, each over a CQ of its own (a direct one for the direct backend).
     let ctx = cq.context();
     let mlx5 = ctx.mlx5().expect("mlx5");
     let pd = ctx.alloc_pd().expect("pd");
-    let cfg = ::mlx5dv::PoolConfig {
-        backend: ::mlx5dv::SendBackend::Direct,
-        ..::mlx5dv::PoolConfig::default()
-    };
-    let mut pool = ::mlx5dv::DciPool::new(&mlx5, &pd, ctx.create_direct_cq(1024).unwrap(), cfg).expect("pool");
-    let mut ep_out = [::mlx5dv::EpCompletion::default(); 16];
-    g.bench_function("empty-poll/pool", |b| {
-        b.iter_custom(|iters| {
-            let start = std::time::Instant::now();
-            assert_eq!(pool_poll_calls(&mut pool, &mut ep_out, iters), 0, "nothing to report");
-            counted(iters);
-            start.elapsed()
-        })
-    });
-    let mut ecfg = ::mlx5dv::s3::ExecutorConfig::default();
-    ecfg.pool.backend = ::mlx5dv::SendBackend::Direct;
-    let mut executor =
-        ::mlx5dv::s3::Executor::new(&mlx5, &pd, ctx.create_direct_cq(1024).unwrap(), ecfg).expect("executor");
-    let mut done: Vec<::mlx5dv::s3::Done> = Vec::with_capacity(16);
-    done.resize_with(16, || ::mlx5dv::s3::Done {
-        id: 0,
-        bytes: 0,
-        status: ::mlx5dv::WcStatus::Success,
-        error: None,
-    });
-    g.bench_function("empty-poll/executor", |b| {
-        b.iter_custom(|iters| {
-            let start = std::time::Instant::now();
-            assert_eq!(
-                executor_poll_calls(&mut executor, &mut done, iters),
-                0,
-                "nothing to report"
-            );
-            counted(iters);
-            start.elapsed()
-        })
-    });
+    for (suffix, backend) in [
+        ("", ::mlx5dv::SendBackend::Direct),
+        ("-wr", ::mlx5dv::SendBackend::WrApi),
+    ] {
+        let new_cq = || match backend {
+            ::mlx5dv::SendBackend::Direct => ctx.create_direct_cq(1024).unwrap(),
+            _ => ctx.create_cq(1024).unwrap(),
+        };
+        let cfg = ::mlx5dv::PoolConfig {
+            backend,
+            ..::mlx5dv::PoolConfig::default()
+        };
+        let mut pool = ::mlx5dv::DciPool::new(&mlx5, &pd, new_cq(), cfg).expect("pool");
+        let mut ep_out = [::mlx5dv::EpCompletion::default(); 16];
+        g.bench_function(format!("empty-poll/pool{suffix}"), |b| {
+            b.iter_custom(|iters| {
+                let start = std::time::Instant::now();
+                assert_eq!(pool_poll_calls(&mut pool, &mut ep_out, iters), 0, "nothing to report");
+                counted(iters);
+                start.elapsed()
+            })
+        });
+        let mut ecfg = ::mlx5dv::s3::ExecutorConfig::default();
+        ecfg.pool.backend = backend;
+        let mut executor = ::mlx5dv::s3::Executor::new(&mlx5, &pd, new_cq(), ecfg).expect("executor");
+        let mut done: Vec<::mlx5dv::s3::Done> = Vec::with_capacity(16);
+        done.resize_with(16, || ::mlx5dv::s3::Done {
+            id: 0,
+            bytes: 0,
+            status: ::mlx5dv::WcStatus::Success,
+            error: None,
+        });
+        g.bench_function(format!("empty-poll/executor{suffix}"), |b| {
+            b.iter_custom(|iters| {
+                let start = std::time::Instant::now();
+                assert_eq!(
+                    executor_poll_calls(&mut executor, &mut done, iters),
+                    0,
+                    "nothing to report"
+                );
+                counted(iters);
+                start.elapsed()
+            })
+        });
+    }
     g.finish();
     println!("post-path count: {short} short polls");
 }
