@@ -255,7 +255,9 @@ impl Cq {
     /// ring's lock and the registry's.
     #[inline(never)]
     fn poll_direct_locked(&self, ring: &CqRing, out: &mut [Completion]) -> Result<usize> {
-        if let Some(deferred) = self.deferred_error.take() {
+        // Looked at before it is taken: the common case writes nothing.
+        if let Some(deferred) = self.deferred_error.get() {
+            self.deferred_error.set(None);
             return Err(self.deferred(deferred));
         }
         self.registry
