@@ -514,12 +514,49 @@ fn real_mlx5(c: &mut Criterion) {
     });
     // The same safe batch code on a DCI of the direct backend (the crate writes the WQE and
     // rings the doorbell): the same peer, buffer, chunks and RESET between them.
+    // The write8-inline and poll cases' direct DCI (made before the name is shadowed).
+    let w_direct = direct_dci();
     let mut direct_dci = Some(direct_dci());
     assert_eq!(u64::from(direct_dci.as_ref().unwrap().caps().max_send_wr), depth);
     g.bench_function("dc_send/safe_direct", |b| {
         b.iter_custom(|iters| paused_chunks(pause, iters, depth, &mut direct_dci, post, renew))
     });
+    // The 8-byte inline RDMA WRITE (UCX's `put_short`), signalled, on both backends: posted
+    // and timed as the sends are (chunks of one send queue, RESET between them).
+    let target = pd.alloc_mr(4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE).unwrap();
+    let remote = target.remote().expect("a remote-writable MR");
+    let write8 = |d: &mut Option<Dci<Rts>>, first: u64, n: u64| {
+        write8_chunk(d.as_mut().unwrap(), &p, remote, first, n);
+        counted(n);
+    };
+    let mut w_dcis = [Some(dci()), Some(w_direct)];
+    for (backend, d) in ["wr", "direct"].into_iter().zip(&mut w_dcis) {
+        g.bench_function(format!("write8-inline/{backend}"), |b| {
+            b.iter_custom(|iters| paused_chunks(pause, iters, depth, d, write8, renew))
+        });
+    }
     g.finish();
+    // A DCI of its own CQ whose one completion tells the poll cases that the device has run
+    // what was posted before it.
+    let probe_cq = ctx.create_cq(64).unwrap();
+    let mut probe = DciBuilder::new(&mlx5, &pd, &probe_cq)
+        .max_send_wr(16)
+        .build_ready(1, 1024, RtsAttr::default())
+        .unwrap();
+    let mut run_device = || {
+        write8_chunk(&mut probe, &p, remote, 0, 1);
+        let mut c = [::mlx5dv::Completion::default()];
+        while probe_cq.poll(&mut c).expect("probe poll") == 0 {
+            std::thread::yield_now();
+        }
+        assert!(c[0].status.is_success(), "{:?}", c[0]);
+    };
+    polls(c, &cq, &direct_cq, &mut w_dcis, &p, remote, &mut run_device);
+    // The divisor of scripts/post-path --count for the cases that count here.
+    println!(
+        "post-path count: {} counted",
+        COUNTED.load(std::sync::atomic::Ordering::Relaxed)
+    );
     if let Some(rounds) = interleaved_rounds() {
         let mut states = [c_dci, safe_dci, direct_dci];
         // SAFETY: the hook takes an int and returns once the device thread is idle.
@@ -547,6 +584,191 @@ fn real_mlx5(c: &mut Criterion) {
         // SAFETY: as above.
         unsafe { pause(0) };
     }
+}
+
+/// What the counted (`scripts/post-path --count`) function of the bench that ran handled:
+/// requests posted, completions reaped or polls made, the divisor of its instructions.
+static COUNTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn counted(n: u64) {
+    COUNTED.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Posts `n` signalled 8-byte inline RDMA WRITEs to `p` (`remote`), numbered from `seq`: the
+/// `write8-inline` cases, a function of its own so that callgrind counts exactly it.
+#[inline(never)]
+fn write8_chunk(
+    dci: &mut ::mlx5dv::Dci<::mlx5dv::state::Rts>,
+    p: &::mlx5dv::DcPeer,
+    remote: RemoteMemory,
+    mut seq: u64,
+    n: u64,
+) -> u64 {
+    let p = black_box(p);
+    for _ in 0..n {
+        let mut batch = dci.batch();
+        let written = batch.rdma_write(seq, remote).to(p).inline(&seq.to_le_bytes());
+        let posted = batch.commit();
+        assert!(written.is_ok() && posted.is_ok(), "post failed: {written:?} {posted:?}");
+        seq += 1;
+    }
+    seq
+}
+
+/// Polls `cq` `calls` times into `out` and returns the completions reaped: the `completion-N`
+/// and `empty-poll` cases (callgrind counts exactly this function).
+#[inline(never)]
+fn poll_calls(cq: &::mlx5dv::Cq, out: &mut [::mlx5dv::Completion], calls: u64) -> u64 {
+    let mut reaped = 0;
+    for _ in 0..calls {
+        reaped += cq.poll(black_box(&mut *out)).expect("poll") as u64;
+    }
+    reaped
+}
+
+/// The poll cases, counted only (`POST_PATH_COUNT=1`, set by `scripts/post-path --count`):
+/// their completions come from the running device, whose latency a timing would measure.
+///
+/// - `completion-1/B`, `completion-16/B`: 16 signalled 8-byte inline writes posted (untimed)
+///   on a DCI of backend B, then one more on a probe DCI of another CQ, whose completion
+///   (polled untimed) says the device has run them; then reaped by 16 polls of one
+///   completion or one poll of 16; divided by the completions reaped.
+/// - `empty-poll/B`: polls of B's empty CQ; divided by the polls. `empty-poll/pool` and
+///   `empty-poll/executor`: a DCI pool's and an S3 executor's polls with nothing to report, on
+///   the direct backend (`-wr`: on the wr API).
+///
+/// A timed poll that finds fewer than the 16 (the device completed the probe first) is
+/// topped up untimed and counted as short. The count of short polls is printed with the
+/// divisor: scripts/post-path says so beside a figure that has any.
+fn polls(
+    c: &mut Criterion,
+    cq: &::mlx5dv::Cq,
+    direct_cq: &::mlx5dv::Cq,
+    dcis: &mut [Option<::mlx5dv::Dci<::mlx5dv::state::Rts>>; 2],
+    p: &::mlx5dv::DcPeer,
+    remote: RemoteMemory,
+    run_device: &mut dyn FnMut(),
+) {
+    if std::env::var_os("POST_PATH_COUNT").is_none() {
+        println!("real_mlx5/completion-*, empty-poll: counted only (scripts/post-path --count)");
+        return;
+    }
+    const BATCH: u64 = 16;
+    let mut g = c.benchmark_group("real_mlx5");
+    let mut out = [::mlx5dv::Completion::default(); BATCH as usize];
+    let mut short = 0u64;
+    let mut seq = 1u64 << 40;
+    for (backend, (d, cq)) in ["wr", "direct"].into_iter().zip(dcis.iter_mut().zip([cq, direct_cq])) {
+        let d = d.as_mut().unwrap();
+        for (case, per_call) in [("completion-1", 1usize), ("completion-16", BATCH as usize)] {
+            g.bench_function(format!("{case}/{backend}"), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = std::time::Duration::ZERO;
+                    let mut done = 0;
+                    while done < iters {
+                        seq = write8_chunk(d, p, remote, seq, BATCH);
+                        run_device();
+                        let start = std::time::Instant::now();
+                        let reaped = poll_calls(cq, &mut out[..per_call], BATCH / per_call as u64);
+                        total += start.elapsed();
+                        counted(reaped);
+                        let mut left = BATCH - reaped;
+                        if left > 0 {
+                            short += 1;
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                        while left > 0 {
+                            left -= cq.poll(&mut out[..1]).expect("poll") as u64;
+                        }
+                        assert!(out[0].status.is_success(), "{:?}", out[0]);
+                        done += BATCH;
+                    }
+                    total
+                })
+            });
+        }
+        g.bench_function(format!("empty-poll/{backend}"), |b| {
+            b.iter_custom(|iters| {
+                let start = std::time::Instant::now();
+                let reaped = poll_calls(cq, &mut out, iters);
+                assert_eq!(reaped, 0, "the CQ is empty");
+                counted(iters);
+                start.elapsed()
+            })
+        });
+    }
+    // The pool's and the S3 executor's poll when nothing happened (a server polling while
+    // idle), on each backend, each over a CQ of its own (a direct one for the direct backend).
+    let ctx = cq.context();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().expect("pd");
+    for (suffix, backend) in [
+        ("", ::mlx5dv::SendBackend::Direct),
+        ("-wr", ::mlx5dv::SendBackend::WrApi),
+    ] {
+        let new_cq = || match backend {
+            ::mlx5dv::SendBackend::Direct => ctx.create_direct_cq(1024).unwrap(),
+            _ => ctx.create_cq(1024).unwrap(),
+        };
+        let cfg = ::mlx5dv::PoolConfig {
+            backend,
+            ..::mlx5dv::PoolConfig::default()
+        };
+        let mut pool = ::mlx5dv::DciPool::new(&mlx5, &pd, new_cq(), cfg).expect("pool");
+        let mut ep_out = [::mlx5dv::EpCompletion::default(); 16];
+        g.bench_function(format!("empty-poll/pool{suffix}"), |b| {
+            b.iter_custom(|iters| {
+                let start = std::time::Instant::now();
+                assert_eq!(pool_poll_calls(&mut pool, &mut ep_out, iters), 0, "nothing to report");
+                counted(iters);
+                start.elapsed()
+            })
+        });
+        let mut ecfg = ::mlx5dv::s3::ExecutorConfig::default();
+        ecfg.pool.backend = backend;
+        let mut executor = ::mlx5dv::s3::Executor::new(&mlx5, &pd, new_cq(), ecfg).expect("executor");
+        let mut done: Vec<::mlx5dv::s3::Done> = Vec::with_capacity(16);
+        done.resize_with(16, || ::mlx5dv::s3::Done {
+            id: 0,
+            bytes: 0,
+            status: ::mlx5dv::WcStatus::Success,
+            error: None,
+        });
+        g.bench_function(format!("empty-poll/executor{suffix}"), |b| {
+            b.iter_custom(|iters| {
+                let start = std::time::Instant::now();
+                assert_eq!(
+                    executor_poll_calls(&mut executor, &mut done, iters),
+                    0,
+                    "nothing to report"
+                );
+                counted(iters);
+                start.elapsed()
+            })
+        });
+    }
+    g.finish();
+    println!("post-path count: {short} short polls");
+}
+
+/// Polls `pool` `calls` times: the `empty-poll/pool` case (callgrind counts exactly this).
+#[inline(never)]
+fn pool_poll_calls(pool: &mut ::mlx5dv::DciPool, out: &mut [::mlx5dv::EpCompletion], calls: u64) -> u64 {
+    let mut n = 0;
+    for _ in 0..calls {
+        n += pool.poll(black_box(&mut *out)).expect("poll") as u64;
+    }
+    n
+}
+
+/// Polls `executor` `calls` times: the `empty-poll/executor` case.
+#[inline(never)]
+fn executor_poll_calls(executor: &mut ::mlx5dv::s3::Executor, out: &mut [::mlx5dv::s3::Done], calls: u64) -> u64 {
+    let mut n = 0;
+    for _ in 0..calls {
+        n += executor.poll(black_box(&mut *out)).expect("poll") as u64;
+    }
+    n
 }
 
 criterion_group!(benches, post_path, real_mlx5);

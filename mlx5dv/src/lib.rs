@@ -71,7 +71,7 @@ pub mod pd;
 pub mod qp;
 pub mod rc;
 pub mod s3;
-mod sq;
+mod sq_accounting;
 pub mod srq;
 mod wait;
 pub mod wr;

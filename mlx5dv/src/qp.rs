@@ -122,7 +122,7 @@ pub(crate) struct QpRaw {
     pub(crate) max_send_sge: u32,
     pub(crate) max_inline_data: u32,
     /// The crate's count of outstanding requests (never lets libmlx5 see a full queue).
-    pub(crate) sq: crate::sq::Poster,
+    pub(crate) sq: crate::sq_accounting::Poster,
     /// Whether the direct backend drives the send queue (its state is `parents.direct`: the
     /// QP stays small, and the wr API's post path tests this flag only).
     pub(crate) direct: bool,
@@ -341,10 +341,10 @@ pub(crate) fn poster_for(
     max_send_wr: u32,
     receives: bool,
     direct: Option<&crate::direct::DirectSq>,
-) -> crate::sq::Poster {
+) -> crate::sq_accounting::Poster {
     match direct {
-        None => crate::sq::Poster::new(max_send_wr, receives),
-        Some(d) => crate::sq::Poster::with_wqe_map(max_send_wr, false, d.wqe_cnt() as usize),
+        None => crate::sq_accounting::Poster::new(max_send_wr, receives),
+        Some(d) => crate::sq_accounting::Poster::with_wqe_map(max_send_wr, false, d.wqe_cnt() as usize),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::mr::{Access, Sge};
 use crate::pd::Pd;
 use crate::qp::{init_attr_ex, poster_for, rts_attr, state, Parents, QpRaw, QpState, RtsAttr, TransitionError};
-use crate::sq::Poster;
+use crate::sq_accounting::Poster;
 use crate::srq::Srq;
 use crate::wr::{Batch, Rc};
 use mlx5dv_raw as raw;

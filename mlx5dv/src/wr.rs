@@ -40,7 +40,7 @@ pub trait Transport: sealed::Sealed {
     /// The state a new request starts in.
     type Start;
     /// Whether the crate writes its own sequence number as the request's `wr_id` (DC; see
-    /// `sq.rs`) rather than the caller's (RC, whose failed sends look like failed receives).
+    /// `sq_accounting.rs`) rather than the caller's (RC, whose failed sends look like failed receives).
     #[doc(hidden)]
     const CRATE_WR_ID: bool;
     /// Whether a request names its destination (DC) rather than the connection's (RC).
@@ -613,10 +613,10 @@ static SQ_HALTED: StaticError = StaticError::new(
 
 /// The error of a request the send-queue accounting did not admit.
 #[inline]
-pub(crate) fn refused(refusal: crate::sq::Refusal) -> Error {
+pub(crate) fn refused(refusal: crate::sq_accounting::Refusal) -> Error {
     match refusal {
-        crate::sq::Refusal::Full => Error::from_static(&SQ_FULL),
-        crate::sq::Refusal::Halted => Error::from_static(&SQ_HALTED),
+        crate::sq_accounting::Refusal::Full => Error::from_static(&SQ_FULL),
+        crate::sq_accounting::Refusal::Halted => Error::from_static(&SQ_HALTED),
     }
 }
 

@@ -15,6 +15,7 @@
 //! them, whichever handle goes first.
 
 mod completion;
+mod cqe;
 mod events;
 
 pub use completion::{Completion, WcOpcode, WcStatus};
@@ -22,9 +23,9 @@ pub use completion::{Completion, WcOpcode, WcStatus};
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
 use crate::direct::cq_ring::{CqRing, Locked};
-use crate::direct::cqe::{self, Refused};
 use crate::error::{Error, Result};
-use crate::sq::{Registry, Routed};
+use crate::sq_accounting::{Registry, Routed};
+use cqe::Refused;
 use mlx5dv_raw as raw;
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -206,35 +207,79 @@ impl Cq {
     /// on another thread is consumed and not reported.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
-        if let Some(deferred) = self.deferred_error.take() {
-            let err = match deferred {
-                Deferred::Provider(op, rc) => poll_error(op, rc),
-                Deferred::Direct(refused) => refused.error(),
-            };
-            return Err(err.on(self.context().name()));
-        }
         if let Some(ring) = &self.core.direct {
-            return self
-                .registry
-                .with(|router| self.poll_direct(&ring.locked(), out, router));
+            // A direct CQ with nothing new, the poll of an idle poller: one look at the entry
+            // at the consumer index, no lock.
+            if !ring.may_have_entry() && self.deferred_error.get().is_none() {
+                return Ok(0);
+            }
+            return self.poll_direct_locked(ring, out);
+        }
+        self.poll_library(out)
+    }
+
+    /// The poll of a CQ libmlx5 reads (out of line: [`Cq::poll`] stays small enough to inline
+    /// its direct CQ's check for nothing into the caller).
+    /// Its check for nothing (ENOENT from the first `ibv_start_poll`) comes before the
+    /// registry is borrowed.
+    #[inline(never)]
+    fn poll_library(&self, out: &mut [Completion]) -> Result<usize> {
+        if let Some(deferred) = self.deferred_error.take() {
+            return Err(self.deferred(deferred));
+        }
+        if out.is_empty() {
+            return Ok(0);
         }
         let cq = self.as_raw();
-        self.registry.with(|router| self.poll_into(cq, out, router))
+        let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
+        // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
+        let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
+        if rc == libc::ENOENT {
+            return Ok(0);
+        }
+        self.registry.with(|router| self.poll_into(cq, rc, out, router))
+    }
+
+    /// The error of what a previous poll met after reading completions.
+    #[cold]
+    #[inline(never)]
+    fn deferred(&self, deferred: Deferred) -> Error {
+        let err = match deferred {
+            Deferred::Provider(op, rc) => poll_error(op, rc),
+            Deferred::Direct(refused) => refused.error(),
+        };
+        err.on(self.context().name())
+    }
+
+    /// A direct CQ's poll once an entry may be there (or an error is deferred): under the
+    /// ring's lock and the registry's.
+    #[inline(never)]
+    fn poll_direct_locked(&self, ring: &CqRing, out: &mut [Completion]) -> Result<usize> {
+        // Looked at before it is taken: the common case writes nothing.
+        if let Some(deferred) = self.deferred_error.get() {
+            self.deferred_error.set(None);
+            return Err(self.deferred(deferred));
+        }
+        self.registry
+            .with(|router| self.poll_direct(&ring.locked(), out, router))
     }
 
     /// A direct CQ's poll: reads the ring itself (see [`Context::create_direct_cq`]). An entry
     /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
     /// once when nothing was read before it, else by the next call.
     #[inline]
-    fn poll_direct(&self, ring: &Locked<'_>, out: &mut [Completion], router: &crate::sq::Router<'_>) -> Result<usize> {
+    fn poll_direct(
+        &self,
+        ring: &Locked<'_>,
+        out: &mut [Completion],
+        router: &crate::sq_accounting::Router<'_>,
+    ) -> Result<usize> {
         let mut n = 0;
-        let mut consumed = false;
         let mut refused = None;
         while n < out.len() {
             let Some(entry) = ring.next() else {
                 break;
             };
-            consumed = true;
             let req = match cqe::decode(&entry) {
                 Ok(req) => req,
                 Err(r) => {
@@ -261,30 +306,39 @@ impl Cq {
             };
             n += 1;
         }
-        if consumed {
-            ring.update_cons_index();
-        }
+        // (Called only with an entry seen at the consumer index: rewriting the same index when
+        // that entry was cleaned away meanwhile is harmless.)
+        ring.update_cons_index();
         if let Some(r) = refused {
-            if n == 0 {
-                return Err(r.error().on(self.context().name()));
-            }
-            self.deferred_error.set(Some(Deferred::Direct(r)));
+            return self.refused(r, n);
         }
         Ok(n)
     }
 
-    #[inline]
+    /// A direct poll that met an entry it does not decode after reading `n` completions: the
+    /// error now when `n` is 0, else kept for the next poll.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, r: Refused, n: usize) -> Result<usize> {
+        if n == 0 {
+            return Err(r.error().on(self.context().name()));
+        }
+        self.deferred_error.set(Some(Deferred::Direct(r)));
+        Ok(n)
+    }
+
+    /// Reads on from a first `ibv_start_poll` that returned `rc` (not ENOENT), `out` not
+    /// empty.
+    #[inline(never)]
     fn poll_into(
         &self,
         cq: *mut raw::ibv_cq_ex,
+        mut rc: i32,
         out: &mut [Completion],
-        router: &crate::sq::Router<'_>,
+        router: &crate::sq_accounting::Router<'_>,
     ) -> Result<usize> {
         let mut n = 0;
-        while n < out.len() {
-            let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
-            // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
-            let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
+        loop {
             if rc == libc::ENOENT {
                 break;
             }
@@ -326,9 +380,12 @@ impl Cq {
             }
             // SAFETY: ends the batch started above.
             unsafe { raw::ibv_end_poll(cq) };
-            if self.batched {
+            if self.batched || n == out.len() {
                 break;
             }
+            let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
+            // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
+            rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
         }
         Ok(n)
     }
@@ -647,14 +704,14 @@ mod tests {
     #[test]
     fn a_direct_poll_maps_each_wqe_index_to_the_callers_wr_id_and_reports_a_foreign_entry() {
         use crate::direct::cq_ring::tests::TestRing;
-        use crate::direct::cqe::tests::{cqe, err_cqe};
+        use crate::direct::cq_ring::tests::{cqe, err_cqe};
         let ctx = Context::fake("mlx5_fake");
         let mut raw = fake_cq(&[]);
         let mut t = TestRing::new(4, 64);
         let mut cq = cq_over(&ctx, &mut raw, true);
         Arc::get_mut(&mut cq.core).unwrap().direct = Some(t.ring());
         assert!(cq.is_direct());
-        let sq = crate::sq::Poster::with_wqe_map(8, false, 8);
+        let sq = crate::sq_accounting::Poster::with_wqe_map(8, false, 8);
         cq.registry.add(0x40, sq.shared().clone());
         sq.routed();
         for (wr_id, index) in [(100, 0u16), (101, 2), (102, 3)] {

@@ -552,7 +552,7 @@ impl Dci<state::Rts> {
             dci_streams: parts.dci_streams,
             max_send_sge: parts.caps.max_send_sge,
             max_inline_data: parts.caps.max_inline_data,
-            sq: crate::sq::Poster::new(parts.caps.max_send_wr, false),
+            sq: crate::sq_accounting::Poster::new(parts.caps.max_send_wr, false),
             direct: false,
             parents: Box::new(Parents {
                 device: parts.device.into(),

@@ -29,6 +29,11 @@ pub(crate) struct CqRing {
     cqe_cnt: u32,
     /// 64 or 128 bytes per entry.
     cqe_size: u32,
+    /// log2 of `cqe_size`: an entry's offset is its index shifted by it.
+    cqe_shift: u32,
+    /// The 64-byte CQE of entry 0: `buf` plus `cqe_size - 64` (the second half of a 128-byte
+    /// entry).
+    cqe64_base: NonNull<u8>,
     /// The CQ number (for errors and Debug).
     cqn: u32,
     /// The consumer index: entries read so far (wraps at 2^32, as libmlx5's does). Written
@@ -118,6 +123,10 @@ impl CqRing {
             dbrec,
             cqe_cnt: cq.cqe_cnt,
             cqe_size: cq.cqe_size,
+            cqe_shift: cq.cqe_size.trailing_zeros(),
+            // SAFETY: the entry is cqe_size (64 or 128, checked above) bytes, so its last 64
+            // bytes start inside the ring libmlx5 described.
+            cqe64_base: unsafe { NonNull::new_unchecked(buf.as_ptr().add(cq.cqe_size as usize - 64)) },
             cqn: cq.cqn,
             ci: AtomicU32::new(0),
             lock: AtomicBool::new(false),
@@ -153,20 +162,40 @@ impl CqRing {
     /// The 64-byte CQE of entry `n`: the entry itself, or its second half with 128-byte CQEs.
     #[inline]
     fn cqe64(&self, n: u32) -> *mut raw::mlx5_cqe64 {
-        // SAFETY: the entry is cqe_size (64 or 128) bytes, so its last 64 bytes lie inside it;
+        let offset = ((n & (self.cqe_cnt - 1)) as usize) << self.cqe_shift;
+        // SAFETY: the index is below cqe_cnt and the ring holds cqe_cnt entries of cqe_size
+        // (= 1 << cqe_shift) bytes, whose last 64 bytes (from cqe64_base on) lie inside each;
         // entries are 64-byte aligned (the ring is page aligned, entries 64 or 128 bytes).
-        unsafe { self.entry(n).add(self.cqe_size as usize - 64) }.cast()
+        unsafe { self.cqe64_base.as_ptr().add(offset) }.cast()
     }
 
     /// `get_sw_cqe`: whether software owns entry `n` (its opcode is not INVALID and its owner
     /// bit is the wrap bit of `n`).
     #[inline]
     fn software_owns(&self, n: u32) -> bool {
+        self.owns_at(self.cqe64(n), n)
+    }
+
+    /// [`CqRing::software_owns`] for `cqe`, entry `n`'s CQE ([`CqRing::cqe64`]).
+    #[inline]
+    fn owns_at(&self, cqe: *mut raw::mlx5_cqe64, n: u32) -> bool {
         // SAFETY: a CQE inside the ring (cqe64), a live byte; the device writes op_own last, so
         // it is read on its own first.
-        let op_own = unsafe { std::ptr::addr_of!((*self.cqe64(n)).op_own).read_volatile() };
+        let op_own = unsafe { std::ptr::addr_of!((*cqe).op_own).read_volatile() };
         let owner_bit = u8::from(n & self.cqe_cnt != 0);
         u32::from(op_own >> 4) != raw::MLX5_CQE_INVALID && (op_own & raw::MLX5_CQE_OWNER_MASK as u8) == owner_bit
+    }
+}
+
+impl CqRing {
+    /// Whether the entry at the consumer index may be software's, read without the lock: a
+    /// poll that finds nothing then costs no lock. False only when that entry was the
+    /// device's when read; a clean running at the same time moves the consumer index only
+    /// past entries software owned, so a stale index names an entry software owned too (true:
+    /// the caller then reads under the lock, which settles it).
+    #[inline]
+    pub(crate) fn may_have_entry(&self) -> bool {
+        self.software_owns(self.ci.load(Ordering::Relaxed))
     }
 }
 
@@ -176,12 +205,16 @@ impl Locked<'_> {
     #[inline]
     pub(crate) fn next(&self) -> Option<raw::mlx5_cqe64> {
         let ci = self.ci.load(Ordering::Relaxed);
-        if !self.software_owns(ci) {
+        let cqe = self.cqe64(ci);
+        if !self.owns_at(cqe, ci) {
             return None;
         }
         udma_from_device_barrier();
-        // SAFETY: a CQE inside the ring; software's until the consumer index passes it.
-        let body = unsafe { self.cqe64(ci).read_volatile() };
+        // SAFETY: a CQE inside the ring, software's (seen above, after which the barrier
+        // orders the body's reads) until the consumer index passes it: the device does not
+        // write it while it is read. A plain read, as libmlx5's: the caller's decoding then
+        // loads only the fields it uses (a volatile copy loads all 64 bytes one by one).
+        let body = unsafe { cqe.read() };
         self.ci.store(ci.wrapping_add(1), Ordering::Relaxed);
         Some(body)
     }
@@ -258,7 +291,27 @@ impl std::fmt::Debug for CqRing {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::direct::cqe::tests::cqe;
+
+    /// A CQE as the device writes it: `opcode` in op_own's high nibble, big-endian fields.
+    pub(crate) fn cqe(opcode: u32, wqe_opcode: u32, qp_num: u32, wqe_counter: u16) -> raw::mlx5_cqe64 {
+        // SAFETY: plain integers: all-zero is valid.
+        let mut c: raw::mlx5_cqe64 = unsafe { std::mem::zeroed() };
+        c.sop_drop_qpn = (wqe_opcode << 24 | qp_num).to_be();
+        c.wqe_counter = wqe_counter.to_be();
+        c.op_own = (opcode << 4) as u8;
+        c
+    }
+
+    /// An error CQE with `syndrome` and `vendor`.
+    pub(crate) fn err_cqe(syndrome: u32, vendor: u8, qp_num: u32, wqe_counter: u16) -> raw::mlx5_cqe64 {
+        let mut c = cqe(raw::MLX5_CQE_REQ_ERR, raw::MLX5_OPCODE_SEND, qp_num, wqe_counter);
+        // The error view: vendor_err_synd at 54, syndrome at 55 (mlx5_err_cqe).
+        // SAFETY: mlx5_cqe64 is 64 plain bytes.
+        let bytes = unsafe { &mut *(&mut c as *mut raw::mlx5_cqe64).cast::<[u8; 64]>() };
+        bytes[54] = vendor;
+        bytes[55] = syndrome as u8;
+        c
+    }
 
     /// A ring in test memory, as libmlx5 initialises it (every entry's op_own INVALID << 4).
     pub(crate) struct TestRing {

@@ -1,6 +1,7 @@
 //! The direct backend: DC and RC work requests written straight into the send queue, and the
 //! doorbell rung by the crate, byte for byte as libmlx5's wr API writes them; their
-//! completions read straight from a CQ that only direct QPs use (`cq_ring`, `cqe`).
+//! completions read straight from a CQ that only direct QPs use (`cq_ring`; decoded into
+//! completions by the CQ module, which uses this one, never the other way).
 //!
 //! A queue pair chooses its backend at creation ([`SendBackend`]); the typestate batch
 //! ([`crate::Batch`]) is the same for both. On a direct QP the crate's send-queue state replaces
@@ -26,7 +27,7 @@
 //! - a RESET restarts `cur_post` at 0 (libmlx5's `mlx5_init_qp_indices`).
 //!
 //! Admission: a request is admitted when the crate's count of outstanding requests allows it
-//! ([`crate::sq`]) and the ring has room for its basic blocks past the last retired request's
+//! ([`crate::sq_accounting`]) and the ring has room for its basic blocks past the last retired request's
 //! (a DC request spans 1 to several blocks), so an unretired WQE is never overwritten.
 //!
 //! The BlueFlame register: libmlx5 serialises a register several of its QPs share with a lock
@@ -40,12 +41,11 @@
 
 pub(crate) mod barrier;
 pub(crate) mod cq_ring;
-pub(crate) mod cqe;
 pub(crate) mod probe;
 pub(crate) mod register;
-mod sq;
+mod wqe_writer;
 
-pub(crate) use sq::DirectSq;
+pub(crate) use wqe_writer::DirectSq;
 
 /// How a queue pair posts its work requests.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use crate::cq::Cq;
 use crate::error::{Error, Result};
-use crate::sq::Poster;
+use crate::sq_accounting::Poster;
 
 /// A send queue with a WQE-index map, registered on a direct CQ under a QP number; closed
 /// when dropped (its completions are then refused as unknown).

@@ -523,7 +523,9 @@ impl Executor {
             let c = self.scratch[i];
             self.completed(c);
         }
-        self.pump();
+        if !self.ready.is_empty() {
+            self.pump();
+        }
         let mut k = 0;
         while k < out.len() {
             let Some(slot) = self.finished.pop_front() else {

@@ -219,6 +219,10 @@ pub struct DciPool {
     deferred: Option<Error>,
     /// The next request's token.
     next_token: u64,
+    /// No DCI had anything to recover or post again when the last poll looked, and no
+    /// completion came since: a DCI's state changes only by completions or recoveries, both
+    /// in [`DciPool::poll`], so the idle poll skips the look (checked in debug builds).
+    settled: bool,
 }
 
 /// What the pool has done to bring DCIs back after peers failed.
@@ -336,6 +340,7 @@ impl DciPool {
                 recovered: Recoveries::default(),
                 deferred: None,
                 next_token: 0,
+                settled: false,
             }),
             // The DCIs made so far are gone: nothing of the pool reports to the CQ any more.
             Err(error) => Err(Returned { error, value: cq }),
@@ -638,7 +643,23 @@ impl DciPool {
     /// QP number, `wr_id`, opcode and status (it is consumed: the message is all that is
     /// left of it). An error met after completions were written to `out` is reported by the
     /// next call, so none is lost.
+    #[inline]
     pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
+        // The idle poll: nothing held back, no DCI to recover, nothing new on the CQ.
+        if self.settled && self.deferred.is_none() && self.foreign.is_empty() && self.unposted.is_empty() {
+            let room = out.len().min(SCRATCH);
+            return match self.cq.poll(&mut self.scratch[..room]) {
+                Ok(0) => Ok(0),
+                read => self.poll_read(out, Some(read)),
+            };
+        }
+        self.poll_read(out, None)
+    }
+
+    /// [`DciPool::poll`] past its idle case, given what it read from the CQ (None: nothing
+    /// read yet).
+    #[inline(never)]
+    fn poll_read(&mut self, out: &mut [EpCompletion], read: Option<Result<usize>>) -> Result<usize> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
@@ -646,9 +667,17 @@ impl DciPool {
             return Err(self.foreign_error(&c));
         }
         // First, flushed requests decided on (or whose replay the provider refused).
-        let mut n = self.report_flushed(out);
+        let mut n = if self.unposted.is_empty() {
+            0
+        } else {
+            self.report_flushed(out)
+        };
         let room = (out.len() - n).min(SCRATCH);
-        let k = match self.cq.poll(&mut self.scratch[..room]) {
+        let read = match read {
+            Some(read) => read,
+            None => self.cq.poll(&mut self.scratch[..room]),
+        };
+        let k = match read {
             Ok(k) => k,
             Err(e) if n > 0 => {
                 self.deferred = Some(e);
@@ -707,13 +736,31 @@ impl DciPool {
             }
         }
         let mut failure = None;
+        // A DCI with nothing to recover or post again: restore would do nothing for it. The
+        // idle poll (no completion since a poll found every DCI so) does not look again.
+        let settled = |s: &Slot| !s.failed && s.replay.is_empty() && !s.stream_failed.contains(&true);
+        if k > 0 {
+            self.settled = false;
+        }
+        debug_assert!(
+            !self.settled || self.slots.iter().all(settled),
+            "a DCI's recovery state changed outside DciPool::poll"
+        );
+        if !self.settled && self.slots.iter().all(settled) {
+            self.settled = true;
+        }
         for d in 0..self.slots.len() {
+            if self.settled {
+                break;
+            }
             if let Err(e) = self.restore(d) {
                 failure = Some(e);
                 break;
             }
         }
-        n += self.report_flushed(&mut out[n..]);
+        if !self.unposted.is_empty() {
+            n += self.report_flushed(&mut out[n..]);
+        }
         if let Some(e) = failure {
             if n == 0 {
                 return Err(e);

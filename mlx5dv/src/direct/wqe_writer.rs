@@ -5,7 +5,7 @@
 use super::barrier::{mmio_flush_writes, udma_to_device_barrier};
 use crate::error::{Error, Result};
 use crate::qp::QpRaw;
-use crate::sq::Poster;
+use crate::sq_accounting::Poster;
 use crate::wr::{Data, Dest, DestRaw, Op};
 use mlx5dv_raw as raw;
 use std::cell::Cell;
@@ -260,7 +260,7 @@ impl DirectSq {
         // Room in the ring past the last retired request's blocks.
         let room = self.room.get();
         if bbs > room && bbs > self.refill(sq) {
-            return Err(crate::wr::refused(crate::sq::Refusal::Full));
+            return Err(crate::wr::refused(crate::sq_accounting::Refusal::Full));
         }
         let stream = dest.map_or(0, |d| d.stream.id());
         let seq = sq

@@ -181,29 +181,9 @@ fn as_err_cqe(cqe: &raw::mlx5_cqe64) -> raw::mlx5_err_cqe {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    /// A CQE as the device writes it: `opcode` in op_own's high nibble, big-endian fields.
-    pub(crate) fn cqe(opcode: u32, wqe_opcode: u32, qp_num: u32, wqe_counter: u16) -> raw::mlx5_cqe64 {
-        // SAFETY: plain integers: all-zero is valid.
-        let mut c: raw::mlx5_cqe64 = unsafe { std::mem::zeroed() };
-        c.sop_drop_qpn = (wqe_opcode << 24 | qp_num).to_be();
-        c.wqe_counter = wqe_counter.to_be();
-        c.op_own = (opcode << 4) as u8;
-        c
-    }
-
-    /// An error CQE with `syndrome` and `vendor`.
-    pub(crate) fn err_cqe(syndrome: u32, vendor: u8, qp_num: u32, wqe_counter: u16) -> raw::mlx5_cqe64 {
-        let mut c = cqe(raw::MLX5_CQE_REQ_ERR, raw::MLX5_OPCODE_SEND, qp_num, wqe_counter);
-        // The error view: vendor_err_synd at 54, syndrome at 55 (mlx5_err_cqe).
-        // SAFETY: mlx5_cqe64 is 64 plain bytes.
-        let bytes = unsafe { &mut *(&mut c as *mut raw::mlx5_cqe64).cast::<[u8; 64]>() };
-        bytes[54] = vendor;
-        bytes[55] = syndrome as u8;
-        c
-    }
+    use crate::direct::cq_ring::tests::{cqe, err_cqe};
 
     #[test]
     fn each_requester_wqe_opcode_reports_libmlx5s_completion_opcode() {
