@@ -18,7 +18,7 @@
 use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken, TokenId};
 use mlx5dv::{Access, DcKey, Mr, WcStatus};
 use mlx5dv_suite::device::{open, pool_cq, test_backend};
-use mlx5dv_suite::s3_pattern;
+use mlx5dv_suite::{s3_pattern, Rng};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -35,24 +35,9 @@ const OBJECT: usize = 64 << 10;
 const MAX_TRANSFERS: usize = 48;
 const KEEP_IDLE: usize = 4;
 
-/// splitmix64: the sequence's only source of choices, so a seed replays it.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// 1..=n
-    fn len(&mut self, n: usize) -> usize {
-        1 + self.below(n)
-    }
+/// 1..=n from `rng`.
+fn one_to(rng: &mut Rng, n: usize) -> usize {
+    1 + rng.below(n)
 }
 
 fn env(name: &str, default: u64) -> u64 {
@@ -168,7 +153,7 @@ impl<'a> Run<'a> {
         let mut run = Run {
             mlx5,
             pd,
-            rng: Rng(seed),
+            rng: Rng(0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d)),
             exec,
             object,
             landing,
@@ -268,7 +253,7 @@ impl<'a> Run<'a> {
             },
             Direction::Get => 0,
         };
-        let len = self.rng.len(REGION);
+        let len = one_to(&mut self.rng, REGION);
         let offset = self.rng.below(REGION - len + 1);
         let obj = self.rng.below(OBJECT - len + 1);
         let pattern = self.rng.next();
@@ -323,7 +308,7 @@ impl<'a> Run<'a> {
         } else {
             Direction::Put
         };
-        let len = self.rng.len(REGION);
+        let len = one_to(&mut self.rng, REGION);
         let local = match dir {
             Direction::Get => Local::Object(0, len),
             Direction::Put => Local::Junk(len),

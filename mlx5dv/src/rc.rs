@@ -443,23 +443,7 @@ impl RcQp<state::Init> {
                 object: self,
             });
         };
-        let mut attr = raw::ibv_qp_attr {
-            qp_state: raw::IBV_QPS_RTR,
-            path_mtu: mtu,
-            dest_qp_num: remote.qp_num,
-            rq_psn: remote.psn & 0x00FF_FFFF,
-            max_dest_rd_atomic: remote.max_dest_rd_atomic,
-            min_rnr_timer: remote.min_rnr_timer,
-            ah_attr: remote.path.ah_attr(self.port),
-            ..Default::default()
-        };
-        let mask = raw::IBV_QP_STATE
-            | raw::IBV_QP_AV
-            | raw::IBV_QP_PATH_MTU
-            | raw::IBV_QP_DEST_QPN
-            | raw::IBV_QP_RQ_PSN
-            | raw::IBV_QP_MAX_DEST_RD_ATOMIC
-            | raw::IBV_QP_MIN_RNR_TIMER;
+        let (mut attr, mask) = rtr_attr(remote, self.port, mtu);
         match self.raw.modify(
             &mut attr,
             mask,
@@ -470,6 +454,29 @@ impl RcQp<state::Init> {
             Err(error) => Err(TransitionError { error, object: self }),
         }
     }
+}
+
+/// The INIT -> RTR attributes and mask of an RC QP on `port` connected to `remote` at path
+/// MTU `mtu` (an IBV_MTU_* value).
+pub(crate) fn rtr_attr(remote: &RcRemote, port: u8, mtu: raw::ibv_mtu) -> (raw::ibv_qp_attr, u32) {
+    let attr = raw::ibv_qp_attr {
+        qp_state: raw::IBV_QPS_RTR,
+        path_mtu: mtu,
+        dest_qp_num: remote.qp_num,
+        rq_psn: remote.psn & 0x00FF_FFFF,
+        max_dest_rd_atomic: remote.max_dest_rd_atomic,
+        min_rnr_timer: remote.min_rnr_timer,
+        ah_attr: remote.path.ah_attr(port),
+        ..Default::default()
+    };
+    let mask = raw::IBV_QP_STATE
+        | raw::IBV_QP_AV
+        | raw::IBV_QP_PATH_MTU
+        | raw::IBV_QP_DEST_QPN
+        | raw::IBV_QP_RQ_PSN
+        | raw::IBV_QP_MAX_DEST_RD_ATOMIC
+        | raw::IBV_QP_MIN_RNR_TIMER;
+    (attr, mask)
 }
 
 impl RcQp<state::Rtr> {

@@ -158,21 +158,15 @@ impl Binder {
         let mtu = (raw::IBV_MTU_256..=raw::IBV_MTU_4096)
             .find(|&m| crate::context::mtu_bytes(m) == mtu_bytes)
             .unwrap_or(raw::IBV_MTU_1024);
-        let mut attr = raw::ibv_qp_attr {
-            qp_state: raw::IBV_QPS_RTR,
-            path_mtu: mtu,
-            dest_qp_num: qp_num,
+        let itself = crate::RcRemote {
+            qp_num,
+            psn: 0,
+            path,
+            mtu_bytes,
+            max_dest_rd_atomic: 0,
             min_rnr_timer: 12,
-            ah_attr: path.ah_attr(port),
-            ..Default::default()
         };
-        let mask = raw::IBV_QP_STATE
-            | raw::IBV_QP_AV
-            | raw::IBV_QP_PATH_MTU
-            | raw::IBV_QP_DEST_QPN
-            | raw::IBV_QP_RQ_PSN
-            | raw::IBV_QP_MAX_DEST_RD_ATOMIC
-            | raw::IBV_QP_MIN_RNR_TIMER;
+        let (mut attr, mask) = crate::rc::rtr_attr(&itself, port, mtu);
         crate::qp::modify_qp(
             self.qp,
             &self.device,
