@@ -11,6 +11,9 @@ pub mod op {
     pub const RESP_SEND: u8 = 2;
     /// Responder: send with immediate.
     pub const RESP_SEND_IMM: u8 = 3;
+    /// Responder: send with invalidate (libmlx5: IBV_WC_RECV with IBV_WC_WITH_INV, the
+    /// invalidated key in `imm_inval_pkey`).
+    pub const RESP_SEND_INV: u8 = 4;
     /// MLX5_CQE_RESIZE_CQ: the last CQE of the old ring after a resize.
     pub const RESIZE_CQ: u8 = 5;
     /// Requester error.

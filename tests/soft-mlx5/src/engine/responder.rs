@@ -244,7 +244,23 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
             return fail(dev, target, syndrome::REMOTE_ACCESS_ERR, event::QP_ACCESS_ERR);
         }
     }
-    let needs_recv = matches!(req.opcode, opcode::SEND | opcode::SEND_IMM | opcode::RDMA_WRITE_IMM);
+    // Send with invalidate: the R_Key it carries must name a type 2 window of this QP's PD
+    // bound to this QP, which the message invalidates once it is placed (IBA's Send with
+    // Invalidate; mlx5_ib enables it on type 2 windows only: `en_rinval` in
+    // `mlx5_ib_alloc_mw`); any other key is an invalid request.
+    let invalidate = if req.opcode == opcode::SEND_INVAL {
+        let qpn = dev.qps[&target].qpn;
+        match super::window::remotely_invalidated(dev, req.imm, pd, qpn) {
+            Some(h) => Some(h),
+            None => return fail(dev, target, syndrome::REMOTE_INVAL_REQ_ERR, event::QP_REQ_ERR),
+        }
+    } else {
+        None
+    };
+    let needs_recv = matches!(
+        req.opcode,
+        opcode::SEND | opcode::SEND_IMM | opcode::SEND_INVAL | opcode::RDMA_WRITE_IMM
+    );
     let recv = if needs_recv {
         match take_recv(dev, target) {
             Some(r) => Some(r),
@@ -307,6 +323,7 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
         cqe.opcode = match req.opcode {
             opcode::SEND => op::RESP_SEND,
             opcode::SEND_IMM => op::RESP_SEND_IMM,
+            opcode::SEND_INVAL => op::RESP_SEND_INV,
             _ => op::RESP_WR_IMM,
         };
         if let Err(synd) = scatter(dev, pd, &recv.sges, data, ooo) {
@@ -326,6 +343,9 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
                 dev.enter_error(target);
             }
             return Response::Nak(remote);
+        }
+        if let Some(w) = invalidate.and_then(|h| dev.mws.get_mut(&h)) {
+            w.bound = None;
         }
         if let Some(cq) = cq {
             completer::post(dev, cq, &cqe);

@@ -98,3 +98,12 @@ pub fn bind(dev: &mut Device, pd: u32, wqe: &SendWqe) -> Result<(), BindError> {
     w.bound = bound;
     Ok(())
 }
+
+/// The window a Send with Invalidate arriving at QP `qpn` of PD `pd` invalidates with `key`:
+/// a bound type 2 window of that PD, bound to that QP, whose current key it is.
+pub fn remotely_invalidated(dev: &Device, key: u32, pd: u32, qpn: u32) -> Option<u32> {
+    dev.mws
+        .iter()
+        .find(|(_, w)| w.key == key && w.mw_type == 2 && w.pd == pd && w.bound.is_some_and(|b| b.qpn == qpn))
+        .map(|(&h, _)| h)
+}

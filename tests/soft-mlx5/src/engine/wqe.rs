@@ -12,6 +12,8 @@ use crate::mem::Dma;
 pub mod opcode {
     /// NOP.
     pub const NOP: u8 = 0x00;
+    /// Send with invalidate (the responder invalidates the R_Key in `imm`).
+    pub const SEND_INVAL: u8 = 0x01;
     /// RDMA write.
     pub const RDMA_WRITE: u8 = 0x08;
     /// RDMA write with immediate.
@@ -431,7 +433,7 @@ pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Resul
             wqe.atomic = Some((be64(&body, off + ATOMIC_SWAP_ADD), be64(&body, off + ATOMIC_COMPARE)));
             off += ATOMIC_SIZE;
         }
-        opcode::SEND | opcode::SEND_IMM | opcode::NOP => {}
+        opcode::SEND | opcode::SEND_IMM | opcode::SEND_INVAL | opcode::NOP => {}
         opcode::UMR if !datagram => {
             need(off, UMR_CTRL_SIZE + MKEY_SIZE)?;
             let klm_octowords = u16::from_be_bytes([body[off + UMR_KLM_OCTOWORDS], body[off + UMR_KLM_OCTOWORDS + 1]]);
