@@ -29,7 +29,14 @@ struct RawNode {
 }
 
 extern "C" {
-    fn dcw_open(dev: *const c_char, gid_index: c_int, len: usize, dc_key: u64, err: *mut c_char, errlen: usize) -> *mut RawNode;
+    fn dcw_open(
+        dev: *const c_char,
+        gid_index: c_int,
+        len: usize,
+        dc_key: u64,
+        err: *mut c_char,
+        errlen: usize,
+    ) -> *mut RawNode;
     fn dcw_close(n: *mut RawNode);
     fn dcw_target(n: *const RawNode, t: *mut Target);
     fn dcw_buf(n: *mut RawNode) -> *mut u8;
@@ -131,7 +138,10 @@ impl Target {
     /// One line of text: `dctn lid gid(hex) rkey addr len`.
     pub fn encode(&self) -> String {
         let gid: String = self.gid.iter().map(|b| format!("{b:02x}")).collect();
-        format!("{} {} {gid} {} {} {}", self.dctn, self.lid, self.rkey, self.addr, self.len)
+        format!(
+            "{} {} {gid} {} {} {}",
+            self.dctn, self.lid, self.rkey, self.addr, self.len
+        )
     }
 
     /// The inverse of [`Target::encode`].

@@ -12,7 +12,10 @@ const SLOT: usize = 4096;
 /// The device and GID index soft-mlx5 names (a ConnectX would be named the same way).
 fn device() -> Option<(String, i32)> {
     let dev = std::env::var("MLX5DV_TEST_DEVICE").ok()?;
-    let gid = std::env::var("MLX5DV_TEST_GID_INDEX").ok().and_then(|g| g.parse().ok()).unwrap_or(0);
+    let gid = std::env::var("MLX5DV_TEST_GID_INDEX")
+        .ok()
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(0);
     Some((dev, gid))
 }
 
@@ -34,7 +37,11 @@ fn wait_for(dir: &Path, name: &str) -> String {
         if let Ok(s) = std::fs::read_to_string(dir.join(name)) {
             return s;
         }
-        assert!(start.elapsed() < Duration::from_secs(120), "no {name} in {} after 120 s", dir.display());
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no {name} in {} after 120 s",
+            dir.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -57,17 +64,24 @@ fn dc_writes_from_every_node_land_in_node_zeros_buffer_and_a_wrong_key_lands_now
         let t = n.target();
         n.buf()[2 * SLOT..3 * SLOT].fill(0xa5);
         n.write(&t, KEY, 2 * SLOT, SLOT as u64, SLOT).unwrap();
-        assert!(n.buf()[SLOT..2 * SLOT].iter().all(|b| *b == 0xa5), "the write did not land");
+        assert!(
+            n.buf()[SLOT..2 * SLOT].iter().all(|b| *b == 0xa5),
+            "the write did not land"
+        );
         // A ConnectX drops a request with the wrong DC key silently: the DCI retries until it gives up.
         match n.write(&t, KEY ^ 0xff, 2 * SLOT, 3 * SLOT as u64, SLOT) {
             Err(WriteError::Completion(WC_RETRY_EXC_ERR, _)) => {}
             other => panic!("a wrong DC key: expected retry exceeded, got {other:?}"),
         }
-        assert!(n.buf()[3 * SLOT..].iter().all(|b| *b == 0), "a write with the wrong key landed");
+        assert!(
+            n.buf()[3 * SLOT..].iter().all(|b| *b == 0),
+            "a write with the wrong key landed"
+        );
         println!("1 node: DC write landed, wrong key refused (retry exceeded)");
         return;
     }
-    let dir = PathBuf::from(std::env::var("SOFT_MLX5_RENDEZVOUS").expect("SOFT_MLX5_RENDEZVOUS (soft-mlx5 --nodes sets it)"));
+    let dir =
+        PathBuf::from(std::env::var("SOFT_MLX5_RENDEZVOUS").expect("SOFT_MLX5_RENDEZVOUS (soft-mlx5 --nodes sets it)"));
     if me == 0 {
         // Node 0 serves slots 1..nodes-1 (slot 0 is where wrong-key writes aim).
         let mut n = Node::open(&dev, gid, nodes * SLOT, KEY).unwrap();
@@ -79,8 +93,14 @@ fn dc_writes_from_every_node_land_in_node_zeros_buffer_and_a_wrong_key_lands_now
             let slot = &n.buf()[i * SLOT..(i + 1) * SLOT];
             assert!(slot.iter().all(|b| *b == pattern(i)), "node {i}'s write did not land");
         }
-        assert!(n.buf()[..SLOT].iter().all(|b| *b == 0), "a write with the wrong key landed");
-        println!("node 0: writes of {} nodes landed; wrong keys landed nowhere", nodes - 1);
+        assert!(
+            n.buf()[..SLOT].iter().all(|b| *b == 0),
+            "a write with the wrong key landed"
+        );
+        println!(
+            "node 0: writes of {} nodes landed; wrong keys landed nowhere",
+            nodes - 1
+        );
     } else {
         let t = Target::decode(&wait_for(&dir, "target")).unwrap();
         let mut a = Node::open(&dev, gid, SLOT, KEY).unwrap();
@@ -94,7 +114,10 @@ fn dc_writes_from_every_node_land_in_node_zeros_buffer_and_a_wrong_key_lands_now
             other => panic!("a wrong DC key: expected retry exceeded, got {other:?}"),
         }
         publish(&dir, &format!("done-{me}"), "");
-        println!("node {me}: wrote slot {me} of node 0's DCT {}; wrong key: retry exceeded", t.dctn);
+        println!(
+            "node {me}: wrote slot {me} of node 0's DCT {}; wrong key: retry exceeded",
+            t.dctn
+        );
     }
 }
 
@@ -114,7 +137,14 @@ fn a_write_past_the_registered_buffer_is_a_remote_access_error() {
 
 #[test]
 fn targets_travel_as_text() {
-    let t = Target { dctn: 0x1_2345, lid: 3, gid: [7; 16], rkey: 0xdead_beef, addr: 1 << 40, len: 4096 };
+    let t = Target {
+        dctn: 0x1_2345,
+        lid: 3,
+        gid: [7; 16],
+        rkey: 0xdead_beef,
+        addr: 1 << 40,
+        len: 4096,
+    };
     assert_eq!(Target::decode(&t.encode()), Ok(t));
     assert!(Target::decode("1 2 3").is_err());
 }
