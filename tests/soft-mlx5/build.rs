@@ -47,6 +47,12 @@ const FILES: [&str; 3] = ["ib_user_verbs.rs", "mlx5_abi.rs", "ioctl.rs"];
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    // tests/cli.rs runs the built tool as a user does: not where it is built for another
+    // machine (the test binary runs under qemu-user, which cannot start the tool it spawns).
+    println!("cargo:rustc-check-cfg=cfg(soft_mlx5_cross)");
+    if env::var("TARGET").unwrap() != env::var("HOST").unwrap() {
+        println!("cargo:rustc-cfg=soft_mlx5_cross");
+    }
     build_preload(&root, &out);
     let exceptions_path = root.join("tests/c/uapi-layout-exceptions.txt");
     for file in FILES {
