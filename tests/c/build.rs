@@ -21,7 +21,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 // Decl, Exceptions, parse_exceptions, parse_rust: shared with tests/soft-mlx5/build.rs.
-include!("layout_parse.rs");
+include!("../soft-mlx5/layout_parse.rs");
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -32,7 +32,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", raw_src.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", exceptions_path.display());
-    println!("cargo:rerun-if-changed=tests/c/layout_parse.rs");
+    println!("cargo:rerun-if-changed=tests/soft-mlx5/layout_parse.rs");
     println!("cargo:rerun-if-changed=tests/c/abi_recorder.c");
     println!("cargo:rerun-if-changed=tests/c/c_post_path.c");
     println!("cargo:rerun-if-env-changed=MLX5DV_LAYOUT_INCLUDE_DIR");

@@ -1,4 +1,14 @@
-//! Build script of soft-mlx5: the layout probe of the hand-written uapi module.
+//! Build script of soft-mlx5: the LD_PRELOAD interposer the `soft-mlx5` tool carries, and the
+//! layout probe of the hand-written uapi module.
+//!
+//! The interposer (`preload/src`) is a cdylib, which `cargo install` does not install and a
+//! package cannot depend on with stable cargo. So this script builds it with a cargo of its own
+//! (the same `$CARGO`, profile and target) from a manifest it writes into `OUT_DIR`, into a
+//! target directory beside this package's (`target/<profile>/soft-mlx5-preload`, reused between
+//! builds), and the `soft-mlx5` binary embeds the library's bytes (`SOFT_MLX5_PRELOAD_SO`,
+//! with their hash in `SOFT_MLX5_PRELOAD_HASH`), writing them out once at run time. The nested
+//! build builds this package's library again and this script with it, told by
+//! `SOFT_MLX5_PRELOAD_BUILD` not to recurse.
 //!
 //! Reads `src/uapi/{ib_user_verbs,mlx5_abi,ioctl}.rs` (every `pub struct`/`pub union` with its
 //! `pub` fields, every `pub const`; parser shared with the workspace's `tests/c/build.rs`) and
@@ -13,10 +23,11 @@ use std::collections::BTreeMap;
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 // Decl, Exceptions, parse_exceptions, parse_rust.
-include!("../c/layout_parse.rs");
+include!("layout_parse.rs");
 
 /// Where the kernel uapi headers are.
 const INCLUDE: &str = "/usr/include";
@@ -36,12 +47,19 @@ const FILES: [&str; 3] = ["ib_user_verbs.rs", "mlx5_abi.rs", "ioctl.rs"];
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    // tests/cli.rs runs the built tool as a user does: not where it is built for another
+    // machine (the test binary runs under qemu-user, which cannot start the tool it spawns).
+    println!("cargo:rustc-check-cfg=cfg(soft_mlx5_cross)");
+    if env::var("TARGET").unwrap() != env::var("HOST").unwrap() {
+        println!("cargo:rustc-cfg=soft_mlx5_cross");
+    }
+    build_preload(&root, &out);
     let exceptions_path = root.join("tests/c/uapi-layout-exceptions.txt");
     for file in FILES {
         println!("cargo:rerun-if-changed=src/uapi/{file}");
     }
     println!("cargo:rerun-if-changed={}", exceptions_path.display());
-    println!("cargo:rerun-if-changed=../c/layout_parse.rs");
+    println!("cargo:rerun-if-changed=layout_parse.rs");
     for header in HEADERS {
         println!("cargo:rerun-if-changed={INCLUDE}/{header}");
     }
@@ -216,4 +234,120 @@ fn main() {
     for object in objects {
         println!("cargo:rustc-link-arg-tests={}", object.display());
     }
+}
+
+/// Builds the interposer cdylib with a nested cargo and tells the `soft-mlx5` binary where it is
+/// (`SOFT_MLX5_PRELOAD_SO`) and its FNV-1a hash (`SOFT_MLX5_PRELOAD_HASH`).
+fn build_preload(root: &Path, out: &Path) {
+    println!("cargo:rerun-if-env-changed=SOFT_MLX5_PRELOAD_BUILD");
+    if env::var_os("SOFT_MLX5_PRELOAD_BUILD").is_some() {
+        // The nested build itself: it wants this package's library only.
+        return;
+    }
+    let so = out.join("libsoft_mlx5_preload.so");
+    if env::var_os("DOCS_RS").is_some() {
+        // docs.rs documents the library without network or a second cargo: the binary is
+        // built with an empty interposer, which it refuses to run with.
+        fs::write(&so, b"").unwrap();
+        emit_preload(&so);
+        return;
+    }
+    // The interposer is this package's library plus preload/src: any change there rebuilds it.
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=preload/src");
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    let libc_req = "0.2";
+    let dir = out.join("preload");
+    fs::create_dir_all(&dir).unwrap();
+    // Paths as TOML literal strings; a package path with a `'` cannot be written that way.
+    let lit = |p: &Path| {
+        let s = p.display().to_string();
+        assert!(
+            !s.contains('\''),
+            "soft-mlx5: cannot build the interposer from a path with a quote: {s}"
+        );
+        format!("'{s}'")
+    };
+    let manifest = format!(
+        "# Written by soft-mlx5's build.rs: the LD_PRELOAD interposer, built as a cdylib.\n\
+         [package]\nname = \"soft-mlx5-preload-build\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+         [lib]\nname = \"soft_mlx5_preload\"\ncrate-type = [\"cdylib\"]\npath = {}\n\n\
+         [dependencies]\nsoft-mlx5 = {{ path = {} }}\nlibc = \"{libc_req}\"\n\n[workspace]\n",
+        lit(&root.join("preload/src/lib.rs")),
+        lit(root),
+    );
+    fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    let profile = env::var("PROFILE").unwrap();
+    // OUT_DIR is <target>/[<triple>/]<profile>/build/<pkg>-<hash>/out.
+    let target_dir = out
+        .ancestors()
+        .nth(3)
+        .expect("OUT_DIR has the layout cargo gives it")
+        .join("soft-mlx5-preload");
+    let triple = env::var("TARGET").unwrap();
+    let cross = triple != env::var("HOST").unwrap();
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let run = |offline: bool| {
+        let mut cmd = Command::new(&cargo);
+        cmd.arg("build")
+            .arg("--lib")
+            .arg("--manifest-path")
+            .arg(dir.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target_dir);
+        if profile == "release" {
+            cmd.arg("--release");
+        }
+        if cross {
+            cmd.args(["--target", &triple]);
+        }
+        if offline {
+            cmd.arg("--offline");
+        }
+        // What this cargo told its build script is not for the nested one (clippy's driver,
+        // the outer target directory), except RUSTFLAGS (CARGO_ENCODED_RUSTFLAGS), which holds.
+        for var in [
+            "CARGO_TARGET_DIR",
+            "CARGO_BUILD_TARGET_DIR",
+            "RUSTC_WORKSPACE_WRAPPER",
+            "CLIPPY_ARGS",
+            "CARGO_PRIMARY_PACKAGE",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env("SOFT_MLX5_PRELOAD_BUILD", "1");
+        cmd.output()
+            .unwrap_or_else(|e| panic!("soft-mlx5: cannot run {cargo:?} to build the interposer: {e}"))
+    };
+    // Offline first: the crates it needs (libc, cc) are the ones this build just used.
+    let mut result = run(true);
+    if !result.status.success() {
+        result = run(false);
+    }
+    if !result.status.success() {
+        panic!(
+            "soft-mlx5: building the LD_PRELOAD interposer ({}) failed:\n{}",
+            dir.join("Cargo.toml").display(),
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
+    let mut built = target_dir.clone();
+    if cross {
+        built.push(&triple);
+    }
+    built.push(&profile);
+    built.push("libsoft_mlx5_preload.so");
+    fs::copy(&built, &so).unwrap_or_else(|e| panic!("soft-mlx5: cannot copy {}: {e}", built.display()));
+    emit_preload(&so);
+}
+
+/// Hands the interposer's path and hash to the `soft-mlx5` binary.
+fn emit_preload(so: &Path) {
+    let bytes = fs::read(so).unwrap();
+    // FNV-1a 64: names the extracted copy, so a tool never runs another build's interposer.
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    println!("cargo:rustc-env=SOFT_MLX5_PRELOAD_SO={}", so.display());
+    println!("cargo:rustc-env=SOFT_MLX5_PRELOAD_HASH={hash:016x}");
 }

@@ -1,0 +1,195 @@
+//! One emulated node's environment: the interposer written out of the binary, the node's sysfs
+//! tree, and the variables the command gets.
+
+use crate::args::{Options, RdmaCore};
+use soft_mlx5::profile::{LinkLayer, Profile};
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The interposer's bytes, built by build.rs (a cdylib of preload/src and this package's library).
+static PRELOAD: &[u8] = include_bytes!(env!("SOFT_MLX5_PRELOAD_SO"));
+/// Their FNV-1a hash: names the copy on disk.
+const PRELOAD_HASH: &str = env!("SOFT_MLX5_PRELOAD_HASH");
+
+/// What every node of a run shares: the interposer on disk, the fabric, the rdma-core build.
+pub struct Shared {
+    /// The interposer, written out.
+    pub preload: PathBuf,
+    /// The fabric directory.
+    pub fabric: PathBuf,
+    /// The rdma-core build directory (None: the system's libraries).
+    pub rdma_core: Option<PathBuf>,
+    /// Names this build of the tool in the sysfs trees' directory names.
+    stamp: String,
+}
+
+impl Shared {
+    /// Writes out the interposer, creates the fabric directory and finds (or builds) rdma-core.
+    ///
+    /// # Errors
+    ///
+    /// A sentence naming the path or step that failed.
+    pub fn new(opts: &Options, fabric: PathBuf) -> Result<Shared, String> {
+        let preload = write_preload()?;
+        fs::create_dir_all(&fabric)
+            .map_err(|e| format!("cannot create the fabric directory {}: {e}", fabric.display()))?;
+        let rdma_core = match &opts.rdma_core {
+            RdmaCore::System => None,
+            RdmaCore::Version(v) => Some(crate::rdma_core::build_dir(v)?),
+        };
+        // The tree depends on the code that writes it (this binary) as well as the interposer.
+        let built = std::env::current_exe()
+            .and_then(|p| p.metadata())
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs());
+        Ok(Shared {
+            preload,
+            fabric,
+            rdma_core,
+            stamp: format!("{PRELOAD_HASH}-{built}"),
+        })
+    }
+
+    /// The variables node `node` of `profile` runs with (besides the switches).
+    ///
+    /// # Errors
+    ///
+    /// When its sysfs tree cannot be written.
+    pub fn node_env(&self, profile: &'static Profile, node: u32) -> Result<Vec<(String, OsString)>, String> {
+        let sysfs = self.sysfs_tree(profile, node)?;
+        let mut env: Vec<(String, OsString)> = vec![
+            ("SYSFS_PATH".into(), sysfs.into()),
+            ("SOFT_MLX5_PROFILE".into(), profile.name.into()),
+            ("SOFT_MLX5_NODE".into(), node.to_string().into()),
+            ("SOFT_MLX5_FABRIC".into(), self.fabric.clone().into()),
+            ("MLX5DV_TEST_DEVICE".into(), "mlx5_0".into()),
+        ];
+        if profile.link_layer == LinkLayer::Ethernet {
+            env.push(("MLX5DV_TEST_GID_INDEX".into(), "1".into()));
+        }
+        if let Some(build) = &self.rdma_core {
+            env.push((
+                "LD_LIBRARY_PATH".into(),
+                prepend(build.join("lib").into(), "LD_LIBRARY_PATH"),
+            ));
+            env.push(("SOFT_MLX5_RDMA_CORE".into(), build.clone().into()));
+        }
+        env.push(("LD_PRELOAD".into(), prepend(self.preload.clone().into(), "LD_PRELOAD")));
+        Ok(env)
+    }
+
+    /// The sysfs tree of a profile and node, written once per build of the tool (to a private
+    /// directory, then renamed into place, so concurrent runs never read half a tree).
+    fn sysfs_tree(&self, profile: &'static Profile, node: u32) -> Result<PathBuf, String> {
+        let prefix = format!("sysfs-{}-{node}-", profile.name);
+        let tree = self.fabric.join(format!("{prefix}{}", self.stamp));
+        if tree.join(".complete").exists() {
+            return Ok(tree);
+        }
+        let tmp = self.fabric.join(format!(".sysfs.{}.{node}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        let written =
+            soft_mlx5::sysfs::write_tree(&tmp, profile, node).and_then(|()| fs::write(tmp.join(".complete"), b""));
+        if let Err(e) = written {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(format!("cannot write the sysfs tree under {}: {e}", tmp.display()));
+        }
+        if fs::rename(&tmp, &tree).is_err() {
+            // Another run put the same tree in place first.
+            let _ = fs::remove_dir_all(&tmp);
+        }
+        // Trees of other builds for this profile and node, unused for a while, go.
+        remove_stale(&self.fabric, &prefix, &tree, Duration::from_secs(600));
+        Ok(tree)
+    }
+}
+
+/// `value` in front of the variable `var`'s current value, colon-separated.
+fn prepend(value: OsString, var: &str) -> OsString {
+    match std::env::var_os(var) {
+        Some(old) if !old.is_empty() => {
+            let mut v = value;
+            v.push(":");
+            v.push(old);
+            v
+        }
+        _ => value,
+    }
+}
+
+/// Where the interposer is written: `$SOFT_MLX5_CACHE`, else `$XDG_CACHE_HOME/soft-mlx5`, else
+/// `~/.cache/soft-mlx5` (a directory on an executable filesystem, which `/tmp` may not be).
+fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SOFT_MLX5_CACHE") {
+        return d.into();
+    }
+    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Path::new(&d).join("soft-mlx5");
+    }
+    match std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        Some(home) => Path::new(&home).join(".cache/soft-mlx5"),
+        // SAFETY: getuid has no preconditions and cannot fail.
+        None => std::env::temp_dir().join(format!("soft-mlx5-cache-{}", unsafe { libc::getuid() })),
+    }
+}
+
+/// Writes the embedded interposer to the cache once (named by its hash, so every build of the
+/// tool has its own) and returns its path.
+fn write_preload() -> Result<PathBuf, String> {
+    if PRELOAD.is_empty() {
+        return Err("this soft-mlx5 was built without its interposer (DOCS_RS set at build time); reinstall it".into());
+    }
+    let dir = cache_dir();
+    let name = format!("libsoft_mlx5_preload-{PRELOAD_HASH}.so");
+    let path = dir.join(&name);
+    if let Ok(f) = fs::File::options().append(true).open(&path) {
+        if f.metadata().is_ok_and(|m| m.len() == PRELOAD.len() as u64) {
+            // In use: keep it past the clean-up below.
+            let _ = f.set_modified(SystemTime::now());
+            return Ok(path);
+        }
+    }
+    let fail = |what: &str, e: io::Error| {
+        format!(
+            "cannot {what} the interposer in {} ({e}); set SOFT_MLX5_CACHE to a writable directory",
+            dir.display()
+        )
+    };
+    fs::create_dir_all(&dir).map_err(|e| fail("create a directory for", e))?;
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    let mut f = fs::File::create(&tmp).map_err(|e| fail("write", e))?;
+    f.write_all(PRELOAD)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| fail("write", e))?;
+    fs::rename(&tmp, &path).map_err(|e| fail("place", e))?;
+    // Other builds' copies unused for a day go (a running process keeps its mapping).
+    remove_stale(&dir, "libsoft_mlx5_preload-", &path, Duration::from_secs(86_400));
+    Ok(path)
+}
+
+/// Removes the entries of `dir` whose name starts with `prefix`, other than `keep`, not modified
+/// for `age`.
+fn remove_stale(dir: &Path, prefix: &str, keep: &Path, age: Duration) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let path = e.path();
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|d| d > age);
+        if old && path != keep && e.file_name().to_string_lossy().starts_with(prefix) {
+            let _ = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+        }
+    }
+}

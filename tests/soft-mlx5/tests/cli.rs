@@ -1,0 +1,121 @@
+//! The `soft-mlx5` tool as a user runs it: the interposer it carries is preloaded and finds the
+//! emulated device, flags set the emulator's variables, `--nodes N` runs N processes on their
+//! own nodes with a rendezvous directory and reports each exit status, `--timeout` stops them.
+//! Not built for another machine (`soft_mlx5_cross`, build.rs): there the tool cannot be started.
+#![cfg(not(soft_mlx5_cross))]
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// A cache directory of these tests' own (the interposer is written there, once per build).
+fn cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("soft-mlx5-cli-cache")
+}
+
+fn tool(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_soft-mlx5"))
+        .args(args)
+        .env("SOFT_MLX5_CACHE", cache())
+        .env_remove("SOFT_MLX5_FABRIC")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn the_carried_interposer_presents_the_emulated_device_to_the_command() {
+    // Whatever opens /sys/class/infiniband through the interposer sees mlx5_0, emulated.
+    let o = tool(&[
+        "--",
+        "sh",
+        "-c",
+        "cat \"$SYSFS_PATH/class/infiniband/mlx5_0/board_id\"; echo \"$LD_PRELOAD\"",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    assert!(out.starts_with("SOFT_MLX5_EMULATED\n"), "{out}");
+    let preload = PathBuf::from(out.lines().nth(1).unwrap().split(':').next().unwrap());
+    assert!(preload.starts_with(cache()), "{preload:?}");
+    // A shared object, not an empty placeholder.
+    let bytes = std::fs::read(&preload).unwrap();
+    assert!(
+        bytes.len() > 100_000 && bytes.starts_with(b"\x7fELF"),
+        "{} bytes",
+        bytes.len()
+    );
+}
+
+#[test]
+fn switches_set_the_emulators_variables_for_the_command() {
+    let o = tool(&[
+        "--profile",
+        "cx6dx-roce",
+        "--node",
+        "5",
+        "--no-mr-cache",
+        "--qpn-reuse",
+        "--log-max-msg",
+        "16",
+        "--lossy",
+        "loss=0.01,seed=3",
+        "--",
+        "sh",
+        "-c",
+        "echo $SOFT_MLX5_PROFILE $SOFT_MLX5_NODE $SOFT_MLX5_MR_CACHE $SOFT_MLX5_QPN_REUSE $SOFT_MLX5_LOG_MAX_MSG $SOFT_MLX5_FAULTS $MLX5DV_TEST_GID_INDEX",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(stdout(&o), "cx6dx-roce 5 0 1 16 loss=0.01,seed=3 1\n");
+}
+
+#[test]
+fn a_bad_value_is_refused_before_anything_runs() {
+    let o = tool(&["--log-max-msg", "9", "--", "sh", "-c", "echo ran"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("12..31"), "{o:?}");
+}
+
+#[test]
+fn nodes_each_get_their_node_and_the_run_fails_when_one_fails() {
+    let o = tool(&[
+        "--nodes",
+        "3",
+        "--",
+        "sh",
+        "-c",
+        "touch \"$SOFT_MLX5_RENDEZVOUS/$SOFT_MLX5_NODE_INDEX\"; \
+         while [ $(ls \"$SOFT_MLX5_RENDEZVOUS\" | wc -l) -lt $SOFT_MLX5_NODES ]; do sleep 0.01; done; \
+         echo node=$SOFT_MLX5_NODE of $SOFT_MLX5_NODES; exit $((SOFT_MLX5_NODE_INDEX == 2 ? 7 : 0))",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let out = stdout(&o);
+    for i in 0..3 {
+        assert!(out.contains(&format!("node {i}: node={i} of 3\n")), "{out}");
+    }
+    assert!(out.contains("soft-mlx5: node 0 exit 0\n"), "{out}");
+    assert!(out.contains("soft-mlx5: node 1 exit 0\n"), "{out}");
+    assert!(out.contains("soft-mlx5: node 2 exit 7\n"), "{out}");
+}
+
+#[test]
+fn a_node_still_running_at_the_timeout_is_stopped_and_reported_as_timed_out() {
+    let o = tool(&[
+        "--nodes",
+        "2",
+        "--timeout",
+        "1",
+        "--",
+        "sh",
+        "-c",
+        "[ $SOFT_MLX5_NODE_INDEX = 0 ] || exec sleep 60",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let out = stdout(&o);
+    assert!(out.contains("soft-mlx5: node 0 exit 0\n"), "{out}");
+    assert!(
+        out.contains("soft-mlx5: node 1 exit 124 (timed out after 1s)\n"),
+        "{out}"
+    );
+}
