@@ -533,7 +533,7 @@ impl CqCore {
     /// thread that creates a QP given the same number, before that QP joins the CQ: whichever
     /// comes first cleans, under the ring's lock, so the entries are gone before the new QP can
     /// post, and a late clean never takes the new QP's entries (dc-review-4.md, finding 6).
-    pub(crate) fn release_number(&self, qp_num: u32, sq: &crate::sq::SendQueue) {
+    pub(crate) fn release_number(&self, qp_num: u32, sq: &crate::sq_accounting::SendQueue) {
         match &self.direct {
             Some(ring) => {
                 let ring = ring.locked();
