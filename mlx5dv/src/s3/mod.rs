@@ -53,7 +53,9 @@ mod window;
 
 pub use client::{Client, ClientConfig, Expose, Exposed, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
-pub use token::{RdmaToken, TokenError, TOKEN_LEN};
+pub use token::{
+    RdmaToken, TokenError, TokenErrorKind, TokenForm, TokenSpelling, HIP_TOKEN_LEN, SUFFIX_LEN, TOKEN_LEN,
+};
 
 use crate::context::Context;
 use crate::dc::DcKey;
