@@ -119,7 +119,8 @@ pub struct TokenSpelling {
     /// size) those fields describe. The suffix itself is the token's `addr` and `len` (it
     /// overrides them, as MinIO AIStor takes it), and lies inside that range.
     pub suffixed: Option<(u64, u64)>,
-    /// The hex letters are upper case.
+    /// The hex letters are upper case (a token without letters among its digits reads the
+    /// same in either case, and parses as lower case).
     pub upper: bool,
     /// A `;` ends the token.
     pub semicolon: bool,
@@ -355,8 +356,8 @@ fn width(part: &str, width: usize, form: In, i: usize) -> Result<(), TokenError>
     Ok(())
 }
 
-/// The reference form's seven fields: the token (without a spelling) and its range.
-fn reference(parts: &[&str], case: &mut Case) -> Result<RdmaToken, TokenError> {
+/// The reference form's seven fields' values (the GID in two halves), their shape checked.
+fn reference_shape(parts: &[&str], case: &mut Case) -> Result<[u64; 8], TokenError> {
     let f = In::Reference;
     let mut values = [0u64; 8];
     for (i, (part, (_, w))) in parts.iter().zip(FIELDS).enumerate() {
@@ -370,6 +371,12 @@ fn reference(parts: &[&str], case: &mut Case) -> Result<RdmaToken, TokenError> {
         }
         case.check(f, i)?;
     }
+    Ok(values)
+}
+
+/// The reference form's token (without a spelling), from its fields' values.
+fn reference(values: [u64; 8]) -> Result<RdmaToken, TokenError> {
+    let f = In::Reference;
     let (addr, len) = (values[0], values[1] as u32);
     if len == 0 {
         return Err(refuse(f, 1, "size 0: a token describes at least one byte"));
@@ -404,9 +411,9 @@ fn reference(parts: &[&str], case: &mut Case) -> Result<RdmaToken, TokenError> {
     })
 }
 
-/// hipObject's 88 hex digits: the token and the range its fields 4 and 5 describe (the
-/// length may pass 4 GiB - 1 where a suffix overrides it: `suffixed`).
-fn hip(text: &str, suffixed: bool, case: &mut Case) -> Result<(RdmaToken, (u64, u64)), TokenError> {
+/// hipObject's 88 hex digits: its fields' values (little-endian) and the GID's bytes, their
+/// shape checked.
+fn hip_shape(text: &str, case: &mut Case) -> Result<([u64; 8], [u8; 16]), TokenError> {
     let f = In::Hip;
     let mut values = [0u64; 8];
     let mut gid = [0u8; 16];
@@ -426,6 +433,13 @@ fn hip(text: &str, suffixed: bool, case: &mut Case) -> Result<(RdmaToken, (u64, 
         case.check(f, i)?;
         values[i] = v;
     }
+    Ok((values, gid))
+}
+
+/// hipObject's token and the range its fields 4 and 5 describe, from its fields (the length
+/// may pass 4 GiB - 1 where a suffix overrides it: `suffixed`).
+fn hip((values, gid): ([u64; 8], [u8; 16]), suffixed: bool) -> Result<(RdmaToken, (u64, u64)), TokenError> {
+    let f = In::Hip;
     match values[0] {
         HIP_DC => {}
         HIP_RC => {
@@ -473,23 +487,21 @@ fn hip(text: &str, suffixed: bool, case: &mut Case) -> Result<(RdmaToken, (u64, 
     Ok((token, (addr, len)))
 }
 
-/// The suffix `parts` (address, size) after a form whose fields end at `first` (its first
-/// field's number), checked against the range `(base, base_len)` the form's fields describe:
-/// the range it overrides with.
-fn suffix(
-    parts: &[&str],
-    f: In,
-    first: usize,
-    (base, base_len): (u64, u64),
-    case: &mut Case,
-) -> Result<(u64, u32), TokenError> {
+/// The suffix `parts` (address, size), fields `first` and `first + 1`: their values, their
+/// shape checked.
+fn suffix_shape(parts: &[&str], f: In, first: usize, case: &mut Case) -> Result<[u64; 2], TokenError> {
     let mut v = [0u64; 2];
     for (k, (part, (_, w))) in parts.iter().zip(SUFFIX).enumerate() {
         width(part, w, f, first + k)?;
         v[k] = hex(part, 0, w, f, first + k, case)?;
         case.check(f, first + k)?;
     }
-    let [addr, size] = v;
+    Ok(v)
+}
+
+/// The suffix's range, `[addr, size]` (its fields `first` and `first + 1`), checked against
+/// the range `(base, base_len)` the form's fields describe: the range it overrides with.
+fn suffix([addr, size]: [u64; 2], f: In, first: usize, (base, base_len): (u64, u64)) -> Result<(u64, u32), TokenError> {
     if size == 0 {
         return Err(refuse(f, first + 1, "size 0: the suffix describes at least one byte"));
     }
@@ -563,14 +575,27 @@ impl RdmaToken {
         };
         let (parts, count) = split(body);
         let mut case = Case::default();
-        let (mut token, f, first, base, has_suffix) = match count {
+        // Every field's shape first (the first misshapen one is named), then the rules.
+        let (mut token, f, field, base, suffix_values) = match count {
             7 | 9 => {
-                let t = reference(&parts[..7], &mut case)?;
-                (t, In::Reference, 7, (t.addr, u64::from(t.len)), count == 9)
+                let values = reference_shape(&parts[..7], &mut case)?;
+                let s = if count == 9 {
+                    Some(suffix_shape(&parts[7..9], In::Reference, 7, &mut case)?)
+                } else {
+                    None
+                };
+                let t = reference(values)?;
+                (t, In::Reference, 7, (t.addr, u64::from(t.len)), s)
             }
             1 | 3 if parts[0].len() == HIP_TOKEN_LEN => {
-                let (t, range) = hip(parts[0], count == 3, &mut case)?;
-                (t, In::Hip, 1, range, count == 3)
+                let values = hip_shape(parts[0], &mut case)?;
+                let s = if count == 3 {
+                    Some(suffix_shape(&parts[1..3], In::Hip, HIP_FIELDS.len(), &mut case)?)
+                } else {
+                    None
+                };
+                let (t, range) = hip(values, count == 3)?;
+                (t, In::Hip, HIP_FIELDS.len(), range, s)
             }
             _ => {
                 return Err(refuse_whole(format!(
@@ -579,9 +604,8 @@ impl RdmaToken {
                 )))
             }
         };
-        if has_suffix {
-            let field = if first == 7 { 7 } else { HIP_FIELDS.len() };
-            let (addr, len) = suffix(&parts[first..first + 2], f, field, base, &mut case)?;
+        if let Some(v) = suffix_values {
+            let (addr, len) = suffix(v, f, field, base)?;
             token.addr = addr;
             token.len = len;
             token.spelling.suffixed = Some(base);
