@@ -329,6 +329,10 @@ pub enum ClientAction {
     /// A GET served over HTTP: the object is in the body.
     ReadBody,
     /// A PUT the server did not store by RDMA: send it again with the bytes in the body.
+    /// (Without a reply header this is the spec's reading, 7.3: a server without RDMA stored
+    /// the empty body. NIXL's protocol note says MinIO AIStor leaves the header out of a PUT's
+    /// success too, answering 200 and the ETag: against it, this sends the bytes a second
+    /// time, over HTTP: the object is right, the bandwidth spent twice.)
     SendBody,
     /// `503` without a reply (S3's SlowDown): send the same request again a little later.
     Retry,

@@ -949,7 +949,8 @@ mod tests {
     // - minio-cpp (until PR 244, 2026-08-07), include/miniocpp/rdma.h, objectPut/objectGet:
     //   snprintf(io_str, sizeof IO_DESC_STR, "%s:%016lx:%016lx;", desc_str, buf, size), whose
     //   buffer (the nine fields' 114 characters and the NUL) cuts the ';' off: the wire sees
-    //   nine fields. NIXL's protocol note asks servers to tolerate a trailing ';'.
+    //   nine fields. NIXL's protocol note (src/plugins/obj/RDMA_PROTOCOL.md, ai-dynamo/nixl
+    //   PR 1741): "A trailing `;` (some clients append one) must be tolerated".
     // - AMD hipObject, src/rdma/token.cpp, encodeRdmaToken: the 44 bytes (memcpy of the
     //   host-order integers) as lower-case hex; decodeRdmaTokenHex accepts either case;
     //   examples/s3_curl_ops.cpp appends "%.*s:%016lx:%016lx" (the buffer and the object size).
