@@ -548,8 +548,8 @@ fn put(out: &mut String, v: u64, n: usize, upper: bool) {
 }
 
 impl RdmaToken {
-    /// Parses a token in any of its forms (see the [module](self)), treating `text` as
-    /// untrusted. Allocates nothing unless it refuses.
+    /// Parses a token in any of its forms ([`TokenForm`]; a suffix, a `;`, either case: see
+    /// [`TokenSpelling`]), treating `text` as untrusted. Allocates nothing unless it refuses.
     ///
     /// # Errors
     /// A [`TokenError`] naming the field and the rule it broke: not a form's count of fields
