@@ -7,11 +7,17 @@
 //! Between processes (a server and many clients, killed and lying ones among them) see the
 //! `s3_server`/`s3_client` examples and `scripts/s3-demo`.
 
-use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken};
+use mlx5dv::s3::{
+    Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken, TokenForm, TokenSpelling,
+};
 use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, Policy, RtsAttr, WcStatus};
+use mlx5dv_suite::alloc_count::{allocations_in, Counting};
 use mlx5dv_suite::device::{open, pool_cq, test_backend, wait, TestCq};
 use mlx5dv_suite::s3_pattern;
 use std::time::{Duration, Instant};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 const KEY: DcKey = DcKey::new(0x5333_5253_4b45_5931);
 
@@ -494,7 +500,7 @@ fn a_malformed_token_is_refused_naming_its_field_before_anything_is_posted() {
         (&good[..good.len() - 1], "field 6"),
         (&good.replacen(":1:", ":2:", 1)[..], "field 5"),
         (&good.replacen(":01020304:0102:", ":0102030G:0102:", 1)[..], "field 2"),
-        ("", "exactly 7"),
+        ("", "has 7"),
     ] {
         let e = exec
             .submit_str(1, text, 0, Direction::Put, local.sge(0, 4096).unwrap())
@@ -505,6 +511,116 @@ fn a_malformed_token_is_refused_naming_its_field_before_anything_is_posted() {
     assert_eq!(exec.stats().submitted, 0);
     assert_eq!(exec.stats().messages, 0);
     assert_eq!((exec.in_flight(), exec.clients(), exec.address_handles()), (0, 0, 0));
+}
+
+/// Every spelling a published client sends: the reference (gpu_direct_rdma_access, cuObject),
+/// NIXL's and minio-cpp's nine fields (the suffix a sub-range here, which overrides), a `;`,
+/// upper case, hipObject's DC form with and without its curl transport's suffix.
+fn spellings(token: &RdmaToken, sub: (u64, u32)) -> Vec<RdmaToken> {
+    let whole = Some((token.addr, u64::from(token.len)));
+    let hip = TokenForm::HipObject { port: 1 };
+    let suffixed = RdmaToken {
+        addr: sub.0,
+        len: sub.1,
+        ..*token
+    };
+    vec![
+        *token,
+        suffixed.spelled(TokenSpelling {
+            suffixed: whole,
+            ..TokenSpelling::default()
+        }),
+        suffixed.spelled(TokenSpelling {
+            suffixed: whole,
+            semicolon: true,
+            upper: true,
+            ..TokenSpelling::default()
+        }),
+        token.spelled(TokenSpelling {
+            form: hip,
+            ..TokenSpelling::default()
+        }),
+        suffixed.spelled(TokenSpelling {
+            form: hip,
+            suffixed: whole,
+            upper: true,
+            ..TokenSpelling::default()
+        }),
+    ]
+}
+
+#[test]
+fn parsing_a_token_of_every_form_allocates_nothing_and_a_refusal_does() {
+    let token = RdmaToken {
+        addr: 0x7f3a_5c00_0000,
+        len: 1 << 20,
+        rkey: 0x001f_2e97,
+        lid: 0,
+        dct_number: 0x7a03,
+        gid: Some([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 1, 42]),
+        spelling: TokenSpelling::default(),
+    };
+    for t in spellings(&token, (token.addr + 4096, 512)) {
+        let text = t.format().expect("formats");
+        let (parsed, n) = allocations_in(|| RdmaToken::parse(&text));
+        assert_eq!(parsed, Ok(t), "{text}");
+        assert_eq!(n, 0, "{text}: parse allocated {n} times");
+    }
+    // The counter counts: a refusal's sentence is allocated.
+    let (refused, n) = allocations_in(|| RdmaToken::parse("0:1"));
+    assert!(refused.is_err() && n > 0, "{n}");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn every_clients_spelling_of_a_token_moves_its_range_through_the_same_executor() {
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let client = n.client(KEY);
+    const LEN: usize = 64 << 10;
+    // GET: each spelling's range of the client's buffer receives the object's bytes.
+    let mut buf = n.exposed(&client, LEN, 2);
+    let (_, token) = buf.mint(0, LEN, Direction::Get).expect("mint");
+    let object = n.local(&mut exec, LEN, 1);
+    let sub = (token.addr + 4096, 8192u32);
+    let forms = spellings(&token, sub);
+    for (i, t) in forms.iter().enumerate() {
+        let text = t.format().unwrap();
+        exec.submit_str(
+            i as u64,
+            &text,
+            0,
+            Direction::Get,
+            object.sge(0, t.len as usize).unwrap(),
+        )
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+        let done = finish(&mut exec, 1);
+        assert!(
+            done[0].is_ok() && done[0].bytes == u64::from(t.len),
+            "{text}: {:?}",
+            done[0]
+        );
+    }
+    // The whole-buffer spellings wrote it all; the suffixed ones wrote their range again,
+    // from the object's start: the range at 4096 holds the object's first 8192 bytes.
+    let mut want = s3_pattern(LEN, 1);
+    want.copy_within(0..8192, 4096);
+    assert!(bytes(buf.mr()) == want, "the client's buffer differs");
+    // An RC hipObject token is declined (unsupported), before anything is posted.
+    let mut rc = forms[3].format().unwrap().into_bytes();
+    rc[1] = b'1';
+    let e = exec
+        .submit_str(
+            9,
+            std::str::from_utf8(&rc).unwrap(),
+            0,
+            Direction::Get,
+            object.sge(0, 64).unwrap(),
+        )
+        .unwrap_err();
+    assert_eq!(e.errno(), Some(libc::EOPNOTSUPP), "{e}");
+    assert!(e.to_string().contains("RC"), "{e}");
+    assert_eq!(exec.stats().submitted, forms.len() as u64);
 }
 
 #[test]

@@ -2,18 +2,27 @@
 //! of objects in memory, over HTTP (tiny_http), the bytes moved by an [`Executor`] over a
 //! pool of DCIs when the request carries an `x-amz-rdma-token`.
 //!
+//! Every answer to a request with a token is the one `mlx5dv::s3::protocol::respond` gives
+//! (NVIDIA's `RDMA_PROTOCOL_SPEC.md` v1.0); the token is read by `RdmaToken::parse` in any
+//! client's form (the reference's, NIXL's and minio-cpp's nine fields, hipObject's):
 //! - PUT with a token: the body is empty; the server RDMA-reads the token's buffer (its whole
 //!   length is the object) and answers `200` with `x-amz-rdma-reply: 200`,
 //!   `x-amz-rdma-bytes-transferred` and the ETag.
 //! - GET with a token: the server RDMA-writes the object (or the `Range` asked for, answering
 //!   `206` with `Content-Range`) into the token's buffer and answers with an empty body.
-//! - Declined (`x-amz-rdma-reply: 501`, the reason in `x-mlx5dv-rdma-why`): a malformed token,
-//!   a token without a GID on RoCE, an object larger than the token's buffer or than the
-//!   server's staging buffers, or `--no-rdma`. The client then sends the bytes in the body
-//!   (PUT) or asks again without a token (GET).
-//! - Failed: the token lied (remote access error: `403`), the client is unreachable or
-//!   expects another DC key (retry exceeded: `504`), anything else `500`; the reply names the
-//!   completion status. Nothing else is affected.
+//! - Declined (`200` with `x-amz-rdma-reply: 501`): a token the server cannot serve (a
+//!   hipObject RC token, a token without a GID on RoCE), an object larger than the token's
+//!   buffer or than the server's staging buffers, or `--no-rdma`. A PUT's body is an S3 error
+//!   (`RDMANotSupported`, the reason in its message): the client sends the bytes in the body;
+//!   a GET's body is the object (or its range).
+//! - Invalid token (a malformed one): `400` `InvalidRDMAToken` (the field and the rule in the
+//!   message), without the reply header.
+//! - Failed after acceptance (the token lied: remote access error; the client is gone or
+//!   expects another DC key: retry exceeded): a PUT is `500` `RDMATransferFailed` (the cause in
+//!   the message); a GET recovers through the body (`200` or `206`, reply `501`, the object).
+//!   Nothing else is affected.
+//! - Busy: a client that has not answered yet while the strangers' share of the staging
+//!   slots is in use: `503` `SlowDown` (S3 clients send it again).
 //! - Without a token: plain S3, the bytes in the body.
 //!
 //! One thread owns the executor and the staging buffers (the data path); HTTP worker threads
@@ -30,15 +39,16 @@
 //! `--policy`: the DCI pool's assignment policy (default dcs). A quarter of the staging slots
 //! (at least one) may serve clients that have not answered yet
 //! (`ExecutorConfig::unproven_transfers`); a stranger's request past that is answered 503
-//! (Slow Down) at once, never queued ahead of other clients' requests.
+//! (SlowDown) at once, never queued ahead of other clients' requests.
 //! `--clients N`: exit once N clients said goodbye (`POST /_bye`), checking that every
 //! endpoint and address handle was released (exit status 1 if not). Under
 //! scripts/soft-mlx5-nodes the address is published to the rendezvous directory.
 //! Two terminals on one emulated fabric:
 //! `scripts/soft-mlx5 --node 0 -- target/debug/examples/s3_server --listen 127.0.0.1:9000` and
 //! `scripts/soft-mlx5 --node 1 -- target/debug/examples/s3_client --server http://127.0.0.1:9000`.
+use mlx5dv::s3::protocol::{self, Body, Outcome, BYTES_TRANSFERRED_HEADER, REPLY_HEADER, TOKEN_HEADER};
 use mlx5dv::s3::{Direction, Done, Executor, ExecutorConfig, RdmaToken};
-use mlx5dv::{Access, DcKey, Mr, WcStatus};
+use mlx5dv::{Access, DcKey, Mr};
 use std::collections::{HashMap, VecDeque};
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -102,9 +112,67 @@ struct Running {
     req: Reply,
     slot: usize,
     key: String,
-    put: bool,
-    /// GET: status (200/206), Content-Range, ETag.
-    get: Option<(u16, Option<String>, String)>,
+    /// GET: the object and the range asked for (its bytes go in the body if RDMA fails).
+    get: Option<GetOf>,
+}
+
+/// A GET's object and the inclusive range of it asked for (None: all of it).
+struct GetOf {
+    obj: Arc<Vec<u8>>,
+    range: Option<(u64, u64)>,
+}
+
+impl GetOf {
+    /// The bytes asked for.
+    fn part(&self) -> &[u8] {
+        match self.range {
+            Some((a, b)) => &self.obj[a as usize..=b as usize],
+            None => &self.obj,
+        }
+    }
+}
+
+/// The object `key` and the range the `Range` header `h` asks for, or the plain S3 answer
+/// (404, 416) when there is none.
+fn get_of(store: &Store, key: &str, h: Option<&str>) -> Result<GetOf, Answer> {
+    let Some(obj) = store.lock().unwrap().get(key).cloned() else {
+        return Err(Response::from_string("NoSuchKey").with_status_code(404));
+    };
+    match range(h, obj.len() as u64) {
+        Err(()) => Err(Response::from_string("InvalidRange").with_status_code(416)),
+        Ok(range) => Ok(GetOf { obj, range }),
+    }
+}
+
+/// The answer `mlx5dv::s3::protocol` gives for a request with a token moving bytes `dir`
+/// whose outcome is `outcome`: its status and headers, the GET's ETag and Content-Range, and
+/// the body it says (the object's bytes asked for, or an S3 error whose message ends with
+/// `why`).
+fn rdma_answer(dir: Direction, get: Option<&GetOf>, outcome: Outcome, why: &str) -> Answer {
+    let ranged = get.is_some_and(|g| g.range.is_some());
+    let r = protocol::respond(dir, ranged, outcome);
+    let body = match (r.body, r.error, get) {
+        (Body::Object, _, Some(g)) => g.part().to_vec(),
+        (Body::Error, Some((code, message)), _) => protocol::error_xml(code, &format!("{message}: {why}")).into_bytes(),
+        _ => Vec::new(),
+    };
+    let mut resp = Response::from_data(body).with_status_code(r.status);
+    if let Some(v) = r.reply {
+        resp = resp.with_header(header(REPLY_HEADER, v));
+    }
+    if let Some(n) = r.bytes_transferred {
+        resp = resp.with_header(header(BYTES_TRANSFERRED_HEADER, &n.to_string()));
+    }
+    if r.body == Body::Error {
+        resp = resp.with_header(header("Content-Type", "application/xml"));
+    }
+    if let (Some(g), 200..=299) = (get, r.status) {
+        resp = resp.with_header(header("ETag", &s3::etag(&g.obj)));
+        if let Some((a, b)) = g.range {
+            resp = resp.with_header(header("Content-Range", &format!("bytes {a}-{b}/{}", g.obj.len())));
+        }
+    }
+    resp
 }
 
 fn header(name: &str, value: &str) -> Header {
@@ -114,7 +182,7 @@ fn header(name: &str, value: &str) -> Header {
 fn token_of(req: &Request) -> Option<String> {
     req.headers()
         .iter()
-        .find(|h| h.field.equiv(s3::TOKEN))
+        .find(|h| h.field.equiv(TOKEN_HEADER))
         .map(|h| h.value.as_str().to_string())
 }
 
@@ -140,17 +208,6 @@ fn range_of(req: &Request) -> Option<String> {
         .iter()
         .find(|h| h.field.equiv("range"))
         .map(|h| h.value.as_str().to_string())
-}
-
-fn declined_answer(why: &str) -> Answer {
-    Response::from_data(Vec::new())
-        .with_status_code(501)
-        .with_header(header(s3::REPLY, "501"))
-        .with_header(header(s3::WHY, why))
-}
-
-fn declined(req: Request, why: &str) {
-    answer(req, declined_answer(why));
 }
 
 /// `bytes=a-b`, `bytes=a-`, `bytes=-n` (the `Range` header `h`) of an object of `len` bytes:
@@ -187,23 +244,39 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
                 answer(req, Response::from_string("no object named").with_status_code(400));
                 continue;
             }
-            (Method::Put, _, Some(_)) | (Method::Get, _, Some(_)) if !rdma => {
-                declined(req, "this server does not serve RDMA (--no-rdma)");
-                continue;
-            }
-            (Method::Put, _, Some(t)) | (Method::Get, _, Some(t)) => match RdmaToken::parse(&t) {
-                Ok(token) if *req.method() == Method::Put => Job::Put { req: to, key, token },
-                Ok(token) => Job::Get {
-                    req: to,
-                    key,
-                    token,
-                    range: range_of(&req),
-                },
-                Err(e) => {
-                    declined(req, &e.to_string());
-                    continue;
+            (Method::Put, _, Some(t)) | (Method::Get, _, Some(t)) => {
+                let dir = if *req.method() == Method::Put {
+                    Direction::Put
+                } else {
+                    Direction::Get
+                };
+                let parsed = if rdma {
+                    RdmaToken::parse(&t).map_err(|e| (protocol::Outcome::of_token_error(&e), e.to_string()))
+                } else {
+                    Err((Outcome::Declined, "this server does not serve RDMA (--no-rdma)".into()))
+                };
+                match (parsed, dir) {
+                    (Ok(token), Direction::Put) => Job::Put { req: to, key, token },
+                    (Ok(token), Direction::Get) => Job::Get {
+                        req: to,
+                        key,
+                        token,
+                        range: range_of(&req),
+                    },
+                    (Err((outcome, why)), Direction::Get) if outcome != Outcome::InvalidToken => {
+                        // Declined: the object goes in the body.
+                        match get_of(&store, &key, range_of(&req).as_deref()) {
+                            Ok(g) => answer(req, rdma_answer(dir, Some(&g), outcome, &why)),
+                            Err(resp) => answer(req, resp),
+                        }
+                        continue;
+                    }
+                    (Err((outcome, why)), _) => {
+                        answer(req, rdma_answer(dir, None, outcome, &why));
+                        continue;
+                    }
                 }
-            },
+            }
             (Method::Put, _, None) => {
                 let mut body = Vec::new();
                 if req.as_reader().read_to_end(&mut body).is_err() {
@@ -262,15 +335,6 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
     }
 }
 
-/// The HTTP status a failed transfer is answered with.
-fn failure_code(status: WcStatus) -> u16 {
-    match status {
-        WcStatus::RemAccessErr => 403,
-        WcStatus::RetryExcErr => 504,
-        _ => 500,
-    }
-}
-
 struct DataPath {
     exec: Executor,
     slots: Vec<Mr<Vec<u8>>>,
@@ -314,6 +378,7 @@ impl DataPath {
                 return None;
             }
         };
+        let dir = if put { Direction::Put } else { Direction::Get };
         let again = |req, key, token, range| {
             Some(if put {
                 Job::Put { req, key, token }
@@ -327,49 +392,37 @@ impl DataPath {
         let (len, get) = if put {
             (token.len as usize, None)
         } else {
-            let Some(obj) = self.store.lock().unwrap().get(&key).cloned() else {
-                reply(req, Response::from_string("NoSuchKey").with_status_code(404));
+            let g = match get_of(&self.store, &key, range_header.as_deref()) {
+                Ok(g) => g,
+                Err(resp) => {
+                    reply(req, resp);
+                    return None;
+                }
+            };
+            let n = g.part().len();
+            if n == 0 {
+                // An empty object: nothing to move (204, no bytes).
+                reply(req, rdma_answer(dir, Some(&g), Outcome::Moved { bytes: 0 }, ""));
                 return None;
-            };
-            let (status, cr, (a, b)) = match range(range_header.as_deref(), obj.len() as u64) {
-                Err(()) => {
-                    reply(req, Response::from_string("InvalidRange").with_status_code(416));
-                    return None;
-                }
-                Ok(None) if obj.is_empty() => {
-                    reply(
-                        req,
-                        Response::from_data(Vec::new()).with_header(header("ETag", &s3::etag(&obj))),
-                    );
-                    return None;
-                }
-                Ok(None) => (200, None, (0, obj.len() as u64 - 1)),
-                Ok(Some((a, b))) => (206, Some(format!("bytes {a}-{b}/{}", obj.len())), (a, b)),
-            };
-            let n = (b - a + 1) as usize;
+            }
             if n > token.len as usize {
                 self.declined += 1;
-                reply(
-                    req,
-                    declined_answer("the token's buffer is smaller than the object: read it from the body"),
-                );
+                let why = "the token's buffer is smaller than the object: it is in the body";
+                reply(req, rdma_answer(dir, Some(&g), Outcome::Declined, why));
                 return None;
             }
             if n <= self.max_object {
-                let _ = self.slots[slot].write(0, &obj[a as usize..=b as usize]);
+                let _ = self.slots[slot].write(0, g.part());
             }
-            (n, Some((status, cr, s3::etag(&obj))))
+            (n, Some(g))
         };
         if len > self.max_object {
             self.declined += 1;
-            reply(
-                req,
-                declined_answer("the object is larger than the server's staging buffers: send it in the body"),
-            );
+            let why = "the object is larger than the server's staging buffers";
+            reply(req, rdma_answer(dir, get.as_ref(), Outcome::Declined, why));
             return None;
         }
         let id = self.next_id;
-        let dir = if put { Direction::Put } else { Direction::Get };
         let sge = self.slots[slot]
             .sge(0, len)
             .expect("a staging slot holds max_object bytes");
@@ -382,33 +435,19 @@ impl DataPath {
                 // A stranger (its DCT has not answered yet) while the strangers' share of the
                 // slots is in use: refused at once, not queued ahead of other clients.
                 self.declined += 1;
-                reply(
-                    req,
-                    Response::from_data(Vec::new())
-                        .with_status_code(503)
-                        .with_header(header(s3::REPLY, "503"))
-                        .with_header(header(s3::WHY, &e.to_string())),
-                );
+                reply(req, rdma_answer(dir, None, Outcome::Busy, &e.to_string()));
                 return None;
             }
             Err(e) => {
+                // What the executor cannot do for this token (no GID on RoCE, ...).
                 self.declined += 1;
-                reply(req, declined_answer(&e.to_string()));
+                reply(req, rdma_answer(dir, get.as_ref(), Outcome::Declined, &e.to_string()));
                 return None;
             }
         }
         self.next_id += 1;
         self.free.pop();
-        self.running.insert(
-            id,
-            Running {
-                req,
-                slot,
-                key,
-                put,
-                get,
-            },
-        );
+        self.running.insert(id, Running { req, slot, key, get });
         None
     }
 
@@ -417,42 +456,33 @@ impl DataPath {
             return;
         };
         self.free.push(r.slot);
+        let dir = if r.get.is_some() {
+            Direction::Get
+        } else {
+            Direction::Put
+        };
+        let outcome = Outcome::of_done(d);
         if !d.is_ok() {
             self.failed += 1;
-            let code = failure_code(d.status);
             let why = match &d.error {
-                Some(e) => format!("{:?}: {e}", d.status),
-                None => format!("{:?}", d.status),
+                Some(e) => format!("{:?}, {}: {e}", d.status, protocol::failure_cause(d.status)),
+                None => format!("{:?}, {}", d.status, protocol::failure_cause(d.status)),
             };
-            let resp = Response::from_data(Vec::new())
-                .with_status_code(code)
-                .with_header(header(s3::REPLY, &code.to_string()))
-                .with_header(header(s3::WHY, &why));
-            reply(r.req, resp);
+            reply(r.req, rdma_answer(dir, r.get.as_ref(), outcome, &why));
             return;
         }
         self.ok += 1;
-        let n = d.bytes.to_string();
-        if r.put {
+        if r.get.is_none() {
             let mut obj = vec![0u8; d.bytes as usize];
             let _ = self.slots[r.slot].read(0, &mut obj);
             let tag = s3::etag(&obj);
             self.store.lock().unwrap().insert(r.key, Arc::new(obj));
-            let resp = Response::from_data(Vec::new())
-                .with_header(header(s3::REPLY, "200"))
-                .with_header(header(s3::BYTES, &n))
-                .with_header(header("ETag", &tag));
-            reply(r.req, resp);
-        } else if let Some((status, cr, tag)) = r.get {
-            let mut resp = Response::from_data(Vec::new())
-                .with_status_code(status)
-                .with_header(header(s3::REPLY, &status.to_string()))
-                .with_header(header(s3::BYTES, &n))
-                .with_header(header("ETag", &tag));
-            if let Some(cr) = cr {
-                resp = resp.with_header(header("Content-Range", &cr));
-            }
-            reply(r.req, resp);
+            reply(
+                r.req,
+                rdma_answer(dir, None, outcome, "").with_header(header("ETag", &tag)),
+            );
+        } else {
+            reply(r.req, rdma_answer(dir, r.get.as_ref(), outcome, ""));
         }
     }
 }

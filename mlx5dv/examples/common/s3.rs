@@ -1,20 +1,11 @@
-//! What the S3-over-RDMA server and client examples share: the headers, the object digest,
-//! the byte patterns the client checks, and how a process finds its device and its peer.
+//! What the S3-over-RDMA server and client examples share: the object digest, the byte
+//! patterns the client checks, and how a process finds its device and its peer. (The headers
+//! and what each answer means are the library's: `mlx5dv::s3::protocol`.)
 #![allow(dead_code)] // each example uses its part
 
 use mlx5dv::DcKey;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// The request header carrying the token.
-pub const TOKEN: &str = "x-amz-rdma-token";
-/// The response header with the outcome: 200, 204, 206 (moved by RDMA), 501 (declined: use
-/// the HTTP body), or the failure's HTTP status.
-pub const REPLY: &str = "x-amz-rdma-reply";
-/// The response header with the bytes moved by RDMA.
-pub const BYTES: &str = "x-amz-rdma-bytes-transferred";
-/// Why the server declined RDMA or what failed (this example's own header).
-pub const WHY: &str = "x-mlx5dv-rdma-why";
 
 /// The examples' DC key unless `--key` says otherwise: the reference implementations' own,
 /// so clients and servers built on them interoperate (it keeps nobody out).

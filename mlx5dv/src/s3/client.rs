@@ -10,7 +10,7 @@
 //! buffer and its other tokens stay as they were.
 
 use super::window::{Binder, Window};
-use super::{Direction, RdmaToken};
+use super::{Direction, RdmaToken, TokenSpelling};
 use crate::cq::Cq;
 use crate::dc::{DcKey, Dct, DctBuilder, Mlx5Context};
 use crate::error::{Error, Result};
@@ -514,6 +514,7 @@ where
             lid: self.target.lid,
             dct_number: self.target.dct.dct_number(),
             gid: self.target.gid,
+            spelling: TokenSpelling::default(),
         };
         let index = match self.free.pop() {
             Some(i) => {

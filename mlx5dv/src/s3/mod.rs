@@ -5,8 +5,11 @@
 //! over a pool of DCIs, and answers with `x-amz-rdma-reply`. This module has the three pieces
 //! of that data path; HTTP stays the application's:
 //!
-//! - [`RdmaToken`]: the token, parsed strictly as untrusted input and formatted as the
-//!   reference (NVIDIA's `gpu_direct_rdma_access`, the format's origin) writes it;
+//! - [`RdmaToken`]: the token, parsed strictly as untrusted input in every form the published
+//!   clients write (the reference's, NVIDIA's `gpu_direct_rdma_access`; NIXL's and
+//!   minio-cpp's nine fields; AMD hipObject's), and formatted back as it was spelled;
+//! - [`protocol`]: the headers, what a server answers for each outcome and what a client
+//!   makes of the answer, as NVIDIA's `RDMA_PROTOCOL_SPEC.md` says (no HTTP library);
 //! - the client's side: a [`Client`] (its DCT) exposes registered buffers ([`Exposed`]: host
 //!   memory of any kind, or a dma-buf), mints a token for a buffer or a range of it, and
 //!   revokes it, after which it reaches no memory but what a later token of the same client
@@ -47,13 +50,16 @@
 mod client;
 mod executor;
 mod keyed_hash;
+pub mod protocol;
 mod resolver;
 mod token;
 mod window;
 
 pub use client::{Client, ClientConfig, Expose, Exposed, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
-pub use token::{RdmaToken, TokenError, TOKEN_LEN};
+pub use token::{
+    RdmaToken, TokenError, TokenErrorKind, TokenForm, TokenSpelling, HIP_TOKEN_LEN, SUFFIX_LEN, TOKEN_LEN,
+};
 
 use crate::context::Context;
 use crate::dc::DcKey;

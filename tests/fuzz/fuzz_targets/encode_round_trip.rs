@@ -7,7 +7,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mlx5dv::addr::{AddrError, DcTargetAddr, RemoteMemory};
 use mlx5dv::cm::DcAnnouncement;
-use mlx5dv::s3::{RdmaToken, TOKEN_LEN};
+use mlx5dv::s3::{RdmaToken, TokenForm, TokenSpelling, HIP_TOKEN_LEN, SUFFIX_LEN, TOKEN_LEN};
 use mlx5dv::DcKey;
 use mlx5dv_fuzz::MTUS;
 
@@ -69,6 +69,13 @@ enum Value {
         lid: u16,
         dct_number: u32,
         gid: Option<[u8; 16]>,
+        /// hipObject's form with this port byte; None: the reference form.
+        hip: Option<u8>,
+        /// A suffix, the range before it starting this far below the token's address and
+        /// ending this far past its end.
+        suffix: Option<(u32, u32)>,
+        upper: bool,
+        semicolon: bool,
     },
 }
 
@@ -133,7 +140,23 @@ fuzz_target!(|value: Value| match value {
         lid,
         dct_number,
         gid,
+        hip,
+        suffix,
+        upper,
+        semicolon,
     } => {
+        let suffixed = suffix.map(|(below, above)| {
+            (
+                addr.wrapping_sub(u64::from(below)),
+                u64::from(below) + u64::from(len) + u64::from(above),
+            )
+        });
+        let spelling = TokenSpelling {
+            form: hip.map_or(TokenForm::Reference, |port| TokenForm::HipObject { port }),
+            suffixed,
+            upper,
+            semicolon,
+        };
         let token = RdmaToken {
             addr,
             len,
@@ -141,21 +164,55 @@ fuzz_target!(|value: Value| match value {
             lid,
             dct_number,
             gid,
+            spelling,
+        };
+        // The fields format refuses for, in its order: (reference, hipObject).
+        let end = addr.checked_add(u64::from(len));
+        let suffix_refused = suffixed.and_then(|(base, base_len)| {
+            let fits = hip.is_some() || base_len <= u64::from(u32::MAX);
+            if base_len == 0 || !fits {
+                return Some((1, 5));
+            }
+            let holds = base <= addr
+                && base
+                    .checked_add(base_len)
+                    .is_some_and(|base_end| end.is_some_and(|end| end <= base_end));
+            (!holds).then_some((0, 4))
+        });
+        let refused = if dct_number > DCT_NUMBER_MAX {
+            Some((4, 1))
+        } else if len == 0 {
+            Some((1, 5))
+        } else if end.is_none() {
+            Some((0, 4))
+        } else if hip.is_some() && gid == Some([0; 16]) {
+            Some((2, 2))
+        } else {
+            suffix_refused
         };
         match token.format() {
             Ok(text) => {
-                assert_eq!(text.len(), TOKEN_LEN);
-                assert_eq!(RdmaToken::parse(&text), Ok(token));
+                assert!(refused.is_none(), "{token:?} formatted as {text}");
+                let base_len = if hip.is_some() { HIP_TOKEN_LEN } else { TOKEN_LEN };
+                let want = base_len + if suffixed.is_some() { SUFFIX_LEN } else { 0 } + usize::from(semicolon);
+                assert_eq!(text.len(), want, "{text}");
+                let letters: Vec<u8> = text.bytes().filter(u8::is_ascii_alphabetic).collect();
+                assert!(letters.iter().all(|b| b.is_ascii_uppercase() == upper), "{text}");
+                // A text without hex letters reads the same in either case: it parses as lower.
+                let spelled = RdmaToken {
+                    spelling: TokenSpelling {
+                        upper: upper && !letters.is_empty(),
+                        ..spelling
+                    },
+                    ..token
+                };
+                assert_eq!(RdmaToken::parse(&text), Ok(spelled), "{text}");
             }
             Err(e) => {
-                let field = if dct_number > DCT_NUMBER_MAX {
-                    4
-                } else if len == 0 {
-                    1
-                } else {
-                    assert!(addr.checked_add(u64::from(len)).is_none(), "{token:?} refused: {e}");
-                    0
+                let Some((reference, hipobject)) = refused else {
+                    panic!("{token:?} refused: {e}");
                 };
+                let field = if hip.is_some() { hipobject } else { reference };
                 assert_eq!(e.field, Some(field), "{e}");
             }
         }

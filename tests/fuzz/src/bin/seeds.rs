@@ -4,7 +4,7 @@
 
 use mlx5dv::addr::{DcTargetAddr, Mtu, RemoteMemory};
 use mlx5dv::cm::DcAnnouncement;
-use mlx5dv::s3::RdmaToken;
+use mlx5dv::s3::{RdmaToken, TokenForm, TokenSpelling};
 use mlx5dv::DcKey;
 use std::path::Path;
 
@@ -70,10 +70,15 @@ fn main() -> std::io::Result<()> {
         lid: 7,
         dct_number: 0x4100,
         gid: None,
+        spelling: TokenSpelling::default(),
     };
     let at_the_end = RdmaToken {
         addr: 0xffff_ffff_ffff_ff00,
         len: 0xff,
+        ..without_gid
+    };
+    let hip = RdmaToken {
+        gid: Some(roce.gid),
         ..without_gid
     };
     let formatted = |t: RdmaToken| t.format().expect("formattable").into_bytes();
@@ -84,6 +89,28 @@ fn main() -> std::io::Result<()> {
             reference.as_bytes().to_vec(),
             formatted(without_gid),
             formatted(at_the_end),
+            // NIXL's and minio-cpp's nine fields (the suffix a sub-range), with a ';'.
+            format!("{reference}:0102030405060708:0000000000000004;").into_bytes(),
+            // Upper case.
+            reference.to_uppercase().into_bytes(),
+            // hipObject DC, with its curl transport's suffix; and RC.
+            formatted(hip.spelled(TokenSpelling {
+                form: TokenForm::HipObject { port: 1 },
+                suffixed: Some((hip.addr, u64::from(hip.len))),
+                ..TokenSpelling::default()
+            })),
+            formatted(hip.spelled(TokenSpelling {
+                form: TokenForm::HipObject { port: 1 },
+                ..TokenSpelling::default()
+            })),
+            {
+                let mut rc = formatted(hip.spelled(TokenSpelling {
+                    form: TokenForm::HipObject { port: 1 },
+                    ..TokenSpelling::default()
+                }));
+                rc[1] = b'1';
+                rc
+            },
         ],
     )
 }
