@@ -143,7 +143,11 @@ fn refused(text: &str, e: &TokenError) {
     let shown = e.to_string();
     assert!(shown.starts_with("x-amz-rdma-token"), "{shown}");
     let error: mlx5dv::Error = e.clone().into();
-    let errno = if e.is_unsupported() { libc::EOPNOTSUPP } else { libc::EINVAL };
+    let errno = if e.is_unsupported() {
+        libc::EOPNOTSUPP
+    } else {
+        libc::EINVAL
+    };
     assert_eq!(error.errno(), Some(errno));
 
     let body = text.strip_suffix(';').unwrap_or(text);
