@@ -10,7 +10,10 @@
 set -eu
 
 # 1. rdma-core's user space (libibverbs, libmlx5 and their headers) and a C compiler.
-if [ "$(id -u)" = 0 ] && ! dpkg -s libibverbs-dev >/dev/null 2>&1; then
+# (By "name:arch" too: a bare name is ambiguous to dpkg once another architecture's
+# libibverbs-dev is installed beside it, as for cross builds.)
+arch=$(dpkg --print-architecture)
+if [ "$(id -u)" = 0 ] && ! dpkg -s libibverbs-dev >/dev/null 2>&1 && ! dpkg -s "libibverbs-dev:$arch" >/dev/null 2>&1; then
     apt-get update -q
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
         build-essential pkg-config libibverbs-dev ibverbs-providers ibverbs-utils
