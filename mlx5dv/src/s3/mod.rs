@@ -8,6 +8,8 @@
 //! - [`RdmaToken`]: the token, parsed strictly as untrusted input in every form the published
 //!   clients write (the reference's, NVIDIA's `gpu_direct_rdma_access`; NIXL's and
 //!   minio-cpp's nine fields; AMD hipObject's), and formatted back as it was spelled;
+//! - [`checksum`]: CRC64/NVME and CRC32C of the bytes moved (`x-amz-checksum-*`), folded
+//!   into a copy the server makes anyway;
 //! - [`protocol`]: the headers, what a server answers for each outcome and what a client
 //!   makes of the answer, as NVIDIA's `RDMA_PROTOCOL_SPEC.md` says (no HTTP library);
 //! - the client's side: a [`Client`] (its DCT) exposes registered buffers ([`Exposed`]: host
@@ -47,6 +49,7 @@
 //! # }
 //! ```
 
+pub mod checksum;
 mod client;
 mod executor;
 mod keyed_hash;
