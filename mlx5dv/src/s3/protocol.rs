@@ -13,6 +13,15 @@
 //! | invalid token (7.1) | 400 `InvalidRDMAToken`, no reply header | the same |
 //! | failed after acceptance (7.2) | 500 `RDMATransferFailed`, no reply header | 200 (206), reply `501`, the object in the body |
 //! | busy (S3's throttling; 7.1 allows HTTP errors) | 503 `SlowDown`, no reply header | the same |
+//! | checksum header malformed, or several (S3's rule) | 400 `InvalidRequest`, no reply header | the same |
+//! | bytes read differ from the request's checksum (3.1 step 4, 5.1) | 400 `BadDigest`, no reply header, nothing stored | (none: the server computes a GET's) |
+//!
+//! Checksums (spec 5): a PUT's `x-amz-checksum-*` header is of the raw bytes the server
+//! RDMA-reads, which it validates before storing ([`Outcome::verified`]); a GET with
+//! `x-amz-checksum-mode: ENABLED` ([`checksum_mode_enabled`]) is answered with the checksum
+//! header of the bytes moved, which the client validates. The spec gives no error for a
+//! mismatch: this is S3's own (`BadDigest`, 400), which 7.1 allows (an HTTP error without
+//! the reply header, handled as a standard S3 error). [`super::checksum`] computes them.
 //!
 //! The bytes-transferred header is required on a GET's success (4.2, 8.3) and sent on a PUT's
 //! too (the spec neither asks for nor forbids it: it is statistics). A client reads replies
@@ -20,6 +29,7 @@
 //! header declined (7.3, 10.2: a server without RDMA ignores the token), and AMD hipObject's
 //! `ok`, `err` and `200:<88-hex peer token>` (its RC handshake; `docs/interop.rst`).
 
+use super::checksum::{Algorithm, ChecksumError, ChecksumErrorKind, Digest};
 use super::{Direction, Done, TokenError, HIP_TOKEN_LEN};
 use crate::WcStatus;
 
@@ -39,6 +49,19 @@ pub const NOT_SUPPORTED: &str = "RDMANotSupported";
 pub const TRANSFER_FAILED: &str = "RDMATransferFailed";
 /// S3's own code for a request to send again later (HTTP 503), which S3 clients retry.
 pub const SLOW_DOWN: &str = "SlowDown";
+/// S3's code for bytes that do not match the checksum the request carried (HTTP 400).
+pub const BAD_DIGEST: &str = "BadDigest";
+/// S3's code for a request it cannot take as written, here a malformed checksum header or
+/// several (HTTP 400).
+pub const INVALID_REQUEST: &str = "InvalidRequest";
+/// The GET request header asking for the object's checksum in the response (`ENABLED`).
+pub const CHECKSUM_MODE_HEADER: &str = "x-amz-checksum-mode";
+
+/// Whether a GET's `x-amz-checksum-mode` value (None: no header) asks for the checksum
+/// header in the response: `ENABLED` (AWS's SDKs send it in upper case; taken in any case).
+pub fn checksum_mode_enabled(value: Option<&str>) -> bool {
+    value.is_some_and(|v| v.eq_ignore_ascii_case("ENABLED"))
+}
 
 /// What became of a request that carried a token, on the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +88,20 @@ pub enum Outcome {
     /// S3's own `503 SlowDown`, which S3 clients send again (spec 7.1: an HTTP error without
     /// the reply header, handled as a standard S3 error).
     Busy,
+    /// The request's checksum header is malformed (`several`: it carries more than one):
+    /// S3's `400 InvalidRequest`, found before any byte moves.
+    InvalidChecksum {
+        /// The header's algorithm.
+        algorithm: Algorithm,
+        /// Two algorithms' headers at once.
+        several: bool,
+    },
+    /// A PUT's bytes, read by RDMA, do not match the checksum the request carried (spec 3.1,
+    /// 5.1): S3's `400 BadDigest`; nothing is stored.
+    BadDigest {
+        /// The checksum's algorithm.
+        algorithm: Algorithm,
+    },
 }
 
 impl Outcome {
@@ -75,6 +112,27 @@ impl Outcome {
             Outcome::Declined
         } else {
             Outcome::InvalidToken
+        }
+    }
+
+    /// The outcome of a checksum header [`super::checksum::requested`] refused.
+    pub fn of_checksum_error(e: &ChecksumError) -> Outcome {
+        Outcome::InvalidChecksum {
+            algorithm: Algorithm::of_header(e.header).unwrap_or(Algorithm::Crc64Nvme),
+            several: e.kind == ChecksumErrorKind::Several,
+        }
+    }
+
+    /// A PUT's outcome once its bytes are checked: `self` if they did not all move or the
+    /// request carried no checksum (`expected` None); else `self` when `computed` (the
+    /// server's checksum of the bytes read) equals `expected`, and [`Outcome::BadDigest`]
+    /// when it differs or is missing or of another algorithm (unchecked bytes are not stored).
+    pub fn verified(self, expected: Option<Digest>, computed: Option<Digest>) -> Outcome {
+        match (self, expected) {
+            (Outcome::Moved { .. }, Some(want)) if computed != Some(want) => Outcome::BadDigest {
+                algorithm: want.algorithm,
+            },
+            _ => self,
         }
     }
 
@@ -175,7 +233,36 @@ pub fn respond(direction: Direction, ranged: bool, outcome: Outcome) -> Response
             error: Some((SLOW_DOWN, "Please reduce your request rate.")),
             ..none
         },
+        (Outcome::InvalidChecksum { algorithm, several }, _) => Response {
+            status: 400,
+            body: Body::Error,
+            error: Some((INVALID_REQUEST, invalid_checksum_message(algorithm, several))),
+            ..none
+        },
+        (Outcome::BadDigest { algorithm }, _) => Response {
+            status: 400,
+            body: Body::Error,
+            error: Some((BAD_DIGEST, bad_digest_message(algorithm))),
+            ..none
+        },
         (Outcome::Declined | Outcome::Failed { .. }, Direction::Get) => get_by_body,
+    }
+}
+
+/// S3's message for a malformed checksum header (or several).
+fn invalid_checksum_message(algorithm: Algorithm, several: bool) -> &'static str {
+    match (algorithm, several) {
+        (_, true) => "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.",
+        (Algorithm::Crc64Nvme, false) => "Value for x-amz-checksum-crc64nvme header is invalid.",
+        (Algorithm::Crc32c, false) => "Value for x-amz-checksum-crc32c header is invalid.",
+    }
+}
+
+/// S3's message for bytes that do not match the request's checksum.
+fn bad_digest_message(algorithm: Algorithm) -> &'static str {
+    match algorithm {
+        Algorithm::Crc64Nvme => "The CRC64NVME you specified did not match the calculated checksum.",
+        Algorithm::Crc32c => "The CRC32C you specified did not match the calculated checksum.",
     }
 }
 
@@ -444,6 +531,82 @@ mod tests {
     }
 
     #[test]
+    fn a_put_whose_bytes_differ_from_its_checksum_is_400_bad_digest_without_the_reply() {
+        use crate::s3::checksum::{Algorithm::*, Digest};
+        let moved = Outcome::Moved { bytes: 9 };
+        let right = Digest::of(Crc64Nvme, b"123456789");
+        let wrong = Digest::of(Crc64Nvme, b"123456780");
+        assert_eq!(moved.verified(Some(right), Some(right)), moved);
+        assert_eq!(moved.verified(None, Some(right)), moved, "no checksum asked for");
+        assert_eq!(moved.verified(None, None), moved);
+        let bad = Outcome::BadDigest { algorithm: Crc64Nvme };
+        assert_eq!(moved.verified(Some(right), Some(wrong)), bad);
+        assert_eq!(moved.verified(Some(right), None), bad, "unchecked bytes are not stored");
+        let c32 = Digest::of(Crc32c, b"123456789");
+        assert_eq!(
+            moved.verified(Some(right), Some(c32)),
+            bad,
+            "another algorithm checks nothing"
+        );
+        // A transfer that failed stays failed: the checksum is not what went wrong.
+        let failed = Outcome::Failed {
+            status: WcStatus::RetryExcErr,
+        };
+        assert_eq!(failed.verified(Some(right), None), failed);
+        let r = respond(PUT, false, bad);
+        assert_eq!((r.status, r.reply, r.body), (400, None, Body::Error));
+        assert_eq!(r.error.map(|e| e.0), Some(BAD_DIGEST));
+        assert!(r.error.unwrap().1.contains("CRC64NVME"));
+        let r32 = respond(PUT, false, Outcome::BadDigest { algorithm: Crc32c });
+        assert!(r32.error.unwrap().1.contains("CRC32C"));
+        assert_eq!(
+            ClientAction::of(PUT, r.status, Reply::parse(r.reply).unwrap()),
+            ClientAction::Failed
+        );
+    }
+
+    #[test]
+    fn a_malformed_or_doubled_checksum_header_is_400_invalid_request_without_the_reply() {
+        use crate::s3::checksum::{requested, CRC32C_HEADER, CRC64NVME_HEADER};
+        let malformed = requested(|h| (h == CRC32C_HEADER).then_some("4waSgw=")).unwrap_err();
+        let o = Outcome::of_checksum_error(&malformed);
+        assert_eq!(
+            o,
+            Outcome::InvalidChecksum {
+                algorithm: Algorithm::Crc32c,
+                several: false
+            }
+        );
+        for dir in [PUT, GET] {
+            let r = respond(dir, false, o);
+            assert_eq!((r.status, r.reply, r.body), (400, None, Body::Error));
+            assert_eq!(r.error.map(|e| e.0), Some(INVALID_REQUEST));
+            assert!(r.error.unwrap().1.contains(CRC32C_HEADER));
+        }
+        let both = requested(|h| {
+            Some(if h == CRC64NVME_HEADER {
+                "AAAAAAAAAAA="
+            } else {
+                "AAAAAA=="
+            })
+        })
+        .unwrap_err();
+        let o = Outcome::of_checksum_error(&both);
+        assert!(matches!(o, Outcome::InvalidChecksum { several: true, .. }), "{o:?}");
+        assert!(respond(PUT, false, o).error.unwrap().1.contains("single"));
+    }
+
+    #[test]
+    fn a_get_returns_its_checksum_when_the_mode_is_enabled() {
+        assert!(checksum_mode_enabled(Some("ENABLED")));
+        assert!(checksum_mode_enabled(Some("enabled")));
+        assert!(!checksum_mode_enabled(None));
+        assert!(!checksum_mode_enabled(Some("DISABLED")));
+        assert!(!checksum_mode_enabled(Some("")));
+        assert!(!checksum_mode_enabled(Some("ENABLED ")));
+    }
+
+    #[test]
     fn each_done_status_and_token_refusal_maps_to_its_outcome() {
         let mut d = Done {
             id: 1,
@@ -558,6 +721,13 @@ mod tests {
                 status: WcStatus::RetryExcErr,
             },
             Outcome::Busy,
+            Outcome::InvalidChecksum {
+                algorithm: Algorithm::Crc64Nvme,
+                several: false,
+            },
+            Outcome::BadDigest {
+                algorithm: Algorithm::Crc32c,
+            },
         ];
         for dir in [PUT, GET] {
             for ranged in [false, true] {
@@ -570,7 +740,9 @@ mod tests {
                     let want = match (o, dir) {
                         (Outcome::Moved { .. }, _) => ClientAction::Done,
                         (Outcome::Busy, _) => ClientAction::Retry,
-                        (Outcome::InvalidToken, _) => ClientAction::Failed,
+                        (Outcome::InvalidToken | Outcome::InvalidChecksum { .. } | Outcome::BadDigest { .. }, _) => {
+                            ClientAction::Failed
+                        }
                         (Outcome::Failed { .. }, Direction::Put) => ClientAction::Failed,
                         (_, Direction::Get) => ClientAction::ReadBody,
                         (Outcome::Declined, Direction::Put) => ClientAction::SendBody,
