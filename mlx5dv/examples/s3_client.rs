@@ -24,6 +24,13 @@
 //!   and a PUT with a hipObject RC token (declined, 200 with reply 501: the client sends the
 //!   bytes in the body).
 //!
+//! Every RDMA PUT carries `x-amz-checksum-crc64nvme` of its bytes (summed as they are copied
+//! into the exposed buffer), which the server must echo; every RDMA GET asks for the checksum
+//! (`x-amz-checksum-mode: ENABLED`) and checks it against the bytes in the buffer (summed as
+//! they are copied out). Each `--chaos` event also PUTs with a checksum of other bytes (400
+//! `BadDigest`, nothing stored: the object reads back unchanged) and with a malformed one
+//! (400 `InvalidRequest`).
+//!
 //! Its honest tokens are written in turn as each published client writes them: the
 //! reference's seven fields (cuObject), NIXL's and minio-cpp's nine (with a `;`), upper case,
 //! and hipObject's 88 hex digits.
@@ -36,7 +43,10 @@
 //! On success it prints one line of counts and says goodbye to the server (`POST /_bye`).
 //! Under scripts/soft-mlx5-nodes the server's address comes from the rendezvous directory and
 //! the id is the node's index.
-use mlx5dv::s3::protocol::{self, ClientAction, BYTES_TRANSFERRED_HEADER, REPLY_HEADER, TOKEN_HEADER};
+use mlx5dv::s3::checksum::{self, Algorithm, Digest, CRC64NVME_HEADER};
+use mlx5dv::s3::protocol::{
+    self, ClientAction, BYTES_TRANSFERRED_HEADER, CHECKSUM_MODE_HEADER, REPLY_HEADER, TOKEN_HEADER,
+};
 use mlx5dv::s3::{Client, ClientConfig, Direction, Exposed, RdmaToken, TokenForm, TokenSpelling};
 use mlx5dv::{Access, DcKey};
 use std::io::Read;
@@ -78,6 +88,8 @@ struct Reply {
     /// `x-amz-rdma-bytes-transferred`, strictly decimal.
     bytes: Option<u64>,
     etag: Option<String>,
+    /// The `x-amz-checksum-*` header, read strictly.
+    sum: Option<Digest>,
     body: Vec<u8>,
 }
 
@@ -111,6 +123,7 @@ fn call(req: ureq::Request, body: &[u8]) -> Result<Reply, String> {
         None => None,
     };
     let etag = resp.header("ETag").map(str::to_string);
+    let sum = checksum::requested(|n| resp.header(n)).map_err(|e| e.to_string())?;
     let mut body = Vec::new();
     resp.into_reader()
         .read_to_end(&mut body)
@@ -120,6 +133,7 @@ fn call(req: ureq::Request, body: &[u8]) -> Result<Reply, String> {
         rdma,
         bytes,
         etag,
+        sum,
         body,
     })
 }
@@ -274,6 +288,25 @@ impl Run {
         v
     }
 
+    /// The first `len` bytes of the buffer, and their checksum (summed as they are copied out).
+    fn buffer_summed(&self, len: usize) -> (Vec<u8>, Digest) {
+        let mut v = vec![0u8; len];
+        let mr = self.buf.mr();
+        let sum = s3::read_summed(&mut v, Algorithm::Crc64Nvme, |at, c| mr.read(at, c)).expect("in the buffer");
+        (v, sum)
+    }
+
+    /// A GET by RDMA's checksum: the server's header must be that of the bytes that landed.
+    fn check_sum(what: &str, r: &Reply, landed: Digest) -> Result<(), String> {
+        if r.sum != Some(landed) {
+            return Err(format!(
+                "{what}: the server's checksum {:?}, the bytes in the buffer have {landed}",
+                r.sum.map(|d| d.to_string())
+            ));
+        }
+        Ok(())
+    }
+
     /// PUT, GET, maybe a ranged GET, DELETE of object `i`.
     fn round(&mut self, i: u64, rng: &mut Rng) -> Result<(), String> {
         let size = if self.o.kill_self_at == Some(i) {
@@ -283,13 +316,25 @@ impl Run {
         };
         let data = s3::pattern(size, (self.o.id << 32) | i);
         let url = self.object(i);
-        // PUT: the server reads the buffer.
-        self.buf.write(0, &data).map_err(|e| e.to_string())?;
+        // PUT: the server reads the buffer, and checks it against the checksum.
+        let buf = &mut self.buf;
+        let sum = s3::write_summed(&data, Algorithm::Crc64Nvme, |at, c| buf.write(at, c)).map_err(|e| e.to_string())?;
         let (t, token) = self.mint(size, Direction::Put)?;
         let text = spelled(&token, i, self.o.port);
-        let r = self.timed(self.agent.put(&url).set(TOKEN_HEADER, &text), Direction::Put)?;
+        let put = self
+            .agent
+            .put(&url)
+            .set(TOKEN_HEADER, &text)
+            .set(CRC64NVME_HEADER, &sum.header_value());
+        let r = self.timed(put, Direction::Put)?;
         self.buf.revoke(t).map_err(|e| e.to_string())?;
         self.check_rdma(&format!("PUT {url} ({text})"), Direction::Put, &r, 200, size)?;
+        if r.sum != Some(sum) {
+            return Err(format!(
+                "PUT {url}: the server echoed {:?}, the bytes sent have {sum}",
+                r.sum.map(|d| d.to_string())
+            ));
+        }
         if r.etag.as_deref() != Some(&*s3::etag(&data)) {
             return Err(format!(
                 "PUT {url}: ETag {:?}, the bytes sent hash to {}",
@@ -309,12 +354,19 @@ impl Run {
             unsafe { libc::raise(libc::SIGKILL) };
         }
         let text = spelled(&token, i + 1, self.o.port);
-        let r = self.timed(self.agent.get(&url).set(TOKEN_HEADER, &text), Direction::Get)?;
+        let get = self
+            .agent
+            .get(&url)
+            .set(TOKEN_HEADER, &text)
+            .set(CHECKSUM_MODE_HEADER, "ENABLED");
+        let r = self.timed(get, Direction::Get)?;
         self.buf.revoke(t).map_err(|e| e.to_string())?;
         self.check_rdma(&format!("GET {url} ({text})"), Direction::Get, &r, 200, size)?;
-        if self.buffer(size) != data {
+        let (landed, landed_sum) = self.buffer_summed(size);
+        if landed != data {
             return Err(format!("GET {url}: the bytes in the buffer differ from those PUT"));
         }
+        Self::check_sum(&format!("GET {url}"), &r, landed_sum)?;
         // A ranged GET, every third object.
         if i % 3 == 0 {
             let a = (rng.next() as usize) % size;
@@ -326,14 +378,17 @@ impl Run {
                 self.agent
                     .get(&url)
                     .set(TOKEN_HEADER, &text)
+                    .set(CHECKSUM_MODE_HEADER, "ENABLED")
                     .set("Range", &format!("bytes={a}-{b}")),
                 Direction::Get,
             )?;
             self.buf.revoke(t).map_err(|e| e.to_string())?;
             self.check_rdma(&format!("GET {url} bytes={a}-{b} ({text})"), Direction::Get, &r, 206, n)?;
-            if self.buffer(n) != data[a..=b] {
+            let (landed, landed_sum) = self.buffer_summed(n);
+            if landed != data[a..=b] {
                 return Err(format!("GET {url} bytes={a}-{b}: the range landed wrong"));
             }
+            Self::check_sum(&format!("GET {url} bytes={a}-{b}"), &r, landed_sum)?;
         }
         if let Some(every) = self.o.chaos {
             if i % every == every - 1 {
@@ -453,16 +508,64 @@ impl Run {
             }
         }
         self.refused_as_expected += 1;
+        self.checksum_chaos(url, data)
+    }
+
+    /// PUTs by RDMA whose checksum lies (of other bytes: 400 BadDigest) or is malformed (400
+    /// InvalidRequest): refused without the reply header, and the object stays as it was.
+    fn checksum_chaos(&mut self, url: &str, data: &[u8]) -> Result<(), String> {
+        let other = s3::pattern(data.len(), u64::MAX - self.tokens);
+        self.buf.write(0, &other).map_err(|e| e.to_string())?;
+        let lie = Digest::of(Algorithm::Crc64Nvme, data).header_value();
+        for (value, code) in [
+            (lie.as_str(), protocol::BAD_DIGEST),
+            ("not base64!!", protocol::INVALID_REQUEST),
+        ] {
+            let (t, token) = self.mint(data.len(), Direction::Put)?;
+            let put = self
+                .agent
+                .put(url)
+                .set(TOKEN_HEADER, &token.format().unwrap())
+                .set(CRC64NVME_HEADER, value);
+            let r = call(put, &[])?;
+            self.buf.revoke(t).map_err(|e| e.to_string())?;
+            if r.action(Direction::Put) != ClientAction::Failed
+                || (r.status, r.rdma) != (400, protocol::Reply::Absent)
+                || !r.why().contains(code)
+            {
+                return Err(format!(
+                    "a PUT with {CRC64NVME_HEADER}: {value}: HTTP {} reply {:?} ({}); wanted 400 {code}, no reply",
+                    r.status,
+                    r.rdma,
+                    r.why()
+                ));
+            }
+            let back = call(self.agent.get(url), &[])?;
+            if back.status != 200 || back.body != data {
+                return Err(format!(
+                    "after a refused PUT ({code}): GET {url} is HTTP {}, {} bytes: the object changed",
+                    back.status,
+                    back.body.len()
+                ));
+            }
+            self.refused_as_expected += 1;
+        }
         Ok(())
     }
 
     /// The object sent in the body, then read back in the body.
     fn body_fallback(&mut self, url: &str, data: &[u8]) -> Result<(), String> {
         self.fallbacks += 1;
-        let r = call(self.agent.put(url), data)?;
+        let sum = Digest::of(Algorithm::Crc64Nvme, data);
+        let r = call(self.agent.put(url).set(CRC64NVME_HEADER, &sum.header_value()), data)?;
         let back = call(self.agent.get(url), &[])?;
         if r.status != 200 || back.status != 200 || back.body != data {
-            return Err(format!("the body fallback: PUT {} GET {}", r.status, back.status));
+            return Err(format!(
+                "the body fallback: PUT {} ({}) GET {}",
+                r.status,
+                r.why(),
+                back.status
+            ));
         }
         Ok(())
     }

@@ -23,7 +23,13 @@
 //!   Nothing else is affected.
 //! - Busy: a client that has not answered yet while the strangers' share of the staging
 //!   slots is in use: `503` `SlowDown` (S3 clients send it again).
-//! - Without a token: plain S3, the bytes in the body.
+//! - Checksums (spec 5): a PUT's `x-amz-checksum-crc64nvme` or `-crc32c` is checked against
+//!   the bytes read by RDMA, summed while they are copied out of the staging slot (no second
+//!   pass): a mismatch is `400` `BadDigest` and nothing is stored; a malformed header, or two,
+//!   `400` `InvalidRequest`; a success echoes the header. A GET with `x-amz-checksum-mode:
+//!   ENABLED` is answered with `x-amz-checksum-crc64nvme` of the bytes moved (summed while
+//!   they are copied into the staging slot, or into the body).
+//! - Without a token: plain S3, the bytes in the body (a PUT's checksum header checked too).
 //!
 //! One thread owns the executor and the staging buffers (the data path); HTTP worker threads
 //! hand it the RDMA requests over a channel and write its answers themselves: the data path
@@ -46,7 +52,10 @@
 //! Two terminals on one emulated fabric:
 //! `scripts/soft-mlx5 --node 0 -- target/debug/examples/s3_server --listen 127.0.0.1:9000` and
 //! `scripts/soft-mlx5 --node 1 -- target/debug/examples/s3_client --server http://127.0.0.1:9000`.
-use mlx5dv::s3::protocol::{self, Body, Outcome, BYTES_TRANSFERRED_HEADER, REPLY_HEADER, TOKEN_HEADER};
+use mlx5dv::s3::checksum::{self, Algorithm, Digest, Hasher};
+use mlx5dv::s3::protocol::{
+    self, Body, Outcome, BYTES_TRANSFERRED_HEADER, CHECKSUM_MODE_HEADER, REPLY_HEADER, TOKEN_HEADER,
+};
 use mlx5dv::s3::{Direction, Done, Executor, ExecutorConfig, RdmaToken};
 use mlx5dv::{Access, DcKey, Mr};
 use std::collections::{HashMap, VecDeque};
@@ -95,6 +104,8 @@ enum Job {
         req: Reply,
         key: String,
         token: RdmaToken,
+        /// The checksum the request carries, to check the bytes read against.
+        sum: Option<Digest>,
     },
     Get {
         req: Reply,
@@ -102,6 +113,8 @@ enum Job {
         token: RdmaToken,
         /// The `Range` header.
         range: Option<String>,
+        /// `x-amz-checksum-mode: ENABLED`: the answer carries the checksum of the bytes.
+        checksum: bool,
     },
     Bye(Reply),
     Stats(Reply),
@@ -114,12 +127,18 @@ struct Running {
     key: String,
     /// GET: the object and the range asked for (its bytes go in the body if RDMA fails).
     get: Option<GetOf>,
+    /// PUT: the checksum the request carries.
+    expected: Option<Digest>,
 }
 
 /// A GET's object and the inclusive range of it asked for (None: all of it).
 struct GetOf {
     obj: Arc<Vec<u8>>,
     range: Option<(u64, u64)>,
+    /// The request asked for the checksum (`x-amz-checksum-mode: ENABLED`).
+    checksum: bool,
+    /// The checksum of the bytes asked for, once summed (as they were staged).
+    sum: Option<Digest>,
 }
 
 impl GetOf {
@@ -134,24 +153,38 @@ impl GetOf {
 
 /// The object `key` and the range the `Range` header `h` asks for, or the plain S3 answer
 /// (404, 416) when there is none.
-fn get_of(store: &Store, key: &str, h: Option<&str>) -> Result<GetOf, Answer> {
+fn get_of(store: &Store, key: &str, h: Option<&str>, checksum: bool) -> Result<GetOf, Answer> {
     let Some(obj) = store.lock().unwrap().get(key).cloned() else {
         return Err(Response::from_string("NoSuchKey").with_status_code(404));
     };
     match range(h, obj.len() as u64) {
         Err(()) => Err(Response::from_string("InvalidRange").with_status_code(416)),
-        Ok(range) => Ok(GetOf { obj, range }),
+        Ok(range) => Ok(GetOf {
+            obj,
+            range,
+            checksum,
+            sum: None,
+        }),
     }
 }
 
 /// The answer `mlx5dv::s3::protocol` gives for a request with a token moving bytes `dir`
 /// whose outcome is `outcome`: its status and headers, the GET's ETag and Content-Range, and
 /// the body it says (the object's bytes asked for, or an S3 error whose message ends with
-/// `why`).
-fn rdma_answer(dir: Direction, get: Option<&GetOf>, outcome: Outcome, why: &str) -> Answer {
+/// `why`), with the checksum header of the bytes when it succeeds: `sum` (a PUT's, checked),
+/// or a GET's when asked for (summed as the bytes were staged, or copied into the body).
+fn rdma_answer(dir: Direction, get: Option<&GetOf>, outcome: Outcome, why: &str, sum: Option<Digest>) -> Answer {
     let ranged = get.is_some_and(|g| g.range.is_some());
     let r = protocol::respond(dir, ranged, outcome);
+    let mut sum = sum.or(get.and_then(|g| g.sum));
     let body = match (r.body, r.error, get) {
+        (Body::Object, _, Some(g)) if g.checksum => {
+            let mut h = Hasher::new(Algorithm::Crc64Nvme);
+            let mut v = vec![0u8; g.part().len()];
+            h.copy(&mut v, g.part());
+            sum = Some(h.finish());
+            v
+        }
         (Body::Object, _, Some(g)) => g.part().to_vec(),
         (Body::Error, Some((code, message)), _) => protocol::error_xml(code, &format!("{message}: {why}")).into_bytes(),
         _ => Vec::new(),
@@ -162,6 +195,9 @@ fn rdma_answer(dir: Direction, get: Option<&GetOf>, outcome: Outcome, why: &str)
     }
     if let Some(n) = r.bytes_transferred {
         resp = resp.with_header(header(BYTES_TRANSFERRED_HEADER, &n.to_string()));
+    }
+    if let (Some(d), 200..=299) = (sum, r.status) {
+        resp = resp.with_header(header(d.algorithm.header(), &d.header_value()));
     }
     if r.body == Body::Error {
         resp = resp.with_header(header("Content-Type", "application/xml"));
@@ -177,6 +213,19 @@ fn rdma_answer(dir: Direction, get: Option<&GetOf>, outcome: Outcome, why: &str)
 
 fn header(name: &str, value: &str) -> Header {
     Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("ASCII header")
+}
+
+/// The value of `req`'s header `name` (any case).
+fn header_of<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
+    req.headers()
+        .iter()
+        .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
+        .map(|h| h.value.as_str())
+}
+
+/// Whether a GET asks for the checksum of its bytes.
+fn checksum_mode(req: &Request) -> bool {
+    protocol::checksum_mode_enabled(header_of(req, CHECKSUM_MODE_HEADER))
 }
 
 fn token_of(req: &Request) -> Option<String> {
@@ -256,30 +305,60 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
                     Err((Outcome::Declined, "this server does not serve RDMA (--no-rdma)".into()))
                 };
                 match (parsed, dir) {
-                    (Ok(token), Direction::Put) => Job::Put { req: to, key, token },
+                    (Ok(token), Direction::Put) => match checksum::requested(|n| header_of(&req, n)) {
+                        Ok(sum) => Job::Put {
+                            req: to,
+                            key,
+                            token,
+                            sum,
+                        },
+                        Err(e) => {
+                            let outcome = Outcome::of_checksum_error(&e);
+                            answer(req, rdma_answer(dir, None, outcome, &e.to_string(), None));
+                            continue;
+                        }
+                    },
                     (Ok(token), Direction::Get) => Job::Get {
                         req: to,
                         key,
                         token,
                         range: range_of(&req),
+                        checksum: checksum_mode(&req),
                     },
                     (Err((outcome, why)), Direction::Get) if outcome != Outcome::InvalidToken => {
                         // Declined: the object goes in the body.
-                        match get_of(&store, &key, range_of(&req).as_deref()) {
-                            Ok(g) => answer(req, rdma_answer(dir, Some(&g), outcome, &why)),
+                        match get_of(&store, &key, range_of(&req).as_deref(), checksum_mode(&req)) {
+                            Ok(g) => answer(req, rdma_answer(dir, Some(&g), outcome, &why, None)),
                             Err(resp) => answer(req, resp),
                         }
                         continue;
                     }
                     (Err((outcome, why)), _) => {
-                        answer(req, rdma_answer(dir, None, outcome, &why));
+                        answer(req, rdma_answer(dir, None, outcome, &why, None));
                         continue;
                     }
                 }
             }
             (Method::Put, _, None) => {
+                let sum = checksum::requested(|n| header_of(&req, n));
                 let mut body = Vec::new();
                 if req.as_reader().read_to_end(&mut body).is_err() {
+                    continue;
+                }
+                // The body's checksum, as S3 checks it (here after the read: the bytes came
+                // through the socket, not a copy this server makes).
+                let outcome = match sum {
+                    Err(e) => Some((Outcome::of_checksum_error(&e), e.to_string())),
+                    Ok(Some(want)) if Digest::of(want.algorithm, &body) != want => Some((
+                        Outcome::BadDigest {
+                            algorithm: want.algorithm,
+                        },
+                        format!("the body's {}", Digest::of(want.algorithm, &body)),
+                    )),
+                    Ok(_) => None,
+                };
+                if let Some((outcome, why)) = outcome {
+                    answer(req, rdma_answer(Direction::Put, None, outcome, &why, None));
                     continue;
                 }
                 let tag = s3::etag(&body);
@@ -348,6 +427,8 @@ struct DataPath {
     ok: u64,
     failed: u64,
     declined: u64,
+    /// PUTs whose bytes did not match their checksum (refused, 400 BadDigest).
+    bad_digests: u64,
 }
 
 impl DataPath {
@@ -355,8 +436,14 @@ impl DataPath {
     /// executor is full).
     fn start(&mut self, job: Job) -> Option<Job> {
         let (req, key, token, put, range_header) = match job {
-            Job::Put { req, key, token } => (req, key, token, true, None),
-            Job::Get { req, key, token, range } => (req, key, token, false, range),
+            Job::Put { req, key, token, sum } => (req, key, token, true, (None, sum, false)),
+            Job::Get {
+                req,
+                key,
+                token,
+                range,
+                checksum,
+            } => (req, key, token, false, (range, None, checksum)),
             Job::Bye(req) => {
                 self.byes += 1;
                 reply(req, Response::from_data(Vec::new()).with_status_code(204));
@@ -379,11 +466,23 @@ impl DataPath {
             }
         };
         let dir = if put { Direction::Put } else { Direction::Get };
+        let (range_header, expected, checksum) = range_header;
         let again = |req, key, token, range| {
             Some(if put {
-                Job::Put { req, key, token }
+                Job::Put {
+                    req,
+                    key,
+                    token,
+                    sum: expected,
+                }
             } else {
-                Job::Get { req, key, token, range }
+                Job::Get {
+                    req,
+                    key,
+                    token,
+                    range,
+                    checksum,
+                }
             })
         };
         let Some(&slot) = self.free.last() else {
@@ -392,7 +491,7 @@ impl DataPath {
         let (len, get) = if put {
             (token.len as usize, None)
         } else {
-            let g = match get_of(&self.store, &key, range_header.as_deref()) {
+            let mut g = match get_of(&self.store, &key, range_header.as_deref(), checksum) {
                 Ok(g) => g,
                 Err(resp) => {
                     reply(req, resp);
@@ -402,24 +501,30 @@ impl DataPath {
             let n = g.part().len();
             if n == 0 {
                 // An empty object: nothing to move (204, no bytes).
-                reply(req, rdma_answer(dir, Some(&g), Outcome::Moved { bytes: 0 }, ""));
+                reply(req, rdma_answer(dir, Some(&g), Outcome::Moved { bytes: 0 }, "", None));
                 return None;
             }
             if n > token.len as usize {
                 self.declined += 1;
                 let why = "the token's buffer is smaller than the object: it is in the body";
-                reply(req, rdma_answer(dir, Some(&g), Outcome::Declined, why));
+                reply(req, rdma_answer(dir, Some(&g), Outcome::Declined, why, None));
                 return None;
             }
             if n <= self.max_object {
-                let _ = self.slots[slot].write(0, g.part());
+                let staging = &mut self.slots[slot];
+                if checksum {
+                    // Summed while staged: each chunk right after its copy.
+                    g.sum = s3::write_summed(g.part(), Algorithm::Crc64Nvme, |at, c| staging.write(at, c)).ok();
+                } else {
+                    let _ = staging.write(0, g.part());
+                }
             }
             (n, Some(g))
         };
         if len > self.max_object {
             self.declined += 1;
             let why = "the object is larger than the server's staging buffers";
-            reply(req, rdma_answer(dir, get.as_ref(), Outcome::Declined, why));
+            reply(req, rdma_answer(dir, get.as_ref(), Outcome::Declined, why, None));
             return None;
         }
         let id = self.next_id;
@@ -435,19 +540,31 @@ impl DataPath {
                 // A stranger (its DCT has not answered yet) while the strangers' share of the
                 // slots is in use: refused at once, not queued ahead of other clients.
                 self.declined += 1;
-                reply(req, rdma_answer(dir, None, Outcome::Busy, &e.to_string()));
+                reply(req, rdma_answer(dir, None, Outcome::Busy, &e.to_string(), None));
                 return None;
             }
             Err(e) => {
                 // What the executor cannot do for this token (no GID on RoCE, ...).
                 self.declined += 1;
-                reply(req, rdma_answer(dir, get.as_ref(), Outcome::Declined, &e.to_string()));
+                reply(
+                    req,
+                    rdma_answer(dir, get.as_ref(), Outcome::Declined, &e.to_string(), None),
+                );
                 return None;
             }
         }
         self.next_id += 1;
         self.free.pop();
-        self.running.insert(id, Running { req, slot, key, get });
+        self.running.insert(
+            id,
+            Running {
+                req,
+                slot,
+                key,
+                get,
+                expected,
+            },
+        );
         None
     }
 
@@ -468,21 +585,41 @@ impl DataPath {
                 Some(e) => format!("{:?}, {}: {e}", d.status, protocol::failure_cause(d.status)),
                 None => format!("{:?}, {}", d.status, protocol::failure_cause(d.status)),
             };
-            reply(r.req, rdma_answer(dir, r.get.as_ref(), outcome, &why));
+            reply(r.req, rdma_answer(dir, r.get.as_ref(), outcome, &why, None));
             return;
         }
-        self.ok += 1;
         if r.get.is_none() {
+            // Out of the staging slot, summed as it is copied (spec 3.1: validated before
+            // it is stored).
             let mut obj = vec![0u8; d.bytes as usize];
-            let _ = self.slots[r.slot].read(0, &mut obj);
+            let staging = &self.slots[r.slot];
+            let computed = match r.expected {
+                Some(want) => s3::read_summed(&mut obj, want.algorithm, |at, c| staging.read(at, c)).ok(),
+                None => {
+                    let _ = staging.read(0, &mut obj);
+                    None
+                }
+            };
+            let outcome = outcome.verified(r.expected, computed);
+            if let Outcome::BadDigest { .. } = outcome {
+                self.bad_digests += 1;
+                let why = match computed {
+                    Some(c) => format!("the {} bytes read by RDMA have {c}", d.bytes),
+                    None => "the bytes read by RDMA could not be summed".into(),
+                };
+                reply(r.req, rdma_answer(dir, None, outcome, &why, None));
+                return;
+            }
+            self.ok += 1;
             let tag = s3::etag(&obj);
             self.store.lock().unwrap().insert(r.key, Arc::new(obj));
             reply(
                 r.req,
-                rdma_answer(dir, None, outcome, "").with_header(header("ETag", &tag)),
+                rdma_answer(dir, None, outcome, "", computed).with_header(header("ETag", &tag)),
             );
         } else {
-            reply(r.req, rdma_answer(dir, r.get.as_ref(), outcome, ""));
+            self.ok += 1;
+            reply(r.req, rdma_answer(dir, r.get.as_ref(), outcome, "", None));
         }
     }
 }
@@ -539,6 +676,7 @@ fn serve(o: Opts) -> Result<(), String> {
         ok: 0,
         failed: 0,
         declined: 0,
+        bad_digests: 0,
     };
     let mut done = vec![Done::default(); 32];
     let mut last_work = Instant::now();
@@ -582,12 +720,13 @@ fn serve(o: Opts) -> Result<(), String> {
             dp.exec.release_idle();
             let s = dp.exec.stats();
             println!(
-                "s3_server: {} clients done: transfers ok={} failed={} declined={} messages={} replays={}; \
-                 endpoints left {}, address handles left {}, released {}",
+                "s3_server: {} clients done: transfers ok={} failed={} declined={} bad_digest={} messages={} \
+                 replays={}; endpoints left {}, address handles left {}, released {}",
                 dp.byes,
                 dp.ok,
                 dp.failed,
                 dp.declined,
+                dp.bad_digests,
                 s.messages,
                 s.replays,
                 dp.exec.clients(),

@@ -68,3 +68,37 @@ pub fn wait_for(path: &Path, limit: Duration) -> Result<String, String> {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The bytes a copy is checksummed behind: a chunk is summed right after it is copied, while
+/// it is still in the cache (L1/L2), so the checksum costs no second pass through memory.
+const SUM_CHUNK: usize = 32 << 10;
+
+/// Copies `src` out through `write(offset, chunk)` (into a registered buffer), checksumming
+/// each chunk as it goes: the checksum of `src` with the algorithm `alg`.
+pub fn write_summed<E>(
+    src: &[u8],
+    alg: mlx5dv::s3::checksum::Algorithm,
+    mut write: impl FnMut(usize, &[u8]) -> Result<(), E>,
+) -> Result<mlx5dv::s3::checksum::Digest, E> {
+    let mut h = mlx5dv::s3::checksum::Hasher::new(alg);
+    for (i, chunk) in src.chunks(SUM_CHUNK).enumerate() {
+        write(i * SUM_CHUNK, chunk)?;
+        h.update(chunk);
+    }
+    Ok(h.finish())
+}
+
+/// Fills `dst` through `read(offset, chunk)` (out of a registered buffer), checksumming each
+/// chunk as it lands: the checksum of the bytes read.
+pub fn read_summed<E>(
+    dst: &mut [u8],
+    alg: mlx5dv::s3::checksum::Algorithm,
+    mut read: impl FnMut(usize, &mut [u8]) -> Result<(), E>,
+) -> Result<mlx5dv::s3::checksum::Digest, E> {
+    let mut h = mlx5dv::s3::checksum::Hasher::new(alg);
+    for (i, chunk) in dst.chunks_mut(SUM_CHUNK).enumerate() {
+        read(i * SUM_CHUNK, chunk)?;
+        h.update(chunk);
+    }
+    Ok(h.finish())
+}
