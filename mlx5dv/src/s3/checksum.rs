@@ -23,6 +23,10 @@ use std::fmt;
 pub const CRC64NVME_HEADER: &str = "x-amz-checksum-crc64nvme";
 /// The request and response header of a CRC32C checksum.
 pub const CRC32C_HEADER: &str = "x-amz-checksum-crc32c";
+/// S3's other checksum headers (CRC32, SHA-1, SHA-256), which this module does not compute:
+/// a request carrying one is refused ([`ChecksumErrorKind::Unsupported`]) rather than
+/// stored unchecked.
+pub const UNSUPPORTED_HEADERS: [&str; 3] = ["x-amz-checksum-crc32", "x-amz-checksum-sha1", "x-amz-checksum-sha256"];
 
 /// A checksum algorithm S3 names in a header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -335,7 +339,7 @@ impl fmt::Display for Digest {
 }
 
 /// What is wrong with a checksum header.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChecksumErrorKind {
     /// Not the length of the checksum's base64 (`want` characters with pads).
     Length {
@@ -357,6 +361,8 @@ pub enum ChecksumErrorKind {
     TrailingBits,
     /// More than one checksum header in a request (S3 takes one).
     Several,
+    /// An algorithm S3 has that this module does not compute ([`UNSUPPORTED_HEADERS`]).
+    Unsupported,
 }
 
 /// A checksum header a request cannot carry.
@@ -389,6 +395,9 @@ impl fmt::Display for ChecksumError {
                 )
             }
             ChecksumErrorKind::Several => write!(f, "a request carries one x-amz-checksum-* header, not several"),
+            ChecksumErrorKind::Unsupported => {
+                write!(f, "this server checks CRC64NVME and CRC32C only: send one of those")
+            }
         }
     }
 }
@@ -401,8 +410,16 @@ impl std::error::Error for ChecksumError {}
 ///
 /// # Errors
 /// [`Digest::parse`]'s for a malformed value; [`ChecksumErrorKind::Several`] for two
-/// algorithms' headers at once.
+/// algorithms' headers at once; [`ChecksumErrorKind::Unsupported`] for one of
+/// [`UNSUPPORTED_HEADERS`] (the bytes could not be checked as the client asks).
 pub fn requested<'a>(header: impl Fn(&str) -> Option<&'a str>) -> Result<Option<Digest>, ChecksumError> {
+    if let Some((name, v)) = UNSUPPORTED_HEADERS.iter().find_map(|&n| header(n).map(|v| (n, v))) {
+        return Err(ChecksumError {
+            header: name,
+            value: v.chars().take(64).collect(),
+            kind: ChecksumErrorKind::Unsupported,
+        });
+    }
     let mut found: Option<Digest> = None;
     for a in Algorithm::ALL {
         if let Some(v) = header(a.header()) {
@@ -582,8 +599,14 @@ mod tests {
         let one = |name: &str| (name == CRC32C_HEADER).then_some(value.as_str());
         assert_eq!(requested(one), Ok(Some(good)));
         assert_eq!(requested(|_| None), Ok(None));
-        let both = |_: &str| Some("AAAAAAAAAAA=");
+        let both = |n: &str| (n == CRC64NVME_HEADER || n == CRC32C_HEADER).then_some("AAAAAAAAAAA=");
         assert_eq!(requested(both).unwrap_err().kind, ChecksumErrorKind::Several);
+        let sha = |name: &str| (name == "x-amz-checksum-sha256").then_some("AAAA");
+        let e = requested(sha).unwrap_err();
+        assert_eq!(
+            (e.header, e.kind),
+            ("x-amz-checksum-sha256", ChecksumErrorKind::Unsupported)
+        );
         let bad = |name: &str| (name == CRC64NVME_HEADER).then_some("nope");
         assert_eq!(
             requested(bad).unwrap_err().kind,

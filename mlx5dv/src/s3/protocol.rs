@@ -13,7 +13,7 @@
 //! | invalid token (7.1) | 400 `InvalidRDMAToken`, no reply header | the same |
 //! | failed after acceptance (7.2) | 500 `RDMATransferFailed`, no reply header | 200 (206), reply `501`, the object in the body |
 //! | busy (S3's throttling; 7.1 allows HTTP errors) | 503 `SlowDown`, no reply header | the same |
-//! | checksum header malformed, or several (S3's rule) | 400 `InvalidRequest`, no reply header | the same |
+//! | checksum header malformed, several (S3's rule), or of an algorithm not computed here | 400 `InvalidRequest`, no reply header | the same |
 //! | bytes read differ from the request's checksum (3.1 step 4, 5.1) | 400 `BadDigest`, no reply header, nothing stored | (none: the server computes a GET's) |
 //!
 //! Checksums (spec 5): a PUT's `x-amz-checksum-*` header is of the raw bytes the server
@@ -29,7 +29,7 @@
 //! header declined (7.3, 10.2: a server without RDMA ignores the token), and AMD hipObject's
 //! `ok`, `err` and `200:<88-hex peer token>` (its RC handshake; `docs/interop.rst`).
 
-use super::checksum::{Algorithm, ChecksumError, ChecksumErrorKind, Digest};
+use super::checksum::{Algorithm, ChecksumError, ChecksumErrorKind, Digest, CRC32C_HEADER, CRC64NVME_HEADER};
 use super::{Direction, Done, TokenError, HIP_TOKEN_LEN};
 use crate::WcStatus;
 
@@ -88,13 +88,13 @@ pub enum Outcome {
     /// S3's own `503 SlowDown`, which S3 clients send again (spec 7.1: an HTTP error without
     /// the reply header, handled as a standard S3 error).
     Busy,
-    /// The request's checksum header is malformed (`several`: it carries more than one):
-    /// S3's `400 InvalidRequest`, found before any byte moves.
+    /// The request's checksum header is malformed, or it carries several, or one of an
+    /// algorithm not computed here: S3's `400 InvalidRequest`, found before any byte moves.
     InvalidChecksum {
-        /// The header's algorithm.
-        algorithm: Algorithm,
-        /// Two algorithms' headers at once.
-        several: bool,
+        /// The header.
+        header: &'static str,
+        /// What is wrong with it.
+        kind: ChecksumErrorKind,
     },
     /// A PUT's bytes, read by RDMA, do not match the checksum the request carried (spec 3.1,
     /// 5.1): S3's `400 BadDigest`; nothing is stored.
@@ -118,8 +118,8 @@ impl Outcome {
     /// The outcome of a checksum header [`super::checksum::requested`] refused.
     pub fn of_checksum_error(e: &ChecksumError) -> Outcome {
         Outcome::InvalidChecksum {
-            algorithm: Algorithm::of_header(e.header).unwrap_or(Algorithm::Crc64Nvme),
-            several: e.kind == ChecksumErrorKind::Several,
+            header: e.header,
+            kind: e.kind,
         }
     }
 
@@ -233,10 +233,10 @@ pub fn respond(direction: Direction, ranged: bool, outcome: Outcome) -> Response
             error: Some((SLOW_DOWN, "Please reduce your request rate.")),
             ..none
         },
-        (Outcome::InvalidChecksum { algorithm, several }, _) => Response {
+        (Outcome::InvalidChecksum { header, kind }, _) => Response {
             status: 400,
             body: Body::Error,
-            error: Some((INVALID_REQUEST, invalid_checksum_message(algorithm, several))),
+            error: Some((INVALID_REQUEST, invalid_checksum_message(header, kind))),
             ..none
         },
         (Outcome::BadDigest { algorithm }, _) => Response {
@@ -249,12 +249,19 @@ pub fn respond(direction: Direction, ranged: bool, outcome: Outcome) -> Response
     }
 }
 
-/// S3's message for a malformed checksum header (or several).
-fn invalid_checksum_message(algorithm: Algorithm, several: bool) -> &'static str {
-    match (algorithm, several) {
-        (_, true) => "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.",
-        (Algorithm::Crc64Nvme, false) => "Value for x-amz-checksum-crc64nvme header is invalid.",
-        (Algorithm::Crc32c, false) => "Value for x-amz-checksum-crc32c header is invalid.",
+/// S3's message for a malformed checksum header (or several); ours for an algorithm not
+/// computed here.
+fn invalid_checksum_message(header: &str, kind: ChecksumErrorKind) -> &'static str {
+    match (kind, header) {
+        (ChecksumErrorKind::Several, _) => {
+            "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."
+        }
+        (ChecksumErrorKind::Unsupported, _) => {
+            "This server checks x-amz-checksum-crc64nvme and x-amz-checksum-crc32c only."
+        }
+        (_, CRC64NVME_HEADER) => "Value for x-amz-checksum-crc64nvme header is invalid.",
+        (_, CRC32C_HEADER) => "Value for x-amz-checksum-crc32c header is invalid.",
+        _ => "Value for x-amz-checksum- header is invalid.",
     }
 }
 
@@ -573,8 +580,8 @@ mod tests {
         assert_eq!(
             o,
             Outcome::InvalidChecksum {
-                algorithm: Algorithm::Crc32c,
-                several: false
+                header: CRC32C_HEADER,
+                kind: ChecksumErrorKind::Length { got: 7, want: 8 }
             }
         );
         for dir in [PUT, GET] {
@@ -583,17 +590,30 @@ mod tests {
             assert_eq!(r.error.map(|e| e.0), Some(INVALID_REQUEST));
             assert!(r.error.unwrap().1.contains(CRC32C_HEADER));
         }
-        let both = requested(|h| {
-            Some(if h == CRC64NVME_HEADER {
-                "AAAAAAAAAAA="
-            } else {
-                "AAAAAA=="
-            })
+        let both = requested(|h| match h {
+            CRC64NVME_HEADER => Some("AAAAAAAAAAA="),
+            CRC32C_HEADER => Some("AAAAAA=="),
+            _ => None,
         })
         .unwrap_err();
         let o = Outcome::of_checksum_error(&both);
-        assert!(matches!(o, Outcome::InvalidChecksum { several: true, .. }), "{o:?}");
+        assert!(
+            matches!(
+                o,
+                Outcome::InvalidChecksum {
+                    kind: ChecksumErrorKind::Several,
+                    ..
+                }
+            ),
+            "{o:?}"
+        );
         assert!(respond(PUT, false, o).error.unwrap().1.contains("single"));
+        // An algorithm not computed here: refused, never stored unchecked.
+        let sha = requested(|h| (h == "x-amz-checksum-sha256").then_some("x")).unwrap_err();
+        let r = respond(PUT, false, Outcome::of_checksum_error(&sha));
+        assert_eq!((r.status, r.reply), (400, None));
+        assert_eq!(r.error.map(|e| e.0), Some(INVALID_REQUEST));
+        assert!(r.error.unwrap().1.contains("only"));
     }
 
     #[test]
@@ -722,8 +742,8 @@ mod tests {
             },
             Outcome::Busy,
             Outcome::InvalidChecksum {
-                algorithm: Algorithm::Crc64Nvme,
-                several: false,
+                header: CRC64NVME_HEADER,
+                kind: ChecksumErrorKind::Several,
             },
             Outcome::BadDigest {
                 algorithm: Algorithm::Crc32c,
