@@ -100,24 +100,23 @@ type Reply = mpsc::Sender<Answer>;
 
 /// What the HTTP workers hand the data path.
 enum Job {
-    Put {
-        req: Reply,
-        key: String,
-        token: RdmaToken,
-        /// The checksum the request carries, to check the bytes read against.
-        sum: Option<Digest>,
-    },
-    Get {
-        req: Reply,
-        key: String,
-        token: RdmaToken,
-        /// The `Range` header.
-        range: Option<String>,
-        /// `x-amz-checksum-mode: ENABLED`: the answer carries the checksum of the bytes.
-        checksum: bool,
-    },
+    Transfer(Transfer),
     Bye(Reply),
     Stats(Reply),
+}
+
+/// A PUT or GET with a token, to move by RDMA.
+struct Transfer {
+    req: Reply,
+    key: String,
+    token: RdmaToken,
+    dir: Direction,
+    /// GET: the `Range` header.
+    range: Option<String>,
+    /// PUT: the checksum the request carries, to check the bytes read against.
+    expected: Option<Digest>,
+    /// GET: `x-amz-checksum-mode: ENABLED`, the answer carries the checksum of the bytes.
+    checksum: bool,
 }
 
 /// A transfer in flight: where to answer, and what.
@@ -306,25 +305,30 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
                 };
                 match (parsed, dir) {
                     (Ok(token), Direction::Put) => match checksum::requested(|n| header_of(&req, n)) {
-                        Ok(sum) => Job::Put {
+                        Ok(expected) => Job::Transfer(Transfer {
                             req: to,
                             key,
                             token,
-                            sum,
-                        },
+                            dir,
+                            range: None,
+                            expected,
+                            checksum: false,
+                        }),
                         Err(e) => {
                             let outcome = Outcome::of_checksum_error(&e);
                             answer(req, rdma_answer(dir, None, outcome, &e.to_string(), None));
                             continue;
                         }
                     },
-                    (Ok(token), Direction::Get) => Job::Get {
+                    (Ok(token), Direction::Get) => Job::Transfer(Transfer {
                         req: to,
                         key,
                         token,
+                        dir,
                         range: range_of(&req),
+                        expected: None,
                         checksum: checksum_mode(&req),
-                    },
+                    }),
                     (Err((outcome, why)), Direction::Get) if outcome != Outcome::InvalidToken => {
                         // Declined: the object goes in the body.
                         match get_of(&store, &key, range_of(&req).as_deref(), checksum_mode(&req)) {
@@ -435,15 +439,8 @@ impl DataPath {
     /// Starts `job`'s transfer; gives it back when it must wait (no staging slot, or the
     /// executor is full).
     fn start(&mut self, job: Job) -> Option<Job> {
-        let (req, key, token, put, range_header) = match job {
-            Job::Put { req, key, token, sum } => (req, key, token, true, (None, sum, false)),
-            Job::Get {
-                req,
-                key,
-                token,
-                range,
-                checksum,
-            } => (req, key, token, false, (range, None, checksum)),
+        let t = match job {
+            Job::Transfer(t) => t,
             Job::Bye(req) => {
                 self.byes += 1;
                 reply(req, Response::from_data(Vec::new()).with_status_code(204));
@@ -465,54 +462,35 @@ impl DataPath {
                 return None;
             }
         };
-        let dir = if put { Direction::Put } else { Direction::Get };
-        let (range_header, expected, checksum) = range_header;
-        let again = |req, key, token, range| {
-            Some(if put {
-                Job::Put {
-                    req,
-                    key,
-                    token,
-                    sum: expected,
-                }
-            } else {
-                Job::Get {
-                    req,
-                    key,
-                    token,
-                    range,
-                    checksum,
-                }
-            })
-        };
+        let dir = t.dir;
         let Some(&slot) = self.free.last() else {
-            return again(req, key, token, range_header);
+            return Some(Job::Transfer(t));
         };
-        let (len, get) = if put {
-            (token.len as usize, None)
+        let (len, get) = if dir == Direction::Put {
+            (t.token.len as usize, None)
         } else {
-            let mut g = match get_of(&self.store, &key, range_header.as_deref(), checksum) {
+            let mut g = match get_of(&self.store, &t.key, t.range.as_deref(), t.checksum) {
                 Ok(g) => g,
                 Err(resp) => {
-                    reply(req, resp);
+                    reply(t.req, resp);
                     return None;
                 }
             };
             let n = g.part().len();
             if n == 0 {
                 // An empty object: nothing to move (204, no bytes).
-                reply(req, rdma_answer(dir, Some(&g), Outcome::Moved { bytes: 0 }, "", None));
+                reply(t.req, rdma_answer(dir, Some(&g), Outcome::Moved { bytes: 0 }, "", None));
                 return None;
             }
-            if n > token.len as usize {
+            if n > t.token.len as usize {
                 self.declined += 1;
                 let why = "the token's buffer is smaller than the object: it is in the body";
-                reply(req, rdma_answer(dir, Some(&g), Outcome::Declined, why, None));
+                reply(t.req, rdma_answer(dir, Some(&g), Outcome::Declined, why, None));
                 return None;
             }
             if n <= self.max_object {
                 let staging = &mut self.slots[slot];
-                if checksum {
+                if t.checksum {
                     // Summed while staged: each chunk right after its copy.
                     g.sum = s3::write_summed(g.part(), Algorithm::Crc64Nvme, |at, c| staging.write(at, c)).ok();
                 } else {
@@ -524,30 +502,30 @@ impl DataPath {
         if len > self.max_object {
             self.declined += 1;
             let why = "the object is larger than the server's staging buffers";
-            reply(req, rdma_answer(dir, get.as_ref(), Outcome::Declined, why, None));
+            reply(t.req, rdma_answer(dir, get.as_ref(), Outcome::Declined, why, None));
             return None;
         }
         let id = self.next_id;
         let sge = self.slots[slot]
             .sge(0, len)
             .expect("a staging slot holds max_object bytes");
-        match self.exec.submit(id, &token, 0, dir, sge) {
+        match self.exec.submit(id, &t.token, 0, dir, sge) {
             Ok(()) => {}
             Err(e) if e.is_would_block() => {
-                return again(req, key, token, range_header);
+                return Some(Job::Transfer(t));
             }
             Err(e) if e.errno() == Some(libc::EBUSY) => {
                 // A stranger (its DCT has not answered yet) while the strangers' share of the
                 // slots is in use: refused at once, not queued ahead of other clients.
                 self.declined += 1;
-                reply(req, rdma_answer(dir, None, Outcome::Busy, &e.to_string(), None));
+                reply(t.req, rdma_answer(dir, None, Outcome::Busy, &e.to_string(), None));
                 return None;
             }
             Err(e) => {
                 // What the executor cannot do for this token (no GID on RoCE, ...).
                 self.declined += 1;
                 reply(
-                    req,
+                    t.req,
                     rdma_answer(dir, get.as_ref(), Outcome::Declined, &e.to_string(), None),
                 );
                 return None;
@@ -558,11 +536,11 @@ impl DataPath {
         self.running.insert(
             id,
             Running {
-                req,
+                req: t.req,
                 slot,
-                key,
+                key: t.key,
                 get,
-                expected,
+                expected: t.expected,
             },
         );
         None
