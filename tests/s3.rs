@@ -852,8 +852,8 @@ fn exposing_a_region_of_another_protection_domain_is_refused_and_the_region_come
     let other = n.ctx.alloc_pd().expect("PD");
     let mr = other.register(vec![1u8; 64], Access::LOCAL_WRITE).unwrap();
     let r = client.expose(mr).unwrap_err();
-    assert_eq!(r.error.errno(), Some(libc::EINVAL), "{}", r.error);
-    assert_eq!(r.value.len(), 64);
+    assert_eq!(r.error().errno(), Some(libc::EINVAL), "{}", r.error());
+    assert_eq!(r.into_inner().len(), 64);
     // A range outside the buffer, an empty one.
     let mut b = n.exposed(&client, 64, 0);
     assert_eq!(b.mint(60, 8, Direction::Get).unwrap_err().errno(), Some(libc::EINVAL));
@@ -874,11 +874,11 @@ fn a_dma_buf_range_is_exposed_by_its_own_token() {
         .register_dmabuf(mlx5dv::DmaBuf::new(fd, 0, 8192, 0x10_0000), Access::LOCAL_WRITE)
     {
         Ok(mr) => mr,
-        Err(e) if e.error.errno() == Some(libc::EOPNOTSUPP) => {
+        Err(e) if e.error().errno() == Some(libc::EOPNOTSUPP) => {
             println!("dma-buf: not run (the device does not register dma-bufs)");
             return;
         }
-        Err(e) => panic!("dma-buf registration: {}", e.error),
+        Err(e) => panic!("dma-buf registration: {}", e.error()),
     };
     let client = n.client(KEY);
     let mut exec = n.executor(|_| {});
@@ -1024,11 +1024,11 @@ fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_
         // The executor's defaults otherwise: a dead client fails after 8 ACK timeouts of 67 ms.
         let mut exec = match Executor::new(&n.mlx5, &n.pd, pool_cq(&n.ctx, 1024), cfg) {
             Ok(e) => e,
-            Err(r) if matches!(policy, Policy::Streams { .. }) && r.error.errno() == Some(libc::EOPNOTSUPP) => {
-                println!("{name}: not run (the device has no DCI streams): {}", r.error);
+            Err(r) if matches!(policy, Policy::Streams { .. }) && r.error().errno() == Some(libc::EOPNOTSUPP) => {
+                println!("{name}: not run (the device has no DCI streams): {}", r.error());
                 continue;
             }
-            Err(r) => panic!("{name}: {}", r.error),
+            Err(r) => panic!("{name}: {}", r.error()),
         };
         let honest = n.client(KEY);
         let mut buf = n.exposed(&honest, 8 * 4096, 0);

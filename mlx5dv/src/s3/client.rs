@@ -175,13 +175,10 @@ impl Client {
         Mr<B>: Expose,
     {
         if mr.pd().as_raw() != self.target.pd.as_raw() {
-            return Err(Returned {
-                error: Error::invalid(
+            return Err(Returned::new(Error::invalid(
                     "mlx5dv::s3::Client::expose",
                     "the region belongs to another protection domain than the client's DCT: register it on the PD the client was created with",
-                ),
-                value: mr,
-            });
+                ), mr));
         }
         let windows = match &self.target.binder {
             Some(_) => match mr.register_base(Witness::new()) {
@@ -191,7 +188,7 @@ impl Client {
                         spare: Vec::new(),
                     })
                 }),
-                Err(error) => return Err(Returned { error, value: mr }),
+                Err(error) => return Err(Returned::new(error, mr)),
             },
             None => None,
         };
@@ -241,8 +238,14 @@ impl Part {
     /// back with the error.
     fn deregister(self) -> std::result::Result<(), (Error, Part)> {
         match self {
-            Part::Host(m) => m.deregister().map(drop).map_err(|r| (r.error, Part::Host(r.value))),
-            Part::DmaBuf(m) => m.deregister().map(drop).map_err(|r| (r.error, Part::DmaBuf(r.value))),
+            Part::Host(m) => m.deregister().map(drop).map_err(|r| {
+                let (error, m) = r.into_parts();
+                (error, Part::Host(m))
+            }),
+            Part::DmaBuf(m) => m.deregister().map(drop).map_err(|r| {
+                let (error, m) = r.into_parts();
+                (error, Part::DmaBuf(m))
+            }),
             Part::Window(w, _) => {
                 drop(w);
                 Ok(())
@@ -648,7 +651,7 @@ impl<B> Exposed<B> {
                 generation: s.generation,
             };
             if let Err(error) = self.revoke(id) {
-                return Err(Returned { error, value: self });
+                return Err(Returned::new(error, self));
             }
         }
         if let Some(mut w) = self.windows.take() {
@@ -658,7 +661,7 @@ impl<B> Exposed<B> {
                     base,
                     spare: Vec::new(),
                 }));
-                return Err(Returned { error, value: self });
+                return Err(Returned::new(error, self));
             }
         }
         // SAFETY: taken once: `given_back` keeps `Drop` from dropping it again.
