@@ -308,6 +308,67 @@ fn a_revoked_token_reaches_nothing_while_the_buffers_other_token_still_works() {
     assert_eq!(mr.len(), 4096);
 }
 
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_token_whose_guard_dropped_reaches_nothing_and_a_disarmed_one_still_works() {
+    // newuser-5 item 6: an early `?` return skipped `revoke` and left the token valid.
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let object = n.local(&mut exec, 2048, 6);
+    for windows in [false, true] {
+        let cfg = ClientConfig {
+            windows,
+            ..ClientConfig::default()
+        };
+        let client = Client::new(&n.mlx5, &n.pd, KEY, cfg).expect("client");
+        let mut buf = n.exposed(&client, 4096, 4);
+        // A transfer that fails before its revoke: the guard goes with the early return.
+        let mut stale = None;
+        let mut early = |buf: &mut Exposed<Vec<u8>>| -> Result<(), Box<dyn std::error::Error>> {
+            let (guard, token) = buf.mint_guarded(0, 2048, Direction::Get)?;
+            assert_eq!(guard.exposed().tokens(), 1);
+            stale = Some(token);
+            Err("the server answered 500")?;
+            guard.revoke()?;
+            Ok(())
+        };
+        assert!(early(&mut buf).is_err());
+        let stale = stale.expect("minted");
+        assert_eq!(
+            buf.tokens(),
+            0,
+            "windows {windows}: the dropped guard revoked its token"
+        );
+        // A disarmed guard keeps its token; a guard revoked by hand revokes it once.
+        let (guard, kept) = buf.mint_guarded(2048, 2048, Direction::Get).expect("mint");
+        let kept_id = guard.disarm();
+        assert_eq!(buf.tokens(), 1);
+        exec.submit(1, &stale, 0, Direction::Get, object.sge(0, 2048).unwrap())
+            .unwrap();
+        exec.submit(2, &kept, 0, Direction::Get, object.sge(0, 2048).unwrap())
+            .unwrap();
+        let done = finish(&mut exec, 2);
+        assert_eq!(
+            done[0].status,
+            WcStatus::RemAccessErr,
+            "windows {windows}: the token whose guard dropped: {:?}",
+            done[0]
+        );
+        assert!(done[1].is_ok(), "windows {windows}: the disarmed token: {:?}", done[1]);
+        let mut want = s3_pattern(4096, 4);
+        want[2048..].copy_from_slice(&s3_pattern(2048, 6));
+        assert!(
+            bytes(buf.mr()) == want,
+            "windows {windows}: the guarded range was written, or the kept one was not"
+        );
+        buf.revoke(kept_id).expect("the disarmed token is revoked by its id");
+        let (guard, _) = buf.mint_guarded(0, 64, Direction::Put).expect("mint");
+        guard.revoke().expect("revoke by hand");
+        assert_eq!(buf.tokens(), 0);
+        assert_eq!(buf.unexpose().expect("unexpose").len(), 4096);
+    }
+}
+
 /// Mints a GET token over a 4 KiB buffer, revokes it, mints the next GET token over the same
 /// range, then lets a server write with the revoked one: whether those bytes landed (the
 /// revoked token reached the next token's memory), and the two keys.
