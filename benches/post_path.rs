@@ -465,7 +465,7 @@ fn real_mlx5(c: &mut Criterion) {
             .unwrap()
     };
     // Back to an empty send queue: RESET -> RTS (the WQEs posted were never executed).
-    let renew = |d: &mut Option<Dci<Rts>>| *d = Some(d.take().unwrap().recover().map_err(|e| e.error).unwrap());
+    let renew = |d: &mut Option<Dci<Rts>>| *d = Some(d.take().unwrap().recover().unwrap());
     let mut g = c.benchmark_group("real_mlx5");
     let mut c_dci = Some(dci());
     let depth = u64::from(c_dci.as_ref().unwrap().caps().max_send_wr);

@@ -482,8 +482,8 @@ fn a_pool_cq_smaller_than_its_dcis_send_queues_is_refused_naming_the_sizes() {
     let err = DciPool::new(&mlx5, &pd, cq, cfg)
         .err()
         .expect("a CQ too small is refused");
-    assert_eq!(err.value.capacity(), capacity, "the CQ comes back");
-    let err = err.error;
+    let (err, cq) = err.into_parts();
+    assert_eq!(cq.capacity(), capacity, "the CQ comes back");
     assert_eq!(err.errno(), Some(libc::EINVAL));
     let text = err.to_string();
     assert!(
@@ -719,7 +719,7 @@ fn rc_endpoints_refuse_a_qp_whose_send_queue_their_cq_cannot_hold_naming_the_siz
     let (qp, _partner) = connect(port, loopback_path(&ctx, port, gid_index), qp, partner);
     let depth = qp.caps().max_send_wr;
     assert!(depth > capacity, "{depth} requests fit {capacity} completions");
-    let err = eps.add(qp).expect_err("a CQ too small is refused").error;
+    let err = mlx5dv::Error::from(eps.add(qp).expect_err("a CQ too small is refused"));
     assert_eq!(err.errno(), Some(libc::EINVAL));
     let text = err.to_string();
     assert!(
@@ -921,8 +921,8 @@ fn a_pool_refuses_a_cq_a_dct_reports_to_and_reports_a_completion_no_dci_owns_nev
     let refused = DciPool::new(&mlx5, &pd, shared, cfg)
         .err()
         .expect("a CQ a DCT reports to is refused");
-    assert_eq!(refused.error.errno(), Some(libc::EINVAL));
-    let text = refused.error.to_string();
+    assert_eq!(refused.error().errno(), Some(libc::EINVAL));
+    let text = refused.error().to_string();
     assert!(
         text.starts_with("DciPool::new") && text.contains("CQ of its own"),
         "{text}"
@@ -1300,10 +1300,7 @@ fn streams_on_a_device_without_dci_streams_are_refused_by_dcipool_new_saying_use
         mtu_bytes: Some(MTU),
         ..test_pool_config()
     };
-    let err = DciPool::new(&mlx5, &pd, pool_cq(&ctx, 64), cfg)
-        .err()
-        .expect("refused")
-        .error;
+    let err = mlx5dv::Error::from(DciPool::new(&mlx5, &pd, pool_cq(&ctx, 64), cfg).err().expect("refused"));
     assert_eq!((err.op(), err.errno()), ("DciPool::new", Some(libc::EOPNOTSUPP)));
     assert!(err.to_string().contains("use another Policy"), "{err}");
 }
@@ -1323,15 +1320,15 @@ fn rc_endpoints_refuse_a_qp_whose_send_cq_is_not_theirs_and_hand_it_back() {
     let qp_num = qp.qp_num();
     let refused = eps.add(qp).expect_err("a QP reporting elsewhere is refused");
     assert_eq!(
-        (refused.error.op(), refused.error.errno()),
+        (refused.error().op(), refused.error().errno()),
         ("RcEndpoints::add", Some(libc::EINVAL))
     );
     assert!(
-        refused.error.to_string().contains("RcEndpoints::cq"),
+        refused.error().to_string().contains("RcEndpoints::cq"),
         "{}",
-        refused.error
+        refused.error()
     );
-    assert_eq!(refused.value.qp_num(), qp_num, "the QP comes back");
+    assert_eq!(refused.into_inner().qp_num(), qp_num, "the QP comes back");
 }
 
 /// Set in the helper process of [`streams_a_peer_process_killed_mid_stream_resets_only_its_stream_counting_nothing_as_others_flushed`].
@@ -1516,8 +1513,8 @@ fn an_endpoint_on_probation_posts_only_on_probation_dcis_and_leaves_them_once_pr
     let e = plain
         .add_endpoint_on_probation(DcPeer::new(&ah, &addr, KEY))
         .unwrap_err();
-    assert_eq!(e.error.errno(), Some(libc::EINVAL));
-    assert!(e.error.hint().contains("PoolConfig::probation"), "{}", e.error);
+    assert_eq!(e.error().errno(), Some(libc::EINVAL));
+    assert!(e.error().hint().contains("PoolConfig::probation"), "{}", e.error());
     let mut policies = vec![Policy::Dcs, Policy::DcsQuota { quota: 2 }, Policy::Rand { seed: 3 }];
     if has_streams(&mlx5, 1).is_some() {
         policies.push(Policy::Streams {

@@ -167,7 +167,7 @@ fn dct_key_violation_count_rises_by_exactly_the_wrong_key_requests_sent() {
             WcStatus::RetryExcErr,
             "a wrong key is dropped silently: the DCI sees only its ACK timeout"
         );
-        dci = dci.recover().map_err(|e| e.error).expect("DCI back to RTS");
+        dci = dci.recover().expect("DCI back to RTS");
     }
     let after = dct.query_context().expect("QUERY_DCT").key_violations;
     assert_eq!(
@@ -349,10 +349,8 @@ fn dc_read_atomic_limits_are_reported_as_requester_and_responder_and_bound_dci_r
         .build()
         .unwrap()
         .init(hw.port, 0)
-        .map_err(|e| e.error)
         .unwrap()
         .rtr(MTU)
-        .map_err(|e| e.error)
         .unwrap();
     let Ok(over) = u8::try_from(requester + 1) else {
         eprintln!("not run: the requester limit {requester} does not fit RtsAttr::max_rd_atomic");
@@ -364,16 +362,15 @@ fn dc_read_atomic_limits_are_reported_as_requester_and_responder_and_bound_dci_r
             ..RtsAttr::default()
         })
         .expect_err("max_rd_atomic above the DC requester limit");
-    assert_eq!(refused.error.errno(), Some(libc::EINVAL));
-    assert!(refused.error.hint().contains("max_dc_rd_atom"), "{}", refused.error);
+    assert_eq!(refused.error().errno(), Some(libc::EINVAL));
+    assert!(refused.error().hint().contains("max_dc_rd_atom"), "{}", refused.error());
     // The DCI came back in RTR: at the limit it goes on.
     refused
-        .object
+        .into_inner()
         .rts(RtsAttr {
             max_rd_atomic: requester as u8,
             ..RtsAttr::default()
         })
-        .map_err(|e| e.error)
         .expect("RTS at the requester limit");
 }
 
@@ -402,13 +399,13 @@ fn a_pool_reaches_only_dcts_that_agree_on_out_of_order_placement_and_hands_a_ref
     let back = in_order
         .add_endpoint(DcPeer::new(&ah, &addr, KEY))
         .expect_err("an in-order pool refuses an out-of-order DCT");
-    assert_eq!(back.error.errno(), Some(libc::EINVAL), "{}", back.error);
-    let text = back.error.to_string();
+    assert_eq!(back.error().errno(), Some(libc::EINVAL), "{}", back.error());
+    let text = back.error().to_string();
     assert!(
         text.contains("both ends") && text.contains("PoolConfig::out_of_order"),
         "{text}"
     );
-    assert_eq!(back.value.dct_number(), 0x1234, "the peer comes back");
+    assert_eq!(back.into_inner().dct_number(), 0x1234, "the peer comes back");
     if !expect_ooo(&mlx5) {
         eprintln!("the rest not run: no out-of-order placement here");
         return;

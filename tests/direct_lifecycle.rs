@@ -186,7 +186,7 @@ fn a_recovered_direct_dcis_unread_completion_never_retires_a_request_posted_afte
     wait_written(&cq, 0);
     // A recovery with the completion unread: the send queue restarts at WQE index 0, where the
     // stale entry points.
-    let mut dci = dci.recover().map_err(|e| e.error).expect("recover");
+    let mut dci = dci.recover().expect("recover");
     // SAFETY: the emulator's hook, called with 1 (pause) then 0 (resume).
     unsafe { pause(1) };
     n.write(&mut dci, 200);

@@ -203,8 +203,8 @@ fn a_direct_rc_qp_reports_a_remote_access_error_then_flushes_and_works_again_aft
     p.target.read(0, &mut w).unwrap();
     assert_eq!(w, [0; 4], "nothing was written");
     // RESET, connected again: the direct writer restarts at block 0 and posts.
-    let a = p.qp.reset().map_err(|e| e.error).unwrap();
-    let b = p.partner.reset().map_err(|e| e.error).unwrap();
+    let a = p.qp.reset().unwrap();
+    let b = p.partner.reset().unwrap();
     let access = Access::LOCAL_WRITE | Access::REMOTE_WRITE;
     let (mut a, _b) = connect_rc(
         port,

@@ -349,12 +349,7 @@ impl Bench {
         let cq = &self.cq;
         match &mut self.kind {
             Kind::Dc { dci, .. } => {
-                let d = dci
-                    .take()
-                    .unwrap()
-                    .recover()
-                    .map_err(|e| e.error)
-                    .expect("RESET -> RTS");
+                let d = dci.take().unwrap().recover().expect("RESET -> RTS");
                 let d = dci.insert(d);
                 // SAFETY: right after the recovery, nothing outstanding; cur_post is 0
                 // (libmlx5's after RESET) or where libmlx5 got to (the wrap case).
@@ -368,8 +363,8 @@ impl Bench {
                 access,
                 ..
             } => {
-                let a = qp.take().unwrap().reset().map_err(|e| e.error).expect("RESET");
-                let b = partner.take().unwrap().reset().map_err(|e| e.error).expect("RESET");
+                let a = qp.take().unwrap().reset().expect("RESET");
+                let b = partner.take().unwrap().reset().expect("RESET");
                 let (a, b) = connect_rc(*port, *path, MTU, (a, Access::LOCAL_WRITE), (b, *access));
                 *partner = Some(b);
                 let a = qp.insert(a);

@@ -368,11 +368,14 @@ fn a_dma_buf_is_registered_where_the_device_and_kernel_offer_it() {
             let back = mr.deregister().expect("deregister");
             drop(back.into_fd());
         }
-        Err(e) if e.error.is_not_supported() || e.error.errno() == Some(libc::EPROTONOSUPPORT) => {
-            println!("dma-buf: not run (the device does not register dma-bufs: {})", e.error);
+        Err(e) if e.error().is_not_supported() || e.error().errno() == Some(libc::EPROTONOSUPPORT) => {
+            println!(
+                "dma-buf: not run (the device does not register dma-bufs: {})",
+                e.error()
+            );
             drop(e.into_inner());
         }
-        Err(e) => panic!("dma-buf registration failed: {}", e.error),
+        Err(e) => panic!("dma-buf registration failed: {}", e.error()),
     }
     let _ = &l.ctx;
 }
@@ -487,13 +490,13 @@ fn a_writable_registration_of_a_page_cache_files_mapping_fails_with_efault_namin
             mr.deregister().unwrap()
         }
         Err(back) => {
-            assert_eq!(back.error.errno(), Some(libc::EFAULT), "{}", back.error);
-            let text = back.error.to_string();
+            assert_eq!(back.error().errno(), Some(libc::EFAULT), "{}", back.error());
+            let text = back.error().to_string();
             assert!(
                 text.contains("tmpfs") && text.contains("writable_file_mapping_allowed"),
                 "{text}"
             );
-            back.value
+            back.into_inner()
         }
     };
     // Read-only: no write pin, so it passes everywhere; the mapping came back intact.

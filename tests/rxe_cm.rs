@@ -147,8 +147,8 @@ fn cm_reject_reaches_the_requester_with_reason_and_private_data() {
     let err = connector
         .connect(qp, &CmParams::default())
         .expect_err("the server rejects");
-    assert_eq!(err.error.errno(), Some(libc::ECONNREFUSED), "{}", err.error);
-    match err.error.cm_failure() {
+    assert_eq!(err.error().errno(), Some(libc::ECONNREFUSED), "{}", err.error());
+    match err.error().cm_failure() {
         Some(CmFailure::Rejected { reason, private_data }) => {
             assert_eq!(*reason, 28, "IB_CM_REJ_CONSUMER_DEFINED");
             assert_eq!(&private_data[..reject_data.len()], &reject_data[..]);
@@ -156,7 +156,7 @@ fn cm_reject_reaches_the_requester_with_reason_and_private_data() {
         other => panic!("expected a rejection, got {other:?}"),
     }
     assert_eq!(
-        err.object.query_state().unwrap(),
+        err.into_inner().query_state().unwrap(),
         QpState::Reset,
         "the QP comes back reset"
     );
@@ -187,11 +187,11 @@ fn cm_connect_to_a_port_nobody_listens_on_fails_typed_within_the_timeout() {
     let err = connector.connect(qp, &params).expect_err("nobody listens");
     let elapsed = start.elapsed();
     assert!(elapsed < timeout * 2, "took {elapsed:?}");
-    match err.error.cm_failure() {
-        Some(CmFailure::Rejected { reason: 8, .. }) => assert_eq!(err.error.errno(), Some(libc::ECONNREFUSED)),
+    match err.error().cm_failure() {
+        Some(CmFailure::Rejected { reason: 8, .. }) => assert_eq!(err.error().errno(), Some(libc::ECONNREFUSED)),
         other => panic!(
             "expected rejection reason 8 (invalid service id), got {other:?}: {}",
-            err.error
+            err.error()
         ),
     }
 }
@@ -221,9 +221,9 @@ fn cm_connect_to_an_address_that_never_answers_times_out_with_etimedout() {
         "the timeout was not honoured: {:?}",
         start.elapsed()
     );
-    assert_eq!(err.error.cm_failure(), Some(&CmFailure::TimedOut), "{}", err.error);
-    assert_eq!(err.error.errno(), Some(libc::ETIMEDOUT));
-    assert_eq!(err.object.query_state().unwrap(), QpState::Reset);
+    assert_eq!(err.error().cm_failure(), Some(&CmFailure::TimedOut), "{}", err.error());
+    assert_eq!(err.error().errno(), Some(libc::ETIMEDOUT));
+    assert_eq!(err.into_inner().query_state().unwrap(), QpState::Reset);
 }
 
 #[test]
@@ -268,11 +268,11 @@ fn cm_listener_fd_is_pollable_and_a_dropped_request_is_refused() {
         .expect_err("a dropped request is refused");
     assert!(
         matches!(
-            err.error.cm_failure(),
+            err.error().cm_failure(),
             Some(CmFailure::Rejected { .. } | CmFailure::Unreachable { .. })
         ),
         "{}",
-        err.error
+        err.error()
     );
     server.join().unwrap();
 }

@@ -266,6 +266,32 @@ fn a_ranged_transfer_moves_only_its_range_of_the_token() {
     assert_eq!(exec.in_flight(), 0);
 }
 
+/// GETs `object` (2 KiB of `s3_pattern(.., 6)`) with `[revoked, live]`, tokens over the two
+/// halves of `buf` (4 KiB of `s3_pattern(.., 4)`): the revoked one (`what`) fails with a remote
+/// access error at the client's adapter and writes nothing, the live one lands.
+fn get_with_revoked_and_live(
+    exec: &mut Executor,
+    buf: &Exposed<Vec<u8>>,
+    [revoked, live]: [&RdmaToken; 2],
+    object: &Mr<Vec<u8>>,
+    what: &str,
+) {
+    exec.submit(1, revoked, 0, Direction::Get, object.sge(0, 2048).unwrap())
+        .unwrap();
+    exec.submit(2, live, 0, Direction::Get, object.sge(0, 2048).unwrap())
+        .unwrap();
+    let done = finish(exec, 2);
+    assert_eq!(done[0].status, WcStatus::RemAccessErr, "{what}: {:?}", done[0]);
+    assert_eq!(done[0].bytes, 0, "{what}");
+    assert!(done[1].is_ok(), "{what}: the live token: {:?}", done[1]);
+    let mut want = s3_pattern(4096, 4);
+    want[2048..].copy_from_slice(&s3_pattern(2048, 6));
+    assert!(
+        bytes(buf.mr()) == want,
+        "{what}: its range was written, or the live one's was not"
+    );
+}
+
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn a_revoked_token_reaches_nothing_while_the_buffers_other_token_still_works() {
@@ -284,28 +310,81 @@ fn a_revoked_token_reaches_nothing_while_the_buffers_other_token_still_works() {
         "revoked twice"
     );
     let object = n.local(&mut exec, 2048, 6);
-    exec.submit(1, &t1, 0, Direction::Get, object.sge(0, 2048).unwrap())
-        .unwrap();
-    exec.submit(2, &t2, 0, Direction::Get, object.sge(0, 2048).unwrap())
-        .unwrap();
-    let done = finish(&mut exec, 2);
-    assert_eq!(
-        done[0].status,
-        WcStatus::RemAccessErr,
-        "the revoked token: {:?}",
-        done[0]
-    );
-    assert_eq!(done[0].bytes, 0);
-    assert!(done[1].is_ok(), "the other token: {:?}", done[1]);
-    let mut want = s3_pattern(4096, 4);
-    want[2048..].copy_from_slice(&s3_pattern(2048, 6));
-    assert!(
-        bytes(buf.mr()) == want,
-        "the revoked range was written, or the other was not"
-    );
+    get_with_revoked_and_live(&mut exec, &buf, [&t1, &t2], &object, "the revoked token");
     // The buffer comes back whole once every token is revoked.
     let mr = buf.unexpose().expect("unexpose");
     assert_eq!(mr.len(), 4096);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn an_executor_refused_for_a_small_cq_converts_into_anyhow_and_the_cq_comes_back_by_downcast() {
+    // newuser-5 item 4: `Executor::new(..)?` into `anyhow::Result` did not compile.
+    let n = node();
+    let setup = |cq: mlx5dv::Cq| -> anyhow::Result<Executor> {
+        let mut cfg = ExecutorConfig {
+            key: KEY,
+            ..ExecutorConfig::default()
+        };
+        cfg.pool.backend = test_backend();
+        Ok(Executor::new(&n.mlx5, &n.pd, cq, cfg)?)
+    };
+    let err = setup(pool_cq(&n.ctx, 16)).expect_err("a 16-entry CQ is too small for the pool");
+    let text = err.to_string();
+    let back = err
+        .downcast::<mlx5dv::Returned<mlx5dv::Cq>>()
+        .expect("the Returned<Cq> inside the anyhow::Error");
+    let (error, cq) = back.into_parts();
+    assert_eq!(error.errno(), Some(libc::EINVAL), "{error}");
+    assert_eq!(error.to_string(), text, "anyhow shows the crate's sentence");
+    assert!(cq.capacity() >= 16, "the CQ comes back: {}", cq.capacity());
+    // The CQ that came back still works: polled, nothing there.
+    assert_eq!(cq.poll(&mut [mlx5dv::Completion::default(); 4]).expect("poll"), 0);
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_token_whose_guard_dropped_reaches_nothing_and_a_disarmed_one_still_works() {
+    // newuser-5 item 6: an early `?` return skipped `revoke` and left the token valid.
+    let n = node();
+    let mut exec = n.executor(|_| {});
+    let object = n.local(&mut exec, 2048, 6);
+    for windows in [false, true] {
+        let cfg = ClientConfig {
+            windows,
+            ..ClientConfig::default()
+        };
+        let client = Client::new(&n.mlx5, &n.pd, KEY, cfg).expect("client");
+        let mut buf = n.exposed(&client, 4096, 4);
+        // A transfer that fails before its revoke: the guard goes with the early return.
+        let mut stale = None;
+        let mut early = |buf: &mut Exposed<Vec<u8>>| -> Result<(), Box<dyn std::error::Error>> {
+            let (guard, token) = buf.mint_guarded(0, 2048, Direction::Get)?;
+            assert_eq!(guard.exposed().tokens(), 1);
+            stale = Some(token);
+            Err("the server answered 500")?;
+            guard.revoke()?;
+            Ok(())
+        };
+        assert!(early(&mut buf).is_err());
+        let stale = stale.expect("minted");
+        assert_eq!(
+            buf.tokens(),
+            0,
+            "windows {windows}: the dropped guard revoked its token"
+        );
+        // A disarmed guard keeps its token; a guard revoked by hand revokes it once.
+        let (guard, kept) = buf.mint_guarded(2048, 2048, Direction::Get).expect("mint");
+        let kept_id = guard.disarm();
+        assert_eq!(buf.tokens(), 1);
+        let what = format!("windows {windows}: the token whose guard dropped");
+        get_with_revoked_and_live(&mut exec, &buf, [&stale, &kept], &object, &what);
+        buf.revoke(kept_id).expect("the disarmed token is revoked by its id");
+        let (guard, _) = buf.mint_guarded(0, 64, Direction::Put).expect("mint");
+        guard.revoke().expect("revoke by hand");
+        assert_eq!(buf.tokens(), 0);
+        assert_eq!(buf.unexpose().expect("unexpose").len(), 4096);
+    }
 }
 
 /// Mints a GET token over a 4 KiB buffer, revokes it, mints the next GET token over the same
@@ -852,8 +931,8 @@ fn exposing_a_region_of_another_protection_domain_is_refused_and_the_region_come
     let other = n.ctx.alloc_pd().expect("PD");
     let mr = other.register(vec![1u8; 64], Access::LOCAL_WRITE).unwrap();
     let r = client.expose(mr).unwrap_err();
-    assert_eq!(r.error.errno(), Some(libc::EINVAL), "{}", r.error);
-    assert_eq!(r.value.len(), 64);
+    assert_eq!(r.error().errno(), Some(libc::EINVAL), "{}", r.error());
+    assert_eq!(r.into_inner().len(), 64);
     // A range outside the buffer, an empty one.
     let mut b = n.exposed(&client, 64, 0);
     assert_eq!(b.mint(60, 8, Direction::Get).unwrap_err().errno(), Some(libc::EINVAL));
@@ -874,11 +953,11 @@ fn a_dma_buf_range_is_exposed_by_its_own_token() {
         .register_dmabuf(mlx5dv::DmaBuf::new(fd, 0, 8192, 0x10_0000), Access::LOCAL_WRITE)
     {
         Ok(mr) => mr,
-        Err(e) if e.error.errno() == Some(libc::EOPNOTSUPP) => {
+        Err(e) if e.error().errno() == Some(libc::EOPNOTSUPP) => {
             println!("dma-buf: not run (the device does not register dma-bufs)");
             return;
         }
-        Err(e) => panic!("dma-buf registration: {}", e.error),
+        Err(e) => panic!("dma-buf registration: {}", e.error()),
     };
     let client = n.client(KEY);
     let mut exec = n.executor(|_| {});
@@ -1024,11 +1103,11 @@ fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_
         // The executor's defaults otherwise: a dead client fails after 8 ACK timeouts of 67 ms.
         let mut exec = match Executor::new(&n.mlx5, &n.pd, pool_cq(&n.ctx, 1024), cfg) {
             Ok(e) => e,
-            Err(r) if matches!(policy, Policy::Streams { .. }) && r.error.errno() == Some(libc::EOPNOTSUPP) => {
-                println!("{name}: not run (the device has no DCI streams): {}", r.error);
+            Err(r) if matches!(policy, Policy::Streams { .. }) && r.error().errno() == Some(libc::EOPNOTSUPP) => {
+                println!("{name}: not run (the device has no DCI streams): {}", r.error());
                 continue;
             }
-            Err(r) => panic!("{name}: {}", r.error),
+            Err(r) => panic!("{name}: {}", r.error()),
         };
         let honest = n.client(KEY);
         let mut buf = n.exposed(&honest, 8 * 4096, 0);

@@ -225,11 +225,11 @@ fn run(o: &Opts) -> Result<(), String> {
                 let q = pd.create_rc_qp(rc.cq(), None, caps).map_err(|e| e.to_string())?;
                 let p = p
                     .init(o.port, Access::LOCAL_WRITE | Access::REMOTE_WRITE)
-                    .map_err(|e| e.error.to_string())?;
-                let q = q.init(o.port, Access::LOCAL_WRITE).map_err(|e| e.error.to_string())?;
-                let p = p.rtr(&remote(q.qp_num())).map_err(|e| e.error.to_string())?;
-                let q = q.rtr(&remote(p.qp_num())).map_err(|e| e.error.to_string())?;
-                let q = q.rts(RtsAttr::default()).map_err(|e| e.error.to_string())?;
+                    .map_err(|e| e.to_string())?;
+                let q = q.init(o.port, Access::LOCAL_WRITE).map_err(|e| e.to_string())?;
+                let p = p.rtr(&remote(q.qp_num())).map_err(|e| e.to_string())?;
+                let q = q.rtr(&remote(p.qp_num())).map_err(|e| e.to_string())?;
+                let q = q.rts(RtsAttr::default()).map_err(|e| e.to_string())?;
                 kib += qp_bytes(q.as_raw())? as f64 / 1024.0;
                 partners.push(p);
                 ids.push(rc.add(q).map_err(|e| e.to_string())?);

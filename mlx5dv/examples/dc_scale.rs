@@ -93,7 +93,7 @@ fn rc(pd: &Pd, cq: &Cq, port: u8, lid: u16, n: usize) -> Result<Row, String> {
     let mut qps = Vec::with_capacity(n);
     for p in &partners {
         let qp = pd.create_rc_qp(cq, None, caps).map_err(|e| e.to_string())?;
-        let qp = qp.init(port, Access::LOCAL_WRITE).map_err(|e| e.error.to_string())?;
+        let qp = qp.init(port, Access::LOCAL_WRITE).map_err(|e| e.to_string())?;
         let remote = RcRemote {
             qp_num: p.qp_num(),
             psn: 0,
@@ -102,8 +102,8 @@ fn rc(pd: &Pd, cq: &Cq, port: u8, lid: u16, n: usize) -> Result<Row, String> {
             max_dest_rd_atomic: 1,
             min_rnr_timer: 12,
         };
-        let qp = qp.rtr(&remote).map_err(|e| e.error.to_string())?;
-        let qp: RcQp<mlx5dv::state::Rts> = qp.rts(RtsAttr::default()).map_err(|e| e.error.to_string())?;
+        let qp = qp.rtr(&remote).map_err(|e| e.to_string())?;
+        let qp: RcQp<mlx5dv::state::Rts> = qp.rts(RtsAttr::default()).map_err(|e| e.to_string())?;
         qps.push(qp);
     }
     let time = start.elapsed();

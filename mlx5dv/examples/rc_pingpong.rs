@@ -348,7 +348,7 @@ fn connect(
         max_dest_rd_atomic: 1,
         min_rnr_timer: 12,
     };
-    let qp = qp.rtr(&remote).map_err(|e| e.error)?;
+    let qp = qp.rtr(&remote)?;
     let rts = RtsAttr {
         timeout: 14,
         retry_cnt: 7,
@@ -356,7 +356,7 @@ fn connect(
         sq_psn: my_psn,
         max_rd_atomic: 1,
     };
-    Ok(qp.rts(rts).map_err(|e| e.error)?)
+    Ok(qp.rts(rts)?)
 }
 
 fn run(o: &Opts) -> Res<()> {
@@ -427,7 +427,7 @@ fn run(o: &Opts) -> Res<()> {
         max_inline_data: 0,
     };
     let qp = pd.create_rc_qp(&cq, None, caps)?;
-    let qp = qp.init(o.ib_port, Access::none()).map_err(|e| e.error)?;
+    let qp = qp.init(o.ib_port, Access::none())?;
     post_recvs(&qp, sge, o.rx_depth)?;
     let mut routs = o.rx_depth;
 

@@ -44,9 +44,7 @@ fn main() -> mlx5dv::Result<()> {
             ..ClientConfig::default()
         };
         let client = Client::new(&mlx5, &pd, REFERENCE_DC_KEY, cfg)?;
-        let exposed = client
-            .expose(pd.register(vec![0u8; len], Access::LOCAL_WRITE)?)
-            .map_err(|r| r.error)?;
+        let exposed = client.expose(pd.register(vec![0u8; len], Access::LOCAL_WRITE)?)?;
         kinds.push((
             if windows { "window" } else { "registration" },
             client,

@@ -154,6 +154,12 @@ pub mod thread_safety {
         send_sync::<CompChannel>();
         send_sync::<AsyncEvents>();
         send_sync::<Error>();
+        // Errors that hand an object back: Sync even when the object is not, so `?` converts
+        // them into `anyhow::Error` and `Box<dyn Error + Send + Sync>` (tests/errors_convert.rs).
+        send_sync::<Returned<Cq>>();
+        send_sync::<Returned<RcQp<state::Rts>>>();
+        send_sync::<TransitionError<Dci<state::Reset>>>();
+        send_sync::<TransitionError<RcQp<state::Reset>>>();
         send_sync::<Request<'static>>();
         send::<Cq>();
         send::<Dci<state::Reset>>();

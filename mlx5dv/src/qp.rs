@@ -24,17 +24,74 @@ pub mod state {
 
 /// A state transition that failed: the error, and the object in the state it was in before,
 /// so nothing that was handed in is lost.
+///
+/// It is an error like any other: `?` turns it into [`Error`], `anyhow::Error` or
+/// `Box<dyn std::error::Error + Send + Sync>` (the object is dropped, and destroyed, then).
+/// A shared reference reaches only the error: the object comes back by
+/// [`into_inner`](Self::into_inner) or [`into_parts`](Self::into_parts), or through
+/// [`object_mut`](Self::object_mut); this is what makes it `Sync` (so `?` converts it) though a
+/// QP is not. So this compiles:
+///
+/// ```
+/// use mlx5dv::{state, Dci, TransitionError};
+/// fn why(failed: &TransitionError<Dci<state::Reset>>) -> &mlx5dv::Error {
+///     failed.error()
+/// }
+/// fn bring_up(dci: Dci<state::Reset>) -> Result<Dci<state::Init>, Box<dyn std::error::Error + Send + Sync>> {
+///     Ok(dci.init(1, 0)?)
+/// }
+/// ```
+///
+/// and this does not:
+///
+/// ```compile_fail,E0616
+/// use mlx5dv::{state, Dci, TransitionError};
+/// fn peek(failed: &TransitionError<Dci<state::Reset>>) -> &Dci<state::Reset> {
+///     &failed.object // private: a shared reference reaches the error only
+/// }
+/// ```
 pub struct TransitionError<T> {
-    /// What went wrong.
-    pub error: Error,
-    /// The object, unchanged.
-    pub object: T,
+    error: Error,
+    object: T,
 }
 
+// SAFETY: through `&TransitionError<T>` only the `Error` can be reached (`error()`, and the
+// Debug and Display impls, which read the error alone); the fields are private and every way to
+// the object (`into_inner`, `into_parts`, `object_mut`) takes `self` or `&mut self`, which no
+// other thread can hold at the same time. Sharing a `&TransitionError<T>` shares an `&Error`,
+// which is `Sync` (the argument of std's `Exclusive` and of `SyncWrapper`). The object may
+// still move to another thread with the whole error, hence `T: Send`.
+unsafe impl<T: Send> Sync for TransitionError<T> {}
+
 impl<T> TransitionError<T> {
-    /// The object back.
+    pub(crate) fn new(error: Error, object: T) -> Self {
+        TransitionError { error, object }
+    }
+
+    /// The same error, the object changed by `f` (a typestate conversion).
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> TransitionError<U> {
+        TransitionError::new(self.error, f(self.object))
+    }
+
+    /// What went wrong.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+
+    /// The object back, in the state it was in before (the error dropped).
     pub fn into_inner(self) -> T {
         self.object
+    }
+
+    /// The error and the object.
+    pub fn into_parts(self) -> (Error, T) {
+        (self.error, self.object)
+    }
+
+    /// The object, to use in place before taking it back (the error is held exclusively
+    /// meanwhile).
+    pub fn object_mut(&mut self) -> &mut T {
+        &mut self.object
     }
 }
 

@@ -286,7 +286,7 @@ impl<S> RcQp<S> {
                 }
                 Ok(self.into_state())
             }
-            Err(error) => Err(TransitionError { error, object: self }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 
@@ -363,7 +363,7 @@ impl<S> RcQp<S> {
     pub fn reset(self) -> std::result::Result<RcQp<state::Reset>, TransitionError<Self>> {
         match self.raw.to_reset("ibv_modify_qp (RC RESET)") {
             Ok(()) => Ok(self.into_state()),
-            Err(error) => Err(TransitionError { error, object: self }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 
@@ -424,7 +424,7 @@ impl RcQp<state::Reset> {
                 self.port = port;
                 Ok(self.into_state())
             }
-            Err(error) => Err(TransitionError { error, object: self }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }
@@ -438,10 +438,10 @@ impl RcQp<state::Init> {
         let Some(mtu) =
             (raw::IBV_MTU_256..=raw::IBV_MTU_4096).find(|&m| crate::context::mtu_bytes(m) == remote.mtu_bytes)
         else {
-            return Err(TransitionError {
-                error: Error::invalid("ibv_modify_qp (RC RTR)", "the MTU must be 256, 512, 1024, 2048 or 4096"),
-                object: self,
-            });
+            return Err(TransitionError::new(
+                Error::invalid("ibv_modify_qp (RC RTR)", "the MTU must be 256, 512, 1024, 2048 or 4096"),
+                self,
+            ));
         };
         let (mut attr, mask) = rtr_attr(remote, self.port, mtu);
         match self.raw.modify(
@@ -451,7 +451,7 @@ impl RcQp<state::Init> {
             "check the peer's QP number, path (GID index on RoCE) and MTU",
         ) {
             Ok(()) => Ok(self.into_state()),
-            Err(error) => Err(TransitionError { error, object: self }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }
@@ -493,7 +493,7 @@ impl RcQp<state::Rtr> {
             "check timeout, retry counts and max_rd_atomic",
         ) {
             Ok(()) => Ok(self.into_state()),
-            Err(error) => Err(TransitionError { error, object: self }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }

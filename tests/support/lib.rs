@@ -663,17 +663,17 @@ pub mod device {
             max_dest_rd_atomic: 4,
             min_rnr_timer: 12,
         };
-        let a = a.init(port, a_access).map_err(|e| e.error).unwrap();
-        let b = b.init(port, b_access).map_err(|e| e.error).unwrap();
+        let a = a.init(port, a_access).unwrap();
+        let b = b.init(port, b_access).unwrap();
         let rts = RtsAttr {
             max_rd_atomic: 4,
             ..RtsAttr::default()
         };
         let a_num = a.qp_num();
-        let a = a.rtr(&remote(b.qp_num())).map_err(|e| e.error).unwrap();
-        let b = b.rtr(&remote(a_num)).map_err(|e| e.error).unwrap();
-        let a = a.rts(rts).map_err(|e| e.error).unwrap();
-        let b = b.rts(rts).map_err(|e| e.error).unwrap();
+        let a = a.rtr(&remote(b.qp_num())).unwrap();
+        let b = b.rtr(&remote(a_num)).unwrap();
+        let a = a.rts(rts).unwrap();
+        let b = b.rts(rts).unwrap();
         (a, b)
     }
 

@@ -81,11 +81,11 @@ fn init_qp(
     op: &'static str,
 ) -> std::result::Result<RcQp<state::Init>, TransitionError<RcQp<state::Reset>>> {
     if let Err(error) = ep.check_device(qp.device_name(), op) {
-        return Err(TransitionError { error, object: qp });
+        return Err(TransitionError::new(error, qp));
     }
     let (mut attr, mask) = match ep.qp_attr(raw::IBV_QPS_INIT) {
         Ok(a) => a,
-        Err(error) => return Err(TransitionError { error, object: qp }),
+        Err(error) => return Err(TransitionError::new(error, qp)),
     };
     attr.qp_access_flags |= access.bits();
     qp.modify_with(
@@ -127,26 +127,29 @@ fn ready_qp(
             "ibv_modify_qp (CM RTR)",
             "the CM's RTR attributes were refused (path, MTU or responder resources)",
         )
-        .map_err(|e| back_to_reset(e.object, e.error))?;
+        .map_err(|e| {
+            let (error, qp) = e.into_parts();
+            back_to_reset(qp, error)
+        })?;
     qp.modify_with::<state::Rts>(
         &mut rts,
         rts_mask,
         "ibv_modify_qp (CM RTS)",
         "the CM's RTS attributes were refused (timeout, retries or initiator depth)",
     )
-    .map_err(|e| back_to_reset(e.object, e.error))
+    .map_err(|e| {
+        let (error, qp) = e.into_parts();
+        back_to_reset(qp, error)
+    })
 }
 
 /// Resets `qp` (from any state) and pairs it with `error`.
 fn back_to_reset<S>(qp: RcQp<S>, error: Error) -> CmTransitionError {
     match qp.reset() {
-        Ok(qp) => TransitionError { error, object: qp },
+        Ok(qp) => TransitionError::new(error, qp),
         // A QP that cannot even be reset is unusable; it still goes back to the caller, who
         // owns it, and its next transition reports the device's error.
-        Err(e) => TransitionError {
-            error,
-            object: e.object.into_state_unchecked(),
-        },
+        Err(e) => TransitionError::new(error, e.into_inner().into_state_unchecked()),
     }
 }
 
@@ -274,7 +277,10 @@ impl Connector {
                     "ibv_modify_qp (CM INIT)",
                     "the CM's INIT attributes were refused",
                 )
-                .map_err(|e| back_to_reset(e.object, e.error))?,
+                .map_err(|e| {
+                    let (error, qp) = e.into_parts();
+                    back_to_reset(qp, error)
+                })?,
             Err(error) => return Err(back_to_reset(qp, error)),
         };
         let qp = ready_qp(&self.ep, qp, None, None)?;

@@ -318,9 +318,9 @@ impl<'a> DciBuilder<'a> {
     /// Whatever step failed; the half-built DCI is destroyed.
     pub fn build_ready(self, port: u8, mtu_bytes: u32, rts: RtsAttr) -> Result<Dci<state::Rts>> {
         let dci = self.build()?;
-        let dci = dci.init(port, 0).map_err(|e| e.error)?;
-        let dci = dci.rtr(mtu_bytes).map_err(|e| e.error)?;
-        dci.rts(rts).map_err(|e| e.error)
+        let dci = dci.init(port, 0).map_err(Error::from)?;
+        let dci = dci.rtr(mtu_bytes).map_err(Error::from)?;
+        dci.rts(rts).map_err(Error::from)
     }
 }
 
@@ -433,7 +433,7 @@ impl Dci<state::Reset> {
                 self.pkey_index = pkey_index;
                 Ok(self.into_state())
             }
-            Err(error) => Err(TransitionError { error, object: self }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }
@@ -445,13 +445,13 @@ impl Dci<state::Init> {
     /// EINVAL for another MTU; `ibv_modify_qp (DCI RTR)`; the DCI comes back in INIT.
     pub fn rtr(mut self, mtu_bytes: u32) -> std::result::Result<Dci<state::Rtr>, TransitionError<Self>> {
         let Some(mtu) = mtu_code(mtu_bytes) else {
-            return Err(TransitionError {
-                error: Error::invalid(
+            return Err(TransitionError::new(
+                Error::invalid(
                     "ibv_modify_qp (DCI RTR)",
                     "the MTU must be 256, 512, 1024, 2048 or 4096",
                 ),
-                object: self,
-            });
+                self,
+            ));
         };
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_RTR,
@@ -469,7 +469,7 @@ impl Dci<state::Init> {
                 self.mtu = mtu;
                 Ok(self.into_state())
             }
-            Err(error) => Err(TransitionError { error, object: self }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }
@@ -492,7 +492,7 @@ impl Dci<state::Rtr> {
                 ),
             )
             .on(self.raw.device());
-            return Err(TransitionError { error, object: self });
+            return Err(TransitionError::new(error, self));
         }
         let (mut attr, mask) = rts_attr(&rts);
         match self.raw.modify(
@@ -505,7 +505,7 @@ impl Dci<state::Rtr> {
                 self.rts = rts;
                 Ok(self.into_state())
             }
-            Err(error) => Err(TransitionError { error, object: self }),
+            Err(error) => Err(TransitionError::new(error, self)),
         }
     }
 }
@@ -616,31 +616,18 @@ impl Dci<state::Rts> {
     pub fn recover(self) -> std::result::Result<Dci<state::Rts>, TransitionError<Self>> {
         let (port, pkey_index, mtu_b, rts) = (self.port, self.pkey_index, mtu_bytes(self.mtu), self.rts);
         if let Err(error) = self.raw.to_reset("ibv_modify_qp (DCI RESET)") {
-            return Err(TransitionError { error, object: self });
+            return Err(TransitionError::new(error, self));
         }
         let reset: Dci<state::Reset> = self.into_state();
         let init = match reset.init(port, pkey_index) {
             Ok(dci) => dci,
-            Err(e) => {
-                return Err(TransitionError {
-                    error: e.error,
-                    object: e.object.into_state(),
-                })
-            }
+            Err(e) => return Err(e.map(Dci::into_state)),
         };
         let rtr = match init.rtr(mtu_b) {
             Ok(dci) => dci,
-            Err(e) => {
-                return Err(TransitionError {
-                    error: e.error,
-                    object: e.object.into_state(),
-                })
-            }
+            Err(e) => return Err(e.map(Dci::into_state)),
         };
-        rtr.rts(rts).map_err(|e| TransitionError {
-            error: e.error,
-            object: e.object.into_state(),
-        })
+        rtr.rts(rts).map_err(|e| e.map(Dci::into_state))
     }
 
     /// Test hook of the differential test (`tests/direct_wqe.rs`), not an API: from now on the

@@ -100,7 +100,7 @@ impl RcEndpoints {
     pub fn add(&mut self, qp: RcQp<Rts>) -> std::result::Result<EndpointId, Returned<RcQp<Rts>>> {
         match self.check(&qp) {
             Ok(()) => {}
-            Err(error) => return Err(Returned { error, value: qp }),
+            Err(error) => return Err(Returned::new(error, qp)),
         }
         let ep = self.qps.len() as u32;
         let at = self.by_qpn.partition_point(|&(q, _)| q < qp.qp_num());

@@ -148,17 +148,69 @@ pub(crate) trait Held: Send + Sync {}
 impl<B: Send> Held for Region<B> {}
 
 /// A failed operation and what was handed to it, given back so nothing is lost.
+///
+/// It is an error like any other: `?` turns it into [`Error`], `anyhow::Error` or
+/// `Box<dyn std::error::Error + Send + Sync>` (the value is dropped then). Whatever `T` is, a
+/// shared reference reaches only the error: the value comes back by [`into_inner`](Self::into_inner)
+/// or [`into_parts`](Self::into_parts), or through [`value_mut`](Self::value_mut), which needs
+/// the error exclusively; this is what makes it `Sync` (so `?` converts it) even when `T` is
+/// not, as a [`Cq`](crate::Cq) is not. So this compiles:
+///
+/// ```
+/// fn why(returned: &mlx5dv::Returned<mlx5dv::Cq>) -> &mlx5dv::Error {
+///     returned.error()
+/// }
+/// fn setup() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+///     # let made: Result<(), mlx5dv::Returned<mlx5dv::Cq>> = Ok(());
+///     made?; // e.g. Executor::new(..)?
+///     Ok(())
+/// }
+/// ```
+///
+/// and this does not:
+///
+/// ```compile_fail,E0616
+/// fn peek(returned: &mlx5dv::Returned<mlx5dv::Cq>) -> &mlx5dv::Cq {
+///     &returned.value // private: a shared reference reaches the error only
+/// }
+/// ```
 pub struct Returned<T> {
-    /// What went wrong.
-    pub error: Error,
-    /// What was handed in, unchanged.
-    pub value: T,
+    error: Error,
+    value: T,
 }
 
+// SAFETY: through `&Returned<T>` only the `Error` can be reached (`error()`, and the Debug and
+// Display impls, which read the error alone); the fields are private and every way to the `T`
+// (`into_inner`, `into_parts`, `value_mut`) takes `self` or `&mut self`, which no other thread
+// can hold at the same time. Sharing a `&Returned<T>` between threads therefore shares an
+// `&Error`, and `Error` is `Sync` (the argument of std's `Exclusive` and of `SyncWrapper`). The
+// value may still move to another thread with the whole error, hence `T: Send`.
+unsafe impl<T: Send> Sync for Returned<T> {}
+
 impl<T> Returned<T> {
-    /// What was handed in.
+    pub(crate) fn new(error: Error, value: T) -> Self {
+        Returned { error, value }
+    }
+
+    /// What went wrong.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+
+    /// What was handed in, unchanged (the error dropped).
     pub fn into_inner(self) -> T {
         self.value
+    }
+
+    /// The error and what was handed in.
+    pub fn into_parts(self) -> (Error, T) {
+        (self.error, self.value)
+    }
+
+    /// What was handed in, to change in place before taking it back (the error is held
+    /// exclusively meanwhile).
+    pub fn value_mut(&mut self) -> &mut T {
+        &mut self.value
     }
 }
 
@@ -225,17 +277,14 @@ impl Pd {
     pub fn register<B: RegionBuffer>(&self, mut buf: B, access: Access) -> std::result::Result<Mr<B>, Returned<B>> {
         let (ptr, len) = buf.region();
         if let Err(error) = check_region("ibv_reg_mr", len, access) {
-            return Err(Returned { error, value: buf });
+            return Err(Returned::new(error, buf));
         }
         // SAFETY: the PD is live; the buffer's contract keeps ptr..ptr+len valid and in place
         // for as long as the region holds it.
         let mr = unsafe { raw::ibv_reg_mr(self.as_raw(), ptr.cast(), len, access.bits() as libc::c_int) };
         match NonNull::new(mr) {
             Some(mr) => Ok(self.region(mr, ptr, ptr as u64, len, access, buf)),
-            None => Err(Returned {
-                error: reg_mr_error(access).on(self.context().name()),
-                value: buf,
-            }),
+            None => Err(Returned::new(reg_mr_error(access).on(self.context().name()), buf)),
         }
     }
 
@@ -288,20 +337,17 @@ impl Pd {
     pub fn register_dmabuf(&self, buf: DmaBuf, access: Access) -> std::result::Result<Mr<DmaBuf>, Returned<DmaBuf>> {
         let (fd, offset, len, iova) = buf.parts();
         if let Err(error) = check_region("ibv_reg_dmabuf_mr", len, access) {
-            return Err(Returned { error, value: buf });
+            return Err(Returned::new(error, buf));
         }
         // SAFETY: the PD is live; the descriptor is owned by buf, which the region holds.
         let mr = unsafe { raw::ibv_reg_dmabuf_mr(self.as_raw(), offset, len, iova, fd, access.bits() as libc::c_int) };
         match NonNull::new(mr) {
             Some(mr) => Ok(self.region(mr, std::ptr::null_mut(), iova, len, access, buf)),
-            None => Err(Returned {
-                error: Error::last_os_error(
+            None => Err(Returned::new(Error::last_os_error(
                     "ibv_reg_dmabuf_mr",
                     "the device, driver or kernel (5.12+) may not register dma-bufs; check the exporter's offset and length",
                 )
-                .on(self.context().name()),
-                value: buf,
-            }),
+                .on(self.context().name()), buf)),
         }
     }
 
@@ -436,14 +482,14 @@ impl<B> Mr<B> {
         let region = match Arc::try_unwrap(self.region) {
             Ok(region) => region,
             Err(region) => {
-                return Err(Returned {
-                    error: Error::from_errno(
+                return Err(Returned::new(
+                    Error::from_errno(
                         "ibv_dereg_mr",
                         libc::EBUSY,
                         "a pool still holds this region for requests it may post: drop the pool first",
                     ),
-                    value: Mr { region },
-                })
+                    Mr { region },
+                ))
             }
         };
         // The region's Drop (which deregisters) must not run once this call has.
@@ -457,12 +503,12 @@ impl<B> Mr<B> {
                 "the region is still registered (memory windows bound to it?) and comes back with this error",
             )
             .on(region.pd.context().name());
-            return Err(Returned {
+            return Err(Returned::new(
                 error,
-                value: Mr {
+                Mr {
                     region: Arc::new(std::mem::ManuallyDrop::into_inner(region)),
                 },
-            });
+            ));
         }
         // SAFETY: each field that owns something is moved or dropped exactly once, and the
         // region itself is never dropped (ManuallyDrop); the adapter no longer reaches buf.
@@ -605,7 +651,7 @@ impl Drop for DeregisterOrAbort<'_> {
         if let Err(e) = mr.deregister() {
             eprintln!(
                 "mlx5dv: {}; aborting: a borrowed buffer would stay writable by the adapter",
-                e.error
+                e.error()
             );
             std::process::abort();
         }

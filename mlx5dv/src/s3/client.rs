@@ -175,13 +175,10 @@ impl Client {
         Mr<B>: Expose,
     {
         if mr.pd().as_raw() != self.target.pd.as_raw() {
-            return Err(Returned {
-                error: Error::invalid(
+            return Err(Returned::new(Error::invalid(
                     "mlx5dv::s3::Client::expose",
                     "the region belongs to another protection domain than the client's DCT: register it on the PD the client was created with",
-                ),
-                value: mr,
-            });
+                ), mr));
         }
         let windows = match &self.target.binder {
             Some(_) => match mr.register_base(Witness::new()) {
@@ -191,7 +188,7 @@ impl Client {
                         spare: Vec::new(),
                     })
                 }),
-                Err(error) => return Err(Returned { error, value: mr }),
+                Err(error) => return Err(Returned::new(error, mr)),
             },
             None => None,
         };
@@ -241,8 +238,14 @@ impl Part {
     /// back with the error.
     fn deregister(self) -> std::result::Result<(), (Error, Part)> {
         match self {
-            Part::Host(m) => m.deregister().map(drop).map_err(|r| (r.error, Part::Host(r.value))),
-            Part::DmaBuf(m) => m.deregister().map(drop).map_err(|r| (r.error, Part::DmaBuf(r.value))),
+            Part::Host(m) => m.deregister().map(drop).map_err(|r| {
+                let (error, m) = r.into_parts();
+                (error, Part::Host(m))
+            }),
+            Part::DmaBuf(m) => m.deregister().map(drop).map_err(|r| {
+                let (error, m) = r.into_parts();
+                (error, Part::DmaBuf(m))
+            }),
             Part::Window(w, _) => {
                 drop(w);
                 Ok(())
@@ -540,6 +543,113 @@ where
             token,
         ))
     }
+
+    /// [`mint`](Self::mint), the token revoked when the guard is dropped: an early return
+    /// (a `?`) or a panic between minting and revoking cannot leave the token valid for as long
+    /// as the buffer lives. The guard borrows the buffer (read it through
+    /// [`TokenGuard::exposed`]); [`TokenGuard::revoke`] revokes it and reports a failure,
+    /// [`TokenGuard::disarm`] keeps the token (revoke it with [`revoke`](Self::revoke)).
+    /// Bind the guard to a name (`let (_guard, token)`): `let (_, token)` drops it, and revokes
+    /// the token, at once. While the guard lives the buffer is borrowed: one guarded token at a
+    /// time; several tokens of one buffer are minted with [`mint`](Self::mint).
+    ///
+    /// ```no_run
+    /// # fn f(mut exposed: mlx5dv::s3::Exposed<Vec<u8>>) -> mlx5dv::Result<()> {
+    /// use mlx5dv::s3::Direction;
+    /// let (guard, token) = exposed.mint_guarded(0, 4096, Direction::Get)?;
+    /// let text = token.format()?; // sent to the server with the request
+    /// # let _ = text;
+    /// // ... the server writes; an error returned here revokes the token too ...
+    /// guard.revoke()?; // or let it drop
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`mint`](Self::mint).
+    pub fn mint_guarded(
+        &mut self,
+        offset: usize,
+        len: usize,
+        direction: Direction,
+    ) -> Result<(TokenGuard<'_, B>, RdmaToken)> {
+        let (id, token) = self.mint(offset, len, direction)?;
+        Ok((
+            TokenGuard {
+                exposed: self,
+                id,
+                armed: true,
+            },
+            token,
+        ))
+    }
+}
+
+/// A token of an [`Exposed`] buffer that is revoked when this is dropped
+/// ([`Exposed::mint_guarded`]).
+///
+/// A revocation that fails on drop is reported on stderr, and the token is left as a failed
+/// [`Exposed::revoke`] leaves it: valid, revocable again with its id (lost with the guard:
+/// [`Exposed::unexpose`] or dropping the buffer revokes it then). Call
+/// [`revoke`](Self::revoke) to see the error instead.
+#[must_use = "dropping the guard revokes the token at once"]
+pub struct TokenGuard<'a, B> {
+    exposed: &'a mut Exposed<B>,
+    id: TokenId,
+    /// Revoke on drop.
+    armed: bool,
+}
+
+impl<B> TokenGuard<'_, B> {
+    /// The token's id.
+    pub fn id(&self) -> TokenId {
+        self.id
+    }
+
+    /// The buffer the token lies in (its bytes: [`Exposed::mr`]).
+    pub fn exposed(&self) -> &Exposed<B> {
+        self.exposed
+    }
+
+    /// Keeps the token: nothing is revoked when the guard goes; its id is returned for
+    /// [`Exposed::revoke`].
+    pub fn disarm(mut self) -> TokenId {
+        self.armed = false;
+        self.id
+    }
+
+    /// Revokes the token now ([`Exposed::revoke`]).
+    ///
+    /// # Errors
+    /// [`Exposed::revoke`]'s (`ibv_dereg_mr`'s errno): the token then stays valid, and its id
+    /// comes back with the error to revoke it again.
+    pub fn revoke(mut self) -> std::result::Result<(), Returned<TokenId>> {
+        self.armed = false;
+        self.exposed
+            .revoke(self.id)
+            .map_err(|error| Returned::new(error, self.id))
+    }
+}
+
+impl<B> Drop for TokenGuard<'_, B> {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Err(e) = self.exposed.revoke(self.id) {
+                eprintln!(
+                    "mlx5dv: {e}; the token dropped with its guard stays valid until the buffer is unexposed or dropped"
+                );
+            }
+        }
+    }
+}
+
+impl<B> std::fmt::Debug for TokenGuard<'_, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenGuard")
+            .field("id", &self.id)
+            .field("armed", &self.armed)
+            .finish()
+    }
 }
 
 impl<B> Exposed<B> {
@@ -648,7 +758,7 @@ impl<B> Exposed<B> {
                 generation: s.generation,
             };
             if let Err(error) = self.revoke(id) {
-                return Err(Returned { error, value: self });
+                return Err(Returned::new(error, self));
             }
         }
         if let Some(mut w) = self.windows.take() {
@@ -658,7 +768,7 @@ impl<B> Exposed<B> {
                     base,
                     spare: Vec::new(),
                 }));
-                return Err(Returned { error, value: self });
+                return Err(Returned::new(error, self));
             }
         }
         // SAFETY: taken once: `given_back` keeps `Drop` from dropping it again.

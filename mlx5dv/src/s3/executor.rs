@@ -343,7 +343,7 @@ impl Executor {
     ) -> std::result::Result<Executor, Returned<Cq>> {
         let (sgid_index, mtu, max_msg) = match port_facts(pd, &cfg) {
             Ok(f) => f,
-            Err(error) => return Err(Returned { error, value: cq }),
+            Err(error) => return Err(Returned::new(error, cq)),
         };
         let mut pool_cfg = cfg.pool;
         match mlx5.caps() {
@@ -354,7 +354,7 @@ impl Executor {
                     .map_or(1, |l| u8::try_from(l).unwrap_or(u8::MAX).max(1));
                 pool_cfg.rts.max_rd_atomic = pool_cfg.rts.max_rd_atomic.min(limit);
             }
-            Err(error) => return Err(Returned { error, value: cq }),
+            Err(error) => return Err(Returned::new(error, cq)),
         }
         if cfg.pool.probation.is_none() || cfg.unproven_transfers == 0 {
             let error = Error::invalid(
@@ -363,11 +363,11 @@ impl Executor {
                  tokens naming dead or forged DCTs cannot hold the DCIs proven clients use: set pool.probation \
                  (ExecutorConfig::default has 2 DCIs) and unproven_transfers to at least 1",
             );
-            return Err(Returned { error, value: cq });
+            return Err(Returned::new(error, cq));
         }
         let resolver = match sgid_index.map(|_| Resolver::start(pd, cfg.pool.port)).transpose() {
             Ok(r) => r,
-            Err(error) => return Err(Returned { error, value: cq }),
+            Err(error) => return Err(Returned::new(error, cq)),
         };
         let pool = DciPool::new(mlx5, pd, cq, pool_cfg)?;
         let endpoints = cfg.pool.max_endpoints;
@@ -624,7 +624,7 @@ impl Executor {
         let ep = loop {
             match self.pool.add_endpoint_on_probation(peer) {
                 Ok(ep) => break ep,
-                Err(r) if r.error.errno() == Some(libc::ENOSPC) => {
+                Err(r) if r.error().errno() == Some(libc::ENOSPC) => {
                     // Make room: the least recently used idle client goes.
                     let Some(old) = self.oldest_idle() else {
                         return Err(Error::from_errno(
@@ -634,9 +634,9 @@ impl Executor {
                         ));
                     };
                     self.release(old);
-                    peer = r.value;
+                    peer = r.into_inner();
                 }
-                Err(r) => return Err(r.error),
+                Err(r) => return Err(r.into()),
             }
         };
         self.ahs.entry(client.path).or_insert((ah, 0)).1 += 1;

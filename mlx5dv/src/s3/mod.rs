@@ -58,7 +58,7 @@ mod resolver;
 mod token;
 mod window;
 
-pub use client::{Client, ClientConfig, Expose, Exposed, TokenId};
+pub use client::{Client, ClientConfig, Expose, Exposed, TokenGuard, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
 pub use token::{
     RdmaToken, TokenError, TokenErrorKind, TokenForm, TokenSpelling, HIP_TOKEN_LEN, SUFFIX_LEN, TOKEN_LEN,

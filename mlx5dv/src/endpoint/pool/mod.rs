@@ -343,7 +343,7 @@ impl DciPool {
                 settled: false,
             }),
             // The DCIs made so far are gone: nothing of the pool reports to the CQ any more.
-            Err(error) => Err(Returned { error, value: cq }),
+            Err(error) => Err(Returned::new(error, cq)),
         }
     }
 

@@ -147,8 +147,9 @@ impl DciPool {
                 // (The recovery's RESET cleaned a direct CQ of this DCI's entries.)
                 Ok(dci) => slot.dci = Some(dci),
                 Err(e) => {
-                    slot.dci = Some(e.object);
-                    return Err(e.error);
+                    let (error, dci) = e.into_parts();
+                    slot.dci = Some(dci);
+                    return Err(error);
                 }
             }
             slot.failed = false;

@@ -27,13 +27,13 @@ impl DciPool {
     /// As [`DciPool::add_endpoint`]; EINVAL for a pool without probation DCIs.
     pub fn add_endpoint_on_probation(&mut self, peer: DcPeer) -> std::result::Result<EndpointId, Returned<DcPeer>> {
         if usize::from(self.main) == self.slots.len() {
-            return Err(Returned {
-                error: Error::invalid(
+            return Err(Returned::new(
+                Error::invalid(
                     "DciPool::add_endpoint_on_probation",
                     "the pool has no probation DCIs: create it with PoolConfig::probation",
                 ),
-                value: peer,
-            });
+                peer,
+            ));
         }
         self.add(peer, true)
     }
@@ -66,15 +66,15 @@ impl DciPool {
     pub(super) fn add(&mut self, peer: DcPeer, probation: bool) -> std::result::Result<EndpointId, Returned<DcPeer>> {
         const OP: &str = "DciPool::add_endpoint";
         if self.free.is_empty() && self.eps.len() == self.eps.capacity() {
-            return Err(Returned {
-                error: Error::from_errno(
+            return Err(Returned::new(
+                Error::from_errno(
                     OP,
                     libc::ENOSPC,
                     "the pool's endpoint table is full: remove endpoints whose peers are gone \
                      (DciPool::remove_endpoint), or create the pool with a larger max_endpoints",
                 ),
-                value: peer,
-            });
+                peer,
+            ));
         }
         if peer.out_of_order() != self.out_of_order {
             let (dct, pool) = if self.out_of_order {
@@ -82,8 +82,8 @@ impl DciPool {
             } else {
                 ("out of order", "in order")
             };
-            return Err(Returned {
-                error: Error::invalid(
+            return Err(Returned::new(
+                Error::invalid(
                     OP,
                     format!(
                         "DCT {:#x} places data {dct} but the pool's DCIs place it {pool}: both ends must agree \
@@ -92,8 +92,8 @@ impl DciPool {
                         peer.dct_number()
                     ),
                 ),
-                value: peer,
-            });
+                peer,
+            ));
         }
         let i = self.free.last().map_or(self.eps.len(), |&f| f as usize);
         let (dci, stream) = self.bind(i, probation);
