@@ -72,7 +72,7 @@ impl Algorithm {
             .find(|a| a.header().eq_ignore_ascii_case(name))
     }
 
-    const fn engine(self) -> &'static Engine {
+    fn engine(self) -> &'static Engine {
         match self {
             Algorithm::Crc64Nvme => &CRC64NVME,
             Algorithm::Crc32c => &CRC32C,
