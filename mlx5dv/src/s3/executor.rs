@@ -10,12 +10,13 @@ use crate::cq::{Cq, WcStatus};
 use crate::dc::{DcKey, DcPeer, Mlx5Context};
 use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Probation, Request};
 use crate::error::{Error, Result};
-use crate::mr::{Mr, Returned, Sge};
+use crate::mr::{Access, Held, Mr, Returned, Sge};
 use crate::pd::Pd;
 use crate::qp::RtsAttr;
 use crate::DcTargetAddr;
 use mlx5dv_raw as raw;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 /// How an [`Executor`] is built.
 #[derive(Copy, Clone, Debug)]
@@ -169,8 +170,11 @@ struct Transfer {
     client: ClientKey,
     ep: EndpointId,
     direction: Direction,
-    /// The local buffer (inside a region the pool holds).
+    /// The local buffer (inside a region the pool holds, or the one `lent` keeps).
     local: raw::ibv_sge,
+    /// The region of a transfer named with [`Executor::submit_region`]: kept registered
+    /// until the transfer is reported.
+    lent: Option<Arc<dyn Held>>,
     /// The client's bytes (offset applied, the transfer's length).
     remote: RemoteMemory,
     /// Bytes posted so far (the next message starts there).
@@ -275,6 +279,7 @@ pub struct ExecutorStats {
 /// Used from one thread at a time (`Send`): submit and poll from the thread that serves the
 /// HTTP requests' data path.
 pub struct Executor {
+    /// First: dropped (its DCIs destroyed) before `transfers` lets go of lent regions.
     pool: DciPool,
     pd: Pd,
     port: u8,
@@ -435,7 +440,99 @@ impl Executor {
         direction: Direction,
         local: Sge<'_>,
     ) -> Result<()> {
-        let len = u64::from(local.len());
+        let local = self.held_local(local, direction)?;
+        self.start(id, token, offset, direction, local, None)
+    }
+
+    /// `local`, checked to lie in a region the pool holds (one it may write for a PUT).
+    pub(super) fn held_local(&self, local: Sge<'_>, direction: Direction) -> Result<raw::ibv_sge> {
+        Ok(self.pool.held_sge(local, direction == Direction::Put)?.raw())
+    }
+
+    /// Submits transfer `id` between the token's buffer at `offset` and `len` bytes at `at` of
+    /// `region`, memory the caller registered for this object (zero copy: the bytes move
+    /// straight to and from it), not one the executor holds for its life. The executor keeps
+    /// the registration alive until the transfer's [`Done`] is reported by [`Executor::poll`]
+    /// and lets go of it then ([`Mr::deregister`] answers EBUSY until then). Otherwise as
+    /// [`Executor::submit`].
+    ///
+    /// Reading or writing the region's bytes while the transfer runs races with the device:
+    /// hand the region over until its `Done` (the async layer,
+    /// [`AsyncExecutor::submit_region`](super::AsyncExecutor::submit_region), takes it by value
+    /// and gives it back with the `Done`).
+    ///
+    /// # Errors
+    /// Nothing is posted, and no completion will come, when:
+    /// - EINVAL: `len` is 0, or `at..at + len` is not inside the region (or longer than 4 GiB
+    ///   - 1); the region is of another protection domain than the executor's; for
+    ///   [`Direction::Put`] the region lacks [`Access::LOCAL_WRITE`] (the device writes it);
+    /// - otherwise [`Executor::submit`]'s.
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_region<B: Send + 'static>(
+        &mut self,
+        id: u64,
+        token: &RdmaToken,
+        offset: u64,
+        direction: Direction,
+        region: &Mr<B>,
+        at: usize,
+        len: usize,
+    ) -> Result<()> {
+        let (local, lent) = self.lend(region, direction, at, len)?;
+        self.start(id, token, offset, direction, local, Some(lent))
+    }
+
+    /// The local buffer `at..at + len` of `region` for a transfer `direction`, checked, and
+    /// a keep-alive handle on the region ([`Executor::submit_region`]'s errors).
+    pub(super) fn lend<B: Send + 'static>(
+        &self,
+        region: &Mr<B>,
+        direction: Direction,
+        at: usize,
+        len: usize,
+    ) -> Result<(raw::ibv_sge, Arc<dyn Held>)> {
+        const OP: &str = "mlx5dv::s3::Executor::submit_region";
+        if region.pd().as_raw() != self.pd.as_raw() {
+            return Err(Error::invalid(
+                OP,
+                "the region belongs to another protection domain than the executor's: register it on the executor's PD",
+            ));
+        }
+        if direction == Direction::Put && !region.access().contains(Access::LOCAL_WRITE) {
+            return Err(Error::invalid(
+                OP,
+                "a PUT writes the region (the device places the client's bytes there): register it with Access::LOCAL_WRITE",
+            ));
+        }
+        let inside = at.checked_add(len).is_some_and(|end| end <= region.len());
+        let Some(length) = u32::try_from(len).ok().filter(|_| inside) else {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "{len} bytes at offset {at} lie outside the {}-byte region (or exceed 4 GiB - 1): refuse the request",
+                    region.len()
+                ),
+            ));
+        };
+        let local = raw::ibv_sge {
+            addr: region.addr() + at as u64,
+            length,
+            lkey: region.lkey(),
+        };
+        Ok((local, region.hold()))
+    }
+
+    /// Starts transfer `id` from `local` (checked: in a held region, or in `lent`'s).
+    pub(super) fn start(
+        &mut self,
+        id: u64,
+        token: &RdmaToken,
+        offset: u64,
+        direction: Direction,
+        local: raw::ibv_sge,
+        lent: Option<Arc<dyn Held>>,
+    ) -> Result<()> {
+        let len = u64::from(local.length);
         if len == 0 {
             return Err(Error::invalid(
                 OP_SUBMIT,
@@ -452,7 +549,6 @@ impl Executor {
             )
         })?;
         let target = token.target(self.mtu, self.sgid_index.is_some())?;
-        let local = self.pool.held_sge(local, direction == Direction::Put)?.raw();
         let Some(&slot) = self.free.last() else {
             return Err(Error::from_errno(
                 OP_SUBMIT,
@@ -471,7 +567,7 @@ impl Executor {
             // Its path's address handle is being made: the transfer waits for it.
             self.free.pop();
             let mut t = Transfer::running(id, client, EndpointId::default(), direction, local, remote);
-            (t.state, t.unproven) = (State::Resolving, true);
+            (t.state, t.unproven, t.lent) = (State::Resolving, true, lent);
             self.unproven += 1;
             self.transfers[slot as usize] = t;
             self.stats.submitted += 1;
@@ -482,7 +578,7 @@ impl Executor {
         };
         self.free.pop();
         let mut t = Transfer::running(id, client, ep, direction, local, remote);
-        t.unproven = !proven;
+        (t.unproven, t.lent) = (!proven, lent);
         self.unproven += usize::from(!proven);
         self.transfers[slot as usize] = t;
         self.stats.submitted += 1;
@@ -539,10 +635,20 @@ impl Executor {
                 error: t.error.take(),
             };
             t.state = State::Free;
+            // Reported: no request names its region any more.
+            t.lent = None;
             self.free.push(slot);
             k += 1;
         }
         Ok(k)
+    }
+
+    /// Wakes `waker` whenever a new path's address handle is made (RoCE), which no
+    /// completion announces: the async layer's driver then polls again.
+    pub(super) fn wake_on_resolved(&self, waker: &std::task::Waker) {
+        if let Some(r) = &self.resolver {
+            r.wake_on_answer(waker);
+        }
     }
 
     /// Releases every idle client's endpoint and the address handles no endpoint uses any
@@ -551,6 +657,11 @@ impl Executor {
         while let Some(c) = self.oldest_idle() {
             self.release(c);
         }
+    }
+
+    /// Transfers accepted at once ([`ExecutorConfig::max_transfers`]).
+    pub fn max_transfers(&self) -> usize {
+        self.transfers.len()
     }
 
     /// Transfers submitted and not yet reported.
@@ -822,7 +933,8 @@ impl Executor {
             }
             let len = max.min(t.remote.len - t.next);
             // SAFETY: a part of the transfer's local buffer, which lies in a region the pool
-            // holds (checked by submit) for the pool's life.
+            // holds for its life (checked by submit) or in the one `lent` keeps until the
+            // transfer is reported (checked by submit_region).
             let local = unsafe {
                 Sge::from_raw(raw::ibv_sge {
                     addr: t.local.addr + t.next,
@@ -840,7 +952,14 @@ impl Executor {
                 Direction::Get => Request::Write { local, remote },
             };
             let wr_id = (u64::from(slot) << 32) | (t.next / max);
-            match self.pool.post(t.ep, wr_id, req) {
+            let posted = if t.lent.is_some() {
+                // SAFETY: `lent` keeps the region registered until the transfer is reported,
+                // after every message of it is (submit_region checked its range and access).
+                unsafe { self.pool.post_lent(t.ep, wr_id, req) }
+            } else {
+                self.pool.post(t.ep, wr_id, req)
+            };
+            match posted {
                 Ok(()) => {
                     let t = &mut self.transfers[slot as usize];
                     t.posted += 1;
@@ -986,6 +1105,7 @@ impl Transfer {
             ep,
             direction,
             local,
+            lent: None,
             remote,
             next: 0,
             posted: 0,

@@ -49,6 +49,7 @@
 //! # }
 //! ```
 
+mod asynchronous;
 pub mod checksum;
 mod client;
 mod executor;
@@ -56,8 +57,11 @@ mod keyed_hash;
 pub mod protocol;
 mod resolver;
 mod token;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 mod window;
 
+pub use asynchronous::{AsyncConfig, AsyncExecutor, AsyncStats, Driver, LentRegion, RegionTransfer, Step, Transfer};
 pub use client::{Client, ClientConfig, Expose, Exposed, TokenGuard, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
 pub use token::{

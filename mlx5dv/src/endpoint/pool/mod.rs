@@ -510,6 +510,22 @@ impl DciPool {
     /// (the device would fail it with a local protection error); the builder's checks (SGE against the DCI's caps) and `ibv_wr_complete` otherwise. A
     /// refused request was not posted.
     pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
+        self.post_checked(ep, wr_id, req, true)
+    }
+
+    /// Posts `req` like [`DciPool::post`], its local buffer in a region the pool does not
+    /// hold.
+    ///
+    /// # Safety
+    /// The local buffer's region stays registered until the request is reported by
+    /// [`DciPool::poll`] (the pool may post it again until then), and the region's access
+    /// allows what the request does to it (local write for a read or an atomic).
+    pub(crate) unsafe fn post_lent(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
+        self.post_checked(ep, wr_id, req, false)
+    }
+
+    #[inline]
+    fn post_checked(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>, held: bool) -> Result<()> {
         let Some(i) = self.live(ep) else {
             return Err(Error::invalid(
                 "DciPool::post",
@@ -559,7 +575,15 @@ impl DciPool {
             token: self.next_token,
             wr_id,
             stream: e.stream,
-            req: req.map_local(|local| self.held_sge(local, req.writes_local()))?,
+            req: req.map_local(|local| {
+                if held {
+                    self.held_sge(local, req.writes_local())
+                } else {
+                    // SAFETY: post_lent's caller keeps the region registered until the
+                    // request is reported, which is as long as the pool may post it.
+                    Ok(unsafe { Sge::from_raw(local.raw()) })
+                }
+            })?,
         };
         self.post_on(d, &p)?;
         self.next_token += 1;

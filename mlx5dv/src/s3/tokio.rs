@@ -1,0 +1,114 @@
+//! The async executor on tokio (feature `tokio`): [`spawn`] runs its [`Driver`] as a task that
+//! waits on the CQ's completion channel through tokio's reactor.
+
+use super::asynchronous::{AsyncConfig, AsyncExecutor, Driver, Step};
+use super::executor::Executor;
+use crate::error::{Error, Result};
+use ::tokio::io::unix::AsyncFd;
+use ::tokio::io::Interest;
+use std::task::{Context, Poll};
+
+/// Steps in a row before the driver task yields to the runtime's other tasks.
+const STEPS_PER_YIELD: u32 = 32;
+
+/// Failed steps in a row after which the driver ends every transfer with the last error.
+const MAX_FAILED_STEPS: u32 = 8;
+
+/// Shares `exec` between tasks ([`AsyncExecutor::new`]) and spawns its driver on the current
+/// tokio runtime. The driver task sleeps in tokio's reactor until the executor's CQ raises a
+/// completion event (no thread blocks, nothing spins), and ends once every handle is dropped
+/// and every transfer is reported.
+///
+/// ```no_run
+/// # async fn f(mlx5: &mlx5dv::Mlx5Context, pd: &mlx5dv::Pd) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// use mlx5dv::s3::{AsyncConfig, Executor, ExecutorConfig};
+/// let cfg = ExecutorConfig::default();
+/// let cq = pd.context().create_cq_with_channel(cfg.cq_size())?;
+/// let exec = mlx5dv::s3::tokio::spawn(Executor::new(mlx5, pd, cq, cfg)?, AsyncConfig::default())?;
+/// // exec.submit_region(..)?.await in any number of tasks
+/// # drop(exec); Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`AsyncExecutor::new`]'s (with the executor back: [`AsyncExecutor::new`] then
+/// [`spawn_driver`] keep it); the reactor's refusal to register the channel (its errno; the
+/// executor is dropped).
+///
+/// # Panics
+/// Outside a tokio runtime with I/O enabled (tokio's rule for `AsyncFd`).
+pub fn spawn(exec: Executor, cfg: AsyncConfig) -> Result<AsyncExecutor> {
+    let (handle, driver) = AsyncExecutor::new(exec, cfg)?;
+    spawn_driver(driver)?;
+    Ok(handle)
+}
+
+/// Spawns `driver` ([`AsyncExecutor::new`]'s) on the current tokio runtime (see [`spawn`]).
+///
+/// # Errors
+/// The reactor's refusal to register the channel (its errno).
+///
+/// # Panics
+/// Outside a tokio runtime with I/O enabled (tokio's rule for `AsyncFd`).
+pub fn spawn_driver(driver: Driver) -> Result<()> {
+    // SAFETY: tokio's registration contract: the descriptor is open and stays the same open
+    // file description for the AsyncFd's life. The Driver it takes owns (through the shared
+    // executor, which is never taken out) the CQ whose completion channel this descriptor
+    // is, and its as_raw_fd returns that one descriptor for its whole life (`Driver`'s
+    // AsFd).
+    let fd = match unsafe { AsyncFd::register_with_interest(driver, Interest::READABLE) } {
+        Ok(fd) => fd,
+        Err(e) => {
+            return Err(Error::from_errno(
+                "mlx5dv::s3::tokio::spawn",
+                e.into_parts().1.raw_os_error().unwrap_or(libc::EIO),
+                "tokio's reactor refused the completion channel (epoll_ctl)",
+            ));
+        }
+    };
+    let mut failed = 0;
+    ::tokio::spawn(std::future::poll_fn(move |cx| drive(&fd, cx, &mut failed)));
+    Ok(())
+}
+
+/// One wake-up of the driver task: steps until it must wait (see [`Driver::step`]).
+fn drive(fd: &AsyncFd<Driver>, cx: &mut Context<'_>, failed: &mut u32) -> Poll<()> {
+    let driver = fd.get_ref();
+    driver.register(cx.waker());
+    for _ in 0..STEPS_PER_YIELD {
+        // Readiness seen so far is cleared before the step reads the events: an event after
+        // this sets it again.
+        if let Poll::Ready(ready) = fd.poll_read_ready(cx) {
+            match ready {
+                Ok(mut guard) => guard.clear_ready(),
+                Err(e) => {
+                    driver.fail(Error::from_errno(
+                        "mlx5dv::s3::tokio (reactor)",
+                        e.raw_os_error().unwrap_or(libc::EIO),
+                        "tokio's reactor failed on the completion channel",
+                    ));
+                    return Poll::Ready(());
+                }
+            }
+        }
+        match driver.step() {
+            Ok(Step::Again) => *failed = 0,
+            Ok(Step::Wait) => {
+                *failed = 0;
+                if fd.poll_read_ready(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
+            Ok(Step::Finished) => return Poll::Ready(()),
+            Err(e) => {
+                *failed += 1;
+                if *failed >= MAX_FAILED_STEPS {
+                    driver.fail(e);
+                    return Poll::Ready(());
+                }
+            }
+        }
+    }
+    // Busy: let the other tasks run, then go on.
+    cx.waker().wake_by_ref();
+    Poll::Pending
+}
