@@ -1,0 +1,177 @@
+//! The async client: tasks, each with a buffer behind the process's DCT, PUT and GET objects
+//! (whole and by range) with a token per request (revoked when its guard drops), some over
+//! plain bodies, and check every byte.
+//!
+//! Minting stays synchronous: with `--windows` a mint and a revoke are one memory-window bind
+//! each (a work request and its completion, microseconds on hardware, no system call), else one
+//! registration each; neither waits on the network, so a task does it inline.
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::Request;
+use hyper_util::client::legacy::{connect::HttpConnector, Client as Http};
+use hyper_util::rt::TokioExecutor;
+use crate::common::pattern;
+use mlx5dv::s3::protocol::{self, Reply};
+use mlx5dv::s3::{Client, Direction, Exposed};
+use mlx5dv::{Access, Pd};
+use std::sync::Arc;
+
+type HttpClient = Http<HttpConnector, Full<Bytes>>;
+
+/// What one process runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// This process's number (objects' names and bytes differ per process).
+    pub node: u64,
+    /// Tasks at once.
+    pub tasks: u64,
+    /// Transfers per task (half PUTs, half GETs).
+    pub transfers: u64,
+    /// The largest object.
+    pub max_size: usize,
+}
+
+/// What the tasks did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// Transfers moved by RDMA, every byte checked.
+    pub rdma: u64,
+    /// Transfers over plain bodies, every byte checked.
+    pub plain: u64,
+    /// Bytes checked.
+    pub bytes: u64,
+}
+
+/// The size of object `j` of task `task`: 1 B to `max` (see docs/guide.md for the mix).
+pub fn size_of(task: u64, j: u64, max: usize) -> usize {
+    let h = (task.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ j.wrapping_mul(0xbf58_476d_1ce4_e5b9)).rotate_left(29);
+    let log_uniform = |lo: usize, hi: usize| {
+        let (a, b) = (lo.max(1).ilog2(), hi.ilog2());
+        let bits = a + (h % u64::from(b - a + 1)) as u32;
+        ((1usize << bits) + (h >> 20) as usize % (1usize << bits)).clamp(lo, hi)
+    };
+    match j % 100 {
+        0 if j % 200 == 0 => max,                  // the largest, twice in 1,000 transfers
+        0 => 1,                                    // the smallest
+        50 => log_uniform(1 << 20, max),           // 1 MiB .. max
+        10 | 30 | 70 | 90 => log_uniform(64 << 10, 1 << 20), // 64 KiB .. 1 MiB
+        _ => log_uniform(1, 64 << 10),             // 1 B .. 64 KiB
+    }
+}
+
+/// Runs `plan` against the server at `base` (`http://host:port`).
+pub async fn run(base: &str, client: Arc<Client>, pd: Pd, plan: Plan) -> Result<Tally, String> {
+    let http: HttpClient = Http::builder(TokioExecutor::new()).build_http();
+    let mut tasks = Vec::new();
+    for t in 0..plan.tasks {
+        let (http, client, pd, base) = (http.clone(), Arc::clone(&client), pd.clone(), base.to_string());
+        tasks.push(tokio::spawn(async move { task(&base, &http, &client, &pd, plan, t).await }));
+    }
+    let mut tally = Tally::default();
+    for t in tasks {
+        let got = t.await.map_err(|e| format!("a task panicked: {e}"))??;
+        tally.rdma += got.rdma;
+        tally.plain += got.plain;
+        tally.bytes += got.bytes;
+    }
+    let bye = Request::post(format!("{base}/_bye")).body(Full::default()).map_err(|e| e.to_string())?;
+    http.request(bye).await.map_err(|e| format!("bye: {e}"))?;
+    Ok(tally)
+}
+
+async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Plan, t: u64) -> Result<Tally, String> {
+    let mr = pd
+        .register(vec![0u8; plan.max_size], Access::LOCAL_WRITE)
+        .map_err(|e| e.to_string())?;
+    let mut buf = client.expose(mr).map_err(|e| e.to_string())?;
+    let mut tally = Tally::default();
+    let global = plan.node * 1000 + t;
+    for j in 0..plan.transfers / 2 {
+        let len = size_of(global, j, plan.max_size);
+        let seed = (global << 32) | j;
+        let data = pattern(len, seed);
+        let url = format!("{base}/n{}-t{t}-{}", plan.node, j % 4);
+        let plain = j % 10 == 9;
+        // PUT
+        if plain {
+            let req = Request::put(&url).body(Full::new(Bytes::from(data.clone())));
+            let (status, _, _) = send(http, req).await?;
+            check(status == 200, || format!("{url}: plain PUT answered {status}"))?;
+        } else {
+            buf.write(0, &data).map_err(|e| e.to_string())?;
+            let (guard, token) = buf.mint_guarded(0, len, Direction::Put).map_err(|e| e.to_string())?;
+            let req = Request::put(&url)
+                .header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?)
+                .body(Full::default());
+            let (status, reply, _) = send(http, req).await?;
+            drop(guard);
+            check(status == 200 && reply == Some(Reply::Moved(200)), || {
+                format!("{url}: RDMA PUT of {len} bytes answered {status} {reply:?}")
+            })?;
+        }
+        // GET: by range one time in three.
+        let (a, b) = if j % 3 == 1 && len > 1 {
+            (len / 3, len - 1 - len / 5)
+        } else {
+            (0, len - 1)
+        };
+        let ranged = (a, b) != (0, len - 1);
+        let want = &data[a..=b];
+        let mut req = Request::get(&url);
+        if ranged {
+            req = req.header("range", format!("bytes={a}-{b}"));
+        }
+        let expect = if ranged { 206 } else { 200 };
+        if plain {
+            let (status, _, body) = send(http, req.body(Full::default())).await?;
+            check(status == expect && body == want, || format!("{url}: plain GET {a}-{b}: {status}, bytes differ"))?;
+        } else {
+            buf.write(0, &vec![!want[0]; want.len()]).map_err(|e| e.to_string())?;
+            let (guard, token) = buf.mint_guarded(0, want.len(), Direction::Get).map_err(|e| e.to_string())?;
+            let req = req.header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?);
+            let (status, reply, _) = send(http, req.body(Full::default())).await?;
+            drop(guard);
+            check(status == expect && reply == Some(Reply::Moved(expect)), || {
+                format!("{url}: RDMA GET {a}-{b} answered {status} {reply:?}")
+            })?;
+            let mut got = vec![0u8; want.len()];
+            buf.mr().read(0, &mut got).map_err(|e| e.to_string())?;
+            check(got == want, || format!("{url}: RDMA GET {a}-{b}: the bytes differ"))?;
+        }
+        let moved = (len + want.len()) as u64;
+        tally.bytes += moved;
+        if plain {
+            tally.plain += 2;
+        } else {
+            tally.rdma += 2;
+        }
+    }
+    unexpose(buf)?;
+    Ok(tally)
+}
+
+fn unexpose(buf: Exposed<Vec<u8>>) -> Result<(), String> {
+    buf.unexpose().map(drop).map_err(|e| e.to_string())
+}
+
+/// Sends `req`; the status, the `x-amz-rdma-reply` and the body.
+async fn send(
+    http: &HttpClient,
+    req: Result<Request<Full<Bytes>>, hyper::http::Error>,
+) -> Result<(u16, Option<Reply>, Bytes), String> {
+    let resp = http.request(req.map_err(|e| e.to_string())?).await.map_err(|e| e.to_string())?;
+    let status = resp.status().as_u16();
+    let reply = resp.headers().get(protocol::REPLY_HEADER).and_then(|v| v.to_str().ok());
+    let reply = reply.map(|r| Reply::parse(Some(r))).transpose().map_err(|e| e.to_string())?;
+    let body = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+    Ok((status, reply, body))
+}
+
+fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what())
+    }
+}

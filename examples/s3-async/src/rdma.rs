@@ -1,0 +1,53 @@
+//! The server's RDMA data path, from a request's token to its transfer's `Done`, wake-ups
+//! included: the library's async executor on tokio moves the bytes straight between the
+//! client's buffer and the object's own registered memory (no staging, no copy).
+
+use mlx5dv::s3::protocol::Outcome;
+use mlx5dv::s3::{tokio::spawn, AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken};
+use mlx5dv::{Access, Context, DcKey, Error, Mlx5Context, Mr, Pd};
+use std::sync::Arc;
+
+/// An object: its bytes in a region of their own (registered once, when stored).
+pub type Object = Arc<Mr<Vec<u8>>>;
+
+/// The executor, shared by every request's task; its driver runs as a tokio task woken by
+/// the CQ's completion channel.
+pub fn executor(ctx: &Context, mlx5: &Mlx5Context, pd: &Pd, key: DcKey) -> mlx5dv::Result<AsyncExecutor> {
+    let cfg = ExecutorConfig { key, ..ExecutorConfig::default() };
+    let cq = ctx.create_cq_with_channel(cfg.cq_size())?;
+    spawn(Executor::new(mlx5, pd, cq, cfg)?, AsyncConfig::default())
+}
+
+/// PUT: the client's bytes RDMA-read into a new object's region; the object once they all
+/// moved.
+pub async fn put(exec: &AsyncExecutor, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
+    let len = token.len as usize;
+    let Some(region) = (len > 0).then(|| pd.register(vec![0u8; len], Access::LOCAL_WRITE).ok()).flatten() else {
+        return (Outcome::Declined, None); // nothing to move, or no memory: send it in the body
+    };
+    match exec.submit_region(token, 0, Direction::Put, region, 0, len) {
+        Ok(transfer) => {
+            let (done, region) = transfer.await;
+            (Outcome::of_done(&done), done.is_ok().then(|| Arc::new(region)))
+        }
+        Err(refused) => (outcome_of_refusal(refused.error()), None),
+    }
+}
+
+/// GET (and ranged GET): `len` bytes at `at` of the object RDMA-written into the client's
+/// buffer, the object shared with the other requests reading it meanwhile.
+pub async fn get(exec: &AsyncExecutor, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
+    match exec.submit_region(token, 0, Direction::Get, Arc::clone(object), at, len) {
+        Ok(transfer) => Outcome::of_done(&transfer.await.0),
+        Err(refused) => outcome_of_refusal(refused.error()),
+    }
+}
+
+/// A submission refused: too busy (503 Slow Down), or a token this server cannot serve (a
+/// range larger than its buffer, a RoCE token without GID): declined, the body carries it.
+fn outcome_of_refusal(e: &Error) -> Outcome {
+    match e.errno() {
+        Some(libc::EBUSY) | Some(libc::EAGAIN) => Outcome::Busy,
+        _ => Outcome::Declined,
+    }
+}
