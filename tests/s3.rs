@@ -63,11 +63,7 @@ impl Node {
     /// A buffer of `len` bytes (local access only: tokens grant the remote rights) filled
     /// with `s3_pattern(seed)`, exposed behind `client`.
     fn exposed(&self, client: &Client, len: usize, seed: u8) -> Exposed<Vec<u8>> {
-        let mr = self
-            .pd
-            .register(s3_pattern(len, u64::from(seed)), Access::LOCAL_WRITE)
-            .expect("register");
-        client.expose(mr).expect("expose")
+        mlx5dv_suite::s3_exposed(&self.pd, client, len, seed)
     }
 
     /// A server-side buffer the executor holds.

@@ -11,7 +11,7 @@ use mlx5dv::s3::{
     AsyncConfig, AsyncExecutor, Client, ClientConfig, Direction, Driver, Executor, ExecutorConfig, Exposed, Step,
 };
 use mlx5dv::{Access, Context, DcKey, Mlx5Context, Mr, Pd};
-use mlx5dv_suite::device::{open, pause_hook};
+use mlx5dv_suite::device::{open, pause_hook, PauseFn};
 use mlx5dv_suite::s3_pattern;
 use std::future::Future;
 use std::os::fd::AsRawFd;
@@ -45,7 +45,10 @@ impl Node {
         cfg.pool.rts.timeout = 10;
         cfg.pool.rts.retry_cnt = 2;
         f(&mut cfg);
-        let cq = self.ctx.create_cq_with_channel(cfg.cq_size()).expect("CQ with a channel");
+        let cq = self
+            .ctx
+            .create_cq_with_channel(cfg.cq_size())
+            .expect("CQ with a channel");
         Executor::new(&self.mlx5, &self.pd, cq, cfg).expect("executor")
     }
 
@@ -54,11 +57,7 @@ impl Node {
     }
 
     fn exposed(&self, client: &Client, len: usize, seed: u8) -> Exposed<Vec<u8>> {
-        let mr = self
-            .pd
-            .register(s3_pattern(len, u64::from(seed)), Access::LOCAL_WRITE)
-            .expect("register");
-        client.expose(mr).expect("expose")
+        mlx5dv_suite::s3_exposed(&self.pd, client, len, seed)
     }
 
     /// An object's own region (not held by the executor).
@@ -127,6 +126,15 @@ fn drive_until(driver: &Driver, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// The emulator's pause hook; None (printing "not run") where the device cannot be paused.
+fn pausable() -> Option<PauseFn> {
+    let hook = pause_hook();
+    if hook.is_none() {
+        eprintln!("not run: no soft-mlx5 here (a ConnectX cannot be paused)");
+    }
+    hook
+}
+
 fn poll_once<F: Future + Unpin>(f: &mut F, waker: &Waker) -> Poll<F::Output> {
     Pin::new(f).poll(&mut TaskContext::from_waker(waker))
 }
@@ -139,8 +147,7 @@ fn poll_once<F: Future + Unpin>(f: &mut F, waker: &Waker) -> Poll<F::Output> {
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
 fn a_completion_arriving_after_the_drivers_last_poll_raises_the_channel_and_wakes_the_task() {
-    let Some(pause) = pause_hook() else {
-        eprintln!("not run: no soft-mlx5 here (a ConnectX cannot be paused)");
+    let Some(pause) = pausable() else {
         return;
     };
     let n = node();
@@ -155,7 +162,9 @@ fn a_completion_arriving_after_the_drivers_last_poll_raises_the_channel_and_wake
         .expect("submit");
     let mut warm = warm;
     let (count, waker) = counting();
-    drive_until(&driver, || count.0.load(Ordering::SeqCst) > 0 || poll_once(&mut warm, &waker).is_ready());
+    drive_until(&driver, || {
+        count.0.load(Ordering::SeqCst) > 0 || poll_once(&mut warm, &waker).is_ready()
+    });
     for round in 0..20u8 {
         // SAFETY: the emulator's hook: 1 pauses the device thread.
         unsafe { pause(1) };
@@ -163,8 +172,15 @@ fn a_completion_arriving_after_the_drivers_last_poll_raises_the_channel_and_wake
             .submit_region(&token, 0, Direction::Get, n.object(LEN, round), 0, LEN)
             .expect("submit");
         let (count, waker) = counting();
-        assert!(poll_once(&mut t, &waker).is_pending(), "resolved with the device paused");
-        assert_eq!(settle(&driver), Step::Wait, "nothing can complete while the device is paused");
+        assert!(
+            poll_once(&mut t, &waker).is_pending(),
+            "resolved with the device paused"
+        );
+        assert_eq!(
+            settle(&driver),
+            Step::Wait,
+            "nothing can complete while the device is paused"
+        );
         assert!(
             !readable(&driver, Duration::ZERO),
             "the channel is readable with the device paused"
@@ -176,12 +192,18 @@ fn a_completion_arriving_after_the_drivers_last_poll_raises_the_channel_and_wake
             "round {round}: the completion raised no event: the CQ was not armed when the driver said Wait"
         );
         settle(&driver);
-        assert!(count.0.load(Ordering::SeqCst) >= 1, "round {round}: the task was not woken");
+        assert!(
+            count.0.load(Ordering::SeqCst) >= 1,
+            "round {round}: the task was not woken"
+        );
         let Poll::Ready((done, object)) = poll_once(&mut t, &waker) else {
             panic!("round {round}: woken but not resolved");
         };
         assert!(done.is_ok() && done.bytes == LEN as u64, "{done:?}");
-        assert!(bytes(buf.mr()) == s3_pattern(LEN, u64::from(round)), "round {round}: bytes differ");
+        assert!(
+            bytes(buf.mr()) == s3_pattern(LEN, u64::from(round)),
+            "round {round}: bytes differ"
+        );
         drop(object);
     }
     let st = driver.stats();
@@ -246,8 +268,7 @@ fn reports_taken_off_the_cq_but_not_yet_handed_out_resolve_before_the_driver_wai
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
 fn submissions_past_max_transfers_wait_in_a_bounded_queue_and_past_it_are_refused_with_eagain() {
-    let Some(pause) = pause_hook() else {
-        eprintln!("not run: no soft-mlx5 here (a ConnectX cannot be paused)");
+    let Some(pause) = pausable() else {
         return;
     };
     let n = node();
@@ -288,7 +309,10 @@ fn submissions_past_max_transfers_wait_in_a_bounded_queue_and_past_it_are_refuse
             if let Some(f) = t {
                 if let Poll::Ready((d, object)) = poll_once(f, &waker) {
                     assert!(d.is_ok() && d.bytes == LEN as u64, "{d:?}");
-                    assert!(bytes(&object) == s3_pattern(LEN, i as u64), "transfer {i}: bytes differ");
+                    assert!(
+                        bytes(&object) == s3_pattern(LEN, i as u64),
+                        "transfer {i}: bytes differ"
+                    );
                     *t = None;
                     landed += 1;
                 }
@@ -324,7 +348,9 @@ fn a_transfers_own_region_is_checked_held_until_its_done_and_given_back() {
         .expect_err("a PUT into a region without local write");
     assert!(e.to_string().contains("LOCAL_WRITE"), "{e}");
     let other_pd = n.ctx.alloc_pd().expect("PD");
-    let foreign = other_pd.register(vec![0u8; LEN], Access::LOCAL_WRITE).expect("register");
+    let foreign = other_pd
+        .register(vec![0u8; LEN], Access::LOCAL_WRITE)
+        .expect("register");
     let e = sync
         .submit_region(3, &put, 0, Direction::Put, &foreign, 0, LEN)
         .expect_err("a region of another PD");

@@ -585,6 +585,18 @@ pub fn s3_pattern(len: usize, seed: u64) -> Vec<u8> {
     (0..len as u64).map(|k| ((k * 7 + seed) % 251) as u8).collect()
 }
 
+/// A buffer of `len` bytes filled with `s3_pattern(seed)`, registered with local access only
+/// (tokens grant the remote rights) and exposed behind `client`.
+///
+/// # Panics
+/// When the registration or the exposure fails.
+pub fn s3_exposed(pd: &mlx5dv::Pd, client: &mlx5dv::s3::Client, len: usize, seed: u8) -> mlx5dv::s3::Exposed<Vec<u8>> {
+    let mr = pd
+        .register(s3_pattern(len, u64::from(seed)), mlx5dv::Access::LOCAL_WRITE)
+        .expect("register");
+    client.expose(mr).expect("expose")
+}
+
 pub mod device {
     use mlx5dv::rc::{RcQp, RcRemote};
     use mlx5dv::{

@@ -6,12 +6,12 @@
 //! each (a work request and its completion, microseconds on hardware, no system call), else one
 //! registration each; neither waits on the network, so a task does it inline.
 
+use crate::common::pattern;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::Request;
 use hyper_util::client::legacy::{connect::HttpConnector, Client as Http};
 use hyper_util::rt::TokioExecutor;
-use crate::common::pattern;
 use mlx5dv::s3::protocol::{self, Reply};
 use mlx5dv::s3::{Client, Direction, Exposed};
 use mlx5dv::{Access, Pd};
@@ -52,11 +52,11 @@ pub fn size_of(task: u64, j: u64, max: usize) -> usize {
         ((1usize << bits) + (h >> 20) as usize % (1usize << bits)).clamp(lo, hi)
     };
     match j % 100 {
-        0 if j % 200 == 0 => max,                  // the largest, twice in 1,000 transfers
-        0 => 1,                                    // the smallest
-        50 => log_uniform(1 << 20, max),           // 1 MiB .. max
+        0 if j % 200 == 0 => max,                            // the largest, twice in 1,000 transfers
+        0 => 1,                                              // the smallest
+        50 => log_uniform(1 << 20, max),                     // 1 MiB .. max
         10 | 30 | 70 | 90 => log_uniform(64 << 10, 1 << 20), // 64 KiB .. 1 MiB
-        _ => log_uniform(1, 64 << 10),             // 1 B .. 64 KiB
+        _ => log_uniform(1, 64 << 10),                       // 1 B .. 64 KiB
     }
 }
 
@@ -66,7 +66,9 @@ pub async fn run(base: &str, client: Arc<Client>, pd: Pd, plan: Plan) -> Result<
     let mut tasks = Vec::new();
     for t in 0..plan.tasks {
         let (http, client, pd, base) = (http.clone(), Arc::clone(&client), pd.clone(), base.to_string());
-        tasks.push(tokio::spawn(async move { task(&base, &http, &client, &pd, plan, t).await }));
+        tasks.push(tokio::spawn(
+            async move { task(&base, &http, &client, &pd, plan, t).await },
+        ));
     }
     let mut tally = Tally::default();
     for t in tasks {
@@ -75,7 +77,9 @@ pub async fn run(base: &str, client: Arc<Client>, pd: Pd, plan: Plan) -> Result<
         tally.plain += got.plain;
         tally.bytes += got.bytes;
     }
-    let bye = Request::post(format!("{base}/_bye")).body(Full::default()).map_err(|e| e.to_string())?;
+    let bye = Request::post(format!("{base}/_bye"))
+        .body(Full::default())
+        .map_err(|e| e.to_string())?;
     http.request(bye).await.map_err(|e| format!("bye: {e}"))?;
     Ok(tally)
 }
@@ -125,10 +129,14 @@ async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Pla
         let expect = if ranged { 206 } else { 200 };
         if plain {
             let (status, _, body) = send(http, req.body(Full::default())).await?;
-            check(status == expect && body == want, || format!("{url}: plain GET {a}-{b}: {status}, bytes differ"))?;
+            check(status == expect && body == want, || {
+                format!("{url}: plain GET {a}-{b}: {status}, bytes differ")
+            })?;
         } else {
             buf.write(0, &vec![!want[0]; want.len()]).map_err(|e| e.to_string())?;
-            let (guard, token) = buf.mint_guarded(0, want.len(), Direction::Get).map_err(|e| e.to_string())?;
+            let (guard, token) = buf
+                .mint_guarded(0, want.len(), Direction::Get)
+                .map_err(|e| e.to_string())?;
             let req = req.header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?);
             let (status, reply, _) = send(http, req.body(Full::default())).await?;
             drop(guard);
@@ -160,10 +168,16 @@ async fn send(
     http: &HttpClient,
     req: Result<Request<Full<Bytes>>, hyper::http::Error>,
 ) -> Result<(u16, Option<Reply>, Bytes), String> {
-    let resp = http.request(req.map_err(|e| e.to_string())?).await.map_err(|e| e.to_string())?;
+    let resp = http
+        .request(req.map_err(|e| e.to_string())?)
+        .await
+        .map_err(|e| e.to_string())?;
     let status = resp.status().as_u16();
     let reply = resp.headers().get(protocol::REPLY_HEADER).and_then(|v| v.to_str().ok());
-    let reply = reply.map(|r| Reply::parse(Some(r))).transpose().map_err(|e| e.to_string())?;
+    let reply = reply
+        .map(|r| Reply::parse(Some(r)))
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let body = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
     Ok((status, reply, body))
 }

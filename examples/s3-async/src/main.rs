@@ -10,12 +10,12 @@
 //! The server's RDMA data path is src/rdma.rs; HTTP is src/server.rs; the client src/client.rs.
 
 mod client;
+#[path = "../../../mlx5dv/examples/common/s3.rs"]
+mod common;
 #[path = "../../../mlx5dv/examples/common/device.rs"]
 mod device;
 mod rdma;
 mod server;
-#[path = "../../../mlx5dv/examples/common/s3.rs"]
-mod common;
 
 use mlx5dv::s3::{Client, ClientConfig};
 use std::sync::Arc;
@@ -34,13 +34,20 @@ struct Args {
 
 fn args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let mode = it.next().ok_or("usage: s3-async node|serve|client [options] (see src/main.rs)")?;
+    let mode = it
+        .next()
+        .ok_or("usage: s3-async node|serve|client [options] (see src/main.rs)")?;
     let mut a = Args {
         mode,
         listen: "127.0.0.1:0".into(),
         url: None,
         clients: 1,
-        plan: client::Plan { node: 1, tasks: 16, transfers: 1000, max_size: 8 << 20 },
+        plan: client::Plan {
+            node: 1,
+            tasks: 16,
+            transfers: 1000,
+            max_size: 8 << 20,
+        },
         windows: false,
     };
     while let Some(flag) = it.next() {
@@ -63,7 +70,10 @@ fn args() -> Result<Args, String> {
 
 fn main() -> Result<(), Failure> {
     let mut a = args()?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     if a.mode == "node" {
         let index: u64 = std::env::var("SOFT_MLX5_NODE_INDEX")?.parse()?;
         let nodes: usize = std::env::var("SOFT_MLX5_NODES")?.parse()?;
@@ -103,7 +113,12 @@ async fn serve(a: &Args, publish: Option<&std::path::Path>) -> Result<(), Failur
         s.submitted, s.failed, s.messages, st.steps, st.events, st.arms, st.waited
     );
     if s.failed > 0 || exec.in_flight() > 0 {
-        return Err(format!("{} transfers failed, {} in flight at the end", s.failed, exec.in_flight()).into());
+        return Err(format!(
+            "{} transfers failed, {} in flight at the end",
+            s.failed,
+            exec.in_flight()
+        )
+        .into());
     }
     Ok(())
 }
@@ -112,7 +127,10 @@ async fn run_client(a: &Args) -> Result<(), Failure> {
     let url = a.url.clone().ok_or("client mode needs --url")?;
     let ctx = device::open(std::env::var("MLX5DV_TEST_DEVICE").ok().as_deref())?;
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
-    let cfg = ClientConfig { windows: a.windows, ..ClientConfig::default() };
+    let cfg = ClientConfig {
+        windows: a.windows,
+        ..ClientConfig::default()
+    };
     let client = Arc::new(Client::new(&mlx5, &pd, common::DEFAULT_KEY, cfg)?);
     let start = Instant::now();
     let t = client::run(&url, client, pd, a.plan).await?;

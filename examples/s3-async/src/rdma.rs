@@ -13,7 +13,10 @@ pub type Object = Arc<Mr<Vec<u8>>>;
 /// The executor, shared by every request's task; its driver runs as a tokio task woken by
 /// the CQ's completion channel.
 pub fn executor(ctx: &Context, mlx5: &Mlx5Context, pd: &Pd, key: DcKey) -> mlx5dv::Result<AsyncExecutor> {
-    let cfg = ExecutorConfig { key, ..ExecutorConfig::default() };
+    let cfg = ExecutorConfig {
+        key,
+        ..ExecutorConfig::default()
+    };
     let cq = ctx.create_cq_with_channel(cfg.cq_size())?;
     spawn(Executor::new(mlx5, pd, cq, cfg)?, AsyncConfig::default())
 }
@@ -22,7 +25,10 @@ pub fn executor(ctx: &Context, mlx5: &Mlx5Context, pd: &Pd, key: DcKey) -> mlx5d
 /// moved.
 pub async fn put(exec: &AsyncExecutor, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
     let len = token.len as usize;
-    let Some(region) = (len > 0).then(|| pd.register(vec![0u8; len], Access::LOCAL_WRITE).ok()).flatten() else {
+    let Some(region) = (len > 0)
+        .then(|| pd.register(vec![0u8; len], Access::LOCAL_WRITE).ok())
+        .flatten()
+    else {
         return (Outcome::Declined, None); // nothing to move, or no memory: send it in the body
     };
     match exec.submit_region(token, 0, Direction::Put, region, 0, len) {

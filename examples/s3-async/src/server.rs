@@ -63,7 +63,10 @@ pub async fn serve(
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { stop.done.notified().await })
         .await?;
-    Ok((store.rdma_moved.load(Ordering::Relaxed), store.plain.load(Ordering::Relaxed)))
+    Ok((
+        store.rdma_moved.load(Ordering::Relaxed),
+        store.plain.load(Ordering::Relaxed),
+    ))
 }
 
 async fn bye(State(store): State<Shared>) -> StatusCode {
@@ -80,7 +83,12 @@ fn token_of(headers: &HeaderMap) -> Option<Result<RdmaToken, Outcome>> {
 }
 
 /// The response the protocol gives `outcome`, with `body` when it says the object goes in it.
-fn answer(direction: Direction, range: Option<(usize, usize, usize)>, outcome: Outcome, body: impl FnOnce() -> Vec<u8>) -> Response {
+fn answer(
+    direction: Direction,
+    range: Option<(usize, usize, usize)>,
+    outcome: Outcome,
+    body: impl FnOnce() -> Vec<u8>,
+) -> Response {
     let r = protocol::respond(direction, range.is_some(), outcome);
     let mut b = Response::builder().status(r.status);
     if let Some(reply) = r.reply {
@@ -121,7 +129,11 @@ async fn put_object(State(store): State<Shared>, Path(key): Path<String>, header
             };
             store.rdma_moved.fetch_add(1, Ordering::Relaxed);
             let len = token.len as usize;
-            store.objects.write().unwrap_or_else(|p| p.into_inner()).insert(key, Stored { object, len });
+            store
+                .objects
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key, Stored { object, len });
             return answer(Direction::Put, None, outcome, Vec::new);
         }
         Some(Err(outcome)) => return answer(Direction::Put, None, outcome, Vec::new),
@@ -131,12 +143,22 @@ async fn put_object(State(store): State<Shared>, Path(key): Path<String>, header
         return status(StatusCode::INSUFFICIENT_STORAGE);
     };
     store.plain.fetch_add(1, Ordering::Relaxed);
-    store.objects.write().unwrap_or_else(|p| p.into_inner()).insert(key, stored);
+    store
+        .objects
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, stored);
     status(StatusCode::OK)
 }
 
 async fn get_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap) -> Response {
-    let Some(stored) = store.objects.read().unwrap_or_else(|p| p.into_inner()).get(&key).cloned() else {
+    let Some(stored) = store
+        .objects
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+        .cloned()
+    else {
         return status(StatusCode::NOT_FOUND);
     };
     let asked = headers.get("range").map(HeaderValue::to_str);
@@ -174,7 +196,8 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
             if let Some((a, z, total)) = content_range {
                 b = b.header("content-range", format!("bytes {a}-{z}/{total}"));
             }
-            b.body(Body::from(bytes())).unwrap_or_else(|_| Response::new(Body::empty()))
+            b.body(Body::from(bytes()))
+                .unwrap_or_else(|_| Response::new(Body::empty()))
         }
     }
 }

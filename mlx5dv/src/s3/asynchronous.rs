@@ -1,29 +1,4 @@
-//! Transfers as futures, on any runtime: the sync [`Executor`] stays the core; this layer only
-//! hands completions to the tasks waiting for them and wakes them (quinn's shape: a state
-//! machine without I/O, and a thin driver per runtime).
-//!
-//! - [`AsyncExecutor`]: a shared handle (`Clone`, `&self`), from which any number of tasks
-//!   submit at once; each submission is a future resolving to its [`Done`]
-//!   ([`Transfer`]), or to its `Done` and the region it named ([`RegionTransfer`]).
-//! - [`Driver`]: what the runtime runs. [`Driver::step`] takes in completions and wakes
-//!   their tasks; when it answers [`Step::Wait`] the executor's CQ is armed and the runtime
-//!   waits until the CQ's completion channel (the driver's descriptor, [`AsFd`]) is
-//!   readable, or the waker given to [`Driver::register`] is woken, then steps again. No
-//!   thread blocks and nothing spins. With the `tokio` feature, [`spawn`](super::tokio::spawn)
-//!   does all of this on a tokio runtime.
-//!
-//! The executor refuses a submission with EAGAIN when `max_transfers` run or its endpoint
-//! table is full of busy clients; here such submissions wait, in order, in a queue of at most
-//! [`AsyncConfig::max_waiting`], and start as transfers finish. Past that bound a submission
-//! is refused with EAGAIN (answer HTTP 503 Slow Down).
-//!
-//! # The wake-up sequence
-//! Each step reads the channel's events (each consumed the arm that raised it), polls the
-//! executor until it reports nothing more (Dones it holds are handed out, waiting
-//! submissions start), and only when nothing happened arms the CQ and polls once more: a
-//! completion that came between that poll and the arm is found by the poll after it, and
-//! one that comes later raises an event. Completions the executor has taken from the CQ but
-//! not yet reported are drained before arming, since no event would announce them.
+//! Transfers as futures, on any runtime ([`AsyncExecutor`] says how).
 
 use super::executor::{Done, Executor};
 use super::{Direction, RdmaToken};
@@ -178,8 +153,35 @@ impl Drop for Handles {
     }
 }
 
-/// An [`Executor`] shared by tasks: each submission is a future resolving to its [`Done`]
-/// (see the [module](self) documentation). Cloning gives another handle on the same executor.
+/// An [`Executor`] shared by tasks: each submission is a future resolving to its [`Done`].
+/// Cloning gives another handle on the same executor.
+///
+/// Transfers as futures, on any runtime: the sync [`Executor`] stays the core; this layer only
+/// hands completions to the tasks waiting for them and wakes them (quinn's shape: a state
+/// machine without I/O, and a thin driver per runtime).
+///
+/// - [`AsyncExecutor`]: a shared handle (`Clone`, `&self`), from which any number of tasks
+///   submit at once; each submission is a future resolving to its [`Done`]
+///   ([`Transfer`]), or to its `Done` and the region it named ([`RegionTransfer`]).
+/// - [`Driver`]: what the runtime runs. [`Driver::step`] takes in completions and wakes
+///   their tasks; when it answers [`Step::Wait`] the executor's CQ is armed and the runtime
+///   waits until the CQ's completion channel (the driver's descriptor, [`AsFd`]) is
+///   readable, or the waker given to [`Driver::register`] is woken, then steps again. No
+///   thread blocks and nothing spins. With the `tokio` feature, `mlx5dv::s3::tokio::spawn`
+///   does all of this on a tokio runtime.
+///
+/// The executor refuses a submission with EAGAIN when `max_transfers` run or its endpoint
+/// table is full of busy clients; here such submissions wait, in order, in a queue of at most
+/// [`AsyncConfig::max_waiting`], and start as transfers finish. Past that bound a submission
+/// is refused with EAGAIN (answer HTTP 503 Slow Down).
+///
+/// # The wake-up sequence
+/// Each step reads the channel's events (each consumed the arm that raised it), polls the
+/// executor until it reports nothing more (Dones it holds are handed out, waiting
+/// submissions start), and only when nothing happened arms the CQ and polls once more: a
+/// completion that came between that poll and the arm is found by the poll after it, and
+/// one that comes later raises an event. Completions the executor has taken from the CQ but
+/// not yet reported are drained before arming, since no event would announce them.
 ///
 /// ```no_run
 /// # async fn f(exec: &mlx5dv::s3::AsyncExecutor, token: &mlx5dv::s3::RdmaToken,
@@ -196,7 +198,7 @@ pub struct AsyncExecutor {
     handles: Arc<Handles>,
 }
 
-/// What the runtime runs for an [`AsyncExecutor`] (see the [module](self) documentation).
+/// What the runtime runs for an [`AsyncExecutor`] (see [`AsyncExecutor`]).
 pub struct Driver {
     shared: Arc<Shared>,
     /// The CQ's completion channel's descriptor (the executor in `shared` owns it).
@@ -205,12 +207,14 @@ pub struct Driver {
 
 impl AsyncExecutor {
     /// Shares `exec` between tasks; the [`Driver`] is what a runtime runs to move its
-    /// completions (with tokio: [`spawn`](super::tokio::spawn)).
+    /// completions (with tokio: `mlx5dv::s3::tokio::spawn`, feature `tokio`).
     ///
     /// # Errors
     /// With the executor back: EINVAL when its CQ has no completion channel (create it with
     /// [`Context::create_cq_with_channel`](crate::Context::create_cq_with_channel)) or
     /// `cfg.batch` is 0; EOPNOTSUPP for a direct CQ (it cannot be armed: poll it instead).
+    // The executor comes back whole on the error path, which runs once at setup.
+    #[allow(clippy::result_large_err)]
     pub fn new(exec: Executor, cfg: AsyncConfig) -> std::result::Result<(AsyncExecutor, Driver), Returned<Executor>> {
         const NEW: &str = "mlx5dv::s3::AsyncExecutor::new";
         let cq = exec.pool().cq();
@@ -413,7 +417,11 @@ impl State {
     /// Hands a finished transfer to its task.
     fn deliver(&mut self, d: Done) {
         let slot = (d.id & 0xffff_ffff) as usize;
-        let Some(s) = self.slots.get_mut(slot).filter(|s| u64::from(s.generation) == d.id >> 32) else {
+        let Some(s) = self
+            .slots
+            .get_mut(slot)
+            .filter(|s| u64::from(s.generation) == d.id >> 32)
+        else {
             return;
         };
         match std::mem::replace(&mut s.phase, Phase::Free) {
@@ -448,7 +456,10 @@ impl State {
             }
             progress |= n > 0;
             while let Some(w) = self.waiting.front() {
-                match self.exec.start(w.id, &w.token, w.offset, w.direction, w.local, w.lent.clone()) {
+                match self
+                    .exec
+                    .start(w.id, &w.token, w.offset, w.direction, w.local, w.lent.clone())
+                {
                     Err(e) if e.is_would_block() => break,
                     started => {
                         let w = self.waiting.pop_front().map(|w| w.id).unwrap_or_default();
@@ -477,7 +488,7 @@ impl State {
 
 impl Driver {
     /// Takes in completions, wakes their tasks and starts waiting submissions; arms the CQ
-    /// when nothing was pending (see the [module](self) documentation for the sequence).
+    /// when nothing was pending (see [`AsyncExecutor`] for the sequence).
     ///
     /// # Errors
     /// `ibv_get_cq_event`, [`Executor::poll`]'s and [`Cq::req_notify`](crate::Cq::req_notify)'s:

@@ -463,9 +463,10 @@ impl Executor {
     ///
     /// # Errors
     /// Nothing is posted, and no completion will come, when:
-    /// - EINVAL: `len` is 0, or `at..at + len` is not inside the region (or longer than 4 GiB
-    ///   - 1); the region is of another protection domain than the executor's; for
-    ///   [`Direction::Put`] the region lacks [`Access::LOCAL_WRITE`] (the device writes it);
+    /// - EINVAL: `len` is 0, or `at..at + len` is not inside the region, or longer than a
+    ///   message's 32-bit length; the region is of another protection domain than the
+    ///   executor's; for [`Direction::Put`] the region lacks [`Access::LOCAL_WRITE`] (the
+    ///   device writes it);
     /// - otherwise [`Executor::submit`]'s.
     #[allow(clippy::too_many_arguments)]
     pub fn submit_region<B: Send + 'static>(
