@@ -358,7 +358,7 @@ impl State {
         offset: u64,
         direction: Direction,
         local: raw::ibv_sge,
-        lent: Option<Arc<dyn Held>>,
+        mut lent: Option<Arc<dyn Held>>,
     ) -> Result<u64> {
         if let Some(e) = &self.stopped {
             return Err(Error::from_errno(
@@ -373,7 +373,7 @@ impl State {
         let s = &mut self.slots[slot as usize];
         let id = (u64::from(s.generation) << 32) | u64::from(slot);
         let started = if self.waiting.is_empty() {
-            self.exec.start(id, token, offset, direction, local, lent.clone())
+            self.exec.start(id, token, offset, direction, local, &mut lent)
         } else {
             // Others wait already: this one goes behind them.
             Err(Error::from_errno(OP, libc::EAGAIN, ""))
@@ -455,10 +455,10 @@ impl State {
                 self.deliver(d);
             }
             progress |= n > 0;
-            while let Some(w) = self.waiting.front() {
+            while let Some(w) = self.waiting.front_mut() {
                 match self
                     .exec
-                    .start(w.id, &w.token, w.offset, w.direction, w.local, w.lent.clone())
+                    .start(w.id, &w.token, w.offset, w.direction, w.local, &mut w.lent)
                 {
                     Err(e) if e.is_would_block() => break,
                     started => {
@@ -620,12 +620,12 @@ impl Ticket {
                 error: Some(Error::invalid(OP, "the transfer's future was polled after it resolved")),
             });
         }
-        if let Phase::Finished(d) = std::mem::replace(&mut s.phase, Phase::Free) {
+        if let Phase::Finished(d) = &mut s.phase {
+            let d = std::mem::take(d);
             st.release(slot);
             self.resolved = true;
             return Poll::Ready(d);
         }
-        s.phase = Phase::Running;
         if !s.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
             s.waker = Some(cx.waker().clone());
         }

@@ -441,7 +441,7 @@ impl Executor {
         local: Sge<'_>,
     ) -> Result<()> {
         let local = self.held_local(local, direction)?;
-        self.start(id, token, offset, direction, local, None)
+        self.start(id, token, offset, direction, local, &mut None)
     }
 
     /// `local`, checked to lie in a region the pool holds (one it may write for a PUT).
@@ -480,7 +480,7 @@ impl Executor {
         len: usize,
     ) -> Result<()> {
         let (local, lent) = self.lend(region, direction, at, len)?;
-        self.start(id, token, offset, direction, local, Some(lent))
+        self.start(id, token, offset, direction, local, &mut Some(lent))
     }
 
     /// The local buffer `at..at + len` of `region` for a transfer `direction`, checked, and
@@ -523,7 +523,8 @@ impl Executor {
         Ok((local, region.hold()))
     }
 
-    /// Starts transfer `id` from `local` (checked: in a held region, or in `lent`'s).
+    /// Starts transfer `id` from `local` (checked: in a held region, or in `lent`'s, which
+    /// the transfer takes when it starts, and leaves where it is when it does not).
     pub(super) fn start(
         &mut self,
         id: u64,
@@ -531,7 +532,7 @@ impl Executor {
         offset: u64,
         direction: Direction,
         local: raw::ibv_sge,
-        lent: Option<Arc<dyn Held>>,
+        lent: &mut Option<Arc<dyn Held>>,
     ) -> Result<()> {
         let len = u64::from(local.length);
         if len == 0 {
@@ -568,7 +569,7 @@ impl Executor {
             // Its path's address handle is being made: the transfer waits for it.
             self.free.pop();
             let mut t = Transfer::running(id, client, EndpointId::default(), direction, local, remote);
-            (t.state, t.unproven, t.lent) = (State::Resolving, true, lent);
+            (t.state, t.unproven, t.lent) = (State::Resolving, true, lent.take());
             self.unproven += 1;
             self.transfers[slot as usize] = t;
             self.stats.submitted += 1;
@@ -579,7 +580,7 @@ impl Executor {
         };
         self.free.pop();
         let mut t = Transfer::running(id, client, ep, direction, local, remote);
-        (t.unproven, t.lent) = (!proven, lent);
+        (t.unproven, t.lent) = (!proven, lent.take());
         self.unproven += usize::from(!proven);
         self.transfers[slot as usize] = t;
         self.stats.submitted += 1;
