@@ -474,5 +474,11 @@ fn sixty_four_tokio_tasks_put_and_get_through_one_executor_every_byte_checked() 
     assert_eq!(exec.in_flight(), 0);
     assert!(st.events > 0, "the driver never slept on the channel: {st:?}");
     println!("{st:?}");
+    // The last handle gone, the driver task ends (nothing else is alive on the runtime).
     drop(exec);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while rt.metrics().num_alive_tasks() > 0 {
+        assert!(Instant::now() < deadline, "the driver task outlived every handle");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

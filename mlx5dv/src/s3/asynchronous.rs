@@ -137,6 +137,16 @@ impl Shared {
         // A panic while holding the lock leaves counters at worst: go on with them.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// A task took its transfer's slot back: once the handles are gone and no slot is in use,
+    /// the driver may finish (no completion event would tell it).
+    fn slot_released(&self, st: &mut State) {
+        if self.closed.load(Ordering::Acquire) && st.in_use() == 0 {
+            if let Some(w) = st.driver.take() {
+                w.wake();
+            }
+        }
+    }
 }
 
 /// The handles' common part: its drop tells the driver no submission will come.
@@ -623,6 +633,7 @@ impl Ticket {
         if let Phase::Finished(d) = &mut s.phase {
             let d = std::mem::take(d);
             st.release(slot);
+            self.shared.slot_released(&mut st);
             self.resolved = true;
             return Poll::Ready(d);
         }
@@ -645,7 +656,10 @@ impl Drop for Ticket {
             return;
         }
         match s.phase {
-            Phase::Finished(_) => st.release(slot),
+            Phase::Finished(_) => {
+                st.release(slot);
+                self.shared.slot_released(&mut st);
+            }
             Phase::Running => {
                 s.phase = Phase::Abandoned;
                 s.waker = None;
