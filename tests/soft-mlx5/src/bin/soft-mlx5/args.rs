@@ -96,6 +96,18 @@ pub const SWITCHES: &[Switch] = &[
         help: "PREFIX[,PREFIX...]: RoCE GIDs ::ffff:PREFIX* never answer ARP: ibv_create_ah blocks 1 s, ETIMEDOUT",
     },
     Switch {
+        flag: "--pkeys",
+        var: "SOFT_MLX5_PKEYS",
+        value: None,
+        help: "P[,P...]: port 1's P_Key table on InfiniBand (default 0xffff); a request whose P_Key does not match its target's is dropped",
+    },
+    Switch {
+        flag: "--capture",
+        var: "SOFT_MLX5_CAPTURE",
+        value: None,
+        help: "FILE: append a line per request arriving at a QP or DCT: SL, traffic class, hop limit, flow label, P_Key",
+    },
+    Switch {
         flag: "--time-scale",
         var: "SOFT_MLX5_TIME_SCALE",
         value: None,
