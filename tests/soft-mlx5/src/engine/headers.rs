@@ -64,8 +64,8 @@ impl Headers {
 
 /// Port 1's P_Key table. On Ethernet one entry, the default P_Key (mlx5_ib reports
 /// `pkey_tbl_len` 1 on RoCE). On InfiniBand the table the subnet manager programmed, here
-/// `SOFT_MLX5_PKEYS` (comma-separated, e.g. `0xffff,0x8001,0x0001`; entries that do not parse
-/// are 0, an invalid P_Key), else the default P_Key alone.
+/// `SOFT_MLX5_PKEYS` (comma-separated hex, e.g. `0xffff,0x8001,0x0001`; the tool refuses one
+/// that does not parse, see [`parse_pkeys`]), else the default P_Key alone.
 pub fn pkey_table(profile: &Profile) -> &'static [u16] {
     static TABLE: OnceLock<Vec<u16>> = OnceLock::new();
     static ETHERNET: [u16; 1] = [DEFAULT_PKEY];
@@ -73,16 +73,32 @@ pub fn pkey_table(profile: &Profile) -> &'static [u16] {
         return &ETHERNET;
     }
     TABLE.get_or_init(|| match std::env::var("SOFT_MLX5_PKEYS") {
-        Ok(list) if !list.trim().is_empty() => list
-            .split(',')
-            .map(|p| {
-                let p = p.trim();
-                let hex = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")).unwrap_or(p);
-                u16::from_str_radix(hex, 16).unwrap_or(0)
-            })
-            .collect(),
-        _ => vec![DEFAULT_PKEY],
+        Ok(list) => parse_pkeys(&list).unwrap_or_else(|e| {
+            crate::log(format_args!("SOFT_MLX5_PKEYS: {e}: the table is 0xffff alone"));
+            vec![DEFAULT_PKEY]
+        }),
+        Err(_) => vec![DEFAULT_PKEY],
     })
+}
+
+/// A P_Key table as `SOFT_MLX5_PKEYS` gives it: 1 to 128 comma-separated 16-bit hex values
+/// (`0x` optional), none of them an invalid P_Key (`0x0000`, `0x8000`).
+pub fn parse_pkeys(text: &str) -> Result<Vec<u16>, String> {
+    let table = text
+        .split(',')
+        .map(|p| {
+            let p = p.trim();
+            let hex = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")).unwrap_or(p);
+            match u16::from_str_radix(hex, 16) {
+                Ok(k) if k & 0x7fff != 0 => Ok(k),
+                _ => Err(format!("{p:?} is not a valid P_Key (16-bit hex, base not 0)")),
+            }
+        })
+        .collect::<Result<Vec<u16>, String>>()?;
+    if table.len() > 128 {
+        return Err(format!("{} P_Keys: a ConnectX port's table holds 128", table.len()));
+    }
+    Ok(table)
 }
 
 /// The P_Key at `index` of port 1's table, if the table has that entry.
@@ -143,6 +159,14 @@ mod tests {
         assert!(!pkeys_match(0x0001, 0x0001));
         assert!(!pkeys_match(0x8001, 0x8002));
         assert!(!pkeys_match(0x8000, 0x8000));
+    }
+
+    #[test]
+    fn a_pkey_table_parses_from_hex_and_an_invalid_key_is_refused() {
+        assert_eq!(parse_pkeys("0xffff, 8001,0x0001"), Ok(vec![0xffff, 0x8001, 0x0001]));
+        assert!(parse_pkeys("0xffff,0x8000").is_err());
+        assert!(parse_pkeys("0xffff,zz").is_err());
+        assert!(parse_pkeys("").is_err());
     }
 
     #[test]

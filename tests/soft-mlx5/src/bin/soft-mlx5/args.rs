@@ -328,6 +328,9 @@ fn check_switch(sw: &Switch, v: &str) -> Result<(), String> {
                 profile::LOG_MAX_MSG_RANGE.end()
             )
         }),
+        "SOFT_MLX5_PKEYS" => soft_mlx5::engine::headers::parse_pkeys(v)
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", sw.flag)),
         "SOFT_MLX5_TIME_SCALE" => match v.parse::<f64>() {
             Ok(x) if x > 0.0 && x.is_finite() => Ok(()),
             _ => Err(format!("{} must be a number above 0, not {v:?}", sw.flag)),
