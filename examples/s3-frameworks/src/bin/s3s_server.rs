@@ -13,7 +13,7 @@
 
 use mlx5dv::s3::checksum::{self, Digest, Hasher};
 use mlx5dv::s3::protocol::{self, Body as ReplyBody, Outcome};
-use mlx5dv::s3::{AsyncConfig, AsyncExecutor, Direction, Done, Executor, ExecutorConfig, RdmaToken};
+use mlx5dv::s3::{AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken};
 use mlx5dv::{Access, Mr, Pd};
 use s3s::dto::*;
 use s3s::{S3Error, S3ErrorCode, S3Request, S3Response, S3Result, S3};
@@ -146,7 +146,7 @@ impl Server {
             return self.finish_put(mr, expected, content_type, None).map(|o| (o, None));
         };
         let token = match RdmaToken::parse(text) {
-            Ok(t) if t.len <= MAX_RDMA => t,
+            Ok(t) if u64::from(t.len) <= MAX_RDMA => t,
             Ok(_) => return self.declined_put(),
             Err(e) => {
                 return match answer(Direction::Put, false, Outcome::of_token_error(&e)) {

@@ -201,7 +201,7 @@ fn spelled(token: &RdmaToken, n: usize, port: u8) -> String {
     let s = match n % 4 {
         0 => TokenSpelling::default(),
         1 => TokenSpelling {
-            suffixed: Some((token.addr, token.len)),
+            suffixed: Some((token.addr, u64::from(token.len))),
             semicolon: true,
             ..TokenSpelling::default()
         },
