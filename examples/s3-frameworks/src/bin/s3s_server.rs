@@ -64,7 +64,10 @@ fn name(bucket: &str, key: &str) -> String {
 }
 
 fn s3_error(code: &str, message: &str, status: u16) -> S3Error {
-    let mut e = S3Error::with_message(S3ErrorCode::from_bytes(code.as_bytes()).unwrap_or(S3ErrorCode::Custom(code.to_owned().into())), message.to_owned());
+    let mut e = S3Error::with_message(
+        S3ErrorCode::from_bytes(code.as_bytes()).unwrap_or(S3ErrorCode::Custom(code.to_owned().into())),
+        message.to_owned(),
+    );
     e.set_status_code(http_status(status));
     e
 }
@@ -97,7 +100,10 @@ fn answer(direction: Direction, ranged: bool, outcome: Outcome) -> Answer {
 fn reply_headers(r: &protocol::Response) -> http::HeaderMap {
     let mut h = http::HeaderMap::new();
     if let Some(reply) = r.reply {
-        h.insert(protocol::REPLY_HEADER, reply.parse().expect("a reply is a header value"));
+        h.insert(
+            protocol::REPLY_HEADER,
+            reply.parse().expect("a reply is a header value"),
+        );
     }
     if let Some(n) = r.bytes_transferred {
         h.insert(protocol::BYTES_TRANSFERRED_HEADER, n.into());
@@ -134,10 +140,16 @@ fn bytes_of(mr: &Mr<Vec<u8>>, range: std::ops::Range<usize>) -> Vec<u8> {
 impl Server {
     /// A PUT or an UploadPart: its bytes, by RDMA when a token came (the token's whole buffer),
     /// else from the body; checked against the request's checksum. The object, or the answer.
-    async fn receive<T>(&self, req: &S3Request<T>, body: Option<StreamingBlob>) -> S3Result<(Arc<Object>, Option<protocol::Response>)> {
-        let expected = checksum::requested(|n| header(req, n)).map_err(|e| match answer(Direction::Put, false, Outcome::of_checksum_error(&e)) {
-            Answer::Error(e) => e,
-            Answer::Reply(_) => unreachable!("a checksum error is an S3 error"),
+    async fn receive<T>(
+        &self,
+        req: &S3Request<T>,
+        body: Option<StreamingBlob>,
+    ) -> S3Result<(Arc<Object>, Option<protocol::Response>)> {
+        let expected = checksum::requested(|n| header(req, n)).map_err(|e| {
+            match answer(Direction::Put, false, Outcome::of_checksum_error(&e)) {
+                Answer::Error(e) => e,
+                Answer::Reply(_) => unreachable!("a checksum error is an S3 error"),
+            }
         })?;
         let content_type = header(req, "content-type").map(str::to_owned);
         let Some(text) = header(req, protocol::TOKEN_HEADER) else {
@@ -223,7 +235,13 @@ impl Server {
                 Digest::of(want.algorithm, &bytes_of(&data, 0..data.len()))
             };
             if got != want {
-                return match answer(Direction::Put, false, Outcome::BadDigest { algorithm: want.algorithm }) {
+                return match answer(
+                    Direction::Put,
+                    false,
+                    Outcome::BadDigest {
+                        algorithm: want.algorithm,
+                    },
+                ) {
                     Answer::Error(e) => Err(e),
                     Answer::Reply(_) => unreachable!("BadDigest is an S3 error"),
                 };
@@ -307,7 +325,12 @@ impl S3 for Server {
     }
 
     async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
-        let obj = self.objects.lock().unwrap().get(&name(&req.input.bucket, &req.input.key)).cloned();
+        let obj = self
+            .objects
+            .lock()
+            .unwrap()
+            .get(&name(&req.input.bucket, &req.input.key))
+            .cloned();
         let obj = obj.ok_or_else(no_such_key)?;
         Ok(S3Response::new(HeadObjectOutput {
             content_length: Some(obj.data.len() as i64),
@@ -321,11 +344,20 @@ impl S3 for Server {
     }
 
     async fn get_object(&self, req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
-        let obj = self.objects.lock().unwrap().get(&name(&req.input.bucket, &req.input.key)).cloned();
+        let obj = self
+            .objects
+            .lock()
+            .unwrap()
+            .get(&name(&req.input.bucket, &req.input.key))
+            .cloned();
         let obj = obj.ok_or_else(no_such_key)?;
         let len = obj.data.len() as u64;
         let (range, ranged) = match req.input.range {
-            Some(r) => (r.check(len).map_err(|_| s3_error("InvalidRange", "The requested range is not satisfiable", 416))?, true),
+            Some(r) => (
+                r.check(len)
+                    .map_err(|_| s3_error("InvalidRange", "The requested range is not satisfiable", 416))?,
+                true,
+            ),
             None => (0..len, false),
         };
         let n = (range.end - range.start) as usize;
@@ -339,7 +371,16 @@ impl S3 for Server {
             ..Default::default()
         };
         // The checksum of the bytes moved: the object's, or the range's.
-        let sum = mode.then(|| if ranged { Digest::of(checksum::Algorithm::Crc64Nvme, &bytes_of(&obj.data, range.start as usize..range.end as usize)) } else { obj.crc64 });
+        let sum = mode.then(|| {
+            if ranged {
+                Digest::of(
+                    checksum::Algorithm::Crc64Nvme,
+                    &bytes_of(&obj.data, range.start as usize..range.end as usize),
+                )
+            } else {
+                obj.crc64
+            }
+        });
         out.checksum_crc64nvme = sum.map(|d| d.header_value());
         let outcome = match header(&req, protocol::TOKEN_HEADER) {
             None => None,
@@ -347,18 +388,28 @@ impl S3 for Server {
                 Err(e) => Outcome::of_token_error(&e),
                 Ok(t) if (t.len as usize) < n || n as u64 > MAX_RDMA => Outcome::Declined,
                 Ok(_) if n == 0 => Outcome::Moved { bytes: 0 },
-                Ok(t) => match self.exec.submit_region(&t, 0, Direction::Get, Arc::clone(&obj.data), range.start as usize, n) {
-                    Ok(transfer) => Outcome::of_done(&transfer.await.0),
-                    Err(e) if e.error().is_would_block() || e.error().errno() == Some(libc_ebusy()) => Outcome::Busy,
-                    Err(e) if e.error().is_not_supported() => Outcome::Declined,
-                    Err(_) => Outcome::InvalidToken,
-                },
+                Ok(t) => {
+                    match self
+                        .exec
+                        .submit_region(&t, 0, Direction::Get, Arc::clone(&obj.data), range.start as usize, n)
+                    {
+                        Ok(transfer) => Outcome::of_done(&transfer.await.0),
+                        Err(e) if e.error().is_would_block() || e.error().errno() == Some(libc_ebusy()) => {
+                            Outcome::Busy
+                        }
+                        Err(e) if e.error().is_not_supported() => Outcome::Declined,
+                        Err(_) => Outcome::InvalidToken,
+                    }
+                }
             }),
         };
         let status = if ranged { 206 } else { 200 };
         let Some(outcome) = outcome else {
             out.content_length = Some(n as i64);
-            out.body = Some(StreamingBlob::from(s3s::Body::from(bytes_of(&obj.data, range.start as usize..range.end as usize))));
+            out.body = Some(StreamingBlob::from(s3s::Body::from(bytes_of(
+                &obj.data,
+                range.start as usize..range.end as usize,
+            ))));
             let mut resp = S3Response::new(out);
             resp.status = Some(http_status(status));
             return Ok(resp);
@@ -368,7 +419,10 @@ impl S3 for Server {
             Answer::Reply(r) => {
                 if r.body == ReplyBody::Object {
                     out.content_length = Some(n as i64);
-                    out.body = Some(StreamingBlob::from(s3s::Body::from(bytes_of(&obj.data, range.start as usize..range.end as usize))));
+                    out.body = Some(StreamingBlob::from(s3s::Body::from(bytes_of(
+                        &obj.data,
+                        range.start as usize..range.end as usize,
+                    ))));
                 } else {
                     out.content_length = Some(0);
                 }
@@ -381,7 +435,10 @@ impl S3 for Server {
     }
 
     async fn delete_object(&self, req: S3Request<DeleteObjectInput>) -> S3Result<S3Response<DeleteObjectOutput>> {
-        self.objects.lock().unwrap().remove(&name(&req.input.bucket, &req.input.key));
+        self.objects
+            .lock()
+            .unwrap()
+            .remove(&name(&req.input.bucket, &req.input.key));
         if req.input.key.starts_with("goodbye-") {
             let n = self.goodbyes.fetch_add(1, Ordering::SeqCst) + 1;
             if n >= self.clients {
@@ -397,7 +454,13 @@ impl S3 for Server {
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
         let id = format!("upload-{}", self.next_upload.fetch_add(1, Ordering::Relaxed));
         let key = name(&req.input.bucket, &req.input.key);
-        self.uploads.lock().unwrap().insert(id.clone(), Upload { key, parts: BTreeMap::new() });
+        self.uploads.lock().unwrap().insert(
+            id.clone(),
+            Upload {
+                key,
+                parts: BTreeMap::new(),
+            },
+        );
         Ok(S3Response::new(CreateMultipartUploadOutput {
             bucket: Some(req.input.bucket),
             key: Some(req.input.key),
@@ -439,7 +502,10 @@ impl S3 for Server {
         let mut parts = Vec::with_capacity(listed.len());
         for p in &listed {
             let n = p.part_number.unwrap_or(0);
-            let part = upload.parts.get(&n).ok_or_else(|| s3_error("InvalidPart", &format!("part {n} was not uploaded"), 400))?;
+            let part = upload
+                .parts
+                .get(&n)
+                .ok_or_else(|| s3_error("InvalidPart", &format!("part {n} was not uploaded"), 400))?;
             let etag = p.e_tag.as_ref().map(|e| e.value().to_owned());
             if etag.as_deref() != Some(part.etag.trim_matches('"')) {
                 return Err(s3_error("InvalidPart", &format!("part {n}'s ETag differs"), 400));
@@ -450,7 +516,9 @@ impl S3 for Server {
         let mut whole = region(&self.pd, total)?;
         let mut at = 0;
         for p in &parts {
-            whole.write(at, &bytes_of(&p.data, 0..p.data.len())).expect("inside the region");
+            whole
+                .write(at, &bytes_of(&p.data, 0..p.data.len()))
+                .expect("inside the region");
             at += p.data.len();
         }
         let obj = self.finish_put(Arc::new(whole), None, None, None)?;
@@ -516,7 +584,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     // The RDMA data path: the executor, shared by every request's task; its driver sleeps in
     // tokio's reactor on the CQ's completion channel.
-    let cfg = ExecutorConfig { key: a.key, ..Default::default() };
+    let cfg = ExecutorConfig {
+        key: a.key,
+        ..Default::default()
+    };
     let cq = ctx.create_cq_with_channel(cfg.cq_size())?;
     let exec = mlx5dv::s3::tokio::spawn(Executor::new(&mlx5, &pd, cq, cfg)?, AsyncConfig::default())?;
     let done = Arc::new(tokio::sync::Notify::new());
@@ -553,6 +624,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         }
     }
     let (stats, clients, ahs) = exec.with_executor(|e| (e.stats(), e.clients(), e.address_handles()));
-    eprintln!("s3s_server: every client said goodbye; {stats:?}; {clients} clients and {ahs} address handles still held");
+    eprintln!(
+        "s3s_server: every client said goodbye; {stats:?}; {clients} clients and {ahs} address handles still held"
+    );
     Ok(())
 }

@@ -137,7 +137,10 @@ fn args() -> std::result::Result<Args, String> {
         server: None,
         objects: 100,
         max_size: 64 << 20,
-        id: std::env::var("SOFT_MLX5_NODE_INDEX").ok().and_then(|v| v.parse().ok()).unwrap_or(1),
+        id: std::env::var("SOFT_MLX5_NODE_INDEX")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1),
         chaos: false,
         device: None,
         access_key: "mlx5dv".into(),
@@ -269,11 +272,20 @@ impl Run {
             match action {
                 ClientAction::Done => {
                     r?;
-                    check(seen.bytes.as_deref() == Some(&data.len().to_string()), || format!("{key}: PUT moved {:?} bytes", seen.bytes))?;
+                    check(seen.bytes.as_deref() == Some(&data.len().to_string()), || {
+                        format!("{key}: PUT moved {:?} bytes", seen.bytes)
+                    })?;
                     return Ok(());
                 }
                 ClientAction::SendBody => {
-                    self.s3.put_object().bucket(BUCKET).key(key).checksum_crc64_nvme(&sum).body(ByteStream::from(data.to_vec())).send().await?;
+                    self.s3
+                        .put_object()
+                        .bucket(BUCKET)
+                        .key(key)
+                        .checksum_crc64_nvme(&sum)
+                        .body(ByteStream::from(data.to_vec()))
+                        .send()
+                        .await?;
                     return Ok(());
                 }
                 ClientAction::Retry => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -313,8 +325,15 @@ impl Run {
                 .await?;
             let (seen, action) = cap.action(Direction::Put)?;
             check(action == ClientAction::Done, || format!("{key} part {part}: {seen:?}"))?;
-            check(out.checksum_crc64_nvme() == Some(sum.as_str()), || format!("{key} part {part}: checksum {:?}", out.checksum_crc64_nvme()))?;
-            done.push(CompletedPart::builder().part_number(part).set_e_tag(out.e_tag().map(str::to_owned)).build());
+            check(out.checksum_crc64_nvme() == Some(sum.as_str()), || {
+                format!("{key} part {part}: checksum {:?}", out.checksum_crc64_nvme())
+            })?;
+            done.push(
+                CompletedPart::builder()
+                    .part_number(part)
+                    .set_e_tag(out.e_tag().map(str::to_owned))
+                    .build(),
+            );
         }
         let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
         let out = self
@@ -326,7 +345,12 @@ impl Run {
             .multipart_upload(CompletedMultipartUpload::builder().set_parts(Some(done)).build())
             .send()
             .await?;
-        check(out.checksum_crc64_nvme() == Some(whole.as_str()), || format!("{key}: the whole object's checksum {:?}, mine {whole}", out.checksum_crc64_nvme()))
+        check(out.checksum_crc64_nvme() == Some(whole.as_str()), || {
+            format!(
+                "{key}: the whole object's checksum {:?}, mine {whole}",
+                out.checksum_crc64_nvme()
+            )
+        })
     }
 
     /// GETs `range` (None: all) of the object by RDMA into the buffer and checks it against
@@ -357,7 +381,9 @@ impl Run {
             let got = match action {
                 ClientAction::Done => {
                     r?;
-                    check(seen.bytes.as_deref() == Some(&len.to_string()), || format!("{key}: GET moved {:?} of {len}", seen.bytes))?;
+                    check(seen.bytes.as_deref() == Some(&len.to_string()), || {
+                        format!("{key}: GET moved {:?} of {len}", seen.bytes)
+                    })?;
                     self.buffer(len)
                 }
                 ClientAction::ReadBody => r?.body.collect().await?.into_bytes().to_vec(),
@@ -367,12 +393,18 @@ impl Run {
                 }
                 _ => return Err(format!("{key}: GET answered {seen:?}: {:?}", r.err()).into()),
             };
-            check(got == want[from..to], || format!("{key}: GET {from}..{to}: the bytes differ"))?;
+            check(got == want[from..to], || {
+                format!("{key}: GET {from}..{to}: the bytes differ")
+            })?;
             let sum = Digest::of(Algorithm::Crc64Nvme, &got).header_value();
-            check(seen.crc64.as_deref() == Some(sum.as_str()), || format!("{key}: GET checksum {:?}, of the bytes {sum}", seen.crc64))?;
+            check(seen.crc64.as_deref() == Some(sum.as_str()), || {
+                format!("{key}: GET checksum {:?}, of the bytes {sum}", seen.crc64)
+            })?;
             if range.is_some() {
                 let cr = format!("bytes {from}-{}/{}", to - 1, want.len());
-                check(seen.status == 206 && seen.content_range.as_deref() == Some(&cr), || format!("{key}: ranged GET {seen:?}"))?;
+                check(seen.status == 206 && seen.content_range.as_deref() == Some(&cr), || {
+                    format!("{key}: ranged GET {seen:?}")
+                })?;
             }
             return Ok(());
         }
@@ -384,7 +416,9 @@ impl Run {
         let key = format!("c{}-{n}", self.id);
         self.put(&key, &data, n).await?;
         let head = self.s3.head_object().bucket(BUCKET).key(&key).send().await?;
-        check(head.content_length() == Some(size as i64), || format!("{key}: HEAD length {:?}", head.content_length()))?;
+        check(head.content_length() == Some(size as i64), || {
+            format!("{key}: HEAD length {:?}", head.content_length())
+        })?;
         self.get(&key, &data, None, n + 1).await?;
         let from = (n * 7919) % size;
         let to = from + 1 + (n * 104_729) % (size - from);
@@ -410,13 +444,20 @@ async fn main() -> Result<()> {
     let exposed = client.expose(pd.register(vec![0u8; a.max_size.max(PART)], Access::LOCAL_WRITE)?)?;
     let s3 = sdk(&url, &a.access_key, &a.secret_key);
     let _ = s3.create_bucket().bucket(BUCKET).send().await;
-    let mut run = Run { s3, exposed, port: 1, id: a.id };
+    let mut run = Run {
+        s3,
+        exposed,
+        port: 1,
+        id: a.id,
+    };
     if a.chaos {
         chaos(&mut run, &a, &url).await?;
     }
     let start = std::time::Instant::now();
     for n in 0..a.objects {
-        run.object(n, a.max_size).await.map_err(|e| format!("client {}: object {n}: {e}", a.id))?;
+        run.object(n, a.max_size)
+            .await
+            .map_err(|e| format!("client {}: object {n}: {e}", a.id))?;
     }
     eprintln!(
         "sdk_client {}: {} objects (PUT, HEAD, GET, ranged GET, DELETE) by RDMA, every byte and checksum checked, in {:.1} s",
@@ -424,7 +465,12 @@ async fn main() -> Result<()> {
         a.objects,
         start.elapsed().as_secs_f64()
     );
-    run.s3.delete_object().bucket(BUCKET).key(format!("goodbye-{}", a.id)).send().await?;
+    run.s3
+        .delete_object()
+        .bucket(BUCKET)
+        .key(format!("goodbye-{}", a.id))
+        .send()
+        .await?;
     Ok(())
 }
 
@@ -449,9 +495,15 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     let cap = Capture::default();
     let r = put_with("0:nonsense".into(), cap.clone()).await;
     let s = cap.seen();
-    check(s.status == 400 && s.reply.is_none(), || format!("an invalid token: {s:?}"))?;
-    let code = r.err().and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
-    check(code.as_deref() == Some(protocol::INVALID_TOKEN), || format!("an invalid token: code {code:?}"))?;
+    check(s.status == 400 && s.reply.is_none(), || {
+        format!("an invalid token: {s:?}")
+    })?;
+    let code = r
+        .err()
+        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    check(code.as_deref() == Some(protocol::INVALID_TOKEN), || {
+        format!("an invalid token: code {code:?}")
+    })?;
     // A hipObject RC token: declined (200, reply 501); the GET is served in the body.
     let (_g, token) = run.exposed.mint_guarded(0, 4096, Direction::Get)?;
     let hip = spelled(&token, 3, run.port);
@@ -470,8 +522,13 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
         .send()
         .await?;
     let (s, action) = cap.action(Direction::Get)?;
-    check(s.status == 200 && s.reply.as_deref() == Some("501") && action == ClientAction::ReadBody, || format!("an RC token: {s:?}"))?;
-    check(r.body.collect().await?.into_bytes() == data[..], || "an RC token's GET: the body differs".into())?;
+    check(
+        s.status == 200 && s.reply.as_deref() == Some("501") && action == ClientAction::ReadBody,
+        || format!("an RC token: {s:?}"),
+    )?;
+    check(r.body.collect().await?.into_bytes() == data[..], || {
+        "an RC token's GET: the body differs".into()
+    })?;
     drop(_g);
     // A dead client: a DCT of its own, destroyed, then named by tokens. PUT: 500
     // RDMATransferFailed; GET: 200, reply 501, the object in the body.
@@ -488,8 +545,13 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     let cap = Capture::default();
     let r = put_with(put_text, cap.clone()).await;
     let s = cap.seen();
-    let code = r.err().and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
-    check(s.status == 500 && code.as_deref() == Some(protocol::TRANSFER_FAILED), || format!("a dead client's PUT: {s:?} {code:?}"))?;
+    let code = r
+        .err()
+        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    check(
+        s.status == 500 && code.as_deref() == Some(protocol::TRANSFER_FAILED),
+        || format!("a dead client's PUT: {s:?} {code:?}"),
+    )?;
     let cap = Capture::default();
     let r = run
         .s3
@@ -504,8 +566,12 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
         .send()
         .await?;
     let s = cap.seen();
-    check(s.status == 200 && s.reply.as_deref() == Some("501"), || format!("a dead client's GET: {s:?}"))?;
-    check(r.body.collect().await?.into_bytes() == data[..], || "a dead client's GET: the body differs".into())?;
+    check(s.status == 200 && s.reply.as_deref() == Some("501"), || {
+        format!("a dead client's GET: {s:?}")
+    })?;
+    check(r.body.collect().await?.into_bytes() == data[..], || {
+        "a dead client's GET: the body differs".into()
+    })?;
     // A checksum of other bytes: 400 BadDigest, the object unchanged.
     run.exposed.write(0, &data)?;
     let (g, token) = run.exposed.mint_guarded(0, 4096, Direction::Put)?;
@@ -522,8 +588,12 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
         })
         .send()
         .await;
-    let code = r.err().and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
-    check(code.as_deref() == Some(protocol::BAD_DIGEST), || format!("a wrong checksum: {code:?}"))?;
+    let code = r
+        .err()
+        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    check(code.as_deref() == Some(protocol::BAD_DIGEST), || {
+        format!("a wrong checksum: {code:?}")
+    })?;
     // SigV4 covers the token: one changed after signing, and a wrong secret, are refused.
     let text = token.format()?;
     let r = run
@@ -538,8 +608,12 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
         .interceptor(Tamper)
         .send()
         .await;
-    let code = r.err().and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
-    check(code.as_deref() == Some("SignatureDoesNotMatch"), || format!("a token changed after signing: {code:?}"))?;
+    let code = r
+        .err()
+        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    check(code.as_deref() == Some("SignatureDoesNotMatch"), || {
+        format!("a token changed after signing: {code:?}")
+    })?;
     let wrong = sdk(url, &a.access_key, "not-the-secret");
     let r = wrong.head_object().bucket(BUCKET).key(&key).send().await;
     check(r.is_err(), || "a wrong secret was accepted".into())?;
