@@ -410,7 +410,8 @@ impl Run {
         }
     }
 
-    async fn object(&mut self, n: usize, max: usize) -> Result<()> {
+    /// Object `n`: PUT, HEAD, GET, ranged GET, DELETE; its size.
+    async fn object(&mut self, n: usize, max: usize) -> Result<usize> {
         let size = size_of(n, self.id, max);
         let data = common::pattern(size, self.id << 32 | n as u64);
         let key = format!("c{}-{n}", self.id);
@@ -424,7 +425,7 @@ impl Run {
         let to = from + 1 + (n * 104_729) % (size - from);
         self.get(&key, &data, Some((from, to)), n + 2).await?;
         self.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
-        Ok(())
+        Ok(size)
     }
 }
 
