@@ -6,8 +6,12 @@
 //! and error as the spec says (`mlx5dv::s3::protocol`).
 //!
 //! ```text
-//! s3s_server [--listen ADDR] [--device NAME] [--access-key K --secret-key S] [--key HEX]
+//! s3s_server [--listen ADDR] [--device NAME | --rdma-ip IP] [--sl N] [--traffic-class N]
+//!            [--access-key K --secret-key S] [--key HEX] [--clients N]
 //! ```
+//! `--rdma-ip` picks the device, port and GID by the address (`mlx5dv::open_by_ip`), as
+//! cuObject's `rdma_dev_addr_list` and libs3rdma's `server_init(ip)` do; `--sl` and
+//! `--traffic-class` are the path settings of its requests (`ExecutorConfig::path`).
 //! Under `scripts/soft-mlx5 --nodes N` it publishes its URL in the rendezvous directory and
 //! serves until a client sends `DELETE /<bucket>/goodbye-<n>` for each of `--clients` clients.
 
@@ -546,6 +550,8 @@ impl S3 for Server {
 struct Args {
     listen: String,
     device: Option<String>,
+    rdma_ip: Option<std::net::IpAddr>,
+    path: mlx5dv::s3::PathSettings,
     access_key: String,
     secret_key: String,
     key: mlx5dv::DcKey,
@@ -556,6 +562,8 @@ fn args() -> Result<Args, String> {
     let mut a = Args {
         listen: "127.0.0.1:0".into(),
         device: None,
+        rdma_ip: None,
+        path: mlx5dv::s3::PathSettings::default(),
         access_key: "mlx5dv".into(),
         secret_key: "mlx5dv-secret".into(),
         key: common::DEFAULT_KEY,
@@ -567,11 +575,14 @@ fn args() -> Result<Args, String> {
         match flag.as_str() {
             "--listen" => a.listen = value()?,
             "--device" => a.device = Some(value()?),
+            "--rdma-ip" => a.rdma_ip = Some(value()?.parse().map_err(|e| format!("--rdma-ip: {e}"))?),
+            "--sl" => a.path.sl = value()?.parse().map_err(|e| format!("--sl: {e}"))?,
+            "--traffic-class" => a.path.traffic_class = value()?.parse().map_err(|e| format!("--traffic-class: {e}"))?,
             "--access-key" => a.access_key = value()?,
             "--secret-key" => a.secret_key = value()?,
             "--key" => a.key = common::parse_key(&value()?)?,
             "--clients" => a.clients = value()?.parse().map_err(|e| format!("--clients: {e}"))?,
-            _ => return Err(format!("unknown argument {flag}; usage: s3s_server [--listen ADDR] [--device NAME] [--access-key K] [--secret-key S] [--key HEX] [--clients N]")),
+            _ => return Err(format!("unknown argument {flag}; usage: s3s_server [--listen ADDR] [--device NAME | --rdma-ip IP] [--sl N] [--traffic-class N] [--access-key K] [--secret-key S] [--key HEX] [--clients N]")),
         }
     }
     Ok(a)
@@ -580,14 +591,23 @@ fn args() -> Result<Args, String> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let a = args()?;
-    let ctx = device::open(a.device.as_deref())?;
-    let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
-    // The RDMA data path: the executor, shared by every request's task; its driver sleeps in
-    // tokio's reactor on the CQ's completion channel.
-    let cfg = ExecutorConfig {
+    let mut cfg = ExecutorConfig {
         key: a.key,
+        path: a.path,
         ..Default::default()
     };
+    let ctx = match a.rdma_ip {
+        Some(ip) => {
+            let local = mlx5dv::open_by_ip(ip)?;
+            (cfg.pool.port, cfg.gid_index) = (local.port, local.gid_index);
+            local.context
+        }
+        None => device::open(a.device.as_deref())?,
+    };
+    let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
+    let (port, gid_index) = (cfg.pool.port, cfg.gid_index);
+    // The RDMA data path: the executor, shared by every request's task; its driver sleeps in
+    // tokio's reactor on the CQ's completion channel.
     let cq = ctx.create_cq_with_channel(cfg.cq_size())?;
     let exec = mlx5dv::s3::tokio::spawn(Executor::new(&mlx5, &pd, cq, cfg)?, AsyncConfig::default())?;
     let done = Arc::new(tokio::sync::Notify::new());
@@ -606,7 +626,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let service = builder.build();
     let listener = tokio::net::TcpListener::bind(&a.listen).await?;
     let url = format!("http://{}", listener.local_addr()?);
-    eprintln!("s3s_server: serving S3 over RDMA at {url} (device {})", ctx.name());
+    eprintln!(
+        "s3s_server: serving S3 over RDMA at {url} (device {}, port {port}, GID index {gid_index:?}, {:?})",
+        ctx.name(),
+        a.path
+    );
     if let Some(path) = common::rendezvous_file() {
         common::publish(&path, &url)?;
     }

@@ -455,15 +455,20 @@ async fn main() -> Result<()> {
         chaos(&mut run, &a, &url).await?;
     }
     let start = std::time::Instant::now();
+    let (mut bytes, mut largest) = (0, 0);
     for n in 0..a.objects {
-        run.object(n, a.max_size)
+        let size = run
+            .object(n, a.max_size)
             .await
             .map_err(|e| format!("client {}: object {n}: {e}", a.id))?;
+        bytes += size;
+        largest = largest.max(size);
     }
     eprintln!(
-        "sdk_client {}: {} objects (PUT, HEAD, GET, ranged GET, DELETE) by RDMA, every byte and checksum checked, in {:.1} s",
+        "sdk_client {}: {} objects, {} MiB in all, the largest {largest} B (PUT, HEAD, GET, ranged GET, DELETE) by RDMA, every byte and checksum checked, in {:.1} s",
         a.id,
         a.objects,
+        bytes >> 20,
         start.elapsed().as_secs_f64()
     );
     run.s3
