@@ -125,6 +125,7 @@ pub fn chaos(policy: Policy, seed: u64, requests: usize) -> Option<Figures> {
         policy,
         max_send_wr: 64,
         port,
+        pkey_index: 0,
         mtu_bytes: Some(MTU),
         // Retries enough for a 1% lossy wire; a dead peer is declared dead in milliseconds.
         rts: RtsAttr {

@@ -87,6 +87,7 @@ fn run(policy: Policy, dcis: usize, kill: Option<usize>) -> Option<Outcome> {
         policy,
         max_send_wr: 64,
         port,
+        pkey_index: 0,
         mtu_bytes: Some(MTU),
         // Short timeout, one retry: a vanished peer is declared dead within milliseconds.
         rts: RtsAttr {
@@ -429,6 +430,7 @@ fn dcs_two_dead_peers_on_two_dcis_each_fail_once_and_one_dcis_recovery_revives_n
         policy: Policy::Dcs,
         max_send_wr: 16,
         port,
+        pkey_index: 0,
         mtu_bytes: Some(MTU),
         rts: RtsAttr {
             timeout: 8,
@@ -476,6 +478,7 @@ fn a_pool_cq_smaller_than_its_dcis_send_queues_is_refused_naming_the_sizes() {
         max_endpoints: 2,
         max_send_wr: 16,
         port,
+        pkey_index: 0,
         mtu_bytes: Some(MTU),
         ..test_pool_config()
     };
@@ -516,6 +519,7 @@ fn more_requests_than_the_pool_carries_get_would_block_without_allocating_never_
         policy: Policy::Dcs,
         max_send_wr: 16,
         port,
+        pkey_index: 0,
         mtu_bytes: Some(MTU),
         rts: RtsAttr::default(),
         atomics: false,
@@ -823,6 +827,7 @@ fn small_config(port: u8, policy: Policy, dcis: usize) -> PoolConfig {
         policy,
         max_send_wr: 16,
         port,
+        pkey_index: 0,
         mtu_bytes: Some(MTU),
         rts: RtsAttr {
             timeout: 8,
@@ -914,6 +919,7 @@ fn a_pool_refuses_a_cq_a_dct_reports_to_and_reports_a_completion_no_dci_owns_nev
         dcis: 2,
         max_endpoints: 2,
         port,
+        pkey_index: 0,
         mtu_bytes: Some(MTU),
         max_send_wr: 16,
         ..PoolConfig::default()
@@ -1297,6 +1303,7 @@ fn streams_on_a_device_without_dci_streams_are_refused_by_dcipool_new_saying_use
         },
         max_send_wr: 16,
         port,
+        pkey_index: 0,
         mtu_bytes: Some(MTU),
         ..test_pool_config()
     };

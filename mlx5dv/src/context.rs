@@ -167,6 +167,27 @@ impl Context {
             .map(Some)
     }
 
+    /// The index of `gid` in `port`'s GID table, if it is there; with `roce_v2`, only an entry
+    /// of type RoCE v2 counts (its type read from sysfs as in [`Context::roce_v2_gid_index`]).
+    ///
+    /// # Errors
+    /// `ibv_query_port` with its errno for a port the device does not have.
+    pub fn gid_index_of(&self, port: u8, gid: &[u8; 16], roce_v2: bool) -> Result<Option<u8>> {
+        let attr = self.query_port(port)?;
+        let len = u8::try_from(attr.0.gid_tbl_len.max(0)).unwrap_or(u8::MAX);
+        // SAFETY: the context is open; its device and the device's path live as long as it.
+        let ibdev_path = unsafe { CStr::from_ptr((*(*self.as_raw()).device).ibdev_path.as_ptr()) };
+        let types = std::path::Path::new(&*ibdev_path.to_string_lossy())
+            .join("ports")
+            .join(port.to_string())
+            .join("gid_attrs/types");
+        Ok((0..len).find(|&i| {
+            // An empty or unreadable entry is not the GID.
+            self.query_gid(port, i).is_ok_and(|g| &g == gid)
+                && (!roce_v2 || std::fs::read_to_string(types.join(i.to_string())).is_ok_and(|t| t.trim() == "RoCE v2"))
+        }))
+    }
+
     /// Whether the device pages in any address on demand with one registration
     /// (`IBV_ODP_SUPPORT_IMPLICIT` in `ibv_query_device_ex`'s ODP caps).
     ///

@@ -24,6 +24,7 @@ pub struct DciBuilder<'a> {
     streams: Option<raw::mlx5dv_dci_streams>,
     backend: SendBackend,
     out_of_order: bool,
+    pkey_index: u16,
 }
 
 /// The RC send operations a DCI enables by default.
@@ -53,6 +54,7 @@ impl<'a> DciBuilder<'a> {
             streams: None,
             backend: SendBackend::WrApi,
             out_of_order: false,
+            pkey_index: 0,
         }
     }
 
@@ -103,6 +105,15 @@ impl<'a> DciBuilder<'a> {
     /// and the device report it for DC ([`super::Mlx5Caps::dc_out_of_order`]).
     pub fn out_of_order_placement(mut self) -> Self {
         self.out_of_order = true;
+        self
+    }
+
+    /// The P_Key index [`DciBuilder::build_ready`] initialises the DCI with (default 0): the
+    /// entry of the port's P_Key table its packets carry, which must match the target DCT's
+    /// (a partition's full member reaches its full and limited members; two limited members
+    /// never reach each other: their packets are dropped and the DCI sees ACK timeouts).
+    pub fn pkey_index(mut self, index: u16) -> Self {
+        self.pkey_index = index;
         self
     }
 
@@ -317,8 +328,9 @@ impl<'a> DciBuilder<'a> {
     /// # Errors
     /// Whatever step failed; the half-built DCI is destroyed.
     pub fn build_ready(self, port: u8, mtu_bytes: u32, rts: RtsAttr) -> Result<Dci<state::Rts>> {
+        let pkey_index = self.pkey_index;
         let dci = self.build()?;
-        let dci = dci.init(port, 0).map_err(Error::from)?;
+        let dci = dci.init(port, pkey_index).map_err(Error::from)?;
         let dci = dci.rtr(mtu_bytes).map_err(Error::from)?;
         dci.rts(rts).map_err(Error::from)
     }

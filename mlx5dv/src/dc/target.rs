@@ -29,6 +29,7 @@ pub struct DctBuilder<'a> {
     traffic_class: u8,
     flow_label: u32,
     pkey_index: u16,
+    sl: u8,
     out_of_order: bool,
 }
 
@@ -55,6 +56,7 @@ impl<'a> DctBuilder<'a> {
             traffic_class: 0,
             flow_label: 0,
             pkey_index: 0,
+            sl: 0,
             out_of_order: false,
         }
     }
@@ -124,6 +126,14 @@ impl<'a> DctBuilder<'a> {
     /// P_Key index.
     pub fn pkey_index(mut self, index: u16) -> Self {
         self.pkey_index = index;
+        self
+    }
+
+    /// Service level of the DCT's answers (ACKs and READ responses): on RoCE the priority,
+    /// which mlx5_ib puts in the DCT context's `eth_prio`; on InfiniBand the SL of the
+    /// initiator's request is answered on, so this is unused there.
+    pub fn sl(mut self, sl: u8) -> Self {
+        self.sl = sl;
         self
     }
 
@@ -248,6 +258,7 @@ impl<'a> DctBuilder<'a> {
             ..Default::default()
         };
         attr.ah_attr.port_num = self.port;
+        attr.ah_attr.sl = self.sl;
         if let Some(index) = self.gid_index {
             attr.ah_attr.is_global = 1;
             attr.ah_attr.grh.sgid_index = index;

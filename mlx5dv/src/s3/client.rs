@@ -9,6 +9,7 @@
 //! server's request fails with a remote access error at the client's adapter), while the
 //! buffer and its other tokens stay as they were.
 
+use super::path::PathSettings;
 use super::window::{Binder, Window};
 use super::{Direction, RdmaToken, TokenSpelling};
 use crate::cq::Cq;
@@ -41,6 +42,9 @@ pub struct ClientConfig {
     /// binder) and one registration of each exposed region with [`Access::MW_BIND`]. Tokens
     /// over a dma-buf stay registrations.
     pub windows: bool,
+    /// The DCT's partition (its P_Key index: the executor's DCIs must be in the same one) and
+    /// its answers' SL, traffic class, hop limit and flow label (RoCE).
+    pub path: PathSettings,
 }
 
 impl Default for ClientConfig {
@@ -51,6 +55,7 @@ impl Default for ClientConfig {
             gid_index: None,
             mtu_bytes: None,
             windows: false,
+            path: PathSettings::default(),
         }
     }
 }
@@ -113,12 +118,20 @@ impl Client {
             cfg.gid_index,
             "mlx5dv::s3::Client::new",
         )?;
+        cfg.path
+            .check(port.is_ethernet(), "mlx5dv::s3::Client::new")
+            .map_err(|e| e.on(ctx.name()))?;
         let cq = ctx.create_cq(1)?;
         let srq = pd.create_srq(1, 1)?;
         let mut b = DctBuilder::new(mlx5, pd, &cq, &srq, key)
             .port(cfg.port)
             .access(Access::LOCAL_WRITE | Access::REMOTE_WRITE | Access::REMOTE_READ)
-            .gid_index(gid_index);
+            .gid_index(gid_index)
+            .pkey_index(cfg.path.pkey_index)
+            .sl(cfg.path.sl)
+            .traffic_class(cfg.path.traffic_class)
+            .hop_limit(cfg.path.hop_limit)
+            .flow_label(cfg.path.flow_label);
         if let Some(mtu) = cfg.mtu_bytes {
             b = b.mtu(mtu);
         }

@@ -2,10 +2,11 @@
 //! says how).
 
 use super::keyed_hash::KeyedHash;
+use super::path::PathSettings;
 use super::resolver::Resolver;
 use super::{Direction, RdmaToken};
 use crate::addr::{Mtu, RemoteMemory};
-use crate::ah::{Ah, PeerPath};
+use crate::ah::Ah;
 use crate::cq::{Cq, WcStatus};
 use crate::dc::{DcKey, DcPeer, Mlx5Context};
 use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Probation, Request};
@@ -44,6 +45,9 @@ pub struct ExecutorConfig {
     /// once, 1 to `max_transfers`: the rest of the table stays for proven clients (see the
     /// [`Executor`] documentation).
     pub unproven_transfers: usize,
+    /// The requests' SL, traffic class, hop limit, flow label and the DCIs' P_Key index
+    /// (which replaces `pool.pkey_index`: leave that 0).
+    pub path: PathSettings,
 }
 
 impl Default for ExecutorConfig {
@@ -69,6 +73,7 @@ impl Default for ExecutorConfig {
             max_transfers: 256,
             keep_idle: 64,
             unproven_transfers: 64,
+            path: PathSettings::default(),
         }
     }
 }
@@ -285,6 +290,8 @@ pub struct Executor {
     port: u8,
     /// The GID index to send from, on RoCE.
     sgid_index: Option<u8>,
+    /// What the requests' headers carry.
+    path: PathSettings,
     mtu: Mtu,
     key: DcKey,
     max_message: u64,
@@ -351,6 +358,7 @@ impl Executor {
             Err(error) => return Err(Returned::new(error, cq)),
         };
         let mut pool_cfg = cfg.pool;
+        pool_cfg.pkey_index = cfg.path.pkey_index;
         match mlx5.caps() {
             Ok(caps) => {
                 // Unknown (no DEVX): 1, which every device takes.
@@ -382,6 +390,7 @@ impl Executor {
             pd: pd.clone(),
             port: cfg.pool.port,
             sgid_index,
+            path: cfg.path,
             mtu,
             key: cfg.key,
             max_message: u64::from(max_msg),
@@ -721,7 +730,7 @@ impl Executor {
         if full {
             return Err(self.unproven_refused());
         }
-        let path = PeerPath::to_dc_target(target, self.sgid_index);
+        let path = self.path.path_to(target, self.sgid_index);
         let ah = match (self.ahs.get(&client.path), &self.resolver) {
             (Some((ah, _)), _) => ah.clone(),
             (None, Some(resolver)) => {
@@ -1149,6 +1158,13 @@ fn port_facts(pd: &Pd, cfg: &ExecutorConfig) -> Result<(Option<u8>, Mtu, u32)> {
     let ctx = pd.context();
     let port = ctx.query_port(cfg.pool.port)?;
     let sgid_index = super::roce_gid_index(ctx, cfg.pool.port, port.is_ethernet(), cfg.gid_index, OP)?;
+    cfg.path.check(port.is_ethernet(), OP).map_err(|e| e.on(ctx.name()))?;
+    if cfg.pool.pkey_index != 0 && cfg.pool.pkey_index != cfg.path.pkey_index {
+        return Err(Error::invalid(
+            OP,
+            "the DCIs' P_Key index is set twice, differently: set it in ExecutorConfig::path and leave pool.pkey_index 0",
+        ));
+    }
     if cfg.max_transfers == 0 || cfg.max_message == Some(0) {
         return Err(Error::invalid(OP, "max_transfers and max_message must be at least 1"));
     }

@@ -54,6 +54,7 @@ pub mod checksum;
 mod client;
 mod executor;
 mod keyed_hash;
+mod path;
 pub mod protocol;
 mod resolver;
 mod token;
@@ -64,6 +65,7 @@ mod window;
 pub use asynchronous::{AsyncConfig, AsyncExecutor, AsyncStats, Driver, LentRegion, RegionTransfer, Step, Transfer};
 pub use client::{Client, ClientConfig, Expose, Exposed, TokenGuard, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
+pub use path::PathSettings;
 pub use token::{
     RdmaToken, TokenError, TokenErrorKind, TokenForm, TokenSpelling, HIP_TOKEN_LEN, SUFFIX_LEN, TOKEN_LEN,
 };

@@ -116,7 +116,9 @@ pub fn write_tree(root: &Path, profile: &Profile, node: u32) -> io::Result<()> {
     put(&format!("{port}/lid_mask_count"), "0")?;
     put(&format!("{port}/sm_sl"), "0")?;
     put(&format!("{port}/cap_mask"), "0x2651e848")?;
-    put(&format!("{port}/pkeys/0"), "0xffff")?;
+    for (i, pkey) in crate::engine::headers::pkey_table(profile).iter().enumerate() {
+        put(&format!("{port}/pkeys/{i}"), &format!("{pkey:#06x}"))?;
+    }
     // ib_core shows every entry of the table; an empty one reads as the zero GID
     // (show_port_gid) and has no type (its gid_attrs read fails, here: no file).
     for i in profile.gid_count()..profile.gid_tbl_len() {

@@ -79,6 +79,9 @@ fn dc_av(dqpn: u32) -> Option<Av> {
         grh: false,
         rgid: [0; 16],
         hop_limit: 0,
+        stat_rate_sl: 0,
+        tclass: 0,
+        flow_label: 0,
     })
 }
 

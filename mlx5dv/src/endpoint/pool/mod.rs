@@ -33,6 +33,9 @@ pub struct PoolConfig {
     pub max_send_wr: u32,
     /// Port of the DCIs.
     pub port: u8,
+    /// P_Key index of the DCIs ([`crate::DciBuilder::pkey_index`]): 0, the default
+    /// partition, unless the fabric puts this traffic in another.
+    pub pkey_index: u16,
     /// Path MTU in bytes; None: the port's active MTU (as [`crate::DctBuilder`] does).
     pub mtu_bytes: Option<u32>,
     /// Timeout, retries and atomics depth.
@@ -84,6 +87,7 @@ impl Default for PoolConfig {
             policy: Policy::Dcs,
             max_send_wr: 128,
             port: 1,
+            pkey_index: 0,
             mtu_bytes: None,
             rts: RtsAttr::default(),
             atomics: false,
@@ -403,6 +407,7 @@ impl DciPool {
             };
             let mut b = DciBuilder::new(mlx5, pd, cq)
                 .max_send_wr(cfg.max_send_wr)
+                .pkey_index(cfg.pkey_index)
                 .backend(cfg.backend);
             if cfg.atomics {
                 b = b.with_atomics();

@@ -214,6 +214,8 @@ pub struct Path {
     pub traffic_class: u8,
     /// Flow label (20 bits).
     pub flow_label: u32,
+    /// Service level (InfiniBand: LRH.SL; RoCE: the priority).
+    pub sl: u8,
     /// Port.
     pub port: u8,
 }

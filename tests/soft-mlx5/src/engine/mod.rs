@@ -5,6 +5,7 @@
 pub mod bf;
 pub mod completer;
 pub mod cqe;
+pub mod headers;
 pub mod oracle;
 pub mod remote;
 pub mod requester;

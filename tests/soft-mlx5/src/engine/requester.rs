@@ -16,6 +16,7 @@
 
 use super::completer;
 use super::cqe::{op, syndrome, Cqe};
+use super::headers::Headers;
 use super::remote::{self, Awaiting};
 use super::responder::{self, Request, Response, ACCESS_LOCAL_WRITE};
 use super::timing::{ack_timeout, rnr_delay};
@@ -719,6 +720,11 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe) -> (Option<Respons
         dev.profile.link_layer == LinkLayer::Ethernet,
     );
     let raddr = wqe.raddr.map(|(addr, rkey)| (addr, rkey, wqe.data.len()));
+    let qp = &dev.qps[&h];
+    let headers = match (qp.kind, &wqe.av) {
+        (QpKind::Dci | QpKind::Ud, Some(av)) => Headers::of_av(dev.profile, av, qp.pkey_index),
+        _ => Headers::of_path(dev.profile, &qp.path, qp.pkey_index),
+    };
     let req = Request {
         src_qpn: qpn,
         slid,
@@ -729,6 +735,7 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe) -> (Option<Respons
         remote: raddr,
         atomic: wqe.atomic,
         qkey: udp_qkey(dev, h, wqe),
+        headers,
     };
     match route(dev, h, wqe) {
         Dest::Local(t) if dev.faults.is_none() => (Some(responder::respond(dev, t, &req)), None),

@@ -6,6 +6,7 @@
 
 use super::completer;
 use super::cqe::{op, syndrome, Cqe};
+use super::headers;
 use super::wqe::{decode_recv, layout, opcode};
 use crate::device::events::Owner;
 use crate::device::objects::{QpKind, QpState};
@@ -42,6 +43,8 @@ pub struct Request<'a> {
     pub atomic: Option<(u64, u64)>,
     /// Q_Key of a UD send.
     pub qkey: Option<u32>,
+    /// The path fields of its headers (SL, traffic class, hop limit, flow label, P_Key).
+    pub headers: crate::engine::headers::Headers,
 }
 
 /// Bytes a UD receive buffer reserves for the GRH before the payload (IBA 11.4.1.2).
@@ -180,6 +183,20 @@ pub fn respond(dev: &mut Device, target: u32, req: &Request<'_>) -> Response {
     };
     // A QP accepts packets in RTR and later; RESET/INIT/ERR drop them (IBA 10.3.1).
     if !matches!(qp.state, QpState::Rtr | QpState::Rts | QpState::Sqd) {
+        return Response::Dropped;
+    }
+    // IBA 9.6.1.1 and 10.9.3: the BTH P_Key must match the receiving QP's (the entry at its
+    // P_Key index); a packet that does not is dropped without an answer, and its requester
+    // sees only its ACK timeouts.
+    let own = headers::pkey_at(dev.profile, qp.pkey_index).unwrap_or(headers::DEFAULT_PKEY);
+    let accepted = headers::pkeys_match(req.headers.pkey, own);
+    let len = req.remote.map_or(req.payload.len() as u64, |(_, _, len)| len);
+    headers::capture(dev.node, qp.qpn, req.src_qpn, req.opcode, len, &req.headers, accepted);
+    if !accepted {
+        crate::log(format_args!(
+            "qp {:#x}: P_Key {:#06x} of a request from {:#x} does not match its own {own:#06x}: dropped",
+            qp.qpn, req.headers.pkey, req.src_qpn
+        ));
         return Response::Dropped;
     }
     let access = qp.responder_access();

@@ -69,8 +69,12 @@ pub mod layout {
     pub const AV_KEY: usize = 0;
     /// mlx5_wqe_av.dqp_dct.
     pub const AV_DQP_DCT: usize = 8;
+    /// mlx5_wqe_av.stat_rate_sl.
+    pub const AV_STAT_RATE_SL: usize = 12;
     /// mlx5_wqe_av.rlid.
     pub const AV_RLID: usize = 14;
+    /// mlx5_wqe_av.tclass.
+    pub const AV_TCLASS: usize = 26;
     /// mlx5_wqe_av.hop_limit.
     pub const AV_HOP_LIMIT: usize = 27;
     /// mlx5_wqe_av.grh_gid_fl.
@@ -151,7 +155,9 @@ pub mod layout {
         ("mlx5_wqe_av", "key", AV_KEY),
         ("mlx5_wqe_av", "key.dc_key", AV_KEY),
         ("mlx5_wqe_av", "dqp_dct", AV_DQP_DCT),
+        ("mlx5_wqe_av", "stat_rate_sl", AV_STAT_RATE_SL),
         ("mlx5_wqe_av", "rlid", AV_RLID),
+        ("mlx5_wqe_av", "tclass", AV_TCLASS),
         ("mlx5_wqe_av", "hop_limit", AV_HOP_LIMIT),
         ("mlx5_wqe_av", "grh_gid_fl", AV_GRH_GID_FL),
         ("mlx5_wqe_av", "rgid", AV_RGID),
@@ -204,6 +210,26 @@ pub struct Av {
     pub rgid: [u8; 16],
     /// hop_limit.
     pub hop_limit: u8,
+    /// stat_rate_sl: the static rate (high nibble) and the service level, as libmlx5's
+    /// mlx5_create_ah writes it: the SL in the low 4 bits on InfiniBand, the priority in bits
+    /// 1..3 on Ethernet ([`Av::sl`]).
+    pub stat_rate_sl: u8,
+    /// tclass (the GRH traffic class; on RoCE v2 the IP header's DSCP and ECN bits).
+    pub tclass: u8,
+    /// The flow label (low 20 bits of grh_gid_fl).
+    pub flow_label: u32,
+}
+
+impl Av {
+    /// The service level the address vector asks for: LRH.SL on InfiniBand, the 802.1Q
+    /// priority on Ethernet (mlx5_create_ah: `(sl & 0x7) << 1` there, `sl & 0xf` here).
+    pub fn sl(&self, ethernet: bool) -> u8 {
+        if ethernet {
+            (self.stat_rate_sl >> 1) & 0x7
+        } else {
+            self.stat_rate_sl & 0xf
+        }
+    }
 }
 
 /// Where the data of a send WQE is.
@@ -416,6 +442,9 @@ pub fn decode_send(dma: &dyn Dma, ring: &Ring, bb: u32, datagram: bool) -> Resul
             grh: grh_gid_fl & (1 << 30) != 0,
             rgid,
             hop_limit: a[AV_HOP_LIMIT],
+            stat_rate_sl: a[AV_STAT_RATE_SL],
+            tclass: a[AV_TCLASS],
+            flow_label: grh_gid_fl & 0x000f_ffff,
         });
         // A compact (non-extended) AV is 16 bytes; libmlx5 always sets the extended bit for DC.
         off += size;

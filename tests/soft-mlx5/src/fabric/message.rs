@@ -3,6 +3,7 @@
 //! as a corrupt packet is.
 
 use crate::device::objects::QpKind;
+use crate::engine::headers::Headers;
 use crate::engine::responder::{Request, Response};
 
 /// Where a request goes, as the requester's headers name it.
@@ -48,6 +49,8 @@ pub struct Packet {
     pub atomic: Option<(u64, u64)>,
     /// UD Q_Key.
     pub qkey: Option<u32>,
+    /// The path fields of its headers.
+    pub headers: Headers,
     /// Payload.
     pub payload: Vec<u8>,
 }
@@ -65,6 +68,7 @@ impl Packet {
             remote: self.remote,
             atomic: self.atomic,
             qkey: self.qkey,
+            headers: self.headers,
         }
     }
 }
@@ -138,6 +142,10 @@ pub fn encode_request(seq: u64, target: Target, req: &Request<'_>) -> Vec<u8> {
     w.extend_from_slice(&y.to_le_bytes());
     w.push(u8::from(req.qkey.is_some()));
     w.extend_from_slice(&req.qkey.unwrap_or_default().to_le_bytes());
+    let h = &req.headers;
+    w.extend_from_slice(&[h.sl, h.tclass, h.hop_limit]);
+    w.extend_from_slice(&h.flow_label.to_le_bytes());
+    w.extend_from_slice(&h.pkey.to_le_bytes());
     w.extend_from_slice(req.payload);
     w
 }
@@ -209,6 +217,13 @@ pub fn decode(bytes: &[u8]) -> Option<Message> {
             let atomic = (r.u64()?, r.u64()?);
             let has_qkey = r.flag()?;
             let qkey = r.u32()?;
+            let headers = Headers {
+                sl: r.u8()?,
+                tclass: r.u8()?,
+                hop_limit: r.u8()?,
+                flow_label: r.u32()?,
+                pkey: r.u16()?,
+            };
             Some(Message::Request {
                 seq,
                 packet: Packet {
@@ -221,6 +236,7 @@ pub fn decode(bytes: &[u8]) -> Option<Message> {
                     remote: has_remote.then_some(remote),
                     atomic: has_atomic.then_some(atomic),
                     qkey: has_qkey.then_some(qkey),
+                    headers,
                     payload: r.0.to_vec(),
                 },
             })
@@ -258,6 +274,13 @@ mod tests {
             remote: Some((0x1000, 0x4242, 8)),
             atomic: Some((1, 2)),
             qkey: None,
+            headers: Headers {
+                sl: 5,
+                tclass: 0x68,
+                hop_limit: 64,
+                flow_label: 0xabcde,
+                pkey: 0x8001,
+            },
         };
         let target = Target {
             dqpn: 0x8100,

@@ -130,6 +130,7 @@ fn path_of(d: &ib_uverbs_qp_dest) -> Path {
         hop_limit: if global { d.hop_limit } else { 0 },
         traffic_class: if global { d.traffic_class } else { 0 },
         flow_label: if global { d.flow_label } else { 0 },
+        sl: d.sl,
         port: d.port_num,
     }
 }
@@ -200,7 +201,7 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
     if r.attr_mask & PORT != 0 && r.port_num != 1 {
         return Err(libc::EINVAL);
     }
-    if r.attr_mask & PKEY_INDEX != 0 && r.pkey_index >= 1 {
+    if r.attr_mask & PKEY_INDEX != 0 && crate::engine::headers::pkey_at(dev.profile, r.pkey_index).is_none() {
         return Err(libc::EINVAL);
     }
     if r.attr_mask & AV != 0 {

@@ -586,7 +586,9 @@ fn query_port(dev: &Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         // mlx5_query_hca_port / mlx5_query_port_roce: 1 << MLX5_CAP_GEN(mdev, log_max_msg).
         max_msg_sz: dev.max_msg_sz() as u32,
         gid_tbl_len: p.gid_tbl_len(),
-        pkey_tbl_len: 1,
+        // mlx5_query_port_roce: 1 on RoCE; on InfiniBand the programmed table (see
+        // engine::headers::pkey_table).
+        pkey_tbl_len: crate::engine::headers::pkey_table(p).len() as u16,
         lid: p.lid_of(dev.node),
         sm_lid: p.lid_of(0),
         state: dev.port_state as u8,
@@ -921,6 +923,7 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         hop_limit: r.attr.grh.hop_limit,
         traffic_class: r.attr.grh.traffic_class,
         flow_label: r.attr.grh.flow_label,
+        sl: r.attr.sl,
         port: r.attr.port_num,
     };
     dev.ahs.insert(h, crate::device::objects::Ah { pd: r.pd_handle, path });

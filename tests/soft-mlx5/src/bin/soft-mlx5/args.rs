@@ -96,6 +96,18 @@ pub const SWITCHES: &[Switch] = &[
         help: "PREFIX[,PREFIX...]: RoCE GIDs ::ffff:PREFIX* never answer ARP: ibv_create_ah blocks 1 s, ETIMEDOUT",
     },
     Switch {
+        flag: "--pkeys",
+        var: "SOFT_MLX5_PKEYS",
+        value: None,
+        help: "P[,P...]: port 1's P_Key table on InfiniBand (default 0xffff); a request whose P_Key does not match its target's is dropped",
+    },
+    Switch {
+        flag: "--capture",
+        var: "SOFT_MLX5_CAPTURE",
+        value: None,
+        help: "FILE: append a line per request arriving at a QP or DCT: SL, traffic class, hop limit, flow label, P_Key",
+    },
+    Switch {
         flag: "--time-scale",
         var: "SOFT_MLX5_TIME_SCALE",
         value: None,
@@ -316,6 +328,9 @@ fn check_switch(sw: &Switch, v: &str) -> Result<(), String> {
                 profile::LOG_MAX_MSG_RANGE.end()
             )
         }),
+        "SOFT_MLX5_PKEYS" => soft_mlx5::engine::headers::parse_pkeys(v)
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", sw.flag)),
         "SOFT_MLX5_TIME_SCALE" => match v.parse::<f64>() {
             Ok(x) if x > 0.0 && x.is_finite() => Ok(()),
             _ => Err(format!("{} must be a number above 0, not {v:?}", sw.flag)),

@@ -1,0 +1,631 @@
+//! An S3-over-RDMA client on aws-sdk-s3: it exposes one buffer behind its DCT (mlx5dv's
+//! `s3::Client`) and, for each object, PUTs it (multipart above 8 MiB, a token per part),
+//! HEADs it, GETs it whole and by range, each by RDMA with `x-amz-rdma-token` added before
+//! SigV4 signs the request, checking every byte, the replies, and the CRC64NVME checksums the
+//! server returns; then DELETEs it. Tokens are written in turn as each published client writes
+//! them (the reference's seven fields, NIXL's nine with a `;`, upper case, hipObject's 88
+//! hex). With `--chaos` it also checks, once, that the server answers as the spec says: an
+//! invalid token (400 InvalidRDMAToken), a hipObject RC token (declined: the PUT sent again in
+//! the body, the GET served in the body), a dead client (its DCT destroyed: the PUT 500
+//! RDMATransferFailed, the GET served in the body), a wrong checksum (400 BadDigest), a token
+//! changed after signing and a wrong secret (403).
+//!
+//! ```text
+//! sdk_client [--server URL] [--objects N] [--max-size B] [--id N] [--chaos] [--device NAME]
+//!            [--access-key K] [--secret-key S] [--key HEX]
+//! ```
+
+use aws_sdk_s3::config::{Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation};
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::{
+    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextMut,
+};
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
+use mlx5dv::s3::checksum::{Algorithm, Digest};
+use mlx5dv::s3::protocol::{self, ClientAction, Reply};
+use mlx5dv::s3::{Client, ClientConfig, Direction, Exposed, RdmaToken, TokenForm, TokenSpelling};
+use mlx5dv::Access;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[path = "../../../../mlx5dv/examples/common/s3.rs"]
+#[allow(dead_code)]
+mod common;
+#[path = "../../../../mlx5dv/examples/common/device.rs"]
+mod device;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Parts of a multipart upload, and the size above which an object is uploaded in parts.
+const PART: usize = 8 << 20;
+const BUCKET: &str = "rdma";
+
+/// What a response said, as read before the SDK deserializes it.
+#[derive(Clone, Debug, Default)]
+struct Seen {
+    status: u16,
+    reply: Option<String>,
+    bytes: Option<String>,
+    crc64: Option<String>,
+    content_range: Option<String>,
+}
+
+/// Reads the response's status and headers (the SDK's outputs have no field for the RDMA
+/// headers).
+#[derive(Debug, Clone, Default)]
+struct Capture(Arc<Mutex<Seen>>);
+
+impl Intercept for Capture {
+    fn name(&self) -> &'static str {
+        "mlx5dv-rdma-reply"
+    }
+
+    fn read_before_deserialization(
+        &self,
+        ctx: &BeforeDeserializationInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> std::result::Result<(), BoxError> {
+        let r = ctx.response();
+        let h = |n: &str| r.headers().get(n).map(str::to_owned);
+        *self.0.lock().unwrap() = Seen {
+            status: r.status().as_u16(),
+            reply: h(protocol::REPLY_HEADER),
+            bytes: h(protocol::BYTES_TRANSFERRED_HEADER),
+            crc64: h("x-amz-checksum-crc64nvme"),
+            content_range: h("content-range"),
+        };
+        Ok(())
+    }
+}
+
+impl Capture {
+    fn seen(&self) -> Seen {
+        self.0.lock().unwrap().clone()
+    }
+    fn action(&self, direction: Direction) -> Result<(Seen, ClientAction)> {
+        let s = self.seen();
+        let reply = Reply::parse(s.reply.as_deref())?;
+        Ok((s.clone(), ClientAction::of(direction, s.status, reply)))
+    }
+}
+
+/// Changes the token after the request was signed: the server must refuse the signature.
+#[derive(Debug)]
+struct Tamper;
+
+impl Intercept for Tamper {
+    fn name(&self) -> &'static str {
+        "tamper-after-signing"
+    }
+
+    fn modify_before_transmit(
+        &self,
+        ctx: &mut BeforeTransmitInterceptorContextMut<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> std::result::Result<(), BoxError> {
+        let headers = ctx.request_mut().headers_mut();
+        if let Some(t) = headers.get(protocol::TOKEN_HEADER).map(str::to_owned) {
+            // The same buffer, one byte shorter: a token a man in the middle might send.
+            let mut token = RdmaToken::parse(&t).map_err(|e| e.to_string())?;
+            token.len -= 1;
+            headers.insert(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?);
+        }
+        Ok(())
+    }
+}
+
+struct Args {
+    server: Option<String>,
+    objects: usize,
+    max_size: usize,
+    id: u64,
+    chaos: bool,
+    device: Option<String>,
+    access_key: String,
+    secret_key: String,
+    key: mlx5dv::DcKey,
+}
+
+fn args() -> std::result::Result<Args, String> {
+    let mut a = Args {
+        server: None,
+        objects: 100,
+        max_size: 64 << 20,
+        id: std::env::var("SOFT_MLX5_NODE_INDEX")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1),
+        chaos: false,
+        device: None,
+        access_key: "mlx5dv".into(),
+        secret_key: "mlx5dv-secret".into(),
+        key: common::DEFAULT_KEY,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        let num = |v: String| v.parse::<usize>().map_err(|e| format!("{flag} {v}: {e}"));
+        match flag.as_str() {
+            "--server" => a.server = Some(value()?),
+            "--objects" => a.objects = num(value()?)?,
+            "--max-size" => a.max_size = num(value()?)?,
+            "--id" => a.id = num(value()?)? as u64,
+            "--chaos" => a.chaos = true,
+            "--device" => a.device = Some(value()?),
+            "--access-key" => a.access_key = value()?,
+            "--secret-key" => a.secret_key = value()?,
+            "--key" => a.key = common::parse_key(&value()?)?,
+            _ => return Err(format!("unknown argument {flag} (see the header of sdk_client.rs)")),
+        }
+    }
+    Ok(a)
+}
+
+/// An S3 client of `url` signing with `secret`.
+fn sdk(url: &str, access: &str, secret: &str) -> aws_sdk_s3::Client {
+    let cfg = aws_sdk_s3::Config::builder()
+        .behavior_version_latest()
+        .region(Region::new("us-east-1"))
+        .endpoint_url(url)
+        .force_path_style(true)
+        .credentials_provider(Credentials::new(access, secret, None, None, "sdk_client"))
+        .http_client(aws_smithy_http_client::Builder::new().build_http())
+        // The body of an RDMA request is empty: the SDK must neither checksum it nor check a
+        // GET's empty body against the checksum of the bytes RDMA moved. This client sums the
+        // bytes itself (x-amz-checksum-crc64nvme) and checks what the server returns.
+        .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
+        .response_checksum_validation(ResponseChecksumValidation::WhenRequired)
+        .build();
+    aws_sdk_s3::Client::from_conf(cfg)
+}
+
+/// Object `n`'s size: 1 B, then 64 MiB (at most `max`), then mostly small with some large.
+fn size_of(n: usize, seed: u64, max: usize) -> usize {
+    let r = seed.wrapping_add(n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11;
+    let size = match n {
+        0 => 1,
+        1 => max,
+        _ if n % 50 == 7 => (8 << 20) + (r as usize % (max.saturating_sub(8 << 20).max(1))),
+        _ if n % 10 == 3 => 1 + (r as usize % (8 << 20)),
+        // Log-uniform from 1 B to 1 MiB.
+        _ => 1usize << (r % 21),
+    };
+    size.clamp(1, max)
+}
+
+/// A token written as the `n`th published client writes it.
+fn spelled(token: &RdmaToken, n: usize, port: u8) -> String {
+    let s = match n % 4 {
+        0 => TokenSpelling::default(),
+        1 => TokenSpelling {
+            suffixed: Some((token.addr, u64::from(token.len))),
+            semicolon: true,
+            ..TokenSpelling::default()
+        },
+        2 => TokenSpelling {
+            upper: true,
+            ..TokenSpelling::default()
+        },
+        _ => TokenSpelling {
+            form: TokenForm::HipObject { port },
+            ..TokenSpelling::default()
+        },
+    };
+    token.spelled(s).format().expect("a minted token formats")
+}
+
+struct Run {
+    s3: aws_sdk_s3::Client,
+    exposed: Exposed<Vec<u8>>,
+    port: u8,
+    id: u64,
+}
+
+fn check(ok: bool, what: impl FnOnce() -> String) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what().into())
+    }
+}
+
+impl Run {
+    /// The buffer's first `len` bytes.
+    fn buffer(&self, len: usize) -> Vec<u8> {
+        let mut v = vec![0u8; len];
+        self.exposed.mr().read(0, &mut v).expect("inside the buffer");
+        v
+    }
+
+    /// PUTs `data` by RDMA (multipart above 8 MiB), sending it in the body where the server
+    /// declines, again later when it is busy.
+    async fn put(&mut self, key: &str, data: &[u8], n: usize) -> Result<()> {
+        self.exposed.write(0, data)?;
+        if data.len() > PART {
+            return self.put_parts(key, data, n).await;
+        }
+        let sum = Digest::of(Algorithm::Crc64Nvme, data).header_value();
+        loop {
+            let (_guard, token) = self.exposed.mint_guarded(0, data.len(), Direction::Put)?;
+            let text = spelled(&token, n, self.port);
+            let cap = Capture::default();
+            let r = self
+                .s3
+                .put_object()
+                .bucket(BUCKET)
+                .key(key)
+                .checksum_crc64_nvme(&sum)
+                .customize()
+                .mutate_request(move |req| {
+                    req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
+                })
+                .interceptor(cap.clone())
+                .send()
+                .await;
+            let (seen, action) = cap.action(Direction::Put)?;
+            match action {
+                ClientAction::Done => {
+                    r?;
+                    check(seen.bytes.as_deref() == Some(&data.len().to_string()), || {
+                        format!("{key}: PUT moved {:?} bytes", seen.bytes)
+                    })?;
+                    return Ok(());
+                }
+                ClientAction::SendBody => {
+                    self.s3
+                        .put_object()
+                        .bucket(BUCKET)
+                        .key(key)
+                        .checksum_crc64_nvme(&sum)
+                        .body(ByteStream::from(data.to_vec()))
+                        .send()
+                        .await?;
+                    return Ok(());
+                }
+                ClientAction::Retry => tokio::time::sleep(Duration::from_millis(20)).await,
+                ClientAction::Failed | ClientAction::ReadBody => {
+                    return Err(format!("{key}: PUT answered {seen:?}: {:?}", r.err()).into());
+                }
+            }
+        }
+    }
+
+    /// A multipart upload: a token per 8 MiB part, each with its own checksum.
+    async fn put_parts(&mut self, key: &str, data: &[u8], n: usize) -> Result<()> {
+        let up = self.s3.create_multipart_upload().bucket(BUCKET).key(key).send().await?;
+        let upload_id = up.upload_id().ok_or("no upload id")?.to_owned();
+        let mut done = Vec::new();
+        for (i, at) in (0..data.len()).step_by(PART).enumerate() {
+            let len = PART.min(data.len() - at);
+            let part = (i + 1) as i32;
+            let sum = Digest::of(Algorithm::Crc64Nvme, &data[at..at + len]).header_value();
+            let (_guard, token) = self.exposed.mint_guarded(at, len, Direction::Put)?;
+            let text = spelled(&token, n + i, self.port);
+            let cap = Capture::default();
+            let out = self
+                .s3
+                .upload_part()
+                .bucket(BUCKET)
+                .key(key)
+                .upload_id(&upload_id)
+                .part_number(part)
+                .checksum_crc64_nvme(&sum)
+                .customize()
+                .mutate_request(move |req| {
+                    req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
+                })
+                .interceptor(cap.clone())
+                .send()
+                .await?;
+            let (seen, action) = cap.action(Direction::Put)?;
+            check(action == ClientAction::Done, || format!("{key} part {part}: {seen:?}"))?;
+            check(out.checksum_crc64_nvme() == Some(sum.as_str()), || {
+                format!("{key} part {part}: checksum {:?}", out.checksum_crc64_nvme())
+            })?;
+            done.push(
+                CompletedPart::builder()
+                    .part_number(part)
+                    .set_e_tag(out.e_tag().map(str::to_owned))
+                    .build(),
+            );
+        }
+        let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
+        let out = self
+            .s3
+            .complete_multipart_upload()
+            .bucket(BUCKET)
+            .key(key)
+            .upload_id(&upload_id)
+            .multipart_upload(CompletedMultipartUpload::builder().set_parts(Some(done)).build())
+            .send()
+            .await?;
+        check(out.checksum_crc64_nvme() == Some(whole.as_str()), || {
+            format!(
+                "{key}: the whole object's checksum {:?}, mine {whole}",
+                out.checksum_crc64_nvme()
+            )
+        })
+    }
+
+    /// GETs `range` (None: all) of the object by RDMA into the buffer and checks it against
+    /// `want`, and the checksum the server returns against the bytes that landed.
+    async fn get(&mut self, key: &str, want: &[u8], range: Option<(usize, usize)>, n: usize) -> Result<()> {
+        let (from, to) = range.unwrap_or((0, want.len()));
+        let len = to - from;
+        loop {
+            self.exposed.write(0, &vec![0xa5; len.max(1)])?;
+            let (guard, token) = self.exposed.mint_guarded(0, len.max(1), Direction::Get)?;
+            let text = spelled(&token, n, self.port);
+            let cap = Capture::default();
+            let mut req = self.s3.get_object().bucket(BUCKET).key(key);
+            if range.is_some() {
+                req = req.range(format!("bytes={from}-{}", to - 1));
+            }
+            let r = req
+                .customize()
+                .mutate_request(move |req| {
+                    req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
+                    req.headers_mut().insert(protocol::CHECKSUM_MODE_HEADER, "ENABLED");
+                })
+                .interceptor(cap.clone())
+                .send()
+                .await;
+            drop(guard);
+            let (seen, action) = cap.action(Direction::Get)?;
+            let got = match action {
+                ClientAction::Done => {
+                    r?;
+                    check(seen.bytes.as_deref() == Some(&len.to_string()), || {
+                        format!("{key}: GET moved {:?} of {len}", seen.bytes)
+                    })?;
+                    self.buffer(len)
+                }
+                ClientAction::ReadBody => r?.body.collect().await?.into_bytes().to_vec(),
+                ClientAction::Retry => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+                _ => return Err(format!("{key}: GET answered {seen:?}: {:?}", r.err()).into()),
+            };
+            check(got == want[from..to], || {
+                format!("{key}: GET {from}..{to}: the bytes differ")
+            })?;
+            let sum = Digest::of(Algorithm::Crc64Nvme, &got).header_value();
+            check(seen.crc64.as_deref() == Some(sum.as_str()), || {
+                format!("{key}: GET checksum {:?}, of the bytes {sum}", seen.crc64)
+            })?;
+            if range.is_some() {
+                let cr = format!("bytes {from}-{}/{}", to - 1, want.len());
+                check(seen.status == 206 && seen.content_range.as_deref() == Some(&cr), || {
+                    format!("{key}: ranged GET {seen:?}")
+                })?;
+            }
+            return Ok(());
+        }
+    }
+
+    /// Object `n`: PUT, HEAD, GET, ranged GET, DELETE; its size.
+    async fn object(&mut self, n: usize, max: usize) -> Result<usize> {
+        let size = size_of(n, self.id, max);
+        let data = common::pattern(size, self.id << 32 | n as u64);
+        let key = format!("c{}-{n}", self.id);
+        self.put(&key, &data, n).await?;
+        let head = self.s3.head_object().bucket(BUCKET).key(&key).send().await?;
+        check(head.content_length() == Some(size as i64), || {
+            format!("{key}: HEAD length {:?}", head.content_length())
+        })?;
+        self.get(&key, &data, None, n + 1).await?;
+        let from = (n * 7919) % size;
+        let to = from + 1 + (n * 104_729) % (size - from);
+        self.get(&key, &data, Some((from, to)), n + 2).await?;
+        self.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
+        Ok(size)
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let a = args()?;
+    let url = match a.server.clone() {
+        Some(u) => u,
+        None => {
+            let path = common::rendezvous_file().ok_or("--server URL, or run under scripts/soft-mlx5 --nodes")?;
+            common::wait_for(&path, Duration::from_secs(120))?
+        }
+    };
+    let ctx = device::open(a.device.as_deref())?;
+    let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
+    let client = Client::new(&mlx5, &pd, a.key, ClientConfig::default())?;
+    let exposed = client.expose(pd.register(vec![0u8; a.max_size.max(PART)], Access::LOCAL_WRITE)?)?;
+    let s3 = sdk(&url, &a.access_key, &a.secret_key);
+    let _ = s3.create_bucket().bucket(BUCKET).send().await;
+    let mut run = Run {
+        s3,
+        exposed,
+        port: 1,
+        id: a.id,
+    };
+    if a.chaos {
+        chaos(&mut run, &a, &url).await?;
+    }
+    let start = std::time::Instant::now();
+    let (mut bytes, mut largest) = (0, 0);
+    for n in 0..a.objects {
+        let size = run
+            .object(n, a.max_size)
+            .await
+            .map_err(|e| format!("client {}: object {n}: {e}", a.id))?;
+        bytes += size;
+        largest = largest.max(size);
+    }
+    eprintln!(
+        "sdk_client {}: {} objects, {} MiB in all, the largest {largest} B (PUT, HEAD, GET, ranged GET, DELETE) by RDMA, every byte and checksum checked, in {:.1} s",
+        a.id,
+        a.objects,
+        bytes >> 20,
+        start.elapsed().as_secs_f64()
+    );
+    run.s3
+        .delete_object()
+        .bucket(BUCKET)
+        .key(format!("goodbye-{}", a.id))
+        .send()
+        .await?;
+    Ok(())
+}
+
+/// The answers the spec gives for what goes wrong, each checked once.
+async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
+    let data = common::pattern(4096, 99);
+    let key = format!("c{}-chaos", a.id);
+    run.put(&key, &data, 0).await?;
+    let put_with = |text: String, cap: Capture| {
+        run.s3
+            .put_object()
+            .bucket(BUCKET)
+            .key(&key)
+            .customize()
+            .mutate_request(move |req| {
+                req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
+            })
+            .interceptor(cap)
+            .send()
+    };
+    // An invalid token: 400 InvalidRDMAToken, no reply header.
+    let cap = Capture::default();
+    let r = put_with("0:nonsense".into(), cap.clone()).await;
+    let s = cap.seen();
+    check(s.status == 400 && s.reply.is_none(), || {
+        format!("an invalid token: {s:?}")
+    })?;
+    let code = r
+        .err()
+        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    check(code.as_deref() == Some(protocol::INVALID_TOKEN), || {
+        format!("an invalid token: code {code:?}")
+    })?;
+    // A hipObject RC token: declined (200, reply 501); the GET is served in the body.
+    let (_g, token) = run.exposed.mint_guarded(0, 4096, Direction::Get)?;
+    let hip = spelled(&token, 3, run.port);
+    let rc = format!("01{}", &hip[2..]);
+    let cap = Capture::default();
+    let r = run
+        .s3
+        .get_object()
+        .bucket(BUCKET)
+        .key(&key)
+        .customize()
+        .mutate_request(move |req| {
+            req.headers_mut().insert(protocol::TOKEN_HEADER, rc.clone());
+        })
+        .interceptor(cap.clone())
+        .send()
+        .await?;
+    let (s, action) = cap.action(Direction::Get)?;
+    check(
+        s.status == 200 && s.reply.as_deref() == Some("501") && action == ClientAction::ReadBody,
+        || format!("an RC token: {s:?}"),
+    )?;
+    check(r.body.collect().await?.into_bytes() == data[..], || {
+        "an RC token's GET: the body differs".into()
+    })?;
+    drop(_g);
+    // A dead client: a DCT of its own, destroyed, then named by tokens. PUT: 500
+    // RDMATransferFailed; GET: 200, reply 501, the object in the body.
+    let (put_text, get_text) = {
+        let ctx = run.exposed.mr().pd().context().clone();
+        let (mlx5, pd) = (ctx.mlx5()?, run.exposed.mr().pd().clone());
+        let dead = Client::new(&mlx5, &pd, a.key, ClientConfig::default())?;
+        let mut e = dead.expose(pd.register(vec![0u8; 4096], Access::LOCAL_WRITE)?)?;
+        let (_, p) = e.mint(0, 4096, Direction::Put)?;
+        let (_, g) = e.mint(0, 4096, Direction::Get)?;
+        (p.format()?, g.format()?)
+        // `dead`, `e` and their registrations are destroyed here.
+    };
+    let cap = Capture::default();
+    let r = put_with(put_text, cap.clone()).await;
+    let s = cap.seen();
+    let code = r
+        .err()
+        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    check(
+        s.status == 500 && code.as_deref() == Some(protocol::TRANSFER_FAILED),
+        || format!("a dead client's PUT: {s:?} {code:?}"),
+    )?;
+    let cap = Capture::default();
+    let r = run
+        .s3
+        .get_object()
+        .bucket(BUCKET)
+        .key(&key)
+        .customize()
+        .mutate_request(move |req| {
+            req.headers_mut().insert(protocol::TOKEN_HEADER, get_text.clone());
+        })
+        .interceptor(cap.clone())
+        .send()
+        .await?;
+    let s = cap.seen();
+    check(s.status == 200 && s.reply.as_deref() == Some("501"), || {
+        format!("a dead client's GET: {s:?}")
+    })?;
+    check(r.body.collect().await?.into_bytes() == data[..], || {
+        "a dead client's GET: the body differs".into()
+    })?;
+    // A checksum of other bytes: 400 BadDigest, the object unchanged.
+    run.exposed.write(0, &data)?;
+    let (g, token) = run.exposed.mint_guarded(0, 4096, Direction::Put)?;
+    let text = token.format()?;
+    let r = run
+        .s3
+        .put_object()
+        .bucket(BUCKET)
+        .key(&key)
+        .checksum_crc64_nvme(Digest::of(Algorithm::Crc64Nvme, b"other bytes").header_value())
+        .customize()
+        .mutate_request(move |req| {
+            req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
+        })
+        .send()
+        .await;
+    let code = r
+        .err()
+        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    check(code.as_deref() == Some(protocol::BAD_DIGEST), || {
+        format!("a wrong checksum: {code:?}")
+    })?;
+    // SigV4 covers the token: one changed after signing, and a wrong secret, are refused.
+    let text = token.format()?;
+    let r = run
+        .s3
+        .put_object()
+        .bucket(BUCKET)
+        .key(&key)
+        .customize()
+        .mutate_request(move |req| {
+            req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
+        })
+        .interceptor(Tamper)
+        .send()
+        .await;
+    let code = r
+        .err()
+        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    check(code.as_deref() == Some("SignatureDoesNotMatch"), || {
+        format!("a token changed after signing: {code:?}")
+    })?;
+    let wrong = sdk(url, &a.access_key, "not-the-secret");
+    let r = wrong.head_object().bucket(BUCKET).key(&key).send().await;
+    check(r.is_err(), || "a wrong secret was accepted".into())?;
+    drop(g);
+    run.get(&key, &data, None, 0).await?;
+    run.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
+    eprintln!("sdk_client {}: chaos: invalid token 400, RC token declined, dead client 500 / GET by body, BadDigest, tampered token and wrong secret 403: as the spec says", a.id);
+    Ok(())
+}
