@@ -26,7 +26,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[path = "../../../../mlx5dv/examples/common/s3.rs"]
-#[allow(dead_code)]
 mod common;
 #[path = "../../../../mlx5dv/examples/common/device.rs"]
 mod device;

@@ -33,7 +33,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[path = "../../../../mlx5dv/examples/common/s3.rs"]
-#[allow(dead_code)]
 mod common;
 #[path = "../../../../mlx5dv/examples/common/device.rs"]
 mod device;
