@@ -47,7 +47,7 @@ use mlx5dv::s3::checksum::{self, Algorithm, Digest, CRC64NVME_HEADER};
 use mlx5dv::s3::protocol::{
     self, ClientAction, BYTES_TRANSFERRED_HEADER, CHECKSUM_MODE_HEADER, REPLY_HEADER, TOKEN_HEADER,
 };
-use mlx5dv::s3::{Client, ClientConfig, Direction, Exposed, RdmaToken, TokenForm, TokenSpelling};
+use mlx5dv::s3::{Client, ClientConfig, Direction, Exposed, RdmaToken};
 use mlx5dv::{Access, DcKey};
 use std::io::Read;
 use std::process::ExitCode;
@@ -136,32 +136,6 @@ fn call(req: ureq::Request, body: &[u8]) -> Result<Reply, String> {
         sum,
         body,
     })
-}
-
-/// `token` written the way the `i`-th published client writes it, in turn: the reference's
-/// seven fields (NVIDIA gpu_direct_rdma_access, cuObject), NIXL's and minio-cpp's nine (the
-/// suffix the same range, with a `;`), upper case, hipObject's 88 hex digits (its DC form).
-fn spelled(token: &RdmaToken, i: u64, port: u8) -> String {
-    let spelling = match i % 4 {
-        0 => TokenSpelling::default(),
-        1 => TokenSpelling {
-            suffixed: Some((token.addr, u64::from(token.len))),
-            semicolon: true,
-            ..TokenSpelling::default()
-        },
-        2 => TokenSpelling {
-            upper: true,
-            ..TokenSpelling::default()
-        },
-        _ => TokenSpelling {
-            form: TokenForm::HipObject { port },
-            ..TokenSpelling::default()
-        },
-    };
-    token
-        .spelled(spelling)
-        .format()
-        .expect("a minted token formats in every form")
 }
 
 /// A small deterministic generator (splitmix64) for sizes and ranges.
@@ -320,7 +294,7 @@ impl Run {
         let buf = &mut self.buf;
         let sum = s3::write_summed(&data, Algorithm::Crc64Nvme, |at, c| buf.write(at, c)).map_err(|e| e.to_string())?;
         let (t, token) = self.mint(size, Direction::Put)?;
-        let text = spelled(&token, i, self.o.port);
+        let text = s3::spelled(&token, i, self.o.port);
         let put = self
             .agent
             .put(&url)
@@ -353,7 +327,7 @@ impl Run {
             // SAFETY: raising a signal on this process.
             unsafe { libc::raise(libc::SIGKILL) };
         }
-        let text = spelled(&token, i + 1, self.o.port);
+        let text = s3::spelled(&token, i + 1, self.o.port);
         let get = self
             .agent
             .get(&url)
@@ -373,7 +347,7 @@ impl Run {
             let b = a + (rng.next() as usize) % (size - a);
             let n = b - a + 1;
             let (t, token) = self.mint(n, Direction::Get)?;
-            let text = spelled(&token, i + 2, self.o.port);
+            let text = s3::spelled(&token, i + 2, self.o.port);
             let r = self.timed(
                 self.agent
                     .get(&url)
@@ -489,7 +463,7 @@ impl Run {
                 // A hipObject RC token: well formed, but a DC server cannot reach an RC QP:
                 // declined (200, reply 501); the client sends the bytes in the body.
                 let (t, token) = self.mint(size, Direction::Put)?;
-                let hip = spelled(&token, 3, self.o.port);
+                let hip = s3::spelled(&token, 3, self.o.port);
                 let rc = format!("01{}", &hip[2..]);
                 let r = call(self.agent.put(url).set(TOKEN_HEADER, &rc), &[])?;
                 self.buf.revoke(t).map_err(|e| e.to_string())?;

@@ -102,3 +102,29 @@ pub fn read_summed<E>(
     }
     Ok(h.finish())
 }
+
+/// `token` written the way the `i`-th published client writes it, in turn: the reference's
+/// seven fields (NVIDIA gpu_direct_rdma_access, cuObject), NIXL's and minio-cpp's nine (the
+/// suffix the same range, with a `;`), upper case, hipObject's 88 hex digits (its DC form).
+pub fn spelled(token: &mlx5dv::s3::RdmaToken, i: u64, port: u8) -> String {
+    let spelling = match i % 4 {
+        0 => mlx5dv::s3::TokenSpelling::default(),
+        1 => mlx5dv::s3::TokenSpelling {
+            suffixed: Some((token.addr, u64::from(token.len))),
+            semicolon: true,
+            ..mlx5dv::s3::TokenSpelling::default()
+        },
+        2 => mlx5dv::s3::TokenSpelling {
+            upper: true,
+            ..mlx5dv::s3::TokenSpelling::default()
+        },
+        _ => mlx5dv::s3::TokenSpelling {
+            form: mlx5dv::s3::TokenForm::HipObject { port },
+            ..mlx5dv::s3::TokenSpelling::default()
+        },
+    };
+    token
+        .spelled(spelling)
+        .format()
+        .expect("a minted token formats in every form")
+}

@@ -207,6 +207,12 @@ impl Server {
         }
     }
 
+    /// The object `key` of `bucket`, or S3's NoSuchKey.
+    fn object(&self, bucket: &str, key: &str) -> S3Result<Arc<Object>> {
+        let obj = self.objects.lock().unwrap().get(&name(bucket, key)).cloned();
+        obj.ok_or_else(no_such_key)
+    }
+
     fn declined_put(&self) -> S3Result<(Arc<Object>, Option<protocol::Response>)> {
         match answer(Direction::Put, false, Outcome::Declined) {
             Answer::Reply(r) => Err(declined(r)),
@@ -328,13 +334,7 @@ impl S3 for Server {
     }
 
     async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
-        let obj = self
-            .objects
-            .lock()
-            .unwrap()
-            .get(&name(&req.input.bucket, &req.input.key))
-            .cloned();
-        let obj = obj.ok_or_else(no_such_key)?;
+        let obj = self.object(&req.input.bucket, &req.input.key)?;
         Ok(S3Response::new(HeadObjectOutput {
             content_length: Some(obj.data.len() as i64),
             e_tag: Some(ETag::Strong(obj.etag.trim_matches('"').to_owned())),
@@ -347,13 +347,7 @@ impl S3 for Server {
     }
 
     async fn get_object(&self, req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
-        let obj = self
-            .objects
-            .lock()
-            .unwrap()
-            .get(&name(&req.input.bucket, &req.input.key))
-            .cloned();
-        let obj = obj.ok_or_else(no_such_key)?;
+        let obj = self.object(&req.input.bucket, &req.input.key)?;
         let len = obj.data.len() as u64;
         let (range, ranged) = match req.input.range {
             Some(r) => (

@@ -27,7 +27,7 @@ use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 use mlx5dv::s3::checksum::{Algorithm, Digest};
 use mlx5dv::s3::protocol::{self, ClientAction, Reply};
-use mlx5dv::s3::{Client, ClientConfig, Direction, Exposed, RdmaToken, TokenForm, TokenSpelling};
+use mlx5dv::s3::{Client, ClientConfig, Direction, Exposed, RdmaToken};
 use mlx5dv::Access;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -198,27 +198,6 @@ fn size_of(n: usize, seed: u64, max: usize) -> usize {
     size.clamp(1, max)
 }
 
-/// A token written as the `n`th published client writes it.
-fn spelled(token: &RdmaToken, n: usize, port: u8) -> String {
-    let s = match n % 4 {
-        0 => TokenSpelling::default(),
-        1 => TokenSpelling {
-            suffixed: Some((token.addr, u64::from(token.len))),
-            semicolon: true,
-            ..TokenSpelling::default()
-        },
-        2 => TokenSpelling {
-            upper: true,
-            ..TokenSpelling::default()
-        },
-        _ => TokenSpelling {
-            form: TokenForm::HipObject { port },
-            ..TokenSpelling::default()
-        },
-    };
-    token.spelled(s).format().expect("a minted token formats")
-}
-
 struct Run {
     s3: aws_sdk_s3::Client,
     exposed: Exposed<Vec<u8>>,
@@ -252,7 +231,7 @@ impl Run {
         let sum = Digest::of(Algorithm::Crc64Nvme, data).header_value();
         loop {
             let (_guard, token) = self.exposed.mint_guarded(0, data.len(), Direction::Put)?;
-            let text = spelled(&token, n, self.port);
+            let text = common::spelled(&token, n as u64, self.port);
             let cap = Capture::default();
             let r = self
                 .s3
@@ -305,7 +284,7 @@ impl Run {
             let part = (i + 1) as i32;
             let sum = Digest::of(Algorithm::Crc64Nvme, &data[at..at + len]).header_value();
             let (_guard, token) = self.exposed.mint_guarded(at, len, Direction::Put)?;
-            let text = spelled(&token, n + i, self.port);
+            let text = common::spelled(&token, (n + i) as u64, self.port);
             let cap = Capture::default();
             let out = self
                 .s3
@@ -360,7 +339,7 @@ impl Run {
         loop {
             self.exposed.write(0, &vec![0xa5; len.max(1)])?;
             let (guard, token) = self.exposed.mint_guarded(0, len.max(1), Direction::Get)?;
-            let text = spelled(&token, n, self.port);
+            let text = common::spelled(&token, n as u64, self.port);
             let cap = Capture::default();
             let mut req = self.s3.get_object().bucket(BUCKET).key(key);
             if range.is_some() {
@@ -479,152 +458,120 @@ async fn main() -> Result<()> {
     Ok(())
 }
 
+/// The S3 error code of a failed request.
+fn code_of<E: aws_sdk_s3::error::ProvideErrorMetadata, R>(
+    r: std::result::Result<impl Sized, aws_sdk_s3::error::SdkError<E, R>>,
+) -> Option<String> {
+    r.err()?.as_service_error()?.code().map(str::to_owned)
+}
+
+impl Run {
+    /// A PUT of `key` carrying `token` (no body), with `sum` as its CRC64NVME, the token changed
+    /// after signing with `tamper`: what came back, and the S3 error code.
+    async fn put_token(&self, key: &str, token: String, sum: Option<String>, tamper: bool) -> (Seen, Option<String>) {
+        let cap = Capture::default();
+        let mut op = self
+            .s3
+            .put_object()
+            .bucket(BUCKET)
+            .key(key)
+            .set_checksum_crc64_nvme(sum)
+            .customize()
+            .mutate_request(move |req| {
+                req.headers_mut().insert(protocol::TOKEN_HEADER, token.clone());
+            })
+            .interceptor(cap.clone());
+        if tamper {
+            op = op.interceptor(Tamper);
+        }
+        let code = code_of(op.send().await);
+        (cap.seen(), code)
+    }
+
+    /// A GET of `key` carrying `token`: what came back, and the body.
+    async fn get_token(&self, key: &str, token: String) -> Result<(Seen, Vec<u8>)> {
+        let cap = Capture::default();
+        let out = self
+            .s3
+            .get_object()
+            .bucket(BUCKET)
+            .key(key)
+            .customize()
+            .mutate_request(move |req| {
+                req.headers_mut().insert(protocol::TOKEN_HEADER, token.clone());
+            })
+            .interceptor(cap.clone())
+            .send()
+            .await?;
+        Ok((cap.seen(), out.body.collect().await?.into_bytes().to_vec()))
+    }
+}
+
 /// The answers the spec gives for what goes wrong, each checked once.
 async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     let data = common::pattern(4096, 99);
     let key = format!("c{}-chaos", a.id);
     run.put(&key, &data, 0).await?;
-    let put_with = |text: String, cap: Capture| {
-        run.s3
-            .put_object()
-            .bucket(BUCKET)
-            .key(&key)
-            .customize()
-            .mutate_request(move |req| {
-                req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
-            })
-            .interceptor(cap)
-            .send()
-    };
     // An invalid token: 400 InvalidRDMAToken, no reply header.
-    let cap = Capture::default();
-    let r = put_with("0:nonsense".into(), cap.clone()).await;
-    let s = cap.seen();
-    check(s.status == 400 && s.reply.is_none(), || {
-        format!("an invalid token: {s:?}")
-    })?;
-    let code = r
-        .err()
-        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
-    check(code.as_deref() == Some(protocol::INVALID_TOKEN), || {
-        format!("an invalid token: code {code:?}")
-    })?;
-    // A hipObject RC token: declined (200, reply 501); the GET is served in the body.
-    let (_g, token) = run.exposed.mint_guarded(0, 4096, Direction::Get)?;
-    let hip = spelled(&token, 3, run.port);
-    let rc = format!("01{}", &hip[2..]);
-    let cap = Capture::default();
-    let r = run
-        .s3
-        .get_object()
-        .bucket(BUCKET)
-        .key(&key)
-        .customize()
-        .mutate_request(move |req| {
-            req.headers_mut().insert(protocol::TOKEN_HEADER, rc.clone());
-        })
-        .interceptor(cap.clone())
-        .send()
-        .await?;
-    let (s, action) = cap.action(Direction::Get)?;
+    let (s, code) = run.put_token(&key, "0:nonsense".into(), None, false).await;
     check(
-        s.status == 200 && s.reply.as_deref() == Some("501") && action == ClientAction::ReadBody,
+        s.status == 400 && s.reply.is_none() && code.as_deref() == Some(protocol::INVALID_TOKEN),
+        || format!("an invalid token: {s:?} {code:?}"),
+    )?;
+    // A hipObject RC token: declined (200, reply 501); the GET is served in the body.
+    let (guard, token) = run.exposed.mint_guarded(0, 4096, Direction::Get)?;
+    let hip = common::spelled(&token, 3, run.port);
+    drop(guard);
+    let (s, body) = run.get_token(&key, format!("01{}", &hip[2..])).await?;
+    let action = ClientAction::of(Direction::Get, s.status, Reply::parse(s.reply.as_deref())?);
+    check(
+        action == ClientAction::ReadBody && s.reply.as_deref() == Some("501"),
         || format!("an RC token: {s:?}"),
     )?;
-    check(r.body.collect().await?.into_bytes() == data[..], || {
-        "an RC token's GET: the body differs".into()
-    })?;
-    drop(_g);
+    check(body == data, || "an RC token's GET: the body differs".into())?;
     // A dead client: a DCT of its own, destroyed, then named by tokens. PUT: 500
     // RDMATransferFailed; GET: 200, reply 501, the object in the body.
     let (put_text, get_text) = {
-        let ctx = run.exposed.mr().pd().context().clone();
-        let (mlx5, pd) = (ctx.mlx5()?, run.exposed.mr().pd().clone());
-        let dead = Client::new(&mlx5, &pd, a.key, ClientConfig::default())?;
+        let pd = run.exposed.mr().pd().clone();
+        let dead = Client::new(&pd.context().mlx5()?, &pd, a.key, ClientConfig::default())?;
         let mut e = dead.expose(pd.register(vec![0u8; 4096], Access::LOCAL_WRITE)?)?;
         let (_, p) = e.mint(0, 4096, Direction::Put)?;
         let (_, g) = e.mint(0, 4096, Direction::Get)?;
         (p.format()?, g.format()?)
         // `dead`, `e` and their registrations are destroyed here.
     };
-    let cap = Capture::default();
-    let r = put_with(put_text, cap.clone()).await;
-    let s = cap.seen();
-    let code = r
-        .err()
-        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    let (s, code) = run.put_token(&key, put_text, None, false).await;
     check(
         s.status == 500 && code.as_deref() == Some(protocol::TRANSFER_FAILED),
         || format!("a dead client's PUT: {s:?} {code:?}"),
     )?;
-    let cap = Capture::default();
-    let r = run
-        .s3
-        .get_object()
-        .bucket(BUCKET)
-        .key(&key)
-        .customize()
-        .mutate_request(move |req| {
-            req.headers_mut().insert(protocol::TOKEN_HEADER, get_text.clone());
-        })
-        .interceptor(cap.clone())
-        .send()
-        .await?;
-    let s = cap.seen();
-    check(s.status == 200 && s.reply.as_deref() == Some("501"), || {
-        format!("a dead client's GET: {s:?}")
-    })?;
-    check(r.body.collect().await?.into_bytes() == data[..], || {
-        "a dead client's GET: the body differs".into()
-    })?;
+    let (s, body) = run.get_token(&key, get_text).await?;
+    check(
+        s.status == 200 && s.reply.as_deref() == Some("501") && body == data,
+        || format!("a dead client's GET: {s:?}, the body the object's: {}", body == data),
+    )?;
     // A checksum of other bytes: 400 BadDigest, the object unchanged.
     run.exposed.write(0, &data)?;
-    let (g, token) = run.exposed.mint_guarded(0, 4096, Direction::Put)?;
-    let text = token.format()?;
-    let r = run
-        .s3
-        .put_object()
-        .bucket(BUCKET)
-        .key(&key)
-        .checksum_crc64_nvme(Digest::of(Algorithm::Crc64Nvme, b"other bytes").header_value())
-        .customize()
-        .mutate_request(move |req| {
-            req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
-        })
-        .send()
-        .await;
-    let code = r
-        .err()
-        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    let (id, token) = run.exposed.mint(0, 4096, Direction::Put)?;
+    let other = Digest::of(Algorithm::Crc64Nvme, b"other bytes").header_value();
+    let (s, code) = run.put_token(&key, token.format()?, Some(other), false).await;
     check(code.as_deref() == Some(protocol::BAD_DIGEST), || {
-        format!("a wrong checksum: {code:?}")
+        format!("a wrong checksum: {s:?} {code:?}")
     })?;
     // SigV4 covers the token: one changed after signing, and a wrong secret, are refused.
-    let text = token.format()?;
-    let r = run
-        .s3
-        .put_object()
-        .bucket(BUCKET)
-        .key(&key)
-        .customize()
-        .mutate_request(move |req| {
-            req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
-        })
-        .interceptor(Tamper)
-        .send()
-        .await;
-    let code = r
-        .err()
-        .and_then(|e| e.into_service_error().meta().code().map(str::to_owned));
+    let (s, code) = run.put_token(&key, token.format()?, None, true).await;
     check(code.as_deref() == Some("SignatureDoesNotMatch"), || {
-        format!("a token changed after signing: {code:?}")
+        format!("a token changed after signing: {s:?} {code:?}")
     })?;
+    run.exposed.revoke(id)?;
     let wrong = sdk(url, &a.access_key, "not-the-secret");
     let r = wrong.head_object().bucket(BUCKET).key(&key).send().await;
     check(r.is_err(), || "a wrong secret was accepted".into())?;
-    drop(g);
     run.get(&key, &data, None, 0).await?;
     run.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
-    eprintln!("sdk_client {}: chaos: invalid token 400, RC token declined, dead client 500 / GET by body, BadDigest, tampered token and wrong secret 403: as the spec says", a.id);
+    eprintln!(
+        "sdk_client {}: chaos: invalid token 400, RC token declined, dead client 500 / GET by body, BadDigest, tampered token and wrong secret 403: as the spec says",
+        a.id
+    );
     Ok(())
 }
