@@ -243,12 +243,10 @@ impl SendQueue {
     /// request was written at yet.
     #[inline]
     pub(crate) fn seq_of_wqe(&self, wqe_counter: u16) -> Option<u64> {
-        let n = self.wqe_seq.len();
-        if n == 0 {
-            return None;
-        }
-        let i = usize::from(wqe_counter) & (n - 1);
-        let seq = self.wqe_seq[i].load(Ordering::Acquire);
+        // A power-of-two map: the index masked; an empty map's mask is all ones, and `get`
+        // then finds nothing (one bounds check for both).
+        let i = usize::from(wqe_counter) & self.wqe_seq.len().wrapping_sub(1);
+        let seq = self.wqe_seq.get(i)?.load(Ordering::Acquire);
         (seq != NO_REQUEST).then_some(seq)
     }
 

@@ -18,7 +18,7 @@ mod completion;
 mod cqe;
 mod events;
 
-pub use completion::{Completion, WcOpcode, WcStatus};
+pub use completion::{Completion, LeanCompletion, WcOpcode, WcStatus};
 
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
@@ -207,11 +207,42 @@ impl Cq {
     /// on another thread is consumed and not reported.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
+        self.poll_as(out)
+    }
+
+    /// Polls up to `out.len()` completions into `out` in their lean form
+    /// ([`LeanCompletion`]: `wr_id`, status, opcode, byte count and QP number); returns how
+    /// many were written. It reads and reports what [`Cq::poll`] does, completion for
+    /// completion, but leaves out the immediate, source QP, flags and vendor syndrome, so a
+    /// completion costs fewer instructions (on the wr API it skips their reads from
+    /// libmlx5). Polling the same CQ with both is fine: each completion is reported once,
+    /// by whichever call reads it.
+    ///
+    /// A slice, not a callback per completion: a direct CQ's ring is locked while it is read,
+    /// and a callback that polled the CQ again (or created a QP on it) would wait on itself.
+    ///
+    /// # Errors
+    /// As [`Cq::poll`]: the provider's poll errors (EIO for mlx5's CQ_POLL_ERR), and on a
+    /// direct CQ EPROTO for an entry that is not a requester completion of a direct QP
+    /// reporting there, consumed; an error met after completions were read is reported by the
+    /// next call (of either kind), so none is lost. A failed completion is not an error: it
+    /// is reported with its status (see [`LeanCompletion`] for what it then carries).
+    #[inline]
+    pub fn poll_lean(&self, out: &mut [LeanCompletion]) -> Result<usize> {
+        self.poll_as(out)
+    }
+
+    /// [`Cq::poll`] into either form.
+    #[inline(always)]
+    fn poll_as<C: Reaped>(&self, out: &mut [C]) -> Result<usize> {
         if let Some(ring) = &self.core.direct {
             // A direct CQ with nothing new, the poll of an idle poller: one look at the entry
             // at the consumer index, no lock.
             if !ring.may_have_entry() && self.deferred_error.get().is_none() {
                 return Ok(0);
+            }
+            if C::INLINE {
+                return self.poll_direct_inline(ring, out);
             }
             return self.poll_direct_locked(ring, out);
         }
@@ -223,7 +254,7 @@ impl Cq {
     /// Its check for nothing (ENOENT from the first `ibv_start_poll`) comes before the
     /// registry is borrowed.
     #[inline(never)]
-    fn poll_library(&self, out: &mut [Completion]) -> Result<usize> {
+    fn poll_library<C: Reaped>(&self, out: &mut [C]) -> Result<usize> {
         if let Some(deferred) = self.deferred_error.take() {
             return Err(self.deferred(deferred));
         }
@@ -251,14 +282,30 @@ impl Cq {
         err.on(self.context().name())
     }
 
+    /// The deferred error, taken (there is one).
+    #[cold]
+    #[inline(never)]
+    fn take_deferred(&self) -> Error {
+        match self.deferred_error.take() {
+            Some(deferred) => self.deferred(deferred),
+            None => Error::invalid("Cq::poll", "no deferred error (a bug in the crate)"),
+        }
+    }
+
     /// A direct CQ's poll once an entry may be there (or an error is deferred): under the
     /// ring's lock and the registry's.
     #[inline(never)]
-    fn poll_direct_locked(&self, ring: &CqRing, out: &mut [Completion]) -> Result<usize> {
-        // Looked at before it is taken: the common case writes nothing.
-        if let Some(deferred) = self.deferred_error.get() {
-            self.deferred_error.set(None);
-            return Err(self.deferred(deferred));
+    fn poll_direct_locked<C: Reaped>(&self, ring: &CqRing, out: &mut [C]) -> Result<usize> {
+        self.poll_direct_inline(ring, out)
+    }
+
+    /// [`Cq::poll_direct_locked`] inlined into the caller ([`Cq::poll_lean`]'s: its loop
+    /// then pays no call, and saves its registers once for all its polls).
+    #[inline(always)]
+    fn poll_direct_inline<C: Reaped>(&self, ring: &CqRing, out: &mut [C]) -> Result<usize> {
+        // Looked at before it is taken: the common case writes nothing, and copies nothing.
+        if self.deferred_error.get().is_some() {
+            return Err(self.take_deferred());
         }
         self.registry
             .with(|router| self.poll_direct(&ring.locked(), out, router))
@@ -268,10 +315,10 @@ impl Cq {
     /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
     /// once when nothing was read before it, else by the next call.
     #[inline]
-    fn poll_direct(
+    fn poll_direct<C: Reaped>(
         &self,
         ring: &Locked<'_>,
-        out: &mut [Completion],
+        out: &mut [C],
         router: &crate::sq_accounting::Router<'_>,
     ) -> Result<usize> {
         let mut n = 0;
@@ -300,10 +347,7 @@ impl Cq {
                     break;
                 }
             };
-            out[n] = Completion {
-                wr_id,
-                ..req.completion
-            };
+            out[n] = C::from_direct(req.completion, wr_id);
             n += 1;
         }
         // (Called only with an entry seen at the consumer index: rewriting the same index when
@@ -330,11 +374,11 @@ impl Cq {
     /// Reads on from a first `ibv_start_poll` that returned `rc` (not ENOENT), `out` not
     /// empty.
     #[inline(never)]
-    fn poll_into(
+    fn poll_into<C: Reaped>(
         &self,
         cq: *mut raw::ibv_cq_ex,
         mut rc: i32,
-        out: &mut [Completion],
+        out: &mut [C],
         router: &crate::sq_accounting::Router<'_>,
     ) -> Result<usize> {
         let mut n = 0;
@@ -351,17 +395,18 @@ impl Cq {
             }
             loop {
                 // SAFETY: a completion is current between a successful start/next_poll and end_poll.
-                out[n] = unsafe { read_current(cq) };
-                let c = &mut out[n];
+                let mut c = unsafe { C::read_library(cq) };
+                let (qp_num, wr_id, status, opcode) = c.routing();
                 if let Some(wr_id) = router.complete(
-                    c.qp_num,
-                    c.wr_id,
-                    c.status.is_success(),
-                    c.opcode.is_some_and(WcOpcode::is_receive),
+                    qp_num,
+                    wr_id,
+                    status.is_success(),
+                    opcode.is_some_and(WcOpcode::is_receive),
                 ) {
                     // The crate's slot number (DCIs) back to the caller's wr_id.
-                    c.wr_id = wr_id;
+                    c.set_wr_id(wr_id);
                 }
+                out[n] = c;
                 n += 1;
                 if !self.batched || n == out.len() {
                     break;
@@ -513,6 +558,87 @@ unsafe fn read_current(cq: *mut raw::ibv_cq_ex) -> Completion {
             wc_flags,
             vendor_err: 0,
         }
+    }
+}
+
+/// What a poll writes: a [`Completion`] ([`Cq::poll`]) or a [`LeanCompletion`]
+/// ([`Cq::poll_lean`]), each read from libmlx5's current completion or made from a direct
+/// CQE's decoding, with only the fields it keeps.
+trait Reaped: Copy {
+    /// Whether a direct CQ's read is inlined into the poll's caller.
+    const INLINE: bool;
+    /// From libmlx5's current completion.
+    ///
+    /// # Safety
+    /// As [`read_current`].
+    unsafe fn read_library(cq: *mut raw::ibv_cq_ex) -> Self;
+    /// From a direct CQE's decoding and the caller's `wr_id` (inlined: what it drops is not
+    /// computed).
+    fn from_direct(c: Completion, wr_id: u64) -> Self;
+    /// What routes it to its send queue: QP number, `wr_id`, status, opcode.
+    fn routing(&self) -> (u32, u64, WcStatus, Option<WcOpcode>);
+    /// The caller's `wr_id` in place of the crate's slot number.
+    fn set_wr_id(&mut self, wr_id: u64);
+}
+
+impl Reaped for Completion {
+    const INLINE: bool = false;
+    #[inline(always)]
+    unsafe fn read_library(cq: *mut raw::ibv_cq_ex) -> Self {
+        // SAFETY: forwarded from the caller.
+        unsafe { read_current(cq) }
+    }
+    #[inline(always)]
+    fn from_direct(c: Completion, wr_id: u64) -> Self {
+        Completion { wr_id, ..c }
+    }
+    #[inline(always)]
+    fn routing(&self) -> (u32, u64, WcStatus, Option<WcOpcode>) {
+        (self.qp_num, self.wr_id, self.status, self.opcode)
+    }
+    #[inline(always)]
+    fn set_wr_id(&mut self, wr_id: u64) {
+        self.wr_id = wr_id;
+    }
+}
+
+impl Reaped for LeanCompletion {
+    const INLINE: bool = true;
+    #[inline(always)]
+    unsafe fn read_library(cq: *mut raw::ibv_cq_ex) -> Self {
+        // SAFETY: guaranteed by the caller (a current completion); the reads are read_current's.
+        unsafe {
+            let status = WcStatus::from_raw((*cq).status);
+            let wr_id = (*cq).wr_id;
+            let qp_num = raw::ibv_wc_read_qp_num(cq);
+            if !status.is_success() {
+                return LeanCompletion {
+                    wr_id,
+                    status,
+                    qp_num,
+                    ..LeanCompletion::default()
+                };
+            }
+            LeanCompletion {
+                wr_id,
+                status,
+                opcode: Some(WcOpcode::from_raw(raw::ibv_wc_read_opcode(cq))),
+                byte_len: raw::ibv_wc_read_byte_len(cq),
+                qp_num,
+            }
+        }
+    }
+    #[inline(always)]
+    fn from_direct(c: Completion, wr_id: u64) -> Self {
+        LeanCompletion { wr_id, ..c.into() }
+    }
+    #[inline(always)]
+    fn routing(&self) -> (u32, u64, WcStatus, Option<WcOpcode>) {
+        (self.qp_num, self.wr_id, self.status, self.opcode)
+    }
+    #[inline(always)]
+    fn set_wr_id(&mut self, wr_id: u64) {
+        self.wr_id = wr_id;
     }
 }
 
