@@ -246,13 +246,30 @@ impl Cq {
             }
             return self.poll_direct_locked(ring, out);
         }
-        self.poll_library(out)
+        // The library's check for nothing inlined: one ibv_start_poll (through libmlx5's
+        // function table) and its ENOENT, before anything else runs.
+        if !C::INLINE || self.deferred_error.get().is_some() || out.is_empty() {
+            return self.poll_library(out);
+        }
+        let cq = self.as_raw();
+        let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
+        // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
+        let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
+        if rc == libc::ENOENT {
+            return Ok(0);
+        }
+        self.poll_started(cq, rc, out)
     }
 
-    /// The poll of a CQ libmlx5 reads (out of line: [`Cq::poll`] stays small enough to inline
-    /// its direct CQ's check for nothing into the caller).
-    /// Its check for nothing (ENOENT from the first `ibv_start_poll`) comes before the
-    /// registry is borrowed.
+    /// The poll of a CQ libmlx5 reads after its first `ibv_start_poll` returned `rc` (not
+    /// ENOENT).
+    #[inline(never)]
+    fn poll_started<C: Reaped>(&self, cq: *mut raw::ibv_cq_ex, rc: i32, out: &mut [C]) -> Result<usize> {
+        self.registry.with(|router| self.poll_into(cq, rc, out, router))
+    }
+
+    /// The poll of a CQ libmlx5 reads ([`Cq::poll_lean`] inlines the common case's first
+    /// `ibv_start_poll` and comes here with an error deferred or no room).
     #[inline(never)]
     fn poll_library<C: Reaped>(&self, out: &mut [C]) -> Result<usize> {
         if let Some(deferred) = self.deferred_error.take() {
@@ -395,7 +412,8 @@ impl Cq {
             }
             loop {
                 // SAFETY: a completion is current between a successful start/next_poll and end_poll.
-                let mut c = unsafe { C::read_library(cq) };
+                out[n] = unsafe { C::read_library(cq) };
+                let c = &mut out[n];
                 let (qp_num, wr_id, status, opcode) = c.routing();
                 if let Some(wr_id) = router.complete(
                     qp_num,
@@ -406,7 +424,6 @@ impl Cq {
                     // The crate's slot number (DCIs) back to the caller's wr_id.
                     c.set_wr_id(wr_id);
                 }
-                out[n] = c;
                 n += 1;
                 if !self.batched || n == out.len() {
                     break;
@@ -565,7 +582,8 @@ unsafe fn read_current(cq: *mut raw::ibv_cq_ex) -> Completion {
 /// ([`Cq::poll_lean`]), each read from libmlx5's current completion or made from a direct
 /// CQE's decoding, with only the fields it keeps.
 trait Reaped: Copy {
-    /// Whether a direct CQ's read is inlined into the poll's caller.
+    /// Whether a direct CQ's read, and the library's first `ibv_start_poll`, are inlined into
+    /// the poll's caller.
     const INLINE: bool;
     /// From libmlx5's current completion.
     ///
@@ -869,6 +887,84 @@ mod tests {
         let refusal = cq.refuse_if_direct("create", "DCT").unwrap_err();
         assert_eq!(refusal.errno(), Some(libc::EINVAL));
         assert!(refusal.to_string().contains("direct CQ"), "{refusal}");
+    }
+
+    #[test]
+    fn a_lean_direct_poll_maps_wqe_indexes_reports_failures_and_defers_a_foreign_entry_as_poll_does() {
+        use crate::direct::cq_ring::tests::TestRing;
+        use crate::direct::cq_ring::tests::{cqe, err_cqe};
+        let ctx = Context::fake("mlx5_fake");
+        let mut raw = fake_cq(&[]);
+        let mut t = TestRing::new(8, 64);
+        let mut cq = cq_over(&ctx, &mut raw, true);
+        Arc::get_mut(&mut cq.core).unwrap().direct = Some(t.ring());
+        let sq = crate::sq_accounting::Poster::with_wqe_map(8, false, 8);
+        cq.registry.add(0x40, sq.shared().clone());
+        sq.routed();
+        for (wr_id, index) in [(100, 0u16), (101, 2), (102, 3)] {
+            let seq = sq.admit(wr_id, true, 0, true).unwrap();
+            sq.note_wqe(index, seq);
+        }
+        sq.commit();
+        let mut write = cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_RDMA_READ, 0x40, 0);
+        write.byte_cnt = 8u32.to_be();
+        t.produce(0, write);
+        t.produce(1, err_cqe(raw::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, 0x88, 0x40, 2));
+        // A NOP's completion (never written by the direct backend), then a QP the CQ does not
+        // know, then the last request.
+        t.produce(2, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_NOP, 0x40, 5));
+        t.produce(3, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 0x41, 3));
+        t.produce(4, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 0x40, 3));
+        let mut out = [LeanCompletion::default(); 8];
+        assert_eq!(cq.poll_lean(&mut out).expect("the two before the NOP"), 2);
+        assert_eq!(
+            out[0],
+            LeanCompletion {
+                wr_id: 100,
+                status: WcStatus::Success,
+                opcode: Some(WcOpcode::RdmaRead),
+                byte_len: 8,
+                qp_num: 0x40,
+            }
+        );
+        assert_eq!(
+            out[1],
+            LeanCompletion {
+                wr_id: 101,
+                status: WcStatus::RemAccessErr,
+                opcode: None,
+                byte_len: 0,
+                qp_num: 0x40,
+            },
+            "a failed completion: no opcode, no byte count"
+        );
+        // The deferred refusal is reported by the next call of either kind.
+        let mut full = [Completion::default(); 8];
+        let err = cq.poll(&mut full).expect_err("the NOP is reported next");
+        assert_eq!(err.errno(), Some(libc::EPROTO));
+        assert!(err.to_string().contains("opcode 0x00"), "{err}");
+        let err = cq.poll_lean(&mut out).expect_err("nothing read before it: reported at once");
+        assert!(err.to_string().contains("0x41"), "{err}");
+        assert_eq!(cq.poll_lean(&mut out).unwrap(), 1);
+        assert_eq!((out[0].wr_id, out[0].opcode), (102, Some(WcOpcode::Send)));
+        assert_eq!(cq.poll_lean(&mut out).unwrap(), 0);
+        assert_eq!(u32::from_be(t.dbrec[0]), 5);
+        assert_eq!(calls(), Vec::<&str>::new(), "libmlx5's poll is never called");
+    }
+
+    #[test]
+    fn a_lean_poll_of_the_library_keeps_what_it_read_before_a_next_poll_error() {
+        let ctx = Context::fake("mlx5_fake");
+        let mut raw = fake_cq(&[0, 0, -2]);
+        let cq = cq_over(&ctx, &mut raw, true);
+        let mut out = [LeanCompletion::default(); 8];
+        assert_eq!(cq.poll_lean(&mut out).expect("the two completions read"), 2);
+        assert_eq!((out[0].wr_id, out[1].wr_id), (1, 2));
+        assert_eq!(calls(), ["start", "next", "next", "end"]);
+        let err = cq.poll_lean(&mut out).expect_err("the error comes with the next call");
+        assert_eq!(err.errno(), Some(libc::EIO));
+        assert_eq!(cq.poll_lean(&mut out).expect("then polling goes on"), 0);
+        assert_eq!(cq.poll_lean(&mut []).expect("no room: nothing read"), 0);
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod table;
 use streams::streams_plan;
 
 use super::{DcPeer, EndpointId, EpCompletion, Policy, Request};
-use crate::cq::{Completion, Cq, WcStatus};
+use crate::cq::{Cq, LeanCompletion, WcStatus};
 use crate::dc::{Dci, DciBuilder, Mlx5Context};
 use crate::direct::SendBackend;
 use crate::error::{Error, Result, StaticError};
@@ -195,11 +195,11 @@ pub struct DciPool {
     free: Vec<u32>,
     /// Sorted by local key.
     held: Vec<HeldRegion>,
-    scratch: Vec<Completion>,
+    scratch: Vec<LeanCompletion>,
     /// Completions on the CQ that no DCI of the pool owns (a DCT or QP sharing it): each is
     /// reported by a poll as an error naming it, never dropped. At most `SCRATCH`: the CQ is
     /// read only while it is empty.
-    foreign: VecDeque<Completion>,
+    foreign: VecDeque<LeanCompletion>,
     /// Flushed requests to report with `WrFlushErr`, by DCI: those that may have executed,
     /// those of failed endpoints, and those whose replay the provider refused (with another
     /// error than EAGAIN: they never left).
@@ -332,7 +332,7 @@ impl DciPool {
                 eps: Vec::with_capacity(cfg.max_endpoints),
                 free: Vec::with_capacity(cfg.max_endpoints),
                 held: Vec::new(),
-                scratch: vec![Completion::default(); SCRATCH],
+                scratch: vec![LeanCompletion::default(); SCRATCH],
                 foreign: VecDeque::with_capacity(SCRATCH),
                 unposted: VecDeque::with_capacity(needed),
                 reset_streams,
@@ -643,12 +643,12 @@ impl DciPool {
     /// QP number, `wr_id`, opcode and status (it is consumed: the message is all that is
     /// left of it). An error met after completions were written to `out` is reported by the
     /// next call, so none is lost.
-    #[inline]
+    #[inline(always)]
     pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
         // The idle poll: nothing held back, no DCI to recover, nothing new on the CQ.
         if self.settled && self.deferred.is_none() && self.foreign.is_empty() && self.unposted.is_empty() {
             let room = out.len().min(SCRATCH);
-            return match self.cq.poll(&mut self.scratch[..room]) {
+            return match self.cq.poll_lean(&mut self.scratch[..room]) {
                 Ok(0) => Ok(0),
                 read => self.poll_read(out, Some(read)),
             };
@@ -675,7 +675,7 @@ impl DciPool {
         let room = (out.len() - n).min(SCRATCH);
         let read = match read {
             Some(read) => read,
-            None => self.cq.poll(&mut self.scratch[..room]),
+            None => self.cq.poll_lean(&mut self.scratch[..room]),
         };
         let k = match read {
             Ok(k) => k,
@@ -776,7 +776,7 @@ impl DciPool {
 
     /// The error for completion `c`, which no DCI of the pool owns.
     #[cold]
-    fn foreign_error(&self, c: &Completion) -> Error {
+    fn foreign_error(&self, c: &LeanCompletion) -> Error {
         Error::from_errno(
             "DciPool::poll",
             libc::EPROTO,
