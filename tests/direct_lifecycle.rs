@@ -85,7 +85,7 @@ fn exactly(cq: &Cq, n: usize) -> Vec<Completion> {
     let mut buf = [Completion::default(); 16];
     let deadline = Instant::now() + Duration::from_secs(10);
     while got.len() < n {
-        let k = poll(&cq, &mut buf).expect("a direct CQ poll");
+        let k = poll(cq, &mut buf).expect("a direct CQ poll");
         got.extend_from_slice(&buf[..k]);
         assert!(
             Instant::now() < deadline,
@@ -94,7 +94,7 @@ fn exactly(cq: &Cq, n: usize) -> Vec<Completion> {
     }
     let quiet = Instant::now() + Duration::from_millis(100);
     while Instant::now() < quiet {
-        let k = poll(&cq, &mut buf).expect("a direct CQ poll");
+        let k = poll(cq, &mut buf).expect("a direct CQ poll");
         got.extend_from_slice(&buf[..k]);
     }
     assert_eq!(got.len(), n, "exactly {n} completions: {got:?}");

@@ -943,7 +943,9 @@ mod tests {
         let err = cq.poll(&mut full).expect_err("the NOP is reported next");
         assert_eq!(err.errno(), Some(libc::EPROTO));
         assert!(err.to_string().contains("opcode 0x00"), "{err}");
-        let err = cq.poll_lean(&mut out).expect_err("nothing read before it: reported at once");
+        let err = cq
+            .poll_lean(&mut out)
+            .expect_err("nothing read before it: reported at once");
         assert!(err.to_string().contains("0x41"), "{err}");
         assert_eq!(cq.poll_lean(&mut out).unwrap(), 1);
         assert_eq!((out[0].wr_id, out[0].opcode), (102, Some(WcOpcode::Send)));
