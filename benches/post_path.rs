@@ -619,19 +619,26 @@ fn write8_chunk(
 /// and `empty-poll` cases (callgrind counts exactly this function).
 #[inline(never)]
 fn poll_calls(cq: &::mlx5dv::Cq, out: &mut [::mlx5dv::Completion], calls: u64) -> u64 {
-    let mut reaped = 0;
-    for _ in 0..calls {
-        reaped += cq.poll(black_box(&mut *out)).expect("poll") as u64;
-    }
-    reaped
+    polls_with(cq, out, calls, ::mlx5dv::Cq::poll)
 }
 
 /// [`poll_calls`] with [`::mlx5dv::Cq::poll_lean`]: the `completion-N/B-lean` cases.
 #[inline(never)]
 fn lean_poll_calls(cq: &::mlx5dv::Cq, out: &mut [::mlx5dv::LeanCompletion], calls: u64) -> u64 {
+    polls_with(cq, out, calls, ::mlx5dv::Cq::poll_lean)
+}
+
+/// `calls` polls of `cq` with `poll` into `out`: the completions reaped.
+#[inline(always)]
+fn polls_with<C>(
+    cq: &::mlx5dv::Cq,
+    out: &mut [C],
+    calls: u64,
+    poll: impl Fn(&::mlx5dv::Cq, &mut [C]) -> ::mlx5dv::Result<usize>,
+) -> u64 {
     let mut reaped = 0;
     for _ in 0..calls {
-        reaped += cq.poll_lean(black_box(&mut *out)).expect("poll") as u64;
+        reaped += poll(cq, black_box(&mut *out)).expect("poll") as u64;
     }
     reaped
 }

@@ -647,7 +647,9 @@ impl Router<'_> {
 
     /// Feeds one completion to its QP's queue, if the QP is registered and alive; returns
     /// the caller's `wr_id` where the crate wrote its own into the request (DCIs).
-    #[inline]
+    // Always inlined: its one caller per completion form ([`crate::Cq::poll`]'s and
+    // `poll_lean`'s reads of libmlx5) otherwise calls it out of line.
+    #[inline(always)]
     pub(crate) fn complete(&self, qp_num: u32, wr_id: u64, success: bool, receive: bool) -> Option<u64> {
         let i = self.position(qp_num)?;
         let sq = &self.0[i].1;

@@ -412,18 +412,18 @@ impl Cq {
             }
             loop {
                 // SAFETY: a completion is current between a successful start/next_poll and end_poll.
-                out[n] = unsafe { C::read_library(cq) };
-                let c = &mut out[n];
-                let (qp_num, wr_id, status, opcode) = c.routing();
-                if let Some(wr_id) = router.complete(
-                    qp_num,
-                    wr_id,
-                    status.is_success(),
-                    opcode.is_some_and(WcOpcode::is_receive),
-                ) {
-                    // The crate's slot number (DCIs) back to the caller's wr_id.
-                    c.set_wr_id(wr_id);
-                }
+                let lean = unsafe { read_lean(cq) };
+                // The crate's slot number (DCIs) back to the caller's wr_id.
+                let wr_id = router
+                    .complete(
+                        lean.qp_num,
+                        lean.wr_id,
+                        lean.status.is_success(),
+                        lean.opcode.is_some_and(WcOpcode::is_receive),
+                    )
+                    .unwrap_or(lean.wr_id);
+                // SAFETY: as above.
+                out[n] = unsafe { C::from_library(LeanCompletion { wr_id, ..lean }, cq) };
                 n += 1;
                 if !self.batched || n == out.len() {
                     break;
@@ -545,118 +545,105 @@ fn poll_error(op: &'static str, rc: i32) -> Error {
     Error::from_errno(op, rc, "the provider refused to poll this CQ (a CQ overrun is not reported here but as the IBV_EVENT_CQ_ERR async event: see Context::async_events)")
 }
 
+/// The fields of libmlx5's current completion that route it (and all a [`LeanCompletion`]
+/// keeps).
+///
 /// # Safety
 /// `cq` must be inside a start_poll/end_poll sequence with a current completion.
-#[inline]
-unsafe fn read_current(cq: *mut raw::ibv_cq_ex) -> Completion {
+#[inline(always)]
+unsafe fn read_lean(cq: *mut raw::ibv_cq_ex) -> LeanCompletion {
     // SAFETY: guaranteed by the caller.
     unsafe {
         let status = WcStatus::from_raw((*cq).status);
         let wr_id = (*cq).wr_id;
         let qp_num = raw::ibv_wc_read_qp_num(cq);
         if !status.is_success() {
-            return Completion {
+            return LeanCompletion {
                 wr_id,
                 status,
                 qp_num,
-                vendor_err: raw::ibv_wc_read_vendor_err(cq),
-                ..Completion::default()
+                ..LeanCompletion::default()
             };
         }
-        let wc_flags = raw::ibv_wc_read_wc_flags(cq);
-        Completion {
+        LeanCompletion {
             wr_id,
             status,
             opcode: Some(WcOpcode::from_raw(raw::ibv_wc_read_opcode(cq))),
             byte_len: raw::ibv_wc_read_byte_len(cq),
-            imm: (wc_flags & raw::IBV_WC_WITH_IMM != 0).then(|| u32::from_be(raw::ibv_wc_read_imm_data(cq))),
             qp_num,
-            src_qp: raw::ibv_wc_read_src_qp(cq),
-            wc_flags,
-            vendor_err: 0,
         }
     }
 }
 
 /// What a poll writes: a [`Completion`] ([`Cq::poll`]) or a [`LeanCompletion`]
-/// ([`Cq::poll_lean`]), each read from libmlx5's current completion or made from a direct
-/// CQE's decoding, with only the fields it keeps.
+/// ([`Cq::poll_lean`]), made from libmlx5's current completion (its routed lean fields, and
+/// what else the form keeps) or from a direct CQE's decoding.
 trait Reaped: Copy {
     /// Whether a direct CQ's read, and the library's first `ibv_start_poll`, are inlined into
     /// the poll's caller.
     const INLINE: bool;
-    /// From libmlx5's current completion.
+    /// From `lean` ([`read_lean`]'s, its `wr_id` the caller's) and, for what else it keeps,
+    /// libmlx5's current completion.
     ///
     /// # Safety
-    /// As [`read_current`].
-    unsafe fn read_library(cq: *mut raw::ibv_cq_ex) -> Self;
+    /// As [`read_lean`].
+    unsafe fn from_library(lean: LeanCompletion, cq: *mut raw::ibv_cq_ex) -> Self;
     /// From a direct CQE's decoding and the caller's `wr_id` (inlined: what it drops is not
     /// computed).
     fn from_direct(c: Completion, wr_id: u64) -> Self;
-    /// What routes it to its send queue: QP number, `wr_id`, status, opcode.
-    fn routing(&self) -> (u32, u64, WcStatus, Option<WcOpcode>);
-    /// The caller's `wr_id` in place of the crate's slot number.
-    fn set_wr_id(&mut self, wr_id: u64);
 }
 
 impl Reaped for Completion {
     const INLINE: bool = false;
     #[inline(always)]
-    unsafe fn read_library(cq: *mut raw::ibv_cq_ex) -> Self {
-        // SAFETY: forwarded from the caller.
-        unsafe { read_current(cq) }
+    unsafe fn from_library(lean: LeanCompletion, cq: *mut raw::ibv_cq_ex) -> Self {
+        let LeanCompletion {
+            wr_id,
+            status,
+            opcode,
+            byte_len,
+            qp_num,
+        } = lean;
+        // SAFETY: guaranteed by the caller (a current completion).
+        unsafe {
+            if !status.is_success() {
+                return Completion {
+                    wr_id,
+                    status,
+                    qp_num,
+                    vendor_err: raw::ibv_wc_read_vendor_err(cq),
+                    ..Completion::default()
+                };
+            }
+            let wc_flags = raw::ibv_wc_read_wc_flags(cq);
+            Completion {
+                wr_id,
+                status,
+                opcode,
+                byte_len,
+                imm: (wc_flags & raw::IBV_WC_WITH_IMM != 0).then(|| u32::from_be(raw::ibv_wc_read_imm_data(cq))),
+                qp_num,
+                src_qp: raw::ibv_wc_read_src_qp(cq),
+                wc_flags,
+                vendor_err: 0,
+            }
+        }
     }
     #[inline(always)]
     fn from_direct(c: Completion, wr_id: u64) -> Self {
         Completion { wr_id, ..c }
-    }
-    #[inline(always)]
-    fn routing(&self) -> (u32, u64, WcStatus, Option<WcOpcode>) {
-        (self.qp_num, self.wr_id, self.status, self.opcode)
-    }
-    #[inline(always)]
-    fn set_wr_id(&mut self, wr_id: u64) {
-        self.wr_id = wr_id;
     }
 }
 
 impl Reaped for LeanCompletion {
     const INLINE: bool = true;
     #[inline(always)]
-    unsafe fn read_library(cq: *mut raw::ibv_cq_ex) -> Self {
-        // SAFETY: guaranteed by the caller (a current completion); the reads are read_current's.
-        unsafe {
-            let status = WcStatus::from_raw((*cq).status);
-            let wr_id = (*cq).wr_id;
-            let qp_num = raw::ibv_wc_read_qp_num(cq);
-            if !status.is_success() {
-                return LeanCompletion {
-                    wr_id,
-                    status,
-                    qp_num,
-                    ..LeanCompletion::default()
-                };
-            }
-            LeanCompletion {
-                wr_id,
-                status,
-                opcode: Some(WcOpcode::from_raw(raw::ibv_wc_read_opcode(cq))),
-                byte_len: raw::ibv_wc_read_byte_len(cq),
-                qp_num,
-            }
-        }
+    unsafe fn from_library(lean: LeanCompletion, _: *mut raw::ibv_cq_ex) -> Self {
+        lean
     }
     #[inline(always)]
     fn from_direct(c: Completion, wr_id: u64) -> Self {
         LeanCompletion { wr_id, ..c.into() }
-    }
-    #[inline(always)]
-    fn routing(&self) -> (u32, u64, WcStatus, Option<WcOpcode>) {
-        (self.qp_num, self.wr_id, self.status, self.opcode)
-    }
-    #[inline(always)]
-    fn set_wr_id(&mut self, wr_id: u64) {
-        self.wr_id = wr_id;
     }
 }
 
@@ -845,14 +832,16 @@ mod tests {
         assert_eq!(cq.poll(&mut out).unwrap_err().errno(), Some(libc::EIO));
     }
 
-    #[test]
-    fn a_direct_poll_maps_each_wqe_index_to_the_callers_wr_id_and_reports_a_foreign_entry() {
-        use crate::direct::cq_ring::tests::TestRing;
-        use crate::direct::cq_ring::tests::{cqe, err_cqe};
-        let ctx = Context::fake("mlx5_fake");
-        let mut raw = fake_cq(&[]);
-        let mut t = TestRing::new(4, 64);
-        let mut cq = cq_over(&ctx, &mut raw, true);
+    use crate::direct::cq_ring::tests::{cqe, err_cqe, TestRing};
+
+    /// A direct CQ over `t`'s ring whose registry routes QP 0x40's queue (returned), which
+    /// holds requests 100, 101 and 102 at WQE indexes 0, 2 and 3.
+    fn direct_cq_with_requests(
+        ctx: &Context,
+        raw: &mut raw::ibv_cq_ex,
+        t: &mut TestRing,
+    ) -> (Cq, crate::sq_accounting::Poster) {
+        let mut cq = cq_over(ctx, raw, true);
         Arc::get_mut(&mut cq.core).unwrap().direct = Some(t.ring());
         assert!(cq.is_direct());
         let sq = crate::sq_accounting::Poster::with_wqe_map(8, false, 8);
@@ -863,6 +852,15 @@ mod tests {
             sq.note_wqe(index, seq);
         }
         sq.commit();
+        (cq, sq)
+    }
+
+    #[test]
+    fn a_direct_poll_maps_each_wqe_index_to_the_callers_wr_id_and_reports_a_foreign_entry() {
+        let ctx = Context::fake("mlx5_fake");
+        let mut raw = fake_cq(&[]);
+        let mut t = TestRing::new(4, 64);
+        let (cq, _sq) = direct_cq_with_requests(&ctx, &mut raw, &mut t);
         t.produce(0, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_RDMA_WRITE, 0x40, 0));
         t.produce(1, err_cqe(raw::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, 0x88, 0x40, 2));
         // A receive, then an entry of a QP the CQ does not know.
@@ -891,21 +889,10 @@ mod tests {
 
     #[test]
     fn a_lean_direct_poll_maps_wqe_indexes_reports_failures_and_defers_a_foreign_entry_as_poll_does() {
-        use crate::direct::cq_ring::tests::TestRing;
-        use crate::direct::cq_ring::tests::{cqe, err_cqe};
         let ctx = Context::fake("mlx5_fake");
         let mut raw = fake_cq(&[]);
         let mut t = TestRing::new(8, 64);
-        let mut cq = cq_over(&ctx, &mut raw, true);
-        Arc::get_mut(&mut cq.core).unwrap().direct = Some(t.ring());
-        let sq = crate::sq_accounting::Poster::with_wqe_map(8, false, 8);
-        cq.registry.add(0x40, sq.shared().clone());
-        sq.routed();
-        for (wr_id, index) in [(100, 0u16), (101, 2), (102, 3)] {
-            let seq = sq.admit(wr_id, true, 0, true).unwrap();
-            sq.note_wqe(index, seq);
-        }
-        sq.commit();
+        let (cq, _sq) = direct_cq_with_requests(&ctx, &mut raw, &mut t);
         let mut write = cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_RDMA_READ, 0x40, 0);
         write.byte_cnt = 8u32.to_be();
         t.produce(0, write);
