@@ -502,7 +502,9 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         }
         if let Some(remote) = self.op.remote() {
             if let Some(why) = unfit_remote(self.op.is_atomic(), total, remote) {
-                return Err(why.error(self.op.check_name(), total, remote.addr, remote.len).on(qp.device()));
+                return Err(why
+                    .error(self.op.check_name(), total, remote.addr, remote.len)
+                    .on(qp.device()));
             }
         }
         if let Some(d) = self.batch.direct {

@@ -88,7 +88,7 @@ pub(crate) fn status_of_syndrome(syndrome: u8) -> WcStatus {
 
 /// `mlx5_cq_read_wc_opcode` for a requester CQE: the completion opcode of the WQE opcode in
 /// `sop_drop_qpn`'s top byte (one load from a table of every byte's answer).
-#[inline]
+#[inline(always)]
 fn requester_opcode(wqe_opcode: u8, qp_num: u32) -> Result<WcOpcode, Refused> {
     REQUESTER_OPCODES[usize::from(wqe_opcode)].ok_or(Refused::WqeOpcode { wqe_opcode, qp_num })
 }
@@ -127,7 +127,7 @@ const fn requester_opcode_of(wqe_opcode: u32) -> Option<WcOpcode> {
 /// extended CQ's `read_byte_len` does not substitute 8 for atomics as `ibv_poll_cq` does),
 /// no immediate (libmlx5 flags one only on responder CQEs), `src_qp` and the GRH flag from
 /// `flags_rqpn`; on error the status from the syndrome and the vendor syndrome.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode(cqe: &raw::mlx5_cqe64) -> Result<Requester, Refused> {
     let opcode = raw::mlx5dv_get_cqe_opcode(cqe);
     let sop_drop_qpn = u32::from_be(cqe.sop_drop_qpn);
@@ -196,7 +196,7 @@ fn refuse_opcode(opcode: u8, qp_num: u32) -> Refused {
 }
 
 /// The error view of a CQE (`(struct mlx5_err_cqe *)cqe64` in C).
-#[inline]
+#[inline(always)]
 fn as_err_cqe(cqe: &raw::mlx5_cqe64) -> raw::mlx5_err_cqe {
     const _: () = assert!(std::mem::size_of::<raw::mlx5_cqe64>() == std::mem::size_of::<raw::mlx5_err_cqe>());
     // SAFETY: both are 64-byte plain-integer structs (any bit pattern is valid), and

@@ -207,7 +207,7 @@ impl Cq {
     /// on another thread is consumed and not reported.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
-        self.poll_as(out)
+        self.poll_as::<_, false>(out)
     }
 
     /// Polls up to `out.len()` completions into `out` in their lean form
@@ -229,19 +229,28 @@ impl Cq {
     /// is reported with its status (see [`LeanCompletion`] for what it then carries).
     #[inline]
     pub fn poll_lean(&self, out: &mut [LeanCompletion]) -> Result<usize> {
-        self.poll_as(out)
+        self.poll_as::<_, true>(out)
     }
 
-    /// [`Cq::poll`] into either form.
+    /// [`Cq::poll_lean`] with a direct CQ's locked read out of line: for a caller whose poll
+    /// of nothing must stay small (the pool's, which the read inlined makes carry its
+    /// registers and result through the idle path).
+    #[inline]
+    pub(crate) fn poll_lean_outlined(&self, out: &mut [LeanCompletion]) -> Result<usize> {
+        self.poll_as::<_, false>(out)
+    }
+
+    /// [`Cq::poll`] into either form; `DIRECT_INLINE`: a direct CQ's locked read inlined
+    /// into the caller.
     #[inline(always)]
-    fn poll_as<C: Reaped>(&self, out: &mut [C]) -> Result<usize> {
+    fn poll_as<C: Reaped, const DIRECT_INLINE: bool>(&self, out: &mut [C]) -> Result<usize> {
         if let Some(ring) = &self.core.direct {
             // A direct CQ with nothing new, the poll of an idle poller: one look at the entry
             // at the consumer index, no lock.
             if !ring.may_have_entry() && self.deferred_error.get().is_none() {
                 return Ok(0);
             }
-            if C::INLINE {
+            if DIRECT_INLINE {
                 return self.poll_direct_inline(ring, out);
             }
             return self.poll_direct_locked(ring, out);
@@ -265,7 +274,7 @@ impl Cq {
     /// ENOENT).
     #[inline(never)]
     fn poll_started<C: Reaped>(&self, cq: *mut raw::ibv_cq_ex, rc: i32, out: &mut [C]) -> Result<usize> {
-        self.registry.with(|router| self.poll_into(cq, rc, out, router))
+        self.poll_into(cq, rc, out, &self.registry.routes().router())
     }
 
     /// The poll of a CQ libmlx5 reads ([`Cq::poll_lean`] inlines the common case's first
@@ -285,7 +294,7 @@ impl Cq {
         if rc == libc::ENOENT {
             return Ok(0);
         }
-        self.registry.with(|router| self.poll_into(cq, rc, out, router))
+        self.poll_into(cq, rc, out, &self.registry.routes().router())
     }
 
     /// The error of what a previous poll met after reading completions.
@@ -324,14 +333,14 @@ impl Cq {
         if self.deferred_error.get().is_some() {
             return Err(self.take_deferred());
         }
-        self.registry
-            .with(|router| self.poll_direct(&ring.locked(), out, router))
+        let routes = self.registry.routes();
+        self.poll_direct(&ring.locked(), out, &routes.router())
     }
 
     /// A direct CQ's poll: reads the ring itself (see [`Context::create_direct_cq`]). An entry
     /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
     /// once when nothing was read before it, else by the next call.
-    #[inline]
+    #[inline(always)]
     fn poll_direct<C: Reaped>(
         &self,
         ring: &Locked<'_>,
@@ -579,8 +588,7 @@ unsafe fn read_lean(cq: *mut raw::ibv_cq_ex) -> LeanCompletion {
 /// ([`Cq::poll_lean`]), made from libmlx5's current completion (its routed lean fields, and
 /// what else the form keeps) or from a direct CQE's decoding.
 trait Reaped: Copy {
-    /// Whether a direct CQ's read, and the library's first `ibv_start_poll`, are inlined into
-    /// the poll's caller.
+    /// Whether the library's first `ibv_start_poll` is inlined into the poll's caller.
     const INLINE: bool;
     /// From `lean` ([`read_lean`]'s, its `wr_id` the caller's) and, for what else it keeps,
     /// libmlx5's current completion.
