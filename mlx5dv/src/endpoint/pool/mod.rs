@@ -195,7 +195,8 @@ pub struct DciPool {
     free: Vec<u32>,
     /// Sorted by local key.
     held: Vec<HeldRegion>,
-    scratch: Vec<LeanCompletion>,
+    /// What one CQ poll read (an array: slicing it at most `SCRATCH` long needs no check).
+    scratch: Box<[LeanCompletion; SCRATCH]>,
     /// Completions on the CQ that no DCI of the pool owns (a DCT or QP sharing it): each is
     /// reported by a poll as an error naming it, never dropped. At most `SCRATCH`: the CQ is
     /// read only while it is empty.
@@ -332,7 +333,7 @@ impl DciPool {
                 eps: Vec::with_capacity(cfg.max_endpoints),
                 free: Vec::with_capacity(cfg.max_endpoints),
                 held: Vec::new(),
-                scratch: vec![LeanCompletion::default(); SCRATCH],
+                scratch: Box::new([LeanCompletion::default(); SCRATCH]),
                 foreign: VecDeque::with_capacity(SCRATCH),
                 unposted: VecDeque::with_capacity(needed),
                 reset_streams,
