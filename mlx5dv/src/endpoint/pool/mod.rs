@@ -649,9 +649,9 @@ impl DciPool {
         // The idle poll: nothing held back, no DCI to recover, nothing new on the CQ.
         if self.settled && self.deferred.is_none() && self.foreign.is_empty() && self.unposted.is_empty() {
             let room = out.len().min(SCRATCH);
-            return match self.cq.poll_lean_outlined(&mut self.scratch[..room]) {
-                Ok(0) => Ok(0),
-                read => self.poll_read(out, Some(read)),
+            return match self.cq.poll_lean_if_any(&mut self.scratch[..room]) {
+                None => Ok(0),
+                read => self.poll_read(out, read),
             };
         }
         self.poll_read(out, None)
@@ -676,7 +676,7 @@ impl DciPool {
         let room = (out.len() - n).min(SCRATCH);
         let read = match read {
             Some(read) => read,
-            None => self.cq.poll_lean_outlined(&mut self.scratch[..room]),
+            None => self.cq.poll_lean_if_any(&mut self.scratch[..room]).unwrap_or(Ok(0)),
         };
         let k = match read {
             Ok(k) => k,
