@@ -519,9 +519,9 @@ impl Executor {
         // The poll of an idle server (nothing resolving, ready to post or finished, and
         // nothing new from the pool) is inlined into the caller's loop; the rest is not.
         if self.resolving.is_empty() && self.ready.is_empty() && self.finished.is_empty() {
-            return match self.pool.poll(&mut self.scratch)? {
-                0 => Ok(0),
-                n => self.poll_read(n, out),
+            return match self.pool.poll_if_any(&mut self.scratch) {
+                None | Some(Ok(0)) => Ok(0),
+                Some(read) => self.poll_read(read?, out),
             };
         }
         self.poll_moving(out)

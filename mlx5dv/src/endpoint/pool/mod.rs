@@ -646,15 +646,25 @@ impl DciPool {
     /// next call, so none is lost.
     #[inline(always)]
     pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
-        // The idle poll: nothing held back, no DCI to recover, nothing new on the CQ.
+        match self.poll_if_any(out) {
+            None => Ok(0),
+            Some(read) => read,
+        }
+    }
+
+    /// [`DciPool::poll`], None for the idle poll that found nothing (nothing held back, no
+    /// DCI to recover, nothing new on the CQ): a caller polling while idle (the S3
+    /// executor) then returns at once, without an `Ok(0)` to look at.
+    #[inline(always)]
+    pub(crate) fn poll_if_any(&mut self, out: &mut [EpCompletion]) -> Option<Result<usize>> {
         if self.settled && self.deferred.is_none() && self.foreign.is_empty() && self.unposted.is_empty() {
             let room = out.len().min(SCRATCH);
             return match self.cq.poll_lean_if_any(&mut self.scratch[..room]) {
-                None => Ok(0),
-                read => self.poll_read(out, read),
+                None => None,
+                read => Some(self.poll_read(out, read)),
             };
         }
-        self.poll_read(out, None)
+        Some(self.poll_read(out, None))
     }
 
     /// [`DciPool::poll`] past its idle case, given what it read from the CQ (None: nothing
