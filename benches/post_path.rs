@@ -619,9 +619,26 @@ fn write8_chunk(
 /// and `empty-poll` cases (callgrind counts exactly this function).
 #[inline(never)]
 fn poll_calls(cq: &::mlx5dv::Cq, out: &mut [::mlx5dv::Completion], calls: u64) -> u64 {
+    polls_with(cq, out, calls, ::mlx5dv::Cq::poll)
+}
+
+/// [`poll_calls`] with [`::mlx5dv::Cq::poll_lean`]: the `completion-N/B-lean` cases.
+#[inline(never)]
+fn lean_poll_calls(cq: &::mlx5dv::Cq, out: &mut [::mlx5dv::LeanCompletion], calls: u64) -> u64 {
+    polls_with(cq, out, calls, ::mlx5dv::Cq::poll_lean)
+}
+
+/// `calls` polls of `cq` with `poll` into `out`: the completions reaped.
+#[inline(always)]
+fn polls_with<C>(
+    cq: &::mlx5dv::Cq,
+    out: &mut [C],
+    calls: u64,
+    poll: impl Fn(&::mlx5dv::Cq, &mut [C]) -> ::mlx5dv::Result<usize>,
+) -> u64 {
     let mut reaped = 0;
     for _ in 0..calls {
-        reaped += cq.poll(black_box(&mut *out)).expect("poll") as u64;
+        reaped += poll(cq, black_box(&mut *out)).expect("poll") as u64;
     }
     reaped
 }
@@ -632,7 +649,8 @@ fn poll_calls(cq: &::mlx5dv::Cq, out: &mut [::mlx5dv::Completion], calls: u64) -
 /// - `completion-1/B`, `completion-16/B`: 16 signalled 8-byte inline writes posted (untimed)
 ///   on a DCI of backend B, then one more on a probe DCI of another CQ, whose completion
 ///   (polled untimed) says the device has run them; then reaped by 16 polls of one
-///   completion or one poll of 16; divided by the completions reaped.
+///   completion or one poll of 16; divided by the completions reaped. `-lean`: the same,
+///   reaped with `Cq::poll_lean`.
 /// - `empty-poll/B`: polls of B's empty CQ; divided by the polls. `empty-poll/pool` and
 ///   `empty-poll/executor`: a DCI pool's and an S3 executor's polls with nothing to report, on
 ///   the direct backend (`-wr`: on the wr API).
@@ -656,12 +674,19 @@ fn polls(
     const BATCH: u64 = 16;
     let mut g = c.benchmark_group("real_mlx5");
     let mut out = [::mlx5dv::Completion::default(); BATCH as usize];
+    let mut lean_out = [::mlx5dv::LeanCompletion::default(); BATCH as usize];
     let mut short = 0u64;
     let mut seq = 1u64 << 40;
     for (backend, (d, cq)) in ["wr", "direct"].into_iter().zip(dcis.iter_mut().zip([cq, direct_cq])) {
         let d = d.as_mut().unwrap();
-        for (case, per_call) in [("completion-1", 1usize), ("completion-16", BATCH as usize)] {
-            g.bench_function(format!("{case}/{backend}"), |b| {
+        for (case, per_call, lean) in [
+            ("completion-1", 1usize, false),
+            ("completion-16", BATCH as usize, false),
+            ("completion-1", 1, true),
+            ("completion-16", BATCH as usize, true),
+        ] {
+            let api = if lean { "-lean" } else { "" };
+            g.bench_function(format!("{case}/{backend}{api}"), |b| {
                 b.iter_custom(|iters| {
                     let mut total = std::time::Duration::ZERO;
                     let mut done = 0;
@@ -669,7 +694,12 @@ fn polls(
                         seq = write8_chunk(d, p, remote, seq, BATCH);
                         run_device();
                         let start = std::time::Instant::now();
-                        let reaped = poll_calls(cq, &mut out[..per_call], BATCH / per_call as u64);
+                        let calls = BATCH / per_call as u64;
+                        let reaped = if lean {
+                            lean_poll_calls(cq, &mut lean_out[..per_call], calls)
+                        } else {
+                            poll_calls(cq, &mut out[..per_call], calls)
+                        };
                         total += start.elapsed();
                         counted(reaped);
                         let mut left = BATCH - reaped;

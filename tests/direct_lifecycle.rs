@@ -11,11 +11,14 @@
 //! freed QP number out again at once, so a stale completion of a dropped DCI meets its
 //! successor, as on silicon once the numbers wrap.
 //!
+//! With `MLX5DV_TEST_POLL=lean` every poll is `Cq::poll_lean` (scripts/test runs both): the
+//! lean completions must hold to the same rules.
+//!
 //! Opt-in like tests/hw_dc.rs: `scripts/soft-mlx5 -- <this test binary> --include-ignored
 //! --test-threads=1`. The tests that pause the device print "not run" where it cannot be paused
 //! (a ConnectX).
 use mlx5dv::raw;
-use mlx5dv::{Access, Completion, Cq, DcKey, DcPeer, Dci, DciBuilder, RtsAttr, SendBackend};
+use mlx5dv::{Access, Completion, Cq, DcKey, DcPeer, Dci, DciBuilder, LeanCompletion, RtsAttr, SendBackend};
 use mlx5dv_suite::device::{dct, loopback_path, open, pause_hook};
 use std::time::{Duration, Instant};
 
@@ -53,6 +56,28 @@ fn wait_written(cq: &Cq, index: u32) {
     }
 }
 
+/// The poll under test: `Cq::poll`, or `Cq::poll_lean` with `MLX5DV_TEST_POLL=lean` (its
+/// completions written back as `Completion`s, what the lean form leaves out at its default).
+fn poll(cq: &Cq, buf: &mut [Completion]) -> mlx5dv::Result<usize> {
+    if std::env::var_os("MLX5DV_TEST_POLL").is_some_and(|v| v == "lean") {
+        let mut lean = [LeanCompletion::default(); 16];
+        let room = buf.len().min(lean.len());
+        let k = cq.poll_lean(&mut lean[..room])?;
+        for (b, l) in buf.iter_mut().zip(&lean[..k]) {
+            *b = Completion {
+                wr_id: l.wr_id,
+                status: l.status,
+                opcode: l.opcode,
+                byte_len: l.byte_len,
+                qp_num: l.qp_num,
+                ..Completion::default()
+            };
+        }
+        return Ok(k);
+    }
+    cq.poll(buf)
+}
+
 /// Polls `cq` until `n` completions came, failing on any error; then checks nothing else comes
 /// within a short while.
 fn exactly(cq: &Cq, n: usize) -> Vec<Completion> {
@@ -60,7 +85,7 @@ fn exactly(cq: &Cq, n: usize) -> Vec<Completion> {
     let mut buf = [Completion::default(); 16];
     let deadline = Instant::now() + Duration::from_secs(10);
     while got.len() < n {
-        let k = cq.poll(&mut buf).expect("a direct CQ poll");
+        let k = poll(cq, &mut buf).expect("a direct CQ poll");
         got.extend_from_slice(&buf[..k]);
         assert!(
             Instant::now() < deadline,
@@ -69,7 +94,7 @@ fn exactly(cq: &Cq, n: usize) -> Vec<Completion> {
     }
     let quiet = Instant::now() + Duration::from_millis(100);
     while Instant::now() < quiet {
-        let k = cq.poll(&mut buf).expect("a direct CQ poll");
+        let k = poll(cq, &mut buf).expect("a direct CQ poll");
         got.extend_from_slice(&buf[..k]);
     }
     assert_eq!(got.len(), n, "exactly {n} completions: {got:?}");
@@ -191,7 +216,7 @@ fn a_recovered_direct_dcis_unread_completion_never_retires_a_request_posted_afte
     unsafe { pause(1) };
     n.write(&mut dci, 200);
     let mut out = [Completion::default(); 4];
-    let k = cq.poll(&mut out);
+    let k = poll(&cq, &mut out);
     // SAFETY: as above.
     unsafe { pause(0) };
     assert_eq!(
@@ -449,7 +474,7 @@ fn a_dci_given_the_number_of_one_still_being_dropped_gets_none_of_its_completion
             "B did not get A's number: run with SOFT_MLX5_QPN_REUSE=1 (freed numbers handed out at once)"
         );
         let mut buf = [Completion::default(); 4];
-        let k = cq.poll(&mut buf).expect("a poll while A's destroy is unfinished");
+        let k = poll(&cq, &mut buf).expect("a poll while A's destroy is unfinished");
         assert_eq!(&buf[..k], &[], "A's completion reached B");
         n.write(&mut b, 7);
         wait_written(&cq, 1);

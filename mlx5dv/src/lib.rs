@@ -82,7 +82,7 @@ pub use ah::{Ah, PeerPath};
 pub use async_event::{AsyncEvent, AsyncEvents, SrqRef};
 pub use comp_channel::CompChannel;
 pub use context::{Context, DeviceAttr, PortAttr};
-pub use cq::{Completion, Cq, WcOpcode, WcStatus};
+pub use cq::{Completion, Cq, LeanCompletion, WcOpcode, WcStatus};
 pub use dc::{
     DcKey, DcPeer, Dci, DciBuilder, DciParts, Dct, DctAttributes, DctBuilder, DctContext, DctState, Mlx5Caps,
     Mlx5Context, OooRecvWrsCaps,

@@ -243,12 +243,10 @@ impl SendQueue {
     /// request was written at yet.
     #[inline]
     pub(crate) fn seq_of_wqe(&self, wqe_counter: u16) -> Option<u64> {
-        let n = self.wqe_seq.len();
-        if n == 0 {
-            return None;
-        }
-        let i = usize::from(wqe_counter) & (n - 1);
-        let seq = self.wqe_seq[i].load(Ordering::Acquire);
+        // A power-of-two map: the index masked; an empty map's mask is all ones, and `get`
+        // then finds nothing (one bounds check for both).
+        let i = usize::from(wqe_counter) & self.wqe_seq.len().wrapping_sub(1);
+        let seq = self.wqe_seq.get(i)?.load(Ordering::Acquire);
         (seq != NO_REQUEST).then_some(seq)
     }
 
@@ -605,10 +603,23 @@ impl Registry {
         }
     }
 
-    /// Runs `f` with a router for completions.
-    #[inline]
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&Router<'_>) -> R) -> R {
-        f(&Router(&self.queues.borrow()))
+    /// The queues borrowed for routing completions until the result is dropped (a guard,
+    /// not a closure: a direct poll's whole read would be the closure, which LLVM calls out
+    /// of line, saving and restoring every register once a poll).
+    #[inline(always)]
+    pub(crate) fn routes(&self) -> Routes<'_> {
+        Routes(self.queues.borrow())
+    }
+}
+
+/// The registry's queues while borrowed ([`Registry::routes`]).
+pub(crate) struct Routes<'a>(std::cell::Ref<'a, Vec<(u32, Arc<SendQueue>)>>);
+
+impl Routes<'_> {
+    /// A router over them.
+    #[inline(always)]
+    pub(crate) fn router(&self) -> Router<'_> {
+        Router(&self.0)
     }
 }
 
@@ -629,7 +640,7 @@ impl Router<'_> {
     /// Feeds one send completion read directly from the CQ (direct backend: it names the WQE
     /// index, not a `wr_id`): the caller's `wr_id`, an entry of a QP being destroyed, or none
     /// of a QP driven by the direct backend here.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn complete_wqe(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Routed {
         let Some(i) = self.position(qp_num) else {
             return Routed::Unknown;
@@ -649,7 +660,9 @@ impl Router<'_> {
 
     /// Feeds one completion to its QP's queue, if the QP is registered and alive; returns
     /// the caller's `wr_id` where the crate wrote its own into the request (DCIs).
-    #[inline]
+    // Always inlined: its one caller per completion form ([`crate::Cq::poll`]'s and
+    // `poll_lean`'s reads of libmlx5) otherwise calls it out of line.
+    #[inline(always)]
     pub(crate) fn complete(&self, qp_num: u32, wr_id: u64, success: bool, receive: bool) -> Option<u64> {
         let i = self.position(qp_num)?;
         let sq = &self.0[i].1;
@@ -906,7 +919,7 @@ mod tests {
         sq.commit();
         assert_eq!(sq.complete(0, true, false), Some(77), "mapped");
         assert_eq!(sq.outstanding(), 2, "the CQ's poller retires it, not the hand report");
-        assert_eq!(reg.with(|r| r.complete(0x30, 0, true, false)), Some(77));
+        assert_eq!(reg.routes().router().complete(0x30, 0, true, false), Some(77));
         assert_eq!(sq.outstanding(), 1);
     }
 
@@ -923,21 +936,21 @@ mod tests {
         }
         sq.commit();
         assert_eq!(
-            reg.with(|r| r.complete_wqe(0x40, 1, true)),
+            reg.routes().router().complete_wqe(0x40, 1, true),
             Routed::Request(71),
             "index 1: the second request"
         );
-        assert_eq!(reg.with(|r| r.complete_wqe(0x40, 3, true)), Routed::Request(72));
+        assert_eq!(reg.routes().router().complete_wqe(0x40, 3, true), Routed::Request(72));
         assert_eq!(sq.outstanding(), 0, "in-order retirement covers the first one too");
         assert_eq!(
-            reg.with(|r| r.complete_wqe(0x41, 0, true)),
+            reg.routes().router().complete_wqe(0x41, 0, true),
             Routed::Unknown,
             "an unknown QP"
         );
         let wr = Poster::new(4, DCI);
         reg.add(0x50, wr.shared().clone());
         assert_eq!(
-            reg.with(|r| r.complete_wqe(0x50, 0, true)),
+            reg.routes().router().complete_wqe(0x50, 0, true),
             Routed::Unknown,
             "a wr-API queue has no WQE map"
         );
@@ -954,10 +967,10 @@ mod tests {
         a.commit();
         admit(&b, 1, true, 0).unwrap();
         b.commit();
-        assert_eq!(reg.with(|r| r.complete(0x10, 0, true, false)), Some(1));
+        assert_eq!(reg.routes().router().complete(0x10, 0, true, false), Some(1));
         assert_eq!((a.outstanding(), b.outstanding()), (0, 1));
         b.close();
-        reg.with(|r| r.complete(0x20, 0, true, false));
+        reg.routes().router().complete(0x20, 0, true, false);
         assert_eq!(b.outstanding(), 1, "a closed queue gets no completions");
         assert!(
             !reg.add(0x20, Poster::new(2, DCI).shared().clone()),
@@ -982,7 +995,7 @@ mod tests {
         a.commit();
         let b = Poster::with_wqe_map(4, DCI, 8);
         assert!(!reg.add(0x30, b.shared().clone()), "a live number is refused");
-        assert_eq!(reg.with(|r| r.complete_wqe(0x30, 0, true)), Routed::Request(5));
+        assert_eq!(reg.routes().router().complete_wqe(0x30, 0, true), Routed::Request(5));
         assert_eq!(a.outstanding(), 0);
     }
 

@@ -84,7 +84,8 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    pub(crate) fn name(&self) -> &'static str {
+    #[inline]
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Op::Send => "ibv_wr_send",
             Op::SendImm(_) => "ibv_wr_send_imm",
@@ -97,7 +98,8 @@ impl Op {
     }
 
     /// What names a refusal of the crate's own checks, made before any library call.
-    pub(crate) fn check_name(&self) -> &'static str {
+    #[inline]
+    pub(crate) fn check_name(self) -> &'static str {
         match self {
             Op::Send => "Batch::send (checked before posting)",
             Op::SendImm(_) => "Batch::send_imm (checked before posting)",
@@ -109,7 +111,8 @@ impl Op {
         }
     }
 
-    fn send_op_flag(&self) -> u32 {
+    #[inline]
+    fn send_op_flag(self) -> u32 {
         match self {
             Op::Send => raw::IBV_QP_EX_WITH_SEND,
             Op::SendImm(_) => raw::IBV_QP_EX_WITH_SEND_WITH_IMM,
@@ -121,14 +124,16 @@ impl Op {
         }
     }
 
-    fn remote(&self) -> Option<&RemoteMemory> {
+    #[inline]
+    fn remote(self) -> Option<RemoteMemory> {
         match self {
             Op::Write(r) | Op::WriteImm(r, _) | Op::Read(r) | Op::CmpSwap(r, ..) | Op::FetchAdd(r, _) => Some(r),
             Op::Send | Op::SendImm(_) => None,
         }
     }
 
-    fn is_atomic(&self) -> bool {
+    #[inline]
+    fn is_atomic(self) -> bool {
         matches!(self, Op::CmpSwap(..) | Op::FetchAdd(..))
     }
 }
@@ -488,32 +493,18 @@ impl<T: Transport> Wr<'_, '_, T, Ready> {
         // (mqp->err = ENOMEM) and fail the whole batch at commit as if the queue were full.
         match data {
             Data::Inline(bytes) if bytes.len() > qp.max_inline_data as usize => {
-                return Err(Error::invalid(
-                    self.op.check_name(),
-                    format!(
-                        "{} bytes of inline data exceed this QP's max_inline_data of {}: use an SGE or create the QP with more",
-                        bytes.len(),
-                        qp.max_inline_data
-                    ),
-                )
-                .on(qp.device()));
+                return Err(too_many(self.op.check_name(), qp, TooMany::InlineBytes(bytes.len())));
             }
             Data::List(list) if list.len() > qp.max_send_sge as usize => {
-                return Err(Error::invalid(
-                    self.op.check_name(),
-                    format!(
-                        "{} SGEs exceed this QP's max_send_sge of {}: merge buffers or create the QP with more",
-                        list.len(),
-                        qp.max_send_sge
-                    ),
-                )
-                .on(qp.device()));
+                return Err(too_many(self.op.check_name(), qp, TooMany::Sges(list.len())));
             }
             _ => {}
         }
         if let Some(remote) = self.op.remote() {
-            if let Some(why) = unfit_remote(self.op.is_atomic(), total, *remote) {
-                return Err(why.error(self.op.check_name(), total, *remote).on(qp.device()));
+            if let Some(why) = unfit_remote(self.op.is_atomic(), total, remote) {
+                return Err(why
+                    .error(self.op.check_name(), total, remote.addr, remote.len)
+                    .on(qp.device()));
             }
         }
         if let Some(d) = self.batch.direct {
@@ -597,6 +588,33 @@ fn unfit(op: &'static str, qp: &QpRaw, why: Unfit) -> Error {
     Error::invalid(op, why).on(qp.device())
 }
 
+/// Data beyond what the QP was created for (`max_inline_data`, `max_send_sge`).
+#[derive(Clone, Copy)]
+enum TooMany {
+    /// Inline data of this many bytes.
+    InlineBytes(usize),
+    /// A list of this many SGEs.
+    Sges(usize),
+}
+
+/// The error of a request with [`TooMany`] bytes or entries, built out of the post path's
+/// line.
+#[cold]
+#[inline(never)]
+fn too_many(op: &'static str, qp: &QpRaw, what: TooMany) -> Error {
+    let why = match what {
+        TooMany::InlineBytes(n) => format!(
+            "{n} bytes of inline data exceed this QP's max_inline_data of {}: use an SGE or create the QP with more",
+            qp.max_inline_data
+        ),
+        TooMany::Sges(n) => format!(
+            "{n} SGEs exceed this QP's max_send_sge of {}: merge buffers or create the QP with more",
+            qp.max_send_sge
+        ),
+    };
+    Error::invalid(op, why).on(qp.device())
+}
+
 /// The refusals of the send-queue accounting: statics, so refusing allocates nothing.
 static SQ_FULL: StaticError = StaticError::new(
     "work request",
@@ -654,8 +672,12 @@ fn unfit_remote(atomic: bool, total: u64, remote: RemoteMemory) -> Option<UnfitR
 }
 
 impl UnfitRemote {
+    /// The refusal's error, for `total` local bytes against the remote range at `addr` of
+    /// `len` bytes (scalars: a `RemoteMemory` would be passed by reference, kept in memory on
+    /// the post path for this cold call).
     #[cold]
-    fn error(self, op: &'static str, total: u64, remote: RemoteMemory) -> Error {
+    #[inline(never)]
+    fn error(self, op: &'static str, total: u64, addr: u64, len: u64) -> Error {
         Error::invalid(
             op,
             match self {
@@ -664,15 +686,15 @@ impl UnfitRemote {
                 ),
                 UnfitRemote::AtomicAlign => format!(
                     "the remote address {:#x} is not 8-byte aligned, as an atomic's must be: align the target",
-                    remote.addr
+                    addr
                 ),
                 UnfitRemote::AtomicRemoteLen => format!(
                     "the remote range is {} bytes, an atomic needs 8: pass a RemoteMemory of at least 8 bytes",
-                    remote.len
+                    len
                 ),
                 UnfitRemote::Longer => format!(
                     "the local data is {total} bytes, longer than the remote range of {} bytes: shorten it or widen the range",
-                    remote.len
+                    len
                 ),
             },
         )
@@ -692,7 +714,7 @@ mod tests {
     fn refusal(atomic: bool, total: u64, remote: RemoteMemory) -> String {
         unfit_remote(atomic, total, remote)
             .expect("refused")
-            .error(Op::FetchAdd(remote, 1).check_name(), total, remote)
+            .error(Op::FetchAdd(remote, 1).check_name(), total, remote.addr, remote.len)
             .to_string()
     }
 

@@ -227,6 +227,52 @@ impl Default for Completion {
     }
 }
 
+/// A completion with only what a poller of requests uses: the lean form of [`Completion`],
+/// filled by [`Cq::poll_lean`](crate::Cq::poll_lean), which reads and writes less per
+/// completion than [`Cq::poll`](crate::Cq::poll) (no immediate, source QP, flags or vendor
+/// syndrome: poll with [`Cq::poll`](crate::Cq::poll) where those matter).
+///
+/// For a failed completion `wr_id`, `status` and `qp_num` are meaningful; `opcode` is then
+/// None and `byte_len` 0 (the library leaves them undefined), as in [`Completion`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LeanCompletion {
+    /// The work request id given when posting.
+    pub wr_id: u64,
+    /// Status.
+    pub status: WcStatus,
+    /// What completed (None for failed completions).
+    pub opcode: Option<WcOpcode>,
+    /// Bytes transferred (receives, reads, atomics); 0 for failed completions.
+    pub byte_len: u32,
+    /// Local QP number.
+    pub qp_num: u32,
+}
+
+impl Default for LeanCompletion {
+    fn default() -> Self {
+        LeanCompletion {
+            wr_id: 0,
+            status: WcStatus::Success,
+            opcode: None,
+            byte_len: 0,
+            qp_num: 0,
+        }
+    }
+}
+
+impl From<Completion> for LeanCompletion {
+    #[inline]
+    fn from(c: Completion) -> Self {
+        LeanCompletion {
+            wr_id: c.wr_id,
+            status: c.status,
+            opcode: c.opcode,
+            byte_len: c.byte_len,
+            qp_num: c.qp_num,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

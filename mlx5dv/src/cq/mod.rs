@@ -18,7 +18,7 @@ mod completion;
 mod cqe;
 mod events;
 
-pub use completion::{Completion, WcOpcode, WcStatus};
+pub use completion::{Completion, LeanCompletion, WcOpcode, WcStatus};
 
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
@@ -207,23 +207,82 @@ impl Cq {
     /// on another thread is consumed and not reported.
     #[inline]
     pub fn poll(&self, out: &mut [Completion]) -> Result<usize> {
+        self.poll_as::<_, false, _>(out)
+    }
+
+    /// Polls up to `out.len()` completions into `out` in their lean form
+    /// ([`LeanCompletion`]: `wr_id`, status, opcode, byte count and QP number); returns how
+    /// many were written. It reads and reports what [`Cq::poll`] does, completion for
+    /// completion, but leaves out the immediate, source QP, flags and vendor syndrome, so a
+    /// completion costs fewer instructions (on the wr API it skips their reads from
+    /// libmlx5). Polling the same CQ with both is fine: each completion is reported once,
+    /// by whichever call reads it.
+    ///
+    /// A slice, not a callback per completion: a direct CQ's ring is locked while it is read,
+    /// and a callback that polled the CQ again (or created a QP on it) would wait on itself.
+    ///
+    /// # Errors
+    /// As [`Cq::poll`]: the provider's poll errors (EIO for mlx5's CQ_POLL_ERR), and on a
+    /// direct CQ EPROTO for an entry that is not a requester completion of a direct QP
+    /// reporting there, consumed; an error met after completions were read is reported by the
+    /// next call (of either kind), so none is lost. A failed completion is not an error: it
+    /// is reported with its status (see [`LeanCompletion`] for what it then carries).
+    #[inline]
+    pub fn poll_lean(&self, out: &mut [LeanCompletion]) -> Result<usize> {
+        self.poll_as::<_, true, _>(out)
+    }
+
+    /// [`Cq::poll_lean`] with a direct CQ's locked read out of line, None where the first
+    /// look found nothing (the idle poll): for a caller whose poll of nothing must stay small
+    /// (the pool's: with the read inlined it carried the read's registers, and with a
+    /// `Result` the three layers of an idle executor passed its `Ok(0)` on, test by test).
+    #[inline]
+    pub(crate) fn poll_lean_if_any(&self, out: &mut [LeanCompletion]) -> Option<Result<usize>> {
+        self.poll_as::<_, false, _>(out)
+    }
+
+    /// [`Cq::poll`] into either form, its outcome `O` (a `Result`, or an `Option` of one that
+    /// is None where the first look found nothing); `DIRECT_INLINE`: a direct CQ's locked
+    /// read inlined into the caller.
+    #[inline(always)]
+    fn poll_as<C: Reaped, const DIRECT_INLINE: bool, O: Outcome>(&self, out: &mut [C]) -> O {
         if let Some(ring) = &self.core.direct {
             // A direct CQ with nothing new, the poll of an idle poller: one look at the entry
             // at the consumer index, no lock.
             if !ring.may_have_entry() && self.deferred_error.get().is_none() {
-                return Ok(0);
+                return O::NOTHING;
             }
-            return self.poll_direct_locked(ring, out);
+            if DIRECT_INLINE {
+                return O::read(self.poll_direct_inline(ring, out));
+            }
+            return O::read(self.poll_direct_locked(ring, out));
         }
-        self.poll_library(out)
+        // The library's check for nothing inlined: one ibv_start_poll (through libmlx5's
+        // function table) and its ENOENT, before anything else runs.
+        if !C::INLINE || self.deferred_error.get().is_some() || out.is_empty() {
+            return O::read(self.poll_library(out));
+        }
+        let cq = self.as_raw();
+        let mut attr = raw::ibv_poll_cq_attr { comp_mask: 0 };
+        // SAFETY: the CQ is live and polled from this thread only (Cq is !Sync).
+        let rc = unsafe { raw::ibv_start_poll(cq, &mut attr) };
+        if rc == libc::ENOENT {
+            return O::NOTHING;
+        }
+        O::read(self.poll_started(cq, rc, out))
     }
 
-    /// The poll of a CQ libmlx5 reads (out of line: [`Cq::poll`] stays small enough to inline
-    /// its direct CQ's check for nothing into the caller).
-    /// Its check for nothing (ENOENT from the first `ibv_start_poll`) comes before the
-    /// registry is borrowed.
+    /// The poll of a CQ libmlx5 reads after its first `ibv_start_poll` returned `rc` (not
+    /// ENOENT).
     #[inline(never)]
-    fn poll_library(&self, out: &mut [Completion]) -> Result<usize> {
+    fn poll_started<C: Reaped>(&self, cq: *mut raw::ibv_cq_ex, rc: i32, out: &mut [C]) -> Result<usize> {
+        self.poll_into(cq, rc, out, &self.registry.routes().router())
+    }
+
+    /// The poll of a CQ libmlx5 reads ([`Cq::poll_lean`] inlines the common case's first
+    /// `ibv_start_poll` and comes here with an error deferred or no room).
+    #[inline(never)]
+    fn poll_library<C: Reaped>(&self, out: &mut [C]) -> Result<usize> {
         if let Some(deferred) = self.deferred_error.take() {
             return Err(self.deferred(deferred));
         }
@@ -237,7 +296,7 @@ impl Cq {
         if rc == libc::ENOENT {
             return Ok(0);
         }
-        self.registry.with(|router| self.poll_into(cq, rc, out, router))
+        self.poll_into(cq, rc, out, &self.registry.routes().router())
     }
 
     /// The error of what a previous poll met after reading completions.
@@ -251,27 +310,43 @@ impl Cq {
         err.on(self.context().name())
     }
 
+    /// The deferred error, taken (there is one).
+    #[cold]
+    #[inline(never)]
+    fn take_deferred(&self) -> Error {
+        match self.deferred_error.take() {
+            Some(deferred) => self.deferred(deferred),
+            None => Error::invalid("Cq::poll", "no deferred error (a bug in the crate)"),
+        }
+    }
+
     /// A direct CQ's poll once an entry may be there (or an error is deferred): under the
     /// ring's lock and the registry's.
     #[inline(never)]
-    fn poll_direct_locked(&self, ring: &CqRing, out: &mut [Completion]) -> Result<usize> {
-        // Looked at before it is taken: the common case writes nothing.
-        if let Some(deferred) = self.deferred_error.get() {
-            self.deferred_error.set(None);
-            return Err(self.deferred(deferred));
+    fn poll_direct_locked<C: Reaped>(&self, ring: &CqRing, out: &mut [C]) -> Result<usize> {
+        self.poll_direct_inline(ring, out)
+    }
+
+    /// [`Cq::poll_direct_locked`] inlined into the caller ([`Cq::poll_lean`]'s: its loop
+    /// then pays no call, and saves its registers once for all its polls).
+    #[inline(always)]
+    fn poll_direct_inline<C: Reaped>(&self, ring: &CqRing, out: &mut [C]) -> Result<usize> {
+        // Looked at before it is taken: the common case writes nothing, and copies nothing.
+        if self.deferred_error.get().is_some() {
+            return Err(self.take_deferred());
         }
-        self.registry
-            .with(|router| self.poll_direct(&ring.locked(), out, router))
+        let routes = self.registry.routes();
+        self.poll_direct(&ring.locked(), out, &routes.router())
     }
 
     /// A direct CQ's poll: reads the ring itself (see [`Context::create_direct_cq`]). An entry
     /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
     /// once when nothing was read before it, else by the next call.
-    #[inline]
-    fn poll_direct(
+    #[inline(always)]
+    fn poll_direct<C: Reaped>(
         &self,
         ring: &Locked<'_>,
-        out: &mut [Completion],
+        out: &mut [C],
         router: &crate::sq_accounting::Router<'_>,
     ) -> Result<usize> {
         let mut n = 0;
@@ -300,10 +375,7 @@ impl Cq {
                     break;
                 }
             };
-            out[n] = Completion {
-                wr_id,
-                ..req.completion
-            };
+            out[n] = C::from_direct(req.completion, wr_id);
             n += 1;
         }
         // (Called only with an entry seen at the consumer index: rewriting the same index when
@@ -330,11 +402,11 @@ impl Cq {
     /// Reads on from a first `ibv_start_poll` that returned `rc` (not ENOENT), `out` not
     /// empty.
     #[inline(never)]
-    fn poll_into(
+    fn poll_into<C: Reaped>(
         &self,
         cq: *mut raw::ibv_cq_ex,
         mut rc: i32,
-        out: &mut [Completion],
+        out: &mut [C],
         router: &crate::sq_accounting::Router<'_>,
     ) -> Result<usize> {
         let mut n = 0;
@@ -351,17 +423,18 @@ impl Cq {
             }
             loop {
                 // SAFETY: a completion is current between a successful start/next_poll and end_poll.
-                out[n] = unsafe { read_current(cq) };
-                let c = &mut out[n];
-                if let Some(wr_id) = router.complete(
-                    c.qp_num,
-                    c.wr_id,
-                    c.status.is_success(),
-                    c.opcode.is_some_and(WcOpcode::is_receive),
-                ) {
-                    // The crate's slot number (DCIs) back to the caller's wr_id.
-                    c.wr_id = wr_id;
-                }
+                let lean = unsafe { read_lean(cq) };
+                // The crate's slot number (DCIs) back to the caller's wr_id.
+                let wr_id = router
+                    .complete(
+                        lean.qp_num,
+                        lean.wr_id,
+                        lean.status.is_success(),
+                        lean.opcode.is_some_and(WcOpcode::is_receive),
+                    )
+                    .unwrap_or(lean.wr_id);
+                // SAFETY: as above.
+                out[n] = unsafe { C::from_library(LeanCompletion { wr_id, ..lean }, cq) };
                 n += 1;
                 if !self.batched || n == out.len() {
                     break;
@@ -483,36 +556,128 @@ fn poll_error(op: &'static str, rc: i32) -> Error {
     Error::from_errno(op, rc, "the provider refused to poll this CQ (a CQ overrun is not reported here but as the IBV_EVENT_CQ_ERR async event: see Context::async_events)")
 }
 
+/// The fields of libmlx5's current completion that route it (and all a [`LeanCompletion`]
+/// keeps).
+///
 /// # Safety
 /// `cq` must be inside a start_poll/end_poll sequence with a current completion.
-#[inline]
-unsafe fn read_current(cq: *mut raw::ibv_cq_ex) -> Completion {
+#[inline(always)]
+unsafe fn read_lean(cq: *mut raw::ibv_cq_ex) -> LeanCompletion {
     // SAFETY: guaranteed by the caller.
     unsafe {
         let status = WcStatus::from_raw((*cq).status);
         let wr_id = (*cq).wr_id;
         let qp_num = raw::ibv_wc_read_qp_num(cq);
         if !status.is_success() {
-            return Completion {
+            return LeanCompletion {
                 wr_id,
                 status,
                 qp_num,
-                vendor_err: raw::ibv_wc_read_vendor_err(cq),
-                ..Completion::default()
+                ..LeanCompletion::default()
             };
         }
-        let wc_flags = raw::ibv_wc_read_wc_flags(cq);
-        Completion {
+        LeanCompletion {
             wr_id,
             status,
             opcode: Some(WcOpcode::from_raw(raw::ibv_wc_read_opcode(cq))),
             byte_len: raw::ibv_wc_read_byte_len(cq),
-            imm: (wc_flags & raw::IBV_WC_WITH_IMM != 0).then(|| u32::from_be(raw::ibv_wc_read_imm_data(cq))),
             qp_num,
-            src_qp: raw::ibv_wc_read_src_qp(cq),
-            wc_flags,
-            vendor_err: 0,
         }
+    }
+}
+
+/// What a poll returns ([`Cq::poll_as`]): what it read, or nothing found at the first look.
+trait Outcome {
+    /// Nothing found at the first look.
+    const NOTHING: Self;
+    /// What a read returned.
+    fn read(r: Result<usize>) -> Self;
+}
+
+impl Outcome for Result<usize> {
+    const NOTHING: Self = Ok(0);
+    #[inline(always)]
+    fn read(r: Result<usize>) -> Self {
+        r
+    }
+}
+
+impl Outcome for Option<Result<usize>> {
+    const NOTHING: Self = None;
+    #[inline(always)]
+    fn read(r: Result<usize>) -> Self {
+        Some(r)
+    }
+}
+
+/// What a poll writes: a [`Completion`] ([`Cq::poll`]) or a [`LeanCompletion`]
+/// ([`Cq::poll_lean`]), made from libmlx5's current completion (its routed lean fields, and
+/// what else the form keeps) or from a direct CQE's decoding.
+trait Reaped: Copy {
+    /// Whether the library's first `ibv_start_poll` is inlined into the poll's caller.
+    const INLINE: bool;
+    /// From `lean` ([`read_lean`]'s, its `wr_id` the caller's) and, for what else it keeps,
+    /// libmlx5's current completion.
+    ///
+    /// # Safety
+    /// As [`read_lean`].
+    unsafe fn from_library(lean: LeanCompletion, cq: *mut raw::ibv_cq_ex) -> Self;
+    /// From a direct CQE's decoding and the caller's `wr_id` (inlined: what it drops is not
+    /// computed).
+    fn from_direct(c: Completion, wr_id: u64) -> Self;
+}
+
+impl Reaped for Completion {
+    const INLINE: bool = false;
+    #[inline(always)]
+    unsafe fn from_library(lean: LeanCompletion, cq: *mut raw::ibv_cq_ex) -> Self {
+        let LeanCompletion {
+            wr_id,
+            status,
+            opcode,
+            byte_len,
+            qp_num,
+        } = lean;
+        // SAFETY: guaranteed by the caller (a current completion).
+        unsafe {
+            if !status.is_success() {
+                return Completion {
+                    wr_id,
+                    status,
+                    qp_num,
+                    vendor_err: raw::ibv_wc_read_vendor_err(cq),
+                    ..Completion::default()
+                };
+            }
+            let wc_flags = raw::ibv_wc_read_wc_flags(cq);
+            Completion {
+                wr_id,
+                status,
+                opcode,
+                byte_len,
+                imm: (wc_flags & raw::IBV_WC_WITH_IMM != 0).then(|| u32::from_be(raw::ibv_wc_read_imm_data(cq))),
+                qp_num,
+                src_qp: raw::ibv_wc_read_src_qp(cq),
+                wc_flags,
+                vendor_err: 0,
+            }
+        }
+    }
+    #[inline(always)]
+    fn from_direct(c: Completion, wr_id: u64) -> Self {
+        Completion { wr_id, ..c }
+    }
+}
+
+impl Reaped for LeanCompletion {
+    const INLINE: bool = true;
+    #[inline(always)]
+    unsafe fn from_library(lean: LeanCompletion, _: *mut raw::ibv_cq_ex) -> Self {
+        lean
+    }
+    #[inline(always)]
+    fn from_direct(c: Completion, wr_id: u64) -> Self {
+        LeanCompletion { wr_id, ..c.into() }
     }
 }
 
@@ -701,14 +866,16 @@ mod tests {
         assert_eq!(cq.poll(&mut out).unwrap_err().errno(), Some(libc::EIO));
     }
 
-    #[test]
-    fn a_direct_poll_maps_each_wqe_index_to_the_callers_wr_id_and_reports_a_foreign_entry() {
-        use crate::direct::cq_ring::tests::TestRing;
-        use crate::direct::cq_ring::tests::{cqe, err_cqe};
-        let ctx = Context::fake("mlx5_fake");
-        let mut raw = fake_cq(&[]);
-        let mut t = TestRing::new(4, 64);
-        let mut cq = cq_over(&ctx, &mut raw, true);
+    use crate::direct::cq_ring::tests::{cqe, err_cqe, TestRing};
+
+    /// A direct CQ over `t`'s ring whose registry routes QP 0x40's queue (returned), which
+    /// holds requests 100, 101 and 102 at WQE indexes 0, 2 and 3.
+    fn direct_cq_with_requests(
+        ctx: &Context,
+        raw: &mut raw::ibv_cq_ex,
+        t: &mut TestRing,
+    ) -> (Cq, crate::sq_accounting::Poster) {
+        let mut cq = cq_over(ctx, raw, true);
         Arc::get_mut(&mut cq.core).unwrap().direct = Some(t.ring());
         assert!(cq.is_direct());
         let sq = crate::sq_accounting::Poster::with_wqe_map(8, false, 8);
@@ -719,6 +886,15 @@ mod tests {
             sq.note_wqe(index, seq);
         }
         sq.commit();
+        (cq, sq)
+    }
+
+    #[test]
+    fn a_direct_poll_maps_each_wqe_index_to_the_callers_wr_id_and_reports_a_foreign_entry() {
+        let ctx = Context::fake("mlx5_fake");
+        let mut raw = fake_cq(&[]);
+        let mut t = TestRing::new(4, 64);
+        let (cq, _sq) = direct_cq_with_requests(&ctx, &mut raw, &mut t);
         t.produce(0, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_RDMA_WRITE, 0x40, 0));
         t.produce(1, err_cqe(raw::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, 0x88, 0x40, 2));
         // A receive, then an entry of a QP the CQ does not know.
@@ -743,6 +919,75 @@ mod tests {
         let refusal = cq.refuse_if_direct("create", "DCT").unwrap_err();
         assert_eq!(refusal.errno(), Some(libc::EINVAL));
         assert!(refusal.to_string().contains("direct CQ"), "{refusal}");
+    }
+
+    #[test]
+    fn a_lean_direct_poll_maps_wqe_indexes_reports_failures_and_defers_a_foreign_entry_as_poll_does() {
+        let ctx = Context::fake("mlx5_fake");
+        let mut raw = fake_cq(&[]);
+        let mut t = TestRing::new(8, 64);
+        let (cq, _sq) = direct_cq_with_requests(&ctx, &mut raw, &mut t);
+        let mut write = cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_RDMA_READ, 0x40, 0);
+        write.byte_cnt = 8u32.to_be();
+        t.produce(0, write);
+        t.produce(1, err_cqe(raw::MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, 0x88, 0x40, 2));
+        // A NOP's completion (never written by the direct backend), then a QP the CQ does not
+        // know, then the last request.
+        t.produce(2, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_NOP, 0x40, 5));
+        t.produce(3, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 0x41, 3));
+        t.produce(4, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 0x40, 3));
+        let mut out = [LeanCompletion::default(); 8];
+        assert_eq!(cq.poll_lean(&mut out).expect("the two before the NOP"), 2);
+        assert_eq!(
+            out[0],
+            LeanCompletion {
+                wr_id: 100,
+                status: WcStatus::Success,
+                opcode: Some(WcOpcode::RdmaRead),
+                byte_len: 8,
+                qp_num: 0x40,
+            }
+        );
+        assert_eq!(
+            out[1],
+            LeanCompletion {
+                wr_id: 101,
+                status: WcStatus::RemAccessErr,
+                opcode: None,
+                byte_len: 0,
+                qp_num: 0x40,
+            },
+            "a failed completion: no opcode, no byte count"
+        );
+        // The deferred refusal is reported by the next call of either kind.
+        let mut full = [Completion::default(); 8];
+        let err = cq.poll(&mut full).expect_err("the NOP is reported next");
+        assert_eq!(err.errno(), Some(libc::EPROTO));
+        assert!(err.to_string().contains("opcode 0x00"), "{err}");
+        let err = cq
+            .poll_lean(&mut out)
+            .expect_err("nothing read before it: reported at once");
+        assert!(err.to_string().contains("0x41"), "{err}");
+        assert_eq!(cq.poll_lean(&mut out).unwrap(), 1);
+        assert_eq!((out[0].wr_id, out[0].opcode), (102, Some(WcOpcode::Send)));
+        assert_eq!(cq.poll_lean(&mut out).unwrap(), 0);
+        assert_eq!(u32::from_be(t.dbrec[0]), 5);
+        assert_eq!(calls(), Vec::<&str>::new(), "libmlx5's poll is never called");
+    }
+
+    #[test]
+    fn a_lean_poll_of_the_library_keeps_what_it_read_before_a_next_poll_error() {
+        let ctx = Context::fake("mlx5_fake");
+        let mut raw = fake_cq(&[0, 0, -2]);
+        let cq = cq_over(&ctx, &mut raw, true);
+        let mut out = [LeanCompletion::default(); 8];
+        assert_eq!(cq.poll_lean(&mut out).expect("the two completions read"), 2);
+        assert_eq!((out[0].wr_id, out[1].wr_id), (1, 2));
+        assert_eq!(calls(), ["start", "next", "next", "end"]);
+        let err = cq.poll_lean(&mut out).expect_err("the error comes with the next call");
+        assert_eq!(err.errno(), Some(libc::EIO));
+        assert_eq!(cq.poll_lean(&mut out).expect("then polling goes on"), 0);
+        assert_eq!(cq.poll_lean(&mut []).expect("no room: nothing read"), 0);
     }
 
     #[test]

@@ -202,7 +202,7 @@ impl CqRing {
 impl Locked<'_> {
     /// The next entry if software owns it (`mlx5_get_next_cqe`): copied out, and the consumer
     /// index advanced past it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&self) -> Option<raw::mlx5_cqe64> {
         let ci = self.ci.load(Ordering::Relaxed);
         let cqe = self.cqe64(ci);

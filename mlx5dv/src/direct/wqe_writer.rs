@@ -242,7 +242,7 @@ impl DirectSq {
         } else {
             match dest.filter(|d| !d.raw.av.is_null()) {
                 Some(d) => Some(d),
-                None => return Err(no_av(op, qp)),
+                None => return Err(no_av(op.name(), qp)),
             }
         };
         // Size in 16-byte units: control (and a DC request's address vector), then the op's
@@ -545,10 +545,13 @@ fn op_remote(op: Op) -> Option<crate::addr::RemoteMemory> {
     }
 }
 
+/// Out of line and given the name only: an `Op` passed by value would be passed by
+/// reference, and keep the request's builder in memory on the post path.
 #[cold]
-fn no_av(op: Op, qp: &QpRaw) -> Error {
+#[inline(never)]
+fn no_av(op: &'static str, qp: &QpRaw) -> Error {
     Error::invalid(
-        op.name(),
+        op,
         "the peer's address handle has no mlx5 address vector (an adopted AH): create it with Pd::create_ah for a direct DCI",
     )
     .on(qp.device())

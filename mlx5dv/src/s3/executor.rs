@@ -621,11 +621,32 @@ impl Executor {
     ///
     /// # Errors
     /// [`DciPool::poll`]'s (nothing is lost: transfers finish on later calls).
+    #[inline]
     pub fn poll(&mut self, out: &mut [Done]) -> Result<usize> {
+        // The poll of an idle server (nothing resolving, ready to post or finished, and
+        // nothing new from the pool) is inlined into the caller's loop; the rest is not.
+        if self.resolving.is_empty() && self.ready.is_empty() && self.finished.is_empty() {
+            return match self.pool.poll_if_any(&mut self.scratch) {
+                None | Some(Ok(0)) => Ok(0),
+                Some(read) => self.poll_read(read?, out),
+            };
+        }
+        self.poll_moving(out)
+    }
+
+    /// [`Executor::poll`] with something to move on.
+    #[inline(never)]
+    fn poll_moving(&mut self, out: &mut [Done]) -> Result<usize> {
         if !self.resolving.is_empty() {
             self.resolved();
         }
         let n = self.pool.poll(&mut self.scratch)?;
+        self.poll_read(n, out)
+    }
+
+    /// [`Executor::poll`] once the pool reported `n` completions (in `scratch`).
+    #[inline(never)]
+    fn poll_read(&mut self, n: usize, out: &mut [Done]) -> Result<usize> {
         for i in 0..n {
             let c = self.scratch[i];
             self.completed(c);

@@ -10,7 +10,7 @@ mod table;
 use streams::streams_plan;
 
 use super::{DcPeer, EndpointId, EpCompletion, Policy, Request};
-use crate::cq::{Completion, Cq, WcStatus};
+use crate::cq::{Cq, LeanCompletion, WcStatus};
 use crate::dc::{Dci, DciBuilder, Mlx5Context};
 use crate::direct::SendBackend;
 use crate::error::{Error, Result, StaticError};
@@ -199,11 +199,12 @@ pub struct DciPool {
     free: Vec<u32>,
     /// Sorted by local key.
     held: Vec<HeldRegion>,
-    scratch: Vec<Completion>,
+    /// What one CQ poll read (an array: slicing it at most `SCRATCH` long needs no check).
+    scratch: Box<[LeanCompletion; SCRATCH]>,
     /// Completions on the CQ that no DCI of the pool owns (a DCT or QP sharing it): each is
     /// reported by a poll as an error naming it, never dropped. At most `SCRATCH`: the CQ is
     /// read only while it is empty.
-    foreign: VecDeque<Completion>,
+    foreign: VecDeque<LeanCompletion>,
     /// Flushed requests to report with `WrFlushErr`, by DCI: those that may have executed,
     /// those of failed endpoints, and those whose replay the provider refused (with another
     /// error than EAGAIN: they never left).
@@ -336,7 +337,7 @@ impl DciPool {
                 eps: Vec::with_capacity(cfg.max_endpoints),
                 free: Vec::with_capacity(cfg.max_endpoints),
                 held: Vec::new(),
-                scratch: vec![Completion::default(); SCRATCH],
+                scratch: Box::new([LeanCompletion::default(); SCRATCH]),
                 foreign: VecDeque::with_capacity(SCRATCH),
                 unposted: VecDeque::with_capacity(needed),
                 reset_streams,
@@ -672,17 +673,27 @@ impl DciPool {
     /// QP number, `wr_id`, opcode and status (it is consumed: the message is all that is
     /// left of it). An error met after completions were written to `out` is reported by the
     /// next call, so none is lost.
-    #[inline]
+    #[inline(always)]
     pub fn poll(&mut self, out: &mut [EpCompletion]) -> Result<usize> {
-        // The idle poll: nothing held back, no DCI to recover, nothing new on the CQ.
+        match self.poll_if_any(out) {
+            None => Ok(0),
+            Some(read) => read,
+        }
+    }
+
+    /// [`DciPool::poll`], None for the idle poll that found nothing (nothing held back, no
+    /// DCI to recover, nothing new on the CQ): a caller polling while idle (the S3
+    /// executor) then returns at once, without an `Ok(0)` to look at.
+    #[inline(always)]
+    pub(crate) fn poll_if_any(&mut self, out: &mut [EpCompletion]) -> Option<Result<usize>> {
         if self.settled && self.deferred.is_none() && self.foreign.is_empty() && self.unposted.is_empty() {
             let room = out.len().min(SCRATCH);
-            return match self.cq.poll(&mut self.scratch[..room]) {
-                Ok(0) => Ok(0),
-                read => self.poll_read(out, Some(read)),
+            return match self.cq.poll_lean_if_any(&mut self.scratch[..room]) {
+                None => None,
+                read => Some(self.poll_read(out, read)),
             };
         }
-        self.poll_read(out, None)
+        Some(self.poll_read(out, None))
     }
 
     /// [`DciPool::poll`] past its idle case, given what it read from the CQ (None: nothing
@@ -704,7 +715,7 @@ impl DciPool {
         let room = (out.len() - n).min(SCRATCH);
         let read = match read {
             Some(read) => read,
-            None => self.cq.poll(&mut self.scratch[..room]),
+            None => self.cq.poll_lean_if_any(&mut self.scratch[..room]).unwrap_or(Ok(0)),
         };
         let k = match read {
             Ok(k) => k,
@@ -805,7 +816,7 @@ impl DciPool {
 
     /// The error for completion `c`, which no DCI of the pool owns.
     #[cold]
-    fn foreign_error(&self, c: &Completion) -> Error {
+    fn foreign_error(&self, c: &LeanCompletion) -> Error {
         Error::from_errno(
             "DciPool::poll",
             libc::EPROTO,
