@@ -133,6 +133,7 @@ struct Shared {
 }
 
 impl Shared {
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves counters at worst: go on with them.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -140,6 +141,7 @@ impl Shared {
 
     /// A task took its transfer's slot back: once the handles are gone and no slot is in use,
     /// the driver may finish (no completion event would tell it).
+    #[inline]
     fn slot_released(&self, st: &mut State) {
         if self.closed.load(Ordering::Acquire) && st.in_use() == 0 {
             if let Some(w) = st.driver.take() {
@@ -362,6 +364,7 @@ impl AsyncExecutor {
 
 impl State {
     /// Submits (or queues) a transfer; its id names its slot and the slot's generation.
+    #[inline]
     fn submit(
         &mut self,
         token: &RdmaToken,
@@ -425,6 +428,7 @@ impl State {
     }
 
     /// Hands a finished transfer to its task.
+    #[inline]
     fn deliver(&mut self, d: Done) {
         let slot = (d.id & 0xffff_ffff) as usize;
         let Some(s) = self
@@ -434,7 +438,7 @@ impl State {
         else {
             return;
         };
-        match std::mem::replace(&mut s.phase, Phase::Free) {
+        match s.phase {
             Phase::Running => {
                 s.phase = Phase::Finished(d);
                 if let Some(w) = s.waker.take() {
@@ -442,14 +446,17 @@ impl State {
                 }
             }
             Phase::Abandoned => self.release(slot),
-            other => s.phase = other,
+            Phase::Free | Phase::Finished(_) => {}
         }
     }
 
+    /// Frees a slot whose transfer was reported and whose task is done with it (its waker
+    /// was taken by [`State::deliver`] or cleared when the future was dropped).
+    #[inline]
     fn release(&mut self, slot: usize) {
         let s = &mut self.slots[slot];
+        debug_assert!(s.waker.is_none());
         s.phase = Phase::Free;
-        s.waker = None;
         s.generation = s.generation.wrapping_add(1);
         self.free.push(slot as u32);
     }
@@ -461,7 +468,15 @@ impl State {
         loop {
             let n = self.exec.poll(&mut self.out)?;
             for i in 0..n {
-                let d = std::mem::take(&mut self.out[i]);
+                let o = &mut self.out[i];
+                // Only the error owns anything: the rest is copied, and the buffer's next
+                // report overwrites it.
+                let d = Done {
+                    id: o.id,
+                    bytes: o.bytes,
+                    status: o.status,
+                    error: o.error.take(),
+                };
                 self.deliver(d);
             }
             progress |= n > 0;
@@ -618,18 +633,17 @@ struct Ticket {
 }
 
 impl Ticket {
+    /// Until it resolves, a ticket's slot is its own (only `poll_done` and `drop` release it),
+    /// so the slot's generation is the ticket's.
+    #[inline]
     fn poll_done(&mut self, cx: &mut Context<'_>) -> Poll<Done> {
+        if self.resolved {
+            return Poll::Ready(self.polled_again());
+        }
         let mut st = self.shared.lock();
         let slot = (self.id & 0xffff_ffff) as usize;
         let s = &mut st.slots[slot];
-        if self.resolved || u64::from(s.generation) != self.id >> 32 {
-            return Poll::Ready(Done {
-                id: self.id,
-                bytes: 0,
-                status: WcStatus::GeneralErr,
-                error: Some(Error::invalid(OP, "the transfer's future was polled after it resolved")),
-            });
-        }
+        debug_assert_eq!(u64::from(s.generation), self.id >> 32);
         if let Phase::Finished(d) = &mut s.phase {
             let d = std::mem::take(d);
             st.release(slot);
@@ -642,6 +656,16 @@ impl Ticket {
         }
         Poll::Pending
     }
+
+    #[cold]
+    fn polled_again(&self) -> Done {
+        Done {
+            id: self.id,
+            bytes: 0,
+            status: WcStatus::GeneralErr,
+            error: Some(Error::invalid(OP, "the transfer's future was polled after it resolved")),
+        }
+    }
 }
 
 impl Drop for Ticket {
@@ -652,9 +676,7 @@ impl Drop for Ticket {
         let mut st = self.shared.lock();
         let slot = (self.id & 0xffff_ffff) as usize;
         let s = &mut st.slots[slot];
-        if u64::from(s.generation) != self.id >> 32 {
-            return;
-        }
+        debug_assert_eq!(u64::from(s.generation), self.id >> 32);
         match s.phase {
             Phase::Finished(_) => {
                 st.release(slot);
