@@ -294,6 +294,7 @@ impl AsyncExecutor {
     /// instead (an error when it finally starts, EBUSY among them, comes as its `Done`, with
     /// status `GeneralErr` and the error). EAGAIN when `max_waiting` submissions wait; the
     /// driver's error once it failed.
+    #[inline]
     pub fn submit(&self, token: &RdmaToken, offset: u64, direction: Direction, local: Sge<'_>) -> Result<Transfer> {
         let shared = &self.handles.shared;
         let mut st = shared.lock();
@@ -317,6 +318,7 @@ impl AsyncExecutor {
     /// With the region back: [`Executor::submit_region`]'s (EINVAL for a range outside the
     /// region, a PUT into a region without local write, a region of another PD), with the
     /// queueing of [`AsyncExecutor::submit`].
+    #[inline]
     pub fn submit_region<R: LentRegion>(
         &self,
         token: &RdmaToken,
@@ -669,10 +671,20 @@ impl Ticket {
 }
 
 impl Drop for Ticket {
+    #[inline]
     fn drop(&mut self) {
-        if self.resolved {
-            return;
+        if !self.resolved {
+            self.abandon();
         }
+    }
+}
+
+impl Ticket {
+    /// Dropped before it resolved: the slot is freed now if its transfer was reported, or
+    /// when it is.
+    #[cold]
+    #[inline(never)]
+    fn abandon(&mut self) {
         let mut st = self.shared.lock();
         let slot = (self.id & 0xffff_ffff) as usize;
         let s = &mut st.slots[slot];
@@ -700,6 +712,7 @@ pub struct Transfer {
 
 impl Future for Transfer {
     type Output = Done;
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Done> {
         self.ticket.poll_done(cx)
     }
@@ -717,6 +730,7 @@ pub struct RegionTransfer<R> {
 /// When polled again after it resolved (the region was given back then).
 impl<R: Unpin> Future for RegionTransfer<R> {
     type Output = (Done, R);
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(Done, R)> {
         let done = std::task::ready!(self.ticket.poll_done(cx));
         match self.region.take() {
