@@ -396,6 +396,62 @@ fn a_transfers_own_region_is_checked_held_until_its_done_and_given_back() {
     assert_eq!(back.into_inner().len(), LEN, "the region comes back");
 }
 
+/// A future dropped before it resolved does not cancel its transfer; its slot is freed once
+/// the transfer is reported (dropped while running) or at once (dropped after its Done came
+/// but before it was polled), and then serves the next submission, whose future resolves to
+/// its own Done. A slot that stayed taken would leave `in_flight` above 0 here for ever.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn a_future_dropped_before_its_done_frees_its_slot_for_the_next_submission() {
+    let n = node();
+    let client = n.client();
+    const LEN: usize = 4096;
+    let mut buf = n.exposed(&client, LEN, 0);
+    let (_, get) = buf.mint(0, LEN, Direction::Get).expect("mint");
+    let cfg = AsyncConfig {
+        max_waiting: 0,
+        ..AsyncConfig::default()
+    };
+    let (exec, driver) = AsyncExecutor::new(n.executor(|_| {}), cfg).expect("async executor");
+    // Dropped while its transfer runs: the slot is freed when the driver hands out its Done.
+    let running = exec
+        .submit_region(&get, 0, Direction::Get, n.object(LEN, 1), 0, LEN)
+        .expect("submit");
+    drop(running);
+    assert_eq!(exec.in_flight(), 1, "dropping the future does not cancel the transfer");
+    drive_until(&driver, || exec.in_flight() == 0);
+    // Dropped after its Done came, before it was polled again: the slot is freed by the drop.
+    let (woken, waker) = counting();
+    let mut finished = exec
+        .submit_region(&get, 0, Direction::Get, n.object(LEN, 2), 0, LEN)
+        .expect("submit");
+    assert!(poll_once(&mut finished, &waker).is_pending());
+    drive_until(&driver, || woken.0.load(Ordering::SeqCst) > 0);
+    assert_eq!(exec.in_flight(), 1, "its Done waits for the future");
+    drop(finished);
+    assert_eq!(exec.in_flight(), 0, "the drop frees a slot whose Done came");
+    // The slots serve again, each future resolving to its own transfer's Done.
+    for seed in 3..6 {
+        let (woken, waker) = counting();
+        let mut next = exec
+            .submit_region(&get, 0, Direction::Get, n.object(LEN, seed), 0, LEN)
+            .expect("submit");
+        let seen = woken.0.load(Ordering::SeqCst);
+        assert!(poll_once(&mut next, &waker).is_pending());
+        drive_until(&driver, || woken.0.load(Ordering::SeqCst) > seen);
+        let Poll::Ready((done, object)) = poll_once(&mut next, &waker) else {
+            panic!("woken but not resolved");
+        };
+        assert!(done.is_ok(), "{done:?}");
+        assert!(
+            bytes(buf.mr()) == s3_pattern(LEN, u64::from(seed)),
+            "the bytes of transfer {seed}"
+        );
+        drop(object);
+        assert_eq!(exec.in_flight(), 0);
+    }
+}
+
 /// An executor whose CQ has no completion channel cannot wake tasks: refused, with it back.
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]

@@ -133,6 +133,7 @@ struct Shared {
 }
 
 impl Shared {
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves counters at worst: go on with them.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -140,6 +141,7 @@ impl Shared {
 
     /// A task took its transfer's slot back: once the handles are gone and no slot is in use,
     /// the driver may finish (no completion event would tell it).
+    #[inline]
     fn slot_released(&self, st: &mut State) {
         if self.closed.load(Ordering::Acquire) && st.in_use() == 0 {
             if let Some(w) = st.driver.take() {
@@ -292,6 +294,7 @@ impl AsyncExecutor {
     /// instead (an error when it finally starts, EBUSY among them, comes as its `Done`, with
     /// status `GeneralErr` and the error). EAGAIN when `max_waiting` submissions wait; the
     /// driver's error once it failed.
+    #[inline]
     pub fn submit(&self, token: &RdmaToken, offset: u64, direction: Direction, local: Sge<'_>) -> Result<Transfer> {
         let shared = &self.handles.shared;
         let mut st = shared.lock();
@@ -315,6 +318,7 @@ impl AsyncExecutor {
     /// With the region back: [`Executor::submit_region`]'s (EINVAL for a range outside the
     /// region, a PUT into a region without local write, a region of another PD), with the
     /// queueing of [`AsyncExecutor::submit`].
+    #[inline]
     pub fn submit_region<R: LentRegion>(
         &self,
         token: &RdmaToken,
@@ -362,6 +366,7 @@ impl AsyncExecutor {
 
 impl State {
     /// Submits (or queues) a transfer; its id names its slot and the slot's generation.
+    #[inline]
     fn submit(
         &mut self,
         token: &RdmaToken,
@@ -425,6 +430,7 @@ impl State {
     }
 
     /// Hands a finished transfer to its task.
+    #[inline]
     fn deliver(&mut self, d: Done) {
         let slot = (d.id & 0xffff_ffff) as usize;
         let Some(s) = self
@@ -434,7 +440,7 @@ impl State {
         else {
             return;
         };
-        match std::mem::replace(&mut s.phase, Phase::Free) {
+        match s.phase {
             Phase::Running => {
                 s.phase = Phase::Finished(d);
                 if let Some(w) = s.waker.take() {
@@ -442,14 +448,17 @@ impl State {
                 }
             }
             Phase::Abandoned => self.release(slot),
-            other => s.phase = other,
+            Phase::Free | Phase::Finished(_) => {}
         }
     }
 
+    /// Frees a slot whose transfer was reported and whose task is done with it (its waker
+    /// was taken by [`State::deliver`] or cleared when the future was dropped).
+    #[inline]
     fn release(&mut self, slot: usize) {
         let s = &mut self.slots[slot];
+        debug_assert!(s.waker.is_none());
         s.phase = Phase::Free;
-        s.waker = None;
         s.generation = s.generation.wrapping_add(1);
         self.free.push(slot as u32);
     }
@@ -461,7 +470,15 @@ impl State {
         loop {
             let n = self.exec.poll(&mut self.out)?;
             for i in 0..n {
-                let d = std::mem::take(&mut self.out[i]);
+                let o = &mut self.out[i];
+                // Only the error owns anything: the rest is copied, and the buffer's next
+                // report overwrites it.
+                let d = Done {
+                    id: o.id,
+                    bytes: o.bytes,
+                    status: o.status,
+                    error: o.error.take(),
+                };
                 self.deliver(d);
             }
             progress |= n > 0;
@@ -618,18 +635,17 @@ struct Ticket {
 }
 
 impl Ticket {
+    /// Until it resolves, a ticket's slot is its own (only `poll_done` and `drop` release it),
+    /// so the slot's generation is the ticket's.
+    #[inline]
     fn poll_done(&mut self, cx: &mut Context<'_>) -> Poll<Done> {
+        if self.resolved {
+            return Poll::Ready(self.polled_again());
+        }
         let mut st = self.shared.lock();
         let slot = (self.id & 0xffff_ffff) as usize;
         let s = &mut st.slots[slot];
-        if self.resolved || u64::from(s.generation) != self.id >> 32 {
-            return Poll::Ready(Done {
-                id: self.id,
-                bytes: 0,
-                status: WcStatus::GeneralErr,
-                error: Some(Error::invalid(OP, "the transfer's future was polled after it resolved")),
-            });
-        }
+        debug_assert_eq!(u64::from(s.generation), self.id >> 32);
         if let Phase::Finished(d) = &mut s.phase {
             let d = std::mem::take(d);
             st.release(slot);
@@ -642,19 +658,37 @@ impl Ticket {
         }
         Poll::Pending
     }
+
+    #[cold]
+    fn polled_again(&self) -> Done {
+        Done {
+            id: self.id,
+            bytes: 0,
+            status: WcStatus::GeneralErr,
+            error: Some(Error::invalid(OP, "the transfer's future was polled after it resolved")),
+        }
+    }
 }
 
 impl Drop for Ticket {
+    #[inline]
     fn drop(&mut self) {
-        if self.resolved {
-            return;
+        if !self.resolved {
+            self.abandon();
         }
+    }
+}
+
+impl Ticket {
+    /// Dropped before it resolved: the slot is freed now if its transfer was reported, or
+    /// when it is.
+    #[cold]
+    #[inline(never)]
+    fn abandon(&mut self) {
         let mut st = self.shared.lock();
         let slot = (self.id & 0xffff_ffff) as usize;
         let s = &mut st.slots[slot];
-        if u64::from(s.generation) != self.id >> 32 {
-            return;
-        }
+        debug_assert_eq!(u64::from(s.generation), self.id >> 32);
         match s.phase {
             Phase::Finished(_) => {
                 st.release(slot);
@@ -678,6 +712,7 @@ pub struct Transfer {
 
 impl Future for Transfer {
     type Output = Done;
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Done> {
         self.ticket.poll_done(cx)
     }
@@ -695,6 +730,7 @@ pub struct RegionTransfer<R> {
 /// When polled again after it resolved (the region was given back then).
 impl<R: Unpin> Future for RegionTransfer<R> {
     type Output = (Done, R);
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(Done, R)> {
         let done = std::task::ready!(self.ticket.poll_done(cx));
         match self.region.take() {
