@@ -1071,21 +1071,25 @@ mod tests {
         );
     }
 
+    /// A signaled request of `stream` admitted and written at WQE index `index` (direct).
+    fn written(sq: &Poster, wr_id: u64, index: u16, stream: u16) {
+        let seq = admit(sq, wr_id, true, stream).unwrap();
+        sq.note_wqe(index, seq);
+    }
+
     #[test]
     fn a_qp_number_handed_out_again_routes_to_the_new_queue_not_the_cached_old_one() {
         let reg = Registry::default();
         let old = Poster::with_wqe_map(4, DCI, 8);
         assert!(reg.add(0x30, old.shared().clone()));
-        let seq = admit(&old, 5, true, 0).unwrap();
-        old.note_wqe(0, seq);
+        written(&old, 5, 0, 0);
         old.commit();
         assert_eq!(
             reg.complete_wqe(0x30, 0, true),
             Routed::Request(5),
             "looked up, then cached"
         );
-        let seq = admit(&old, 6, true, 0).unwrap();
-        old.note_wqe(1, seq);
+        written(&old, 6, 1, 0);
         old.commit();
         old.close();
         assert_eq!(
@@ -1101,8 +1105,7 @@ mod tests {
         old.gone();
         let new = Poster::with_wqe_map(4, DCI, 8);
         assert!(reg.add(0x30, new.shared().clone()), "the kernel gave 0x30 out again");
-        let seq = admit(&new, 9, true, 0).unwrap();
-        new.note_wqe(0, seq);
+        written(&new, 9, 0, 0);
         new.commit();
         assert_eq!(
             reg.complete_oldest_wqe(0x30, 0),
@@ -1115,8 +1118,7 @@ mod tests {
             "the new queue, looked up anew"
         );
         assert_eq!(new.outstanding(), 0);
-        let seq = admit(&new, 10, true, 0).unwrap();
-        new.note_wqe(1, seq);
+        written(&new, 10, 1, 0);
         new.commit();
         assert_eq!(reg.complete_oldest_wqe(0x30, 1), Some(10), "the new queue, cached");
     }
@@ -1126,18 +1128,14 @@ mod tests {
         let reg = Registry::default();
         let sq = Poster::with_wqe_map(4, DCI, 8);
         assert!(reg.add(0x40, sq.shared().clone()));
-        for (wr_id, index) in [(70, 0u16), (71, 1)] {
-            let seq = admit(&sq, wr_id, true, 0).unwrap();
-            sq.note_wqe(index, seq);
-        }
+        written(&sq, 70, 0, 0);
+        written(&sq, 71, 1, 0);
         sq.commit();
         assert_eq!(reg.complete_oldest_wqe(0x40, 0), None, "nothing cached yet");
         assert_eq!(reg.complete_wqe(0x40, 1, true), Routed::Request(71), "cached");
         assert_eq!(sq.outstanding(), 0, "the second request retires the first (its stream)");
-        let seq = admit(&sq, 72, true, 1).unwrap();
-        sq.note_wqe(2, seq);
-        let seq = admit(&sq, 73, true, 2).unwrap();
-        sq.note_wqe(3, seq);
+        written(&sq, 72, 2, 1);
+        written(&sq, 73, 3, 2);
         sq.commit();
         assert_eq!(reg.complete_oldest_wqe(0x40, 3), None, "not the oldest: out of order");
         assert_eq!(sq.outstanding(), 2, "left unchanged for the full route");
@@ -1156,8 +1154,7 @@ mod tests {
         );
         assert_eq!(reg.complete_wqe(0x40, 2, true), Routed::Request(72));
         assert_eq!(sq.outstanding(), 0);
-        let seq = admit(&sq, 74, true, 0).unwrap();
-        sq.note_wqe(4, seq);
+        written(&sq, 74, 4, 0);
         sq.commit();
         assert_eq!(reg.complete_oldest_wqe(0x40, 4), Some(74), "in order again");
         assert_eq!(sq.outstanding(), 0);
