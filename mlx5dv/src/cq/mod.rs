@@ -22,7 +22,7 @@ pub use completion::{Completion, LeanCompletion, WcOpcode, WcStatus};
 
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
-use crate::direct::cq_ring::{CqRing, Locked};
+use crate::direct::cq_ring::{CqRing, Entry, Locked};
 use crate::error::{Error, Result};
 use crate::sq_accounting::{Registry, Routed};
 use cqe::Refused;
@@ -351,14 +351,14 @@ impl Cq {
             };
             // The common entry first, inlined: a successful completion of the oldest request
             // of the QP the last one was routed to.
-            if let Some(req) = cqe::decode_success(&entry) {
+            if let Some(req) = cqe::decode_success(&entry.read()) {
                 if let Some(wr_id) = self.registry.complete_oldest_wqe(req.qp_num, req.wqe_counter) {
                     out[n] = C::from_direct(req.completion, wr_id);
                     n += 1;
                     continue;
                 }
             }
-            match self.route_entry(&entry) {
+            match self.route_entry(entry) {
                 Ok(Some((completion, wr_id))) => {
                     out[n] = C::from_direct(completion, wr_id);
                     n += 1;
@@ -385,8 +385,8 @@ impl Cq {
     /// destroyed (consumed, not reported); the refusal of an entry it does not decode or
     /// route.
     #[inline(never)]
-    fn route_entry(&self, entry: &raw::mlx5_cqe64) -> std::result::Result<Option<(Completion, u64)>, Refused> {
-        let req = cqe::decode(entry)?;
+    fn route_entry(&self, entry: Entry<'_>) -> std::result::Result<Option<(Completion, u64)>, Refused> {
+        let req = cqe::decode(&entry.read())?;
         let success = req.completion.status.is_success();
         match self.registry.complete_wqe(req.qp_num, req.wqe_counter, success) {
             Routed::Request(wr_id) => Ok(Some((req.completion, wr_id))),
