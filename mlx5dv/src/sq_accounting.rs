@@ -181,8 +181,7 @@ impl SendQueue {
     /// A successful direct completion naming WQE index `wqe_counter`, if it is the common
     /// case: a DCI's (the crate's slots) oldest request, which it retires
     /// ([`SendQueue::retire_if_oldest`]); its caller's `wr_id`. None, nothing changed, for
-    /// anything else
-    /// (which [`Registry::complete_wqe`] then decides).
+    /// anything else (which [`Registry::complete_wqe`] then decides).
     #[inline(always)]
     fn complete_oldest_wqe(&self, wqe_counter: u16) -> Option<u64> {
         if self.has_receives || self.life.load(Ordering::Relaxed) != LIVE {
