@@ -156,18 +156,44 @@ impl SendQueue {
         // doorbell rang, possibly before `commit` published it (the wr API rings inside
         // ibv_wr_complete): `head` does not bound what may complete (see `admitted`).
         let user = slot.wr_id.load(Ordering::Relaxed);
-        // The common case, in order: the oldest request completed and nothing after it has
-        // yet, so the tail (and libmlx5's, which follows the last completion) moves past it
-        // alone. The slot at the tail is never marked done (the tail moves past done slots).
-        // Below a RESET's floor this is harmless: what is retired is the larger of the two.
-        // (`seq + 1` cannot overflow here: the tail is a count of retired requests.)
+        if !self.retire_if_oldest(seq) {
+            self.complete_slow(seq, tag);
+        }
+        Some(user)
+    }
+
+    /// [`SendQueue::complete`]'s common case, in order: request `seq` (admitted) is the oldest
+    /// and nothing after it has completed yet, so the tail (and libmlx5's, which follows the
+    /// last completion) moves past it alone; true if so, else nothing is changed. The slot at
+    /// the tail is never marked done (the tail moves past done slots). Below a RESET's floor
+    /// this is harmless: what is retired is the larger of the two. (`seq + 1` cannot overflow
+    /// here: the tail is a count of retired requests.)
+    #[inline(always)]
+    fn retire_if_oldest(&self, seq: u64) -> bool {
         if seq == self.tail.load(Ordering::Relaxed) && self.done_ahead.load(Ordering::Relaxed) == 0 {
             self.tail.store(seq.wrapping_add(1), Ordering::Release);
             self.lib_tail.store(seq.wrapping_add(1), Ordering::Release);
-            return Some(user);
+            return true;
         }
-        self.complete_slow(seq, tag);
-        Some(user)
+        false
+    }
+
+    /// A successful direct completion naming WQE index `wqe_counter`, if it is the common
+    /// case: a DCI's (the crate's slots) oldest request, which it retires
+    /// ([`SendQueue::retire_if_oldest`]); its caller's `wr_id`. None, nothing changed, for
+    /// anything else (which [`Registry::complete_wqe`] then decides).
+    #[inline(always)]
+    fn complete_oldest_wqe(&self, wqe_counter: u16) -> Option<u64> {
+        if self.has_receives || self.life.load(Ordering::Relaxed) != LIVE {
+            return None;
+        }
+        let seq = self.seq_of_wqe(wqe_counter)?;
+        let slot = self.slot(seq);
+        if !tag_names(slot.tag.load(Ordering::Acquire), seq) {
+            return None;
+        }
+        let user = slot.wr_id.load(Ordering::Relaxed);
+        self.retire_if_oldest(seq).then_some(user)
     }
 
     /// The rest of [`SendQueue::complete`]: a completion that is not the oldest request's, one
@@ -556,7 +582,7 @@ impl Poster {
 /// A WQE-map entry no request was written at.
 const NO_REQUEST: u64 = u64::MAX;
 
-/// What a completion read from a direct CQ is, for its poller ([`Router::complete_wqe`]).
+/// What a completion read from a direct CQ is, for its poller ([`Registry::complete_wqe`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Routed {
     /// A request's completion: the caller's `wr_id`.
@@ -574,9 +600,30 @@ pub(crate) enum Routed {
 /// CQ, through `&Cq`) and completions are routed (`Cq::poll`) on the thread that holds the CQ.
 /// A QP dropped elsewhere only marks its queue dead (an atomic); the queue leaves the list the
 /// next time a QP joins.
-#[derive(Default)]
 pub(crate) struct Registry {
     queues: RefCell<Vec<(u32, Arc<SendQueue>)>>,
+    /// The queue the last direct completion was routed to ([`Registry::complete_wqe`]) and its
+    /// QP number (`NO_QP`: none): a CQ's completions come in runs of one QP's, so most are
+    /// routed with one compare, without borrowing `queues`. The pointer is to the queue of an
+    /// `Arc` in `queues`, which only `add` drops, and `add` empties the cache first (so a QP
+    /// number handed out again is looked up anew, never routed to the old queue).
+    last: Cell<(u32, *const SendQueue)>,
+}
+
+/// No QP number (they are 24 bits): the route cache of an empty [`Registry`].
+const NO_QP: u32 = u32::MAX;
+
+// SAFETY: `last`'s pointer is to a queue whose `Arc` is in `queues` (SendQueue is Send and
+// Sync): moving the registry to another thread moves that `Arc` with it.
+unsafe impl Send for Registry {}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            queues: RefCell::default(),
+            last: Cell::new((NO_QP, std::ptr::null())),
+        }
+    }
 }
 
 impl Registry {
@@ -588,6 +635,8 @@ impl Registry {
         if q.iter().any(|e| e.0 == qp_num && e.1.life() != GONE) {
             return false;
         }
+        // The cached queue may be one dropped here, and its number this QP's.
+        self.last.set((NO_QP, std::ptr::null()));
         q.retain(|e| e.1.life() != GONE);
         let at = q.partition_point(|e| e.0 < qp_num);
         q.insert(at, (qp_num, sq));
@@ -609,6 +658,68 @@ impl Registry {
     #[inline(always)]
     pub(crate) fn routes(&self) -> Routes<'_> {
         Routes(self.queues.borrow())
+    }
+
+    /// The queue of QP `qp_num` if it is the cached one ([`Registry::complete_wqe`]'s).
+    #[inline(always)]
+    fn cached(&self, qp_num: u32) -> Option<&SendQueue> {
+        let (cached, sq) = self.last.get();
+        if cached != qp_num {
+            return None;
+        }
+        // SAFETY: the number matched, so not NO_QP's null: the pointer is to the queue of an
+        // `Arc` in `queues`, dropped only by `add`, which empties the cache first; the
+        // reference lives as long as `&self` and is used only within the routing of one
+        // completion (`complete_wqe`, `complete_oldest_wqe`), which calls no `add`.
+        Some(unsafe { &*sq })
+    }
+
+    /// Feeds one send completion read directly from the CQ (direct backend: it names the WQE
+    /// index, not a `wr_id`): the caller's `wr_id`, an entry of a QP being destroyed, or none
+    /// of a QP driven by the direct backend here. Routed through the cache of the last QP
+    /// seen, else looked up ([`Registry::complete_wqe_looked_up`]).
+    #[inline(always)]
+    pub(crate) fn complete_wqe(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Routed {
+        match self.cached(qp_num) {
+            Some(sq) => complete_queue(sq, wqe_counter, success),
+            None => self.complete_wqe_looked_up(qp_num, wqe_counter, success),
+        }
+    }
+
+    /// [`Registry::complete_wqe`]'s common case alone: a successful completion of the cached
+    /// QP's oldest request (live, a DCI), retired; its caller's `wr_id`. None, nothing
+    /// changed, for anything else. The direct poll's first try.
+    #[inline(always)]
+    pub(crate) fn complete_oldest_wqe(&self, qp_num: u32, wqe_counter: u16) -> Option<u64> {
+        self.cached(qp_num)?.complete_oldest_wqe(wqe_counter)
+    }
+
+    /// [`Registry::complete_wqe`] for a QP other than the cached one's: looked up in
+    /// `queues`, and cached.
+    #[inline(never)]
+    fn complete_wqe_looked_up(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Routed {
+        let queues = self.queues.borrow();
+        let Some(i) = Router(&queues).position(qp_num) else {
+            return Routed::Unknown;
+        };
+        let sq = &queues[i].1;
+        self.last.set((qp_num, Arc::as_ptr(sq)));
+        complete_queue(sq, wqe_counter, success)
+    }
+}
+
+/// A direct completion of `sq`'s QP ([`Registry::complete_wqe`]).
+#[inline(always)]
+fn complete_queue(sq: &SendQueue, wqe_counter: u16, success: bool) -> Routed {
+    if sq.life.load(Ordering::Relaxed) != LIVE {
+        return Routed::Stale;
+    }
+    match sq
+        .seq_of_wqe(wqe_counter)
+        .and_then(|seq| sq.complete(seq, success, false))
+    {
+        Some(wr_id) => Routed::Request(wr_id),
+        None => Routed::Unknown,
     }
 }
 
@@ -635,27 +746,6 @@ impl Router<'_> {
             return self.0.iter().position(|e| e.0 == qp_num);
         }
         self.0.binary_search_by_key(&qp_num, |e| e.0).ok()
-    }
-
-    /// Feeds one send completion read directly from the CQ (direct backend: it names the WQE
-    /// index, not a `wr_id`): the caller's `wr_id`, an entry of a QP being destroyed, or none
-    /// of a QP driven by the direct backend here.
-    #[inline(always)]
-    pub(crate) fn complete_wqe(&self, qp_num: u32, wqe_counter: u16, success: bool) -> Routed {
-        let Some(i) = self.position(qp_num) else {
-            return Routed::Unknown;
-        };
-        let sq = &self.0[i].1;
-        if sq.life.load(Ordering::Relaxed) != LIVE {
-            return Routed::Stale;
-        }
-        match sq
-            .seq_of_wqe(wqe_counter)
-            .and_then(|seq| sq.complete(seq, success, false))
-        {
-            Some(wr_id) => Routed::Request(wr_id),
-            None => Routed::Unknown,
-        }
     }
 
     /// Feeds one completion to its QP's queue, if the QP is registered and alive; returns
@@ -936,21 +1026,17 @@ mod tests {
         }
         sq.commit();
         assert_eq!(
-            reg.routes().router().complete_wqe(0x40, 1, true),
+            reg.complete_wqe(0x40, 1, true),
             Routed::Request(71),
             "index 1: the second request"
         );
-        assert_eq!(reg.routes().router().complete_wqe(0x40, 3, true), Routed::Request(72));
+        assert_eq!(reg.complete_wqe(0x40, 3, true), Routed::Request(72));
         assert_eq!(sq.outstanding(), 0, "in-order retirement covers the first one too");
-        assert_eq!(
-            reg.routes().router().complete_wqe(0x41, 0, true),
-            Routed::Unknown,
-            "an unknown QP"
-        );
+        assert_eq!(reg.complete_wqe(0x41, 0, true), Routed::Unknown, "an unknown QP");
         let wr = Poster::new(4, DCI);
         reg.add(0x50, wr.shared().clone());
         assert_eq!(
-            reg.routes().router().complete_wqe(0x50, 0, true),
+            reg.complete_wqe(0x50, 0, true),
             Routed::Unknown,
             "a wr-API queue has no WQE map"
         );
@@ -985,6 +1071,95 @@ mod tests {
         );
     }
 
+    /// A signaled request of `stream` admitted and written at WQE index `index` (direct).
+    fn written(sq: &Poster, wr_id: u64, index: u16, stream: u16) {
+        let seq = admit(sq, wr_id, true, stream).unwrap();
+        sq.note_wqe(index, seq);
+    }
+
+    #[test]
+    fn a_qp_number_handed_out_again_routes_to_the_new_queue_not_the_cached_old_one() {
+        let reg = Registry::default();
+        let old = Poster::with_wqe_map(4, DCI, 8);
+        assert!(reg.add(0x30, old.shared().clone()));
+        written(&old, 5, 0, 0);
+        old.commit();
+        assert_eq!(
+            reg.complete_wqe(0x30, 0, true),
+            Routed::Request(5),
+            "looked up, then cached"
+        );
+        written(&old, 6, 1, 0);
+        old.commit();
+        old.close();
+        assert_eq!(
+            reg.complete_oldest_wqe(0x30, 1),
+            None,
+            "a closing queue is not the common case"
+        );
+        assert_eq!(
+            reg.complete_wqe(0x30, 1, true),
+            Routed::Stale,
+            "the cached queue, closing"
+        );
+        old.gone();
+        let new = Poster::with_wqe_map(4, DCI, 8);
+        assert!(reg.add(0x30, new.shared().clone()), "the kernel gave 0x30 out again");
+        written(&new, 9, 0, 0);
+        new.commit();
+        assert_eq!(
+            reg.complete_oldest_wqe(0x30, 0),
+            None,
+            "the old queue is no longer cached"
+        );
+        assert_eq!(
+            reg.complete_wqe(0x30, 0, true),
+            Routed::Request(9),
+            "the new queue, looked up anew"
+        );
+        assert_eq!(new.outstanding(), 0);
+        written(&new, 10, 1, 0);
+        new.commit();
+        assert_eq!(reg.complete_oldest_wqe(0x30, 1), Some(10), "the new queue, cached");
+    }
+
+    #[test]
+    fn the_common_case_route_changes_nothing_for_a_completion_it_leaves_to_the_full_one() {
+        let reg = Registry::default();
+        let sq = Poster::with_wqe_map(4, DCI, 8);
+        assert!(reg.add(0x40, sq.shared().clone()));
+        written(&sq, 70, 0, 0);
+        written(&sq, 71, 1, 0);
+        sq.commit();
+        assert_eq!(reg.complete_oldest_wqe(0x40, 0), None, "nothing cached yet");
+        assert_eq!(reg.complete_wqe(0x40, 1, true), Routed::Request(71), "cached");
+        assert_eq!(sq.outstanding(), 0, "the second request retires the first (its stream)");
+        written(&sq, 72, 2, 1);
+        written(&sq, 73, 3, 2);
+        sq.commit();
+        assert_eq!(reg.complete_oldest_wqe(0x40, 3), None, "not the oldest: out of order");
+        assert_eq!(sq.outstanding(), 2, "left unchanged for the full route");
+        assert_eq!(
+            reg.complete_oldest_wqe(0x40, 5),
+            None,
+            "an index no request was written at"
+        );
+        assert_eq!(reg.complete_oldest_wqe(0x41, 2), None, "another QP");
+        assert_eq!(reg.complete_wqe(0x40, 3, true), Routed::Request(73));
+        assert_eq!(sq.outstanding(), 2, "out of order: credit waits for the older request");
+        assert_eq!(
+            reg.complete_oldest_wqe(0x40, 2),
+            None,
+            "requests done ahead: the full route"
+        );
+        assert_eq!(reg.complete_wqe(0x40, 2, true), Routed::Request(72));
+        assert_eq!(sq.outstanding(), 0);
+        written(&sq, 74, 4, 0);
+        sq.commit();
+        assert_eq!(reg.complete_oldest_wqe(0x40, 4), Some(74), "in order again");
+        assert_eq!(sq.outstanding(), 0);
+    }
+
     #[test]
     fn a_second_live_queue_under_one_qp_number_is_refused_and_the_first_keeps_its_completions() {
         let reg = Registry::default();
@@ -995,7 +1170,7 @@ mod tests {
         a.commit();
         let b = Poster::with_wqe_map(4, DCI, 8);
         assert!(!reg.add(0x30, b.shared().clone()), "a live number is refused");
-        assert_eq!(reg.routes().router().complete_wqe(0x30, 0, true), Routed::Request(5));
+        assert_eq!(reg.complete_wqe(0x30, 0, true), Routed::Request(5));
         assert_eq!(a.outstanding(), 0);
     }
 

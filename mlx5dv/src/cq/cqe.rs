@@ -120,6 +120,9 @@ const fn requester_opcode_of(wqe_opcode: u32) -> Option<WcOpcode> {
     })
 }
 
+/// op_own's bits of a CQE with data scattered into it (refused: see [`Refused::Format`]).
+const SCATTER: u8 = (raw::MLX5_INLINE_SCATTER_32 | raw::MLX5_INLINE_SCATTER_64) as u8;
+
 /// Decodes one CQE that the ring reader found owned by software.
 ///
 /// What it reports, field by field, is what the crate reads from libmlx5's extended CQ for
@@ -135,34 +138,14 @@ pub(crate) fn decode(cqe: &raw::mlx5_cqe64) -> Result<Requester, Refused> {
     let wqe_counter = u16::from_be(cqe.wqe_counter);
     // The requester's two opcodes tested first, one at a time (a jump table costs more).
     if u32::from(opcode) == raw::MLX5_CQE_REQ {
-        let scatter = (raw::MLX5_INLINE_SCATTER_32 | raw::MLX5_INLINE_SCATTER_64) as u8;
-        if cqe.op_own & scatter != 0 {
+        if cqe.op_own & SCATTER != 0 {
             return Err(Refused::Format {
                 op_own: cqe.op_own,
                 qp_num,
             });
         }
         let opcode = requester_opcode((sop_drop_qpn >> 24) as u8, qp_num)?;
-        let flags_rqpn = u32::from_be(cqe.flags_rqpn);
-        return Ok(Requester {
-            qp_num,
-            wqe_counter,
-            completion: Completion {
-                wr_id: 0,
-                status: WcStatus::Success,
-                opcode: Some(opcode),
-                byte_len: u32::from_be(cqe.byte_cnt),
-                imm: None,
-                qp_num,
-                src_qp: flags_rqpn & 0xff_ffff,
-                wc_flags: if (flags_rqpn >> 28) & 3 != 0 {
-                    raw::IBV_WC_GRH
-                } else {
-                    0
-                },
-                vendor_err: 0,
-            },
-        });
+        return Ok(succeeded(cqe, sop_drop_qpn, opcode));
     }
     if u32::from(opcode) == raw::MLX5_CQE_REQ_ERR {
         let err = as_err_cqe(cqe);
@@ -179,6 +162,46 @@ pub(crate) fn decode(cqe: &raw::mlx5_cqe64) -> Result<Requester, Refused> {
         });
     }
     Err(refuse_opcode(opcode, qp_num))
+}
+
+/// [`decode`]'s common case alone: a successful requester CQE, decoded as [`decode`] decodes
+/// it; None for any other entry (which [`decode`] then tells apart). The direct poll's first
+/// try: it tests the opcode, the scatter bits and the WQE opcode in one go.
+#[inline(always)]
+pub(crate) fn decode_success(cqe: &raw::mlx5_cqe64) -> Option<Requester> {
+    if u32::from(raw::mlx5dv_get_cqe_opcode(cqe)) != raw::MLX5_CQE_REQ || cqe.op_own & SCATTER != 0 {
+        return None;
+    }
+    let sop_drop_qpn = u32::from_be(cqe.sop_drop_qpn);
+    let opcode = REQUESTER_OPCODES[(sop_drop_qpn >> 24) as usize]?;
+    Some(succeeded(cqe, sop_drop_qpn, opcode))
+}
+
+/// A successful requester CQE (opcode REQ, no scatter bits) whose WQE opcode completes as
+/// `opcode`; `sop_drop_qpn` in host order.
+#[inline(always)]
+fn succeeded(cqe: &raw::mlx5_cqe64, sop_drop_qpn: u32, opcode: WcOpcode) -> Requester {
+    let qp_num = sop_drop_qpn & 0xff_ffff;
+    let flags_rqpn = u32::from_be(cqe.flags_rqpn);
+    Requester {
+        qp_num,
+        wqe_counter: u16::from_be(cqe.wqe_counter),
+        completion: Completion {
+            wr_id: 0,
+            status: WcStatus::Success,
+            opcode: Some(opcode),
+            byte_len: u32::from_be(cqe.byte_cnt),
+            imm: None,
+            qp_num,
+            src_qp: flags_rqpn & 0xff_ffff,
+            wc_flags: if (flags_rqpn >> 28) & 3 != 0 {
+                raw::IBV_WC_GRH
+            } else {
+                0
+            },
+            vendor_err: 0,
+        },
+    }
 }
 
 /// Why an entry that is no requester completion is refused.

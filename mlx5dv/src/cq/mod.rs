@@ -22,7 +22,7 @@ pub use completion::{Completion, LeanCompletion, WcOpcode, WcStatus};
 
 use crate::comp_channel::CompChannel;
 use crate::context::Context;
-use crate::direct::cq_ring::{CqRing, Locked};
+use crate::direct::cq_ring::{CqRing, Entry, Locked};
 use crate::error::{Error, Result};
 use crate::sq_accounting::{Registry, Routed};
 use cqe::Refused;
@@ -321,7 +321,7 @@ impl Cq {
     }
 
     /// A direct CQ's poll once an entry may be there (or an error is deferred): under the
-    /// ring's lock and the registry's.
+    /// ring's lock.
     #[inline(never)]
     fn poll_direct_locked<C: Reaped>(&self, ring: &CqRing, out: &mut [C]) -> Result<usize> {
         self.poll_direct_inline(ring, out)
@@ -335,48 +335,41 @@ impl Cq {
         if self.deferred_error.get().is_some() {
             return Err(self.take_deferred());
         }
-        let routes = self.registry.routes();
-        self.poll_direct(&ring.locked(), out, &routes.router())
+        self.poll_direct(&ring.locked(), out)
     }
 
     /// A direct CQ's poll: reads the ring itself (see [`Context::create_direct_cq`]). An entry
     /// it does not decode is consumed (as libmlx5 consumes one it fails on) and reported: at
     /// once when nothing was read before it, else by the next call.
     #[inline(always)]
-    fn poll_direct<C: Reaped>(
-        &self,
-        ring: &Locked<'_>,
-        out: &mut [C],
-        router: &crate::sq_accounting::Router<'_>,
-    ) -> Result<usize> {
+    fn poll_direct<C: Reaped>(&self, ring: &Locked<'_>, out: &mut [C]) -> Result<usize> {
         let mut n = 0;
         let mut refused = None;
         while n < out.len() {
             let Some(entry) = ring.next() else {
                 break;
             };
-            let req = match cqe::decode(&entry) {
-                Ok(req) => req,
+            // The common entry first, inlined: a successful completion of the oldest request
+            // of the QP the last one was routed to.
+            if let Some(req) = cqe::decode_success(&entry.read()) {
+                if let Some(wr_id) = self.registry.complete_oldest_wqe(req.qp_num, req.wqe_counter) {
+                    out[n] = C::from_direct(req.completion, wr_id);
+                    n += 1;
+                    continue;
+                }
+            }
+            match self.route_entry(entry) {
+                Ok(Some((completion, wr_id))) => {
+                    out[n] = C::from_direct(completion, wr_id);
+                    n += 1;
+                }
+                // libmlx5 would have cleaned it out (the QP is being destroyed).
+                Ok(None) => {}
                 Err(r) => {
                     refused = Some(r);
                     break;
                 }
-            };
-            let success = req.completion.status.is_success();
-            let wr_id = match router.complete_wqe(req.qp_num, req.wqe_counter, success) {
-                Routed::Request(wr_id) => wr_id,
-                // libmlx5 would have cleaned it out (the QP is being destroyed).
-                Routed::Stale => continue,
-                Routed::Unknown => {
-                    refused = Some(Refused::UnknownRequest {
-                        qp_num: req.qp_num,
-                        wqe_counter: req.wqe_counter,
-                    });
-                    break;
-                }
-            };
-            out[n] = C::from_direct(req.completion, wr_id);
-            n += 1;
+            }
         }
         // (Called only with an entry seen at the consumer index: rewriting the same index when
         // that entry was cleaned away meanwhile is harmless.)
@@ -385,6 +378,24 @@ impl Cq {
             return self.refused(r, n);
         }
         Ok(n)
+    }
+
+    /// Any direct entry ([`Cq::poll_direct`]'s first try failed): decoded and routed, out of
+    /// line. The completion and the caller's `wr_id`; None for an entry of a QP being
+    /// destroyed (consumed, not reported); the refusal of an entry it does not decode or
+    /// route.
+    #[inline(never)]
+    fn route_entry(&self, entry: Entry<'_>) -> std::result::Result<Option<(Completion, u64)>, Refused> {
+        let req = cqe::decode(&entry.read())?;
+        let success = req.completion.status.is_success();
+        match self.registry.complete_wqe(req.qp_num, req.wqe_counter, success) {
+            Routed::Request(wr_id) => Ok(Some((req.completion, wr_id))),
+            Routed::Stale => Ok(None),
+            Routed::Unknown => Err(Refused::UnknownRequest {
+                qp_num: req.qp_num,
+                wqe_counter: req.wqe_counter,
+            }),
+        }
     }
 
     /// A direct poll that met an entry it does not decode after reading `n` completions: the

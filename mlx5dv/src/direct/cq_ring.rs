@@ -199,26 +199,47 @@ impl CqRing {
     }
 }
 
-impl Locked<'_> {
-    /// The next entry if software owns it (`mlx5_get_next_cqe`): copied out, and the consumer
-    /// index advanced past it.
+/// An entry software owns, found by [`Locked::next`] while the ring's lock is held: the device
+/// does not write it until the consumer index is published ([`Locked::update_cons_index`]),
+/// and nothing else moves it while the lock is held ([`Locked::clean`], the only other writer,
+/// holds the lock too; the poll that holds the entry calls it not).
+#[derive(Copy, Clone)]
+pub(crate) struct Entry<'a> {
+    /// Its 64-byte CQE in the ring.
+    cqe: *mut raw::mlx5_cqe64,
+    _ring: std::marker::PhantomData<&'a CqRing>,
+}
+
+impl Entry<'_> {
+    /// The CQE, copied out. A plain read, as libmlx5's: the caller's decoding then loads only
+    /// the fields it uses (a volatile copy loads all 64 bytes one by one); read again where a
+    /// rare case needs it, rather than kept in memory for it.
     #[inline(always)]
-    pub(crate) fn next(&self) -> Option<raw::mlx5_cqe64> {
+    pub(crate) fn read(&self) -> raw::mlx5_cqe64 {
+        // SAFETY: a CQE inside the ring, software's (seen by `next`, after which the barrier
+        // orders the body's reads) until the poll publishes the consumer index: the device does
+        // not write it while it is read, and a clean waits for the lock the poll holds.
+        unsafe { self.cqe.read() }
+    }
+}
+
+impl Locked<'_> {
+    /// The next entry if software owns it (`mlx5_get_next_cqe`), the consumer index advanced
+    /// past it.
+    #[inline(always)]
+    pub(crate) fn next(&self) -> Option<Entry<'_>> {
         let ci = self.ci.load(Ordering::Relaxed);
         let cqe = self.cqe64(ci);
         if !self.owns_at(cqe, ci) {
             return None;
         }
         udma_from_device_barrier();
-        // SAFETY: a CQE inside the ring, software's (seen above, after which the barrier
-        // orders the body's reads) until the consumer index passes it: the device does not
-        // write it while it is read. A plain read, as libmlx5's: the caller's decoding then
-        // loads only the fields it uses (a volatile copy loads all 64 bytes one by one).
-        let body = unsafe { cqe.read() };
         self.ci.store(ci.wrapping_add(1), Ordering::Relaxed);
-        Some(body)
+        Some(Entry {
+            cqe,
+            _ring: std::marker::PhantomData,
+        })
     }
-
     /// `__mlx5_cq_clean`: removes the unread entries of QP `qp_num` (by the QP number in
     /// `sop_drop_qpn`), moving the later entries of other QPs back over them, and returns how
     /// many were removed. Call it once the QP is in RESET or destroyed (no new entries of it
@@ -376,7 +397,7 @@ pub(crate) mod tests {
             // Three passes over a 4-entry ring: the owner bit flips each pass.
             for pi in 0..12u32 {
                 t.produce(pi, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 1, pi as u16));
-                let got = ring.next().expect("the entry just written");
+                let got = ring.next().expect("the entry just written").read();
                 assert_eq!(wqe_of(&got), pi as u16, "{size}-byte CQEs, entry {pi}");
                 assert!(ring.next().is_none(), "the next entry still has last pass's owner bit");
             }
@@ -412,14 +433,14 @@ pub(crate) mod tests {
             }
             assert_eq!(ring.clean(1), 2, "{size}-byte CQEs");
             assert_eq!(u32::from_be(t.dbrec[0]), 4, "the consumer index passes the two removed");
-            let left: Vec<(u32, u16)> = std::iter::from_fn(|| ring.next())
+            let left: Vec<(u32, u16)> = std::iter::from_fn(|| ring.next().map(|e| e.read()))
                 .map(|c| (u32::from_be(c.sop_drop_qpn) & 0xff_ffff, wqe_of(&c)))
                 .collect();
             assert_eq!(left, [(2, 3), (3, 5)], "{size}-byte CQEs: the others, in order");
             assert_eq!(ring.clean(7), 0, "nothing of a QP without entries");
             // The ring goes on: the device's next entry is read where it lands.
             t.produce(6, cqe(raw::MLX5_CQE_REQ, raw::MLX5_OPCODE_SEND, 4, 6));
-            assert_eq!(ring.next().map(|c| wqe_of(&c)), Some(6));
+            assert_eq!(ring.next().map(|c| wqe_of(&c.read())), Some(6));
         }
     }
 
