@@ -93,6 +93,21 @@ impl Capture {
     }
 }
 
+/// Adds `x-amz-rdma-token` before SigV4 signs the request (aws-smithy runs `mutate_request`
+/// in `modify_before_signing`) and reads the answer's RDMA headers into `cap`.
+trait WithToken: Sized {
+    fn rdma_token(self, token: String, cap: &Capture) -> Self;
+}
+
+impl<T, E, B> WithToken for aws_sdk_s3::client::customize::CustomizableOperation<T, E, B> {
+    fn rdma_token(self, token: String, cap: &Capture) -> Self {
+        self.mutate_request(move |req| {
+            req.headers_mut().insert(protocol::TOKEN_HEADER, token.clone());
+        })
+        .interceptor(cap.clone())
+    }
+}
+
 /// Changes the token after the request was signed: the server must refuse the signature.
 #[derive(Debug)]
 struct Tamper;
@@ -240,10 +255,7 @@ impl Run {
                 .key(key)
                 .checksum_crc64_nvme(&sum)
                 .customize()
-                .mutate_request(move |req| {
-                    req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
-                })
-                .interceptor(cap.clone())
+                .rdma_token(text, &cap)
                 .send()
                 .await;
             let (seen, action) = cap.action(Direction::Put)?;
@@ -295,10 +307,7 @@ impl Run {
                 .part_number(part)
                 .checksum_crc64_nvme(&sum)
                 .customize()
-                .mutate_request(move |req| {
-                    req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
-                })
-                .interceptor(cap.clone())
+                .rdma_token(text, &cap)
                 .send()
                 .await?;
             let (seen, action) = cap.action(Direction::Put)?;
@@ -345,13 +354,14 @@ impl Run {
             if range.is_some() {
                 req = req.range(format!("bytes={from}-{}", to - 1));
             }
+            // The checksum asked for by header, not `checksum_mode`: the SDK would check it
+            // against the empty body.
             let r = req
                 .customize()
-                .mutate_request(move |req| {
-                    req.headers_mut().insert(protocol::TOKEN_HEADER, text.clone());
+                .rdma_token(text, &cap)
+                .mutate_request(|req| {
                     req.headers_mut().insert(protocol::CHECKSUM_MODE_HEADER, "ENABLED");
                 })
-                .interceptor(cap.clone())
                 .send()
                 .await;
             drop(guard);
@@ -477,10 +487,7 @@ impl Run {
             .key(key)
             .set_checksum_crc64_nvme(sum)
             .customize()
-            .mutate_request(move |req| {
-                req.headers_mut().insert(protocol::TOKEN_HEADER, token.clone());
-            })
-            .interceptor(cap.clone());
+            .rdma_token(token, &cap);
         if tamper {
             op = op.interceptor(Tamper);
         }
@@ -497,10 +504,7 @@ impl Run {
             .bucket(BUCKET)
             .key(key)
             .customize()
-            .mutate_request(move |req| {
-                req.headers_mut().insert(protocol::TOKEN_HEADER, token.clone());
-            })
-            .interceptor(cap.clone())
+            .rdma_token(token, &cap)
             .send()
             .await?;
         Ok((cap.seen(), out.body.collect().await?.into_bytes().to_vec()))
