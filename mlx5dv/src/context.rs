@@ -144,12 +144,7 @@ impl Context {
         if !attr.is_ethernet() {
             return Ok(None);
         }
-        // SAFETY: the context is open; its device pointer and the device's path are set by
-        // libibverbs at open and live as long as the context.
-        let ibdev_path = unsafe { CStr::from_ptr((*(*self.as_raw()).device).ibdev_path.as_ptr()) };
-        let ports = std::path::Path::new(&*ibdev_path.to_string_lossy())
-            .join("ports")
-            .join(port.to_string());
+        let ports = self.port_sysfs(port);
         let len = u8::try_from(attr.0.gid_tbl_len.max(0)).unwrap_or(u8::MAX);
         pick_roce_v2_gid(&ports, len)
             .ok_or_else(|| {
@@ -175,17 +170,23 @@ impl Context {
     pub fn gid_index_of(&self, port: u8, gid: &[u8; 16], roce_v2: bool) -> Result<Option<u8>> {
         let attr = self.query_port(port)?;
         let len = u8::try_from(attr.0.gid_tbl_len.max(0)).unwrap_or(u8::MAX);
-        // SAFETY: the context is open; its device and the device's path live as long as it.
-        let ibdev_path = unsafe { CStr::from_ptr((*(*self.as_raw()).device).ibdev_path.as_ptr()) };
-        let types = std::path::Path::new(&*ibdev_path.to_string_lossy())
-            .join("ports")
-            .join(port.to_string())
-            .join("gid_attrs/types");
+        let types = self.port_sysfs(port).join("gid_attrs/types");
         Ok((0..len).find(|&i| {
             // An empty or unreadable entry is not the GID.
             self.query_gid(port, i).is_ok_and(|g| &g == gid)
                 && (!roce_v2 || std::fs::read_to_string(types.join(i.to_string())).is_ok_and(|t| t.trim() == "RoCE v2"))
         }))
+    }
+
+    /// `port`'s sysfs directory as libibverbs reads it: `<ibdev_path>/ports/<port>`
+    /// (`ibdev_path` honours `SYSFS_PATH`).
+    fn port_sysfs(&self, port: u8) -> std::path::PathBuf {
+        // SAFETY: the context is open; its device pointer and the device's path are set by
+        // libibverbs at open and live as long as the context.
+        let ibdev_path = unsafe { CStr::from_ptr((*(*self.as_raw()).device).ibdev_path.as_ptr()) };
+        std::path::Path::new(&*ibdev_path.to_string_lossy())
+            .join("ports")
+            .join(port.to_string())
     }
 
     /// Whether the device pages in any address on demand with one registration

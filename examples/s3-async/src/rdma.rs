@@ -4,7 +4,7 @@
 
 use mlx5dv::s3::protocol::Outcome;
 use mlx5dv::s3::{tokio::spawn, AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken};
-use mlx5dv::{Access, Context, DcKey, Error, Mlx5Context, Mr, Pd};
+use mlx5dv::{Access, Context, DcKey, Mlx5Context, Mr, Pd};
 use std::sync::Arc;
 
 /// An object: its bytes in a region of their own (registered once, when stored).
@@ -36,7 +36,7 @@ pub async fn put(exec: &AsyncExecutor, pd: &Pd, token: &RdmaToken) -> (Outcome, 
             let (done, region) = transfer.await;
             (Outcome::of_done(&done), done.is_ok().then(|| Arc::new(region)))
         }
-        Err(refused) => (outcome_of_refusal(refused.error()), None),
+        Err(refused) => (Outcome::of_refusal(refused.error()), None),
     }
 }
 
@@ -45,15 +45,6 @@ pub async fn put(exec: &AsyncExecutor, pd: &Pd, token: &RdmaToken) -> (Outcome, 
 pub async fn get(exec: &AsyncExecutor, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
     match exec.submit_region(token, 0, Direction::Get, Arc::clone(object), at, len) {
         Ok(transfer) => Outcome::of_done(&transfer.await.0),
-        Err(refused) => outcome_of_refusal(refused.error()),
-    }
-}
-
-/// A submission refused: too busy (503 Slow Down), or a token this server cannot serve (a
-/// range larger than its buffer, a RoCE token without GID): declined, the body carries it.
-fn outcome_of_refusal(e: &Error) -> Outcome {
-    match e.errno() {
-        Some(libc::EBUSY) | Some(libc::EAGAIN) => Outcome::Busy,
-        _ => Outcome::Declined,
+        Err(refused) => Outcome::of_refusal(refused.error()),
     }
 }

@@ -136,6 +136,18 @@ impl Outcome {
         }
     }
 
+    /// The outcome of a transfer the executor refused to start, its token already parsed
+    /// (`Executor::submit`, `submit_region`, their async forms): too busy (EBUSY: the
+    /// strangers' share is full; EAGAIN: every transfer or endpoint in use) is
+    /// [`Outcome::Busy`]; anything else (a token this server cannot serve, EOPNOTSUPP; a range
+    /// outside the token's buffer) is [`Outcome::Declined`]: the request goes on over HTTP.
+    pub fn of_refusal(e: &crate::Error) -> Outcome {
+        match e.errno() {
+            Some(libc::EBUSY | libc::EAGAIN) => Outcome::Busy,
+            _ => Outcome::Declined,
+        }
+    }
+
     /// The outcome of a finished transfer.
     pub fn of_done(d: &Done) -> Outcome {
         if d.is_ok() {
@@ -457,6 +469,15 @@ mod tests {
 
     const GET: Direction = Direction::Get;
     const PUT: Direction = Direction::Put;
+
+    #[test]
+    fn a_refused_submission_is_busy_when_full_and_declined_otherwise() {
+        let e = |errno| crate::Error::from_errno("t", errno, "");
+        assert_eq!(Outcome::of_refusal(&e(libc::EBUSY)), Outcome::Busy);
+        assert_eq!(Outcome::of_refusal(&e(libc::EAGAIN)), Outcome::Busy);
+        assert_eq!(Outcome::of_refusal(&e(libc::EOPNOTSUPP)), Outcome::Declined);
+        assert_eq!(Outcome::of_refusal(&e(libc::EINVAL)), Outcome::Declined);
+    }
 
     #[test]
     fn success_is_the_http_status_and_the_same_reply_with_the_bytes() {

@@ -148,63 +148,34 @@ impl Server {
         req: &S3Request<T>,
         body: Option<StreamingBlob>,
     ) -> S3Result<(Arc<Object>, Option<protocol::Response>)> {
-        let expected = checksum::requested(|n| header(req, n)).map_err(|e| {
-            match answer(Direction::Put, false, Outcome::of_checksum_error(&e)) {
-                Answer::Error(e) => e,
-                Answer::Reply(_) => unreachable!("a checksum error is an S3 error"),
-            }
-        })?;
+        let expected =
+            checksum::requested(|n| header(req, n)).map_err(|e| put_refused(Outcome::of_checksum_error(&e)))?;
         let content_type = header(req, "content-type").map(str::to_owned);
         let Some(text) = header(req, protocol::TOKEN_HEADER) else {
             let bytes = collect(body).await?;
             let mr = self.store_bytes(&bytes)?;
-            return self.finish_put(mr, expected, content_type, None).map(|o| (o, None));
+            return self.finish_put(mr, expected, content_type).map(|o| (o, None));
         };
         let token = match RdmaToken::parse(text) {
             Ok(t) if u64::from(t.len) <= MAX_RDMA => t,
-            Ok(_) => return self.declined_put(),
-            Err(e) => {
-                return match answer(Direction::Put, false, Outcome::of_token_error(&e)) {
-                    Answer::Error(err) => Err(err),
-                    Answer::Reply(r) => Err(declined(r)),
-                };
-            }
+            Ok(_) => return Err(put_refused(Outcome::Declined)),
+            Err(e) => return Err(put_refused(Outcome::of_token_error(&e))),
         };
         let len = token.len as usize;
         let mr = region(&self.pd, len)?;
-        let (done, mr) = match self.exec.submit_region(&token, 0, Direction::Put, mr, 0, len) {
-            Ok(t) => t.await,
-            Err(e) if e.error().errno() == Some(libc_ebusy()) || e.error().is_would_block() => {
-                return Err(busy());
-            }
-            Err(e) if e.error().is_not_supported() => return self.declined_put(),
-            Err(e) => {
-                return match answer(Direction::Put, false, Outcome::InvalidToken) {
-                    Answer::Error(mut err) => {
-                        err.set_message(format!("{}", e.error()));
-                        Err(err)
-                    }
-                    Answer::Reply(r) => Err(declined(r)),
+        let outcome = match self.exec.submit_region(&token, 0, Direction::Put, mr, 0, len) {
+            Ok(t) => match t.await {
+                // The bytes are in: checked against the request's checksum as a body's are.
+                (done, mr) if done.is_ok() => {
+                    let obj = self.finish_put(Arc::new(mr), expected, content_type)?;
+                    let r = protocol::respond(Direction::Put, false, Outcome::of_done(&done));
+                    return Ok((obj, Some(r)));
                 }
-            }
+                (done, _) => Outcome::of_done(&done),
+            },
+            Err(e) => Outcome::of_refusal(e.error()),
         };
-        let outcome = Outcome::of_done(&done);
-        let computed = expected.map(|want| {
-            if want.algorithm == checksum::Algorithm::Crc64Nvme {
-                crc64_of(&mr)
-            } else {
-                Digest::of(want.algorithm, &bytes_of(&mr, 0..mr.len()))
-            }
-        });
-        let outcome = outcome.verified(expected, computed);
-        match answer(Direction::Put, false, outcome) {
-            Answer::Error(e) => Err(e),
-            Answer::Reply(r) if r.reply == Some("200") => {
-                let obj = self.finish_put(Arc::new(mr), None, content_type, computed)?;
-                Ok((obj, Some(r)))
-            }
-            Answer::Reply(r) => Err(declined(r)),
-        }
+        Err(put_refused(outcome))
     }
 
     /// The object `key` of `bucket`, or S3's NoSuchKey.
@@ -213,48 +184,34 @@ impl Server {
         obj.ok_or_else(no_such_key)
     }
 
-    fn declined_put(&self) -> S3Result<(Arc<Object>, Option<protocol::Response>)> {
-        match answer(Direction::Put, false, Outcome::Declined) {
-            Answer::Reply(r) => Err(declined(r)),
-            Answer::Error(e) => Err(e),
-        }
-    }
-
     fn store_bytes(&self, bytes: &[u8]) -> S3Result<Arc<Mr<Vec<u8>>>> {
         let mut mr = region(&self.pd, bytes.len())?;
         mr.write(0, bytes).expect("the region is as long as the bytes");
         Ok(Arc::new(mr))
     }
 
+    /// The object of a PUT or a part whose bytes are in `data`, once they match the request's
+    /// checksum (`Outcome::verified`: else S3's BadDigest, nothing stored).
     fn finish_put(
         &self,
         data: Arc<Mr<Vec<u8>>>,
         expected: Option<Digest>,
         content_type: Option<String>,
-        computed: Option<Digest>,
     ) -> S3Result<Arc<Object>> {
-        let crc64 = match computed {
-            Some(d) if d.algorithm == checksum::Algorithm::Crc64Nvme => d,
-            _ => crc64_of(&data),
-        };
-        if let Some(want) = expected {
-            let got = if want.algorithm == crc64.algorithm {
+        let crc64 = crc64_of(&data);
+        let computed = expected.map(|want| {
+            if want.algorithm == crc64.algorithm {
                 crc64
             } else {
                 Digest::of(want.algorithm, &bytes_of(&data, 0..data.len()))
-            };
-            if got != want {
-                return match answer(
-                    Direction::Put,
-                    false,
-                    Outcome::BadDigest {
-                        algorithm: want.algorithm,
-                    },
-                ) {
-                    Answer::Error(e) => Err(e),
-                    Answer::Reply(_) => unreachable!("BadDigest is an S3 error"),
-                };
             }
+        });
+        let moved = Outcome::Moved {
+            bytes: data.len() as u64,
+        };
+        let verified = moved.verified(expected, computed);
+        if verified != moved {
+            return Err(put_refused(verified));
         }
         Ok(Arc::new(Object {
             etag: format!("\"{}\"", hex(&crc64.to_be_bytes())),
@@ -266,6 +223,15 @@ impl Server {
     }
 }
 
+/// A PUT that stores nothing: the spec's answer to `outcome` (an S3 error; a declined PUT's
+/// is a 200 with the reply header, see [`declined`]).
+fn put_refused(outcome: Outcome) -> S3Error {
+    match answer(Direction::Put, false, outcome) {
+        Answer::Error(e) => e,
+        Answer::Reply(r) => declined(r),
+    }
+}
+
 /// A declined PUT: HTTP 200 with `x-amz-rdma-reply: 501` and an XML error body (spec 3.3).
 /// s3s answers an `S3Error` with its status and XML; the reply header rides along.
 fn declined(r: protocol::Response) -> S3Error {
@@ -273,17 +239,6 @@ fn declined(r: protocol::Response) -> S3Error {
     let mut e = s3_error(code, message, r.status);
     e.set_headers(reply_headers(&r));
     e
-}
-
-fn busy() -> S3Error {
-    match answer(Direction::Put, false, Outcome::Busy) {
-        Answer::Error(e) => e,
-        Answer::Reply(_) => unreachable!("busy is an S3 error"),
-    }
-}
-
-fn libc_ebusy() -> i32 {
-    16
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -391,11 +346,7 @@ impl S3 for Server {
                         .submit_region(&t, 0, Direction::Get, Arc::clone(&obj.data), range.start as usize, n)
                     {
                         Ok(transfer) => Outcome::of_done(&transfer.await.0),
-                        Err(e) if e.error().is_would_block() || e.error().errno() == Some(libc_ebusy()) => {
-                            Outcome::Busy
-                        }
-                        Err(e) if e.error().is_not_supported() => Outcome::Declined,
-                        Err(_) => Outcome::InvalidToken,
+                        Err(e) => Outcome::of_refusal(e.error()),
                     }
                 }
             }),
@@ -518,7 +469,7 @@ impl S3 for Server {
                 .expect("inside the region");
             at += p.data.len();
         }
-        let obj = self.finish_put(Arc::new(whole), None, None, None)?;
+        let obj = self.finish_put(Arc::new(whole), None, None)?;
         let out = CompleteMultipartUploadOutput {
             bucket: Some(req.input.bucket.clone()),
             key: Some(req.input.key.clone()),
