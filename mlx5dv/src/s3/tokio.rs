@@ -11,8 +11,10 @@ use std::task::{Context, Poll};
 /// Steps in a row before the driver task yields to the runtime's other tasks.
 const STEPS_PER_YIELD: u32 = 32;
 
-/// Failed steps in a row after which the driver ends every transfer with the last error.
-const MAX_FAILED_STEPS: u32 = 8;
+/// Failed steps in a row after which the driver ends every transfer with the last error
+/// ([`Driver::fail`]): fewer are taken as transient (a kernel command that could not allocate,
+/// say) and stepped past.
+pub const MAX_FAILED_STEPS: u32 = 8;
 
 /// Shares `exec` between tasks ([`AsyncExecutor::new`]) and spawns its driver on the current
 /// tokio runtime. The driver task sleeps in tokio's reactor until the executor's CQ raises a
