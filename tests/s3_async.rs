@@ -633,6 +633,8 @@ fn a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_
     let (done, _) = within(&rt, Duration::from_secs(10), warm).expect("the first transfer never finished");
     assert!(done.is_ok(), "{done:?}");
     let events = n.ctx.async_events().expect("async events");
+    // Registered now: once the device is gone, registrations fail (EIO).
+    let later = n.object(LEN, 3);
     // SAFETY: the emulator's hook: 1 pauses the device thread.
     unsafe { pause(1) };
     let transfers: Vec<_> = (0..8u8)
@@ -677,7 +679,7 @@ fn a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_
     }
     assert_eq!(exec.in_flight(), 0, "a slot is still taken (the dropped future's?)");
     let refused = exec
-        .submit_region(&token, 0, Direction::Get, n.object(LEN, 3), 0, LEN)
+        .submit_region(&token, 0, Direction::Get, later, 0, LEN)
         .expect_err("a submission after the driver stopped");
     assert_eq!(refused.error().errno(), Some(libc::EIO), "{refused}");
     assert!(
@@ -714,11 +716,13 @@ struct StepFailures {
 /// transfer to a client gone (its DCT destroyed) ends with retry exceeded, which takes its DCI
 /// to ERR; the executor's next steps recover that DCI (ibv_modify_qp RESET to RTS), and the
 /// kernel fails that command `k` times with ENOMEM (mlx5_core could not allocate it:
-/// soft-mlx5's hook), each failure failing a step. max_transfers 1: the 8 transfers to a live
-/// client submitted behind the dead one wait (or run) meanwhile. A completion channel read
-/// cannot fail transiently (it is non-blocking: EAGAIN, or EIO for good once the device is
-/// gone; never EINTR), so this is the transient failure tested. None where the emulator's
-/// hook is absent.
+/// soft-mlx5's hook), each failure failing a step. The 8 transfers to a live client submitted
+/// behind the dead one are pending meanwhile, and none can complete before the recovery (so
+/// no successful step breaks the row): max_transfers 1 (they wait behind the dead one), and
+/// both clients new, so that all go through the one probation DCI, the one in recovery. A
+/// completion channel read cannot fail transiently (it is non-blocking: EAGAIN, or EIO for
+/// good once the device is gone; never EINTR), so this is the transient failure tested. None
+/// where the emulator's hook is absent.
 fn steps_failing(k: u32) -> Option<StepFailures> {
     let fail_commands = fail_commands_hook().or_else(|| {
         eprintln!("not run: no soft-mlx5 here (a ConnectX's kernel cannot be made to fail a command)");
@@ -731,6 +735,9 @@ fn steps_failing(k: u32) -> Option<StepFailures> {
             n.executor(|c| {
                 c.max_transfers = 1;
                 c.unproven_transfers = 1;
+                if let Some(p) = c.pool.probation.as_mut() {
+                    p.dcis = 1;
+                }
             }),
             AsyncConfig::default(),
         )
@@ -739,6 +746,7 @@ fn steps_failing(k: u32) -> Option<StepFailures> {
     const LEN: usize = 8192;
     let client = n.client();
     let mut bufs: Vec<_> = (0..9).map(|i| n.exposed(&client, LEN, 100 + i)).collect();
+    let later = n.object(LEN, 0);
     let tokens: Vec<_> = bufs
         .iter_mut()
         .map(|b| b.mint(0, LEN, Direction::Put).expect("mint").1)
@@ -759,9 +767,6 @@ fn steps_failing(k: u32) -> Option<StepFailures> {
             .unwrap_or_else(|| panic!("{what} never resolved"))
             .expect("task")
     };
-    // The live client proven first: its transfers then run on the pool's own DCIs.
-    let (warm, _) = resolved("the first transfer", put(&tokens[8]));
-    assert!(warm.is_ok(), "{warm:?}");
     // SAFETY: the emulator's hook, with its C types.
     let armed = unsafe { fail_commands(CMD_MODIFY_QP, k as libc::c_int, libc::ENOMEM) };
     assert_eq!(armed, 0, "nothing armed before");
@@ -781,7 +786,7 @@ fn steps_failing(k: u32) -> Option<StepFailures> {
     // SAFETY: as above; nothing more fails.
     unsafe { fail_commands(CMD_MODIFY_QP, 0, 0) };
     let after = exec
-        .submit_region(&tokens[8], 0, Direction::Put, n.object(LEN, 0), 0, LEN)
+        .submit_region(&tokens[8], 0, Direction::Put, later, 0, LEN)
         .map(|t| resolved("the transfer after", rt.spawn(t)).0)
         .map_err(|r| r.error().clone());
     Some(StepFailures {
