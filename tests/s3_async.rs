@@ -678,6 +678,20 @@ fn a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_
         assert!(ids.insert(done.id), "transfer {:#x} reported twice", done.id);
     }
     assert_eq!(exec.in_flight(), 0, "a slot is still taken (the dropped future's?)");
+    // The regions came back with the Dones. Those of the 4 that only waited are free at once
+    // (nothing named them); those of the 4 posted stay held by the executor, whose requests
+    // name them, until it goes.
+    let mut held = Vec::new();
+    for (i, (_, object)) in dones.into_iter().enumerate() {
+        match object.deregister() {
+            Ok(_) => assert!(i >= 4, "transfer {i} was posted, yet its region was let go"),
+            Err(r) => {
+                assert!(i < 4, "transfer {i} only waited, yet its region is still held: {r}");
+                held.push(r.into_inner());
+            }
+        }
+    }
+    assert_eq!(held.len(), 4);
     let refused = exec
         .submit_region(&token, 0, Direction::Get, later, 0, LEN)
         .expect_err("a submission after the driver stopped");
@@ -690,6 +704,10 @@ fn a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_
     while rt.metrics().num_alive_tasks() > 0 {
         assert!(Instant::now() < deadline, "the driver task outlived its failure");
         std::thread::sleep(Duration::from_millis(10));
+    }
+    drop((exec, refused));
+    for object in held {
+        object.deregister().expect("a region given back once the executor is gone");
     }
     // What the library reads on the context: mlx5_ib's DEVICE_FATAL, then ib_uverbs'.
     for _ in 0..2 {
