@@ -9,10 +9,10 @@
 //!
 //! Opt-in: `scripts/soft-mlx5 -- <this test binary> --include-ignored --test-threads=1`.
 
+use mlx5dv::s3::tokio::MAX_FAILED_STEPS;
 use mlx5dv::s3::{
     AsyncConfig, AsyncExecutor, Client, ClientConfig, Direction, Driver, Executor, ExecutorConfig, Exposed, Step,
 };
-use mlx5dv::s3::tokio::MAX_FAILED_STEPS;
 use mlx5dv::{Access, AsyncEvent, Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
 use mlx5dv_suite::device::{fail_commands_hook, fatal_hook, open, pause_hook, PauseFn};
 use mlx5dv_suite::s3_pattern;
@@ -609,9 +609,8 @@ fn own_process(name: &str) -> bool {
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
 fn a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_eio_and_refuses_more() {
-    if !own_process(
-        "a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_eio_and_refuses_more",
-    ) {
+    if !own_process("a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_eio_and_refuses_more")
+    {
         return;
     }
     let (Some(pause), Some(fatal)) = (pausable(), fatal_hook()) else {
@@ -707,7 +706,9 @@ fn a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_
     }
     drop((exec, refused));
     for object in held {
-        object.deregister().expect("a region given back once the executor is gone");
+        object
+            .deregister()
+            .expect("a region given back once the executor is gone");
     }
     // What the library reads on the context: mlx5_ib's DEVICE_FATAL, then ib_uverbs'.
     for _ in 0..2 {
@@ -830,7 +831,10 @@ fn steps_failing_fewer_than_max_failed_steps_in_a_row_end_no_transfer() {
         assert!(landed, "live transfer {i}: bytes differ");
     }
     assert_eq!(r.dead.status, WcStatus::RetryExcErr, "{:?}", r.dead);
-    assert_eq!(r.left, 0, "not every injected failure was met: fewer failed steps than meant");
+    assert_eq!(
+        r.left, 0,
+        "not every injected failure was met: fewer failed steps than meant"
+    );
     let after = r.after.expect("a submission after the failed steps");
     assert!(after.is_ok(), "{after:?}");
 }

@@ -856,7 +856,8 @@ pub mod device {
     /// The emulator's command-failure hook, when this process runs on soft-mlx5.
     pub fn fail_commands_hook() -> Option<FailCommandsFn> {
         // SAFETY: the preload exports it with exactly this signature.
-        soft_mlx5_hook(c"soft_mlx5_test_fail_commands").map(|sym| unsafe { std::mem::transmute::<_, FailCommandsFn>(sym) })
+        soft_mlx5_hook(c"soft_mlx5_test_fail_commands")
+            .map(|sym| unsafe { std::mem::transmute::<_, FailCommandsFn>(sym) })
     }
 
     fn soft_mlx5_hook(name: &std::ffi::CStr) -> Option<*mut libc::c_void> {

@@ -164,7 +164,11 @@ impl EventFiles {
             libc::send(fd, [0u8].as_ptr().cast(), 1, libc::MSG_DONTWAIT);
             let mut unspec: libc::sockaddr = std::mem::zeroed();
             unspec.sa_family = libc::AF_UNSPEC as libc::sa_family_t;
-            libc::connect(f.token_fd, &unspec, std::mem::size_of::<libc::sockaddr>() as libc::socklen_t);
+            libc::connect(
+                f.token_fd,
+                &unspec,
+                std::mem::size_of::<libc::sockaddr>() as libc::socklen_t,
+            );
         }
     }
 
@@ -216,7 +220,11 @@ mod tests {
         let mut files = EventFiles::default();
         let fd = files.create(8).unwrap();
         assert_eq!(revents(fd), 0);
-        assert_eq!(files.read(fd), Ok(None), "nothing queued: the caller waits or says EAGAIN");
+        assert_eq!(
+            files.read(fd),
+            Ok(None),
+            "nothing queued: the caller waits or says EAGAIN"
+        );
         files.push(fd, vec![1; 8], Owner::Cq(3));
         files.push(fd, vec![2; 8], Owner::Cq(3));
         assert_eq!(revents(fd), libc::POLLIN);

@@ -752,7 +752,9 @@ mod tests {
         });
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!reader.is_finished(), "nothing queued: the reader waits");
-        device::global().events.push(channel, vec![3; 8], device::events::Owner::Cq(1));
+        device::global()
+            .events
+            .push(channel, vec![3; 8], device::events::Owner::Cq(1));
         assert_eq!(reader.join().unwrap(), Ok(8));
         let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 8];

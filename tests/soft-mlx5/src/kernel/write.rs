@@ -1224,7 +1224,11 @@ mod tests {
         };
         assert_eq!(f.take(IB_USER_VERBS_CMD_QUERY_QP), None, "another command");
         assert_eq!(f.take(IB_USER_VERBS_CMD_MODIFY_QP), Some(libc::ENOMEM));
-        assert_eq!(f.take(IB_USER_VERBS_EX_CMD_MODIFY_QP), Some(libc::ENOMEM), "extended: same number");
+        assert_eq!(
+            f.take(IB_USER_VERBS_EX_CMD_MODIFY_QP),
+            Some(libc::ENOMEM),
+            "extended: same number"
+        );
         assert_eq!(f.take(IB_USER_VERBS_CMD_MODIFY_QP), None, "two only");
         assert_eq!(f.left, 0);
     }
