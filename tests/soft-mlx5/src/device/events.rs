@@ -203,16 +203,29 @@ impl EventFiles {
 mod tests {
     use super::*;
 
-    /// poll(2) of `fd` for POLLIN, without waiting: its revents.
-    fn revents(fd: i32) -> i16 {
+    /// poll(2) of `fd` for POLLIN, waiting up to `ms` milliseconds: (its result, revents).
+    fn poll_in(fd: i32, ms: i32) -> (i32, i16) {
         let mut p = libc::pollfd {
             fd,
             events: libc::POLLIN,
             revents: 0,
         };
         // SAFETY: one live pollfd.
-        assert!(unsafe { libc::poll(&mut p, 1, 0) } >= 0);
-        p.revents
+        let n = unsafe { libc::poll(&mut p, 1, ms) };
+        assert!(n >= 0);
+        (n, p.revents)
+    }
+
+    /// poll(2) of `fd` for POLLIN, without waiting: its revents.
+    fn revents(fd: i32) -> i16 {
+        poll_in(fd, 0).1
+    }
+
+    /// Closes file `fd`, both ends.
+    fn discard(mut files: EventFiles, fd: i32) {
+        files.close(fd);
+        // SAFETY: the application's end, which the test created.
+        unsafe { libc::close(fd) };
     }
 
     #[test]
@@ -233,9 +246,7 @@ mod tests {
         assert_eq!(revents(fd), 0, "both tokens taken");
         assert_eq!(files.release(Owner::Cq(3)), 2);
         assert_eq!(files.read(-1), Err(libc::EBADF));
-        files.close(fd);
-        // SAFETY: the application's end, created above.
-        unsafe { libc::close(fd) };
+        discard(files, fd);
     }
 
     /// ib_uverbs_free_event_queue then ib_uverbs_event_read / ib_uverbs_event_poll: queued
@@ -271,31 +282,18 @@ mod tests {
             assert_eq!(events, libc::EPOLLERR as u32);
             libc::close(ep);
         }
-        files.close(fd);
-        // SAFETY: the application's end, created above.
-        unsafe { libc::close(fd) };
+        discard(files, fd);
     }
 
     #[test]
     fn closing_the_queue_wakes_a_poller_already_waiting() {
         let mut files = EventFiles::default();
         let fd = files.create(8).unwrap();
-        let waiter = std::thread::spawn(move || {
-            let mut p = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one live pollfd; 10 s at most.
-            let n = unsafe { libc::poll(&mut p, 1, 10_000) };
-            (n, p.revents)
-        });
+        let waiter = std::thread::spawn(move || poll_in(fd, 10_000));
         std::thread::sleep(std::time::Duration::from_millis(50));
         files.close_queue(fd);
         assert_eq!(waiter.join().unwrap(), (1, libc::POLLERR));
-        files.close(fd);
-        // SAFETY: the application's end, created above.
-        unsafe { libc::close(fd) };
+        discard(files, fd);
     }
 
     #[test]
@@ -309,8 +307,6 @@ mod tests {
         assert_eq!(files.read(fd), Ok(Some(vec![2; 16])));
         assert_eq!(files.read(fd), Ok(None));
         assert_eq!(revents(fd), 0, "the dropped events' tokens went with them");
-        files.close(fd);
-        // SAFETY: the application's end, created above.
-        unsafe { libc::close(fd) };
+        discard(files, fd);
     }
 }
