@@ -2,20 +2,24 @@
 //! (scripts/soft-mlx5): the wake-up sequence against lost wake-ups (the device paused and
 //! resumed around the driver's last poll), reports the executor took from the CQ but had not
 //! handed out, the bounded queue of submissions the executor refused with EAGAIN, zero copy
-//! from regions of the transfer's own (and bad regions refused), and 64 tokio tasks at once
-//! (feature `tokio`).
+//! from regions of the transfer's own (and bad regions refused), 64 tokio tasks at once
+//! (feature `tokio`), and the tokio driver's failure policy: the device going fatal under it
+//! (in a process of its own), and steps failing a few times in a row, or
+//! `MAX_FAILED_STEPS` times.
 //!
 //! Opt-in: `scripts/soft-mlx5 -- <this test binary> --include-ignored --test-threads=1`.
 
+use mlx5dv::s3::tokio::MAX_FAILED_STEPS;
 use mlx5dv::s3::{
     AsyncConfig, AsyncExecutor, Client, ClientConfig, Direction, Driver, Executor, ExecutorConfig, Exposed, Step,
 };
-use mlx5dv::{Access, Context, DcKey, Mlx5Context, Mr, Pd};
-use mlx5dv_suite::device::{open, pause_hook, PauseFn};
+use mlx5dv::{Access, AsyncEvent, Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
+use mlx5dv_suite::device::{fail_commands_hook, fatal_hook, open, pause_hook, PauseFn};
 use mlx5dv_suite::s3_pattern;
 use std::future::Future;
 use std::os::fd::AsRawFd;
 use std::pin::Pin;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
@@ -537,4 +541,320 @@ fn sixty_four_tokio_tasks_put_and_get_through_one_executor_every_byte_checked() 
         assert!(Instant::now() < deadline, "the driver task outlived every handle");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// A runtime like a server's: 2 workers, I/O and timers.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// `f` run on `rt` for at most `limit`; None when it did not finish by then.
+fn within<F: Future>(rt: &tokio::runtime::Runtime, limit: Duration, f: F) -> Option<F::Output> {
+    rt.block_on(async { tokio::time::timeout(limit, f).await.ok() })
+}
+
+/// Set in the child process [`own_process`] starts.
+const OWN_PROCESS: &str = "MLX5DV_S3_ASYNC_OWN_PROCESS";
+
+/// Whether this process runs test `name`'s body: true in the child this starts (this binary
+/// again, `name` alone, same soft-mlx5 environment); elsewhere it runs that child, fails when
+/// it does not pass its one test within 120 s (killing it then), and returns false. For a
+/// device going fatal, which it stays for the rest of its process, as the kernel's
+/// disassociation does to the contexts open on it.
+fn own_process(name: &str) -> bool {
+    if std::env::var_os(OWN_PROCESS).is_some() {
+        return true;
+    }
+    let exe = std::env::current_exe().expect("this test binary");
+    let child = Command::new(exe)
+        .args([name, "--exact", "--include-ignored", "--test-threads=1", "--nocapture"])
+        .env(OWN_PROCESS, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the test's own process");
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let Ok(out) = rx.recv_timeout(Duration::from_secs(120)) else {
+        // SAFETY: kill(2) of the child started above, which has not been waited for.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        panic!("{name}: its process hung (killed after 120 s)");
+    };
+    let out = out.expect("wait for the test's own process");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && text.contains("test result: ok. 1 passed"),
+        "{name} in its own process:\n{text}"
+    );
+    if text.contains("not run") {
+        eprintln!("not run (in its own process): no soft-mlx5 here");
+    }
+    false
+}
+
+/// The device goes fatal (a firmware crash, a PCI error, a hot unplug; soft-mlx5 does what
+/// mlx5_ib and ib_uverbs do then: the completion channel reads EIO and polls as EPOLLERR
+/// alone, no completion ever comes, DEVICE_FATAL on the async event file) with transfers in
+/// flight on the tokio driver: 4 running (the device paused: none can finish first), 4
+/// waiting for a transfer slot, and a 9th whose future was dropped. Every future must resolve
+/// within 10 s (none hangs) with GeneralErr, no bytes, and the channel's error (EIO, naming
+/// ibv_get_cq_event and the device lost), each once; the dropped one's slot is freed; the
+/// driver task ends; a later submission is refused with EIO saying the executor stopped. Runs
+/// in a process of its own ([`own_process`]): the device stays dead.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_eio_and_refuses_more() {
+    if !own_process("a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_eio_and_refuses_more")
+    {
+        return;
+    }
+    let (Some(pause), Some(fatal)) = (pausable(), fatal_hook()) else {
+        return;
+    };
+    let rt = runtime();
+    let n = node();
+    let exec = rt.block_on(async {
+        mlx5dv::s3::tokio::spawn(n.executor(|c| c.max_transfers = 4), AsyncConfig::default()).expect("spawn")
+    });
+    let client = n.client();
+    const LEN: usize = 8192;
+    let mut buf = n.exposed(&client, LEN, 1);
+    let (_, token) = buf.mint(0, LEN, Direction::Get).expect("mint");
+    // A first transfer proves the client (and makes its path): the rest start at once.
+    let warm = exec
+        .submit_region(&token, 0, Direction::Get, n.object(LEN, 2), 0, LEN)
+        .expect("submit");
+    let (done, _) = within(&rt, Duration::from_secs(10), warm).expect("the first transfer never finished");
+    assert!(done.is_ok(), "{done:?}");
+    let events = n.ctx.async_events().expect("async events");
+    // Registered now: once the device is gone, registrations fail (EIO).
+    let later = n.object(LEN, 3);
+    // SAFETY: the emulator's hook: 1 pauses the device thread.
+    unsafe { pause(1) };
+    let transfers: Vec<_> = (0..8u8)
+        .map(|i| {
+            exec.submit_region(&token, 0, Direction::Get, n.object(LEN, i), 0, LEN)
+                .expect("submit")
+        })
+        .collect();
+    drop(
+        exec.submit_region(&token, 0, Direction::Get, n.object(LEN, 9), 0, LEN)
+            .expect("submit"),
+    );
+    assert_eq!(exec.in_flight(), 9);
+    assert_eq!(exec.stats().waited, 5, "max_transfers 4: 5 wait");
+    // SAFETY: the emulator's hooks: the device goes fatal, then the (dead) device thread is
+    // let go.
+    unsafe {
+        fatal();
+        pause(0);
+    }
+    let tasks: Vec<_> = transfers.into_iter().map(|t| rt.spawn(t)).collect();
+    let all = async {
+        let mut dones = Vec::new();
+        for t in tasks {
+            dones.push(t.await.expect("task"));
+        }
+        dones
+    };
+    let dones = within(&rt, Duration::from_secs(10), all)
+        .expect("a transfer's future never resolved after the device went fatal");
+    let mut ids = std::collections::HashSet::new();
+    for (done, _object) in &dones {
+        assert_eq!((done.status, done.bytes), (WcStatus::GeneralErr, 0), "{done:?}");
+        let e = done.error.as_ref().expect("an error naming the cause");
+        assert_eq!(e.errno(), Some(libc::EIO), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("ibv_get_cq_event") && text.contains("disassociated"),
+            "{text}"
+        );
+        assert!(ids.insert(done.id), "transfer {:#x} reported twice", done.id);
+    }
+    assert_eq!(exec.in_flight(), 0, "a slot is still taken (the dropped future's?)");
+    // The regions came back with the Dones. Those of the 4 that only waited are free at once
+    // (nothing named them); those of the 4 posted stay held by the executor, whose requests
+    // name them, until it goes.
+    let mut held = Vec::new();
+    for (i, (_, object)) in dones.into_iter().enumerate() {
+        match object.deregister() {
+            Ok(_) => assert!(i >= 4, "transfer {i} was posted, yet its region was let go"),
+            Err(r) => {
+                assert!(i < 4, "transfer {i} only waited, yet its region is still held: {r}");
+                held.push(r.into_inner());
+            }
+        }
+    }
+    assert_eq!(held.len(), 4);
+    let refused = exec
+        .submit_region(&token, 0, Direction::Get, later, 0, LEN)
+        .expect_err("a submission after the driver stopped");
+    assert_eq!(refused.error().errno(), Some(libc::EIO), "{refused}");
+    assert!(
+        refused.to_string().contains("stopped") && refused.to_string().contains("new executor"),
+        "{refused}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while rt.metrics().num_alive_tasks() > 0 {
+        assert!(Instant::now() < deadline, "the driver task outlived its failure");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop((exec, refused));
+    for object in held {
+        object
+            .deregister()
+            .expect("a region given back once the executor is gone");
+    }
+    // What the library reads on the context: mlx5_ib's DEVICE_FATAL, then ib_uverbs'.
+    for _ in 0..2 {
+        assert!(matches!(events.try_next(), Ok(Some(AsyncEvent::DeviceFatal))));
+    }
+}
+
+/// IB_USER_VERBS_CMD_MODIFY_QP (rdma/ib_user_verbs.h): what ibv_modify_qp writes.
+const CMD_MODIFY_QP: libc::c_uint = 26;
+
+/// What became of the transfers of [`steps_failing`].
+struct StepFailures {
+    /// The 8 transfers to the live client, with whether their bytes landed.
+    live: Vec<(mlx5dv::s3::Done, bool)>,
+    /// The transfer to the dead client.
+    dead: mlx5dv::s3::Done,
+    /// The injected failures not met.
+    left: libc::c_int,
+    /// A transfer submitted after all that: its Done, or the refusal.
+    after: Result<mlx5dv::s3::Done, mlx5dv::Error>,
+}
+
+/// Steps of the tokio driver failing `k` times in a row with what real hardware can give: a
+/// transfer to a client gone (its DCT destroyed) ends with retry exceeded, which takes its DCI
+/// to ERR; the executor's next steps recover that DCI (ibv_modify_qp RESET to RTS), and the
+/// kernel fails that command `k` times with ENOMEM (mlx5_core could not allocate it:
+/// soft-mlx5's hook), each failure failing a step. The 8 transfers to a live client submitted
+/// behind the dead one are pending meanwhile, and none can complete before the recovery (so
+/// no successful step breaks the row): max_transfers 1 (they wait behind the dead one), and
+/// both clients new, so that all go through the one probation DCI, the one in recovery. A
+/// completion channel read cannot fail transiently (it is non-blocking: EAGAIN, or EIO for
+/// good once the device is gone; never EINTR), so this is the transient failure tested. None
+/// where the emulator's hook is absent.
+fn steps_failing(k: u32) -> Option<StepFailures> {
+    let fail_commands = fail_commands_hook().or_else(|| {
+        eprintln!("not run: no soft-mlx5 here (a ConnectX's kernel cannot be made to fail a command)");
+        None
+    })?;
+    let rt = runtime();
+    let n = node();
+    let exec = rt.block_on(async {
+        mlx5dv::s3::tokio::spawn(
+            n.executor(|c| {
+                c.max_transfers = 1;
+                c.unproven_transfers = 1;
+                if let Some(p) = c.pool.probation.as_mut() {
+                    p.dcis = 1;
+                }
+            }),
+            AsyncConfig::default(),
+        )
+        .expect("spawn")
+    });
+    const LEN: usize = 8192;
+    let client = n.client();
+    let mut bufs: Vec<_> = (0..9).map(|i| n.exposed(&client, LEN, 100 + i)).collect();
+    let later = n.object(LEN, 0);
+    let tokens: Vec<_> = bufs
+        .iter_mut()
+        .map(|b| b.mint(0, LEN, Direction::Put).expect("mint").1)
+        .collect();
+    let dead_token = {
+        let gone = n.client();
+        let mut b = n.exposed(&gone, LEN, 0);
+        b.mint(0, LEN, Direction::Put).expect("mint").1
+    };
+    let put = |token| {
+        let t = exec
+            .submit_region(token, 0, Direction::Put, n.object(LEN, 0), 0, LEN)
+            .expect("submit");
+        rt.spawn(t)
+    };
+    let resolved = |what: &str, task: tokio::task::JoinHandle<(mlx5dv::s3::Done, Mr<Vec<u8>>)>| {
+        within(&rt, Duration::from_secs(20), task)
+            .unwrap_or_else(|| panic!("{what} never resolved"))
+            .expect("task")
+    };
+    // SAFETY: the emulator's hook, with its C types.
+    let armed = unsafe { fail_commands(CMD_MODIFY_QP, k as libc::c_int, libc::ENOMEM) };
+    assert_eq!(armed, 0, "nothing armed before");
+    let dead = put(&dead_token);
+    let live: Vec<_> = tokens[..8].iter().map(put).collect();
+    let (dead, _) = resolved("the dead client's transfer", dead);
+    let live = live
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (done, object) = resolved("a live client's transfer", t);
+            (done, bytes(&object) == s3_pattern(LEN, 100 + i as u64))
+        })
+        .collect();
+    // SAFETY: as above; -1 changes nothing.
+    let left = unsafe { fail_commands(CMD_MODIFY_QP, -1, 0) };
+    // SAFETY: as above; nothing more fails.
+    unsafe { fail_commands(CMD_MODIFY_QP, 0, 0) };
+    let after = exec
+        .submit_region(&tokens[8], 0, Direction::Put, later, 0, LEN)
+        .map(|t| resolved("the transfer after", rt.spawn(t)).0)
+        .map_err(|r| r.error().clone());
+    Some(StepFailures {
+        live,
+        dead,
+        left,
+        after,
+    })
+}
+
+/// Fewer than MAX_FAILED_STEPS failed steps in a row, then a good one ([`steps_failing`]):
+/// no transfer is ended by the driver. The 8 transfers in flight complete with their bytes,
+/// the dead client's ends with the transport's own RetryExcErr (not the driver's GeneralErr),
+/// every injected failure was met (each a failed step), and the executor takes more.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn steps_failing_fewer_than_max_failed_steps_in_a_row_end_no_transfer() {
+    let Some(r) = steps_failing(MAX_FAILED_STEPS - 1) else {
+        return;
+    };
+    for (i, (done, landed)) in r.live.iter().enumerate() {
+        assert!(done.is_ok() && done.bytes == 8192, "live transfer {i}: {done:?}");
+        assert!(landed, "live transfer {i}: bytes differ");
+    }
+    assert_eq!(r.dead.status, WcStatus::RetryExcErr, "{:?}", r.dead);
+    assert_eq!(
+        r.left, 0,
+        "not every injected failure was met: fewer failed steps than meant"
+    );
+    let after = r.after.expect("a submission after the failed steps");
+    assert!(after.is_ok(), "{after:?}");
+}
+
+/// MAX_FAILED_STEPS failed steps in a row ([`steps_failing`]): the driver ends every transfer
+/// still pending with GeneralErr and the last step's error (ENOMEM, naming the recovery), and
+/// refuses the next submission with it.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn max_failed_steps_in_a_row_end_every_pending_transfer_with_the_last_error() {
+    let Some(r) = steps_failing(MAX_FAILED_STEPS) else {
+        return;
+    };
+    assert_eq!(r.left, 0, "not every injected failure was met");
+    for (i, (done, _)) in r.live.iter().enumerate() {
+        assert_eq!(done.status, WcStatus::GeneralErr, "live transfer {i}: {done:?}");
+        let e = done.error.as_ref().expect("the last step's error");
+        assert_eq!(e.errno(), Some(libc::ENOMEM), "live transfer {i}: {e}");
+    }
+    let refused = r.after.expect_err("a submission after the driver stopped");
+    assert_eq!(refused.errno(), Some(libc::ENOMEM), "{refused}");
+    assert!(refused.to_string().contains("stopped"), "{refused}");
 }

@@ -831,10 +831,39 @@ pub mod device {
 
     /// The emulator's pause hook, when this process runs on soft-mlx5.
     pub fn pause_hook() -> Option<PauseFn> {
-        // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
-        let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"soft_mlx5_test_pause".as_ptr()) };
         // SAFETY: the preload exports it with exactly this signature.
-        (!sym.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, PauseFn>(sym) })
+        soft_mlx5_hook(c"soft_mlx5_test_pause").map(|sym| unsafe { std::mem::transmute::<_, PauseFn>(sym) })
+    }
+
+    /// soft-mlx5's test hook `soft_mlx5_test_fatal()`: the device fails for good (a firmware
+    /// fatal error, PCI error or hot unplug) and the kernel disassociates every open context:
+    /// DEVICE_FATAL on the async event files, completion channels that read EIO and poll as
+    /// EPOLLERR alone, EIO for every command but the destroys, nothing executed any more, for
+    /// the rest of the process.
+    pub type FatalFn = unsafe extern "C" fn();
+
+    /// The emulator's fatal hook, when this process runs on soft-mlx5.
+    pub fn fatal_hook() -> Option<FatalFn> {
+        // SAFETY: the preload exports it with exactly this signature.
+        soft_mlx5_hook(c"soft_mlx5_test_fatal").map(|sym| unsafe { std::mem::transmute::<_, FatalFn>(sym) })
+    }
+
+    /// soft-mlx5's test hook `soft_mlx5_test_fail_commands(command, count, errno)`: the next
+    /// `count` uverbs commands numbered `command` fail with `errno` (a negative count changes
+    /// nothing); returns how many were still to fail.
+    pub type FailCommandsFn = unsafe extern "C" fn(libc::c_uint, libc::c_int, libc::c_int) -> libc::c_int;
+
+    /// The emulator's command-failure hook, when this process runs on soft-mlx5.
+    pub fn fail_commands_hook() -> Option<FailCommandsFn> {
+        // SAFETY: the preload exports it with exactly this signature.
+        soft_mlx5_hook(c"soft_mlx5_test_fail_commands")
+            .map(|sym| unsafe { std::mem::transmute::<_, FailCommandsFn>(sym) })
+    }
+
+    fn soft_mlx5_hook(name: &std::ffi::CStr) -> Option<*mut libc::c_void> {
+        // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
+        let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+        (!sym.is_null()).then_some(sym)
     }
 
     /// The device of the hardware-tier tests (tests/hw_dc.rs, tests/dc_table.rs): opened from

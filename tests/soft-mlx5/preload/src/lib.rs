@@ -60,6 +60,37 @@ pub extern "C" fn soft_mlx5_test_hold_destroys(hold: c_int) -> c_int {
     c_int::from(HOLD_DESTROY.load(Ordering::Acquire) == HOLDING)
 }
 
+/// A test hook of the emulator, not a hardware feature: the device fails for good (a firmware
+/// fatal error, a PCI error, a hot unplug) and the kernel disassociates every open context,
+/// as `soft_mlx5::kernel::device_fatal` describes: DEVICE_FATAL on the async event files,
+/// completion channels that read EIO and poll as EPOLLERR, EIO for every command but the
+/// destroys, nothing executed any more. For the rest of the process: no recovery. Absent on
+/// real hardware.
+#[no_mangle]
+pub extern "C" fn soft_mlx5_test_fatal() {
+    kernel::device_fatal(&mut soft_mlx5::device::global());
+}
+
+/// A test hook of the emulator, not a kernel feature: with `count` >= 0, the next `count`
+/// uverbs commands numbered `command` (`IB_USER_VERBS_CMD_*`, plain or extended) fail with
+/// `errno`, as mlx5_core fails a command it cannot allocate under memory pressure (see
+/// `soft_mlx5::kernel::write::FAIL_COMMANDS`); a negative `count` changes nothing. Returns how
+/// many were still to fail before the call. Absent on real hardware.
+#[no_mangle]
+pub extern "C" fn soft_mlx5_test_fail_commands(command: c_uint, count: c_int, errno: c_int) -> c_int {
+    use soft_mlx5::kernel::write::{FailCommands, FAIL_COMMANDS};
+    let mut f = FAIL_COMMANDS.lock().unwrap_or_else(|p| p.into_inner());
+    let left = f.left;
+    if let Ok(count) = u32::try_from(count) {
+        *f = FailCommands {
+            command,
+            left: count,
+            errno,
+        };
+    }
+    c_int::try_from(left).unwrap_or(c_int::MAX)
+}
+
 /// Device fds.
 static DEVICE_FDS: FdSet = FdSet::new();
 

@@ -34,6 +34,8 @@ pub mod event {
     pub const QP_REQ_ERR: u32 = 2;
     /// Access violation on the responder.
     pub const QP_ACCESS_ERR: u32 = 3;
+    /// The device failed for good (firmware fatal error, PCI error, removal).
+    pub const DEVICE_FATAL: u32 = 8;
     /// Port active.
     pub const PORT_ACTIVE: u32 = 9;
     /// Port down.
@@ -197,6 +199,10 @@ pub struct Device {
     pub fabric: Option<crate::fabric::Fabric>,
     /// Set when the overrun oracle caught software posting past a ring (engine/oracle.rs).
     pub fault: Option<String>,
+    /// The device failed for good and every open context was disassociated
+    /// ([`crate::kernel::device_fatal`]): it executes nothing, and the kernel answers only
+    /// destroys.
+    pub fatal: bool,
     /// The last QP incarnation number handed out (engine/requester.rs).
     pub next_epoch: u64,
     /// Per requester connection that reached this device over the fabric: what a responder
@@ -256,6 +262,7 @@ impl Device {
             slot: 0,
             fabric: None,
             fault: None,
+            fatal: false,
             pass: 0,
             next_epoch: 0,
             connections: Default::default(),

@@ -151,7 +151,9 @@ pub fn start() {
                 if PAUSED.load(Ordering::Acquire) {
                     continue;
                 }
-                let moved = step(&mut dev);
+                // A device that failed for good executes nothing: no doorbell is read, no CQE
+                // written, no event raised, no peer answered.
+                let moved = !dev.fatal && step(&mut dev);
                 if let Some(msg) = &dev.fault {
                     // A software overrun fails the run at once, naming the QP (oracle.rs).
                     eprintln!("soft-mlx5 (emulated): {msg}");

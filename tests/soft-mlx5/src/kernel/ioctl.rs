@@ -120,26 +120,14 @@ pub fn handle(fd: i32, hdr_addr: u64) -> Result<(), i32> {
     if let Some(m) = devx {
         super::devx_allowed(dev.profile, super::devx_uid_of(fd), m)?;
     }
-    let r = match (call.object, call.method) {
-        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER) => devx_other(&dev, &call),
-        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE) => devx_obj_create(&mut dev, fd, &call),
-        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY) => {
-            let a = call.attr(MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE).ok_or(libc::EINVAL)?;
-            super::devx::destroy(&mut dev, a.data as u32)
-        }
-        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY) => devx_qp_modify(&mut dev, &call),
-        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_QUERY) => devx_obj_query(&dev, &call),
-        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_UAR) => super::devx::query_uar(&mut dev, fd, &call),
-        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_SUBSCRIBE_EVENT) => super::devx::subscribe_event(&mut dev, fd, &call),
-        (MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG) => super::devx::umem_reg(&mut dev, fd, &call),
-        (MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_DEREG) => super::devx::umem_dereg(&mut dev, &call),
-        (MLX5_IB_OBJECT_DEVX_ASYNC_EVENT_FD, MLX5_IB_METHOD_DEVX_ASYNC_EVENT_FD_ALLOC) => {
-            super::devx::event_channel_alloc(&mut dev, &call)
-        }
-        (UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR) => advise_mr(&dev, &call),
-        (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE) => query_gid_table(&dev, &call),
-        (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY) => query_gid_entry(&dev, &call),
-        _ => {
+    let r = match method(call.object, call.method) {
+        // Disassociated (super::device_fatal): a driver method's handler is gone
+        // (uverbs_ioctl.c uverbs_disassociate_api_pre, then ib_uverbs_run_method: EIO), and a
+        // core method's lookups and new objects fail with EIO (rdma_core.c
+        // rdma_lookup_get_uobject, alloc_uobj); the ones this device leaves to write() go there.
+        Some(_) if dev.fatal => Err(libc::EIO),
+        Some(run) => run(&mut dev, fd, &call),
+        None => {
             crate::log(format_args!(
                 "ioctl object {:#x} method {:#x}: not implemented, write() fallback",
                 hdr.object_id, hdr.method_id
@@ -154,6 +142,35 @@ pub fn handle(fd: i32, hdr_addr: u64) -> Result<(), i32> {
         ));
     }
     r
+}
+
+/// A method this device implements: what it does to the device for context `fd`.
+type Method = fn(&mut Device, i32, &Call) -> Result<(), i32>;
+
+/// The methods this device implements, by object and method id.
+fn method(object: u16, method: u16) -> Option<Method> {
+    let m: Method = match (object, method) {
+        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER) => |dev, _, call| devx_other(dev, call),
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE) => devx_obj_create,
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY) => |dev, _, call| {
+            let a = call.attr(MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE).ok_or(libc::EINVAL)?;
+            super::devx::destroy(dev, a.data as u32)
+        },
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY) => |dev, _, call| devx_qp_modify(dev, call),
+        (MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_QUERY) => |dev, _, call| devx_obj_query(dev, call),
+        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_UAR) => super::devx::query_uar,
+        (MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_SUBSCRIBE_EVENT) => super::devx::subscribe_event,
+        (MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG) => super::devx::umem_reg,
+        (MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_DEREG) => |dev, _, call| super::devx::umem_dereg(dev, call),
+        (MLX5_IB_OBJECT_DEVX_ASYNC_EVENT_FD, MLX5_IB_METHOD_DEVX_ASYNC_EVENT_FD_ALLOC) => {
+            |dev, _, call| super::devx::event_channel_alloc(dev, call)
+        }
+        (UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR) => |dev, _, call| advise_mr(dev, call),
+        (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE) => |dev, _, call| query_gid_table(dev, call),
+        (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY) => |dev, _, call| query_gid_entry(dev, call),
+        _ => return None,
+    };
+    Some(m)
 }
 
 /// A firmware command failed: the status goes into the output mailbox and the call fails with

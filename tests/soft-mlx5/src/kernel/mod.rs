@@ -342,10 +342,14 @@ const STATIC_UAR_CMDS: [u32; 3] = [0, 2, 3];
 const MMAP_ALLOC_WC: u32 = 6;
 
 /// Whether mlx5_ib's mmap serves `offset` of the command device (uar_mmap's commands;
-/// anything else: EINVAL). What the library maps through a path that bypasses the interposer
-/// (a plain libc mmap of the device fd) is learnt from the process's mappings instead
-/// ([`learn_mappings`]).
+/// anything else: EINVAL; EIO once the device is disassociated). What the library maps
+/// through a path that bypasses the interposer (a plain libc mmap of the device fd) is learnt
+/// from the process's mappings instead ([`learn_mappings`]).
 pub fn mmap_check(offset: i64) -> Result<(), i32> {
+    // Disassociated (device_fatal): ib_uverbs_mmap finds no ucontext (EIO).
+    if device::global().fatal {
+        return Err(libc::EIO);
+    }
     let (cmd, _) = decode_mmap_offset(offset);
     if STATIC_UAR_CMDS.contains(&cmd) || cmd == MMAP_ALLOC_WC {
         Ok(())
@@ -515,35 +519,89 @@ pub fn install_fork_handlers() {
     unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child)) };
 }
 
+/// The device fails for good (a firmware fatal error, a PCI error, a hot unplug) and the kernel
+/// unregisters it, disassociating every open context; no recovery follows (a recovered device
+/// is a new one, which this process never sees). What the library meets, as mlx5_ib and
+/// ib_uverbs make it:
+/// - every async event file gets IB_EVENT_DEVICE_FATAL for port 1 (mlx5_ib main.c
+///   `mlx5_ib_handle_sys_error_event`; mlx5_core passes port 1 with MLX5_DEV_EVENT_SYS_ERROR);
+/// - the unregistration (health recovery's unload, the PCI error handler, the removal) runs
+///   `ib_uverbs_remove_one`, whose `ib_uverbs_free_hw_resources` destroys every object of every
+///   context (`uverbs_destroy_ufile_hw`, RDMA_REMOVE_DRIVER_REMOVE): the objects' queued events
+///   are freed unreported (`ib_uverbs_release_ucq`, `ib_uverbs_release_uevent`), each
+///   completion channel's queue is closed (`uverbs_completion_event_file_destroy_uobj`:
+///   reads fail with EIO, poll says EPOLLERR), and each async event file gets a last
+///   IB_EVENT_DEVICE_FATAL with element 0 and stays readable
+///   (uverbs_std_types_async_fd.c `uverbs_async_event_destroy_uobj`);
+/// - from then on commands fail with EIO but for the destroys, which succeed (rdma_core.c
+///   `rdma_lookup_get_uobject` lets UVERBS_LOOKUP_DESTROY through; see [`write::handle`] and
+///   [`ioctl::handle`]), mmap fails with EIO (`ib_uverbs_mmap`), and the device executes
+///   nothing: no CQE is written for the work in flight, so `ibv_poll_cq` (libmlx5 reads the CQ
+///   buffer, no system call) finds nothing new for ever.
+pub fn device_fatal(dev: &mut device::Device) {
+    use device::events::Owner;
+    use device::{event, AsyncEvent};
+    if dev.fatal {
+        return;
+    }
+    dev.fatal = true;
+    crate::log(format_args!("device fatal: every context disassociated"));
+    let fatal = |element| AsyncEvent {
+        element,
+        event_type: event::DEVICE_FATAL,
+    };
+    dev.raise(fatal(1), Owner::Device);
+    let channels: Vec<i32> = contexts().values().flat_map(|c| c.channels.clone()).collect();
+    for ch in channels {
+        dev.events.close_queue(ch);
+    }
+    for a in dev.async_fds.clone() {
+        dev.events.drop_object_events(a);
+    }
+    dev.raise(fatal(0), Owner::Device);
+}
+
 /// Whether `fd` is an event file (async events or a completion channel); lock-free.
 pub fn is_event_fd(fd: i32) -> bool {
     device::events::EVENT_FDS.contains(fd)
 }
 
-/// read() of an event file: blocks (or not, per the fd's O_NONBLOCK) for one token, then
-/// returns the event at the head of the queue (ib_uverbs_event_read: one event per read, a
-/// buffer smaller than an event is EINVAL).
+/// read() of an event file (`ib_uverbs_event_read`): the event at the head of the queue, one
+/// per read; a buffer smaller than an event is EINVAL; with nothing queued EAGAIN on a
+/// non-blocking fd, else it waits for an event (EINTR when a signal comes first); EIO once the
+/// kernel closed the queue ([`device::events::EventFiles::close_queue`]) and it is empty.
 pub fn event_read(fd: i32, buf: &mut [u8]) -> Result<usize, i32> {
-    let size = device::global().events.event_size(fd).ok_or(libc::EBADF)?;
-    if buf.len() < size {
-        return Err(libc::EINVAL);
-    }
     loop {
-        let mut token = [0u8; 1];
-        // SAFETY: reads one byte into a local from the application's own event fd, outside the
-        // device lock so a blocking read does not stall the device.
-        let n = unsafe { libc::syscall(libc::SYS_read, fd, token.as_mut_ptr(), 1) };
-        if n < 0 {
-            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+        {
+            let mut dev = device::global();
+            let size = dev.events.event_size(fd).ok_or(libc::EBADF)?;
+            if buf.len() < size {
+                return Err(libc::EINVAL);
+            }
+            if let Some(ev) = dev.events.read(fd)? {
+                buf[..ev.len()].copy_from_slice(&ev);
+                return Ok(ev.len());
+            }
         }
-        if n == 0 {
-            return Ok(0);
+        // SAFETY: F_GETFL of the application's own event fd.
+        let flags = unsafe { libc::syscall(libc::SYS_fcntl, fd, libc::F_GETFL) };
+        if flags < 0 {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF));
         }
-        if let Some(ev) = device::global().events.take(fd) {
-            buf[..ev.len()].copy_from_slice(&ev);
-            return Ok(ev.len());
+        if flags as i32 & libc::O_NONBLOCK != 0 {
+            return Err(libc::EAGAIN);
         }
-        // The token's event went with a destroyed object: wait for the next one.
+        // Outside the device lock, so a waiting reader does not stall the device: until a
+        // token comes or the queue is closed (POLLERR, always reported).
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd; no timeout.
+        if unsafe { libc::poll(&mut p, 1, -1) } < 0 {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINTR));
+        }
     }
 }
 
@@ -622,6 +680,94 @@ mod tests {
         note_devx_uar(fd, 0x77, 2);
         assert_eq!(devx_qp_bf_register(fd, 0x77), None, "either register: not judged");
         contexts().remove(&fd);
+    }
+
+    /// What the library meets when the device goes fatal (see [`device_fatal`]): on the async
+    /// event file, the QP's pending event gone and two DEVICE_FATAL (port 1 from mlx5_ib, 0
+    /// from the disassociation); on the completion channel, its pending event gone, EIO,
+    /// POLLERR; the device marked fatal.
+    #[test]
+    fn a_fatal_device_raises_device_fatal_twice_and_closes_every_completion_channel() {
+        use crate::device::events::Owner;
+        use crate::device::{event, AsyncEvent, Device};
+        let mut dev = Device::new(Profile::by_name("cx5-ib").unwrap(), 0, Box::new(crate::mem::LocalDma));
+        let async_fd = dev.events.create(16).unwrap();
+        dev.async_fds.push(async_fd);
+        let channel = dev.events.create(8).unwrap();
+        let fd = -4444;
+        contexts().insert(
+            fd,
+            Ucontext {
+                async_fd: Some(async_fd),
+                channels: vec![channel],
+                ..Ucontext::default()
+            },
+        );
+        let qp_fatal = AsyncEvent {
+            element: 0x77,
+            event_type: event::QP_FATAL,
+        };
+        dev.raise(qp_fatal, Owner::Qp(9));
+        dev.events.push(channel, vec![1; 8], Owner::Cq(2));
+        device_fatal(&mut dev);
+        device_fatal(&mut dev);
+        assert!(dev.fatal);
+        let desc = |element: u64| {
+            let mut d = vec![0u8; 16];
+            d[..8].copy_from_slice(&element.to_ne_bytes());
+            d[8..12].copy_from_slice(&event::DEVICE_FATAL.to_ne_bytes());
+            d
+        };
+        assert_eq!(dev.events.read(async_fd), Ok(Some(desc(1))));
+        assert_eq!(dev.events.read(async_fd), Ok(Some(desc(0))));
+        assert_eq!(dev.events.read(async_fd), Ok(None), "the async file stays open, empty");
+        assert_eq!(dev.events.read(channel), Err(libc::EIO));
+        let mut p = libc::pollfd {
+            fd: channel,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        assert_eq!(unsafe { libc::poll(&mut p, 1, 0) }, 1);
+        assert_eq!(p.revents, libc::POLLERR);
+        assert_eq!(dev.events.release(Owner::Cq(2)), 0);
+        assert_eq!(dev.events.release(Owner::Qp(9)), 0);
+        contexts().remove(&fd);
+        for f in [async_fd, channel] {
+            dev.events.close(f);
+            // SAFETY: the application's ends, created above.
+            unsafe { libc::close(f) };
+        }
+    }
+
+    /// A thread blocked in read(2) of a completion channel (libibverbs' ibv_get_cq_event on a
+    /// blocking channel) is woken by the disassociation and fails with EIO, as
+    /// ib_uverbs_event_read's wait ends on `is_closed`.
+    #[test]
+    fn a_reader_blocked_on_a_channel_wakes_with_eio_when_its_queue_closes() {
+        let channel = device::global().events.create(8).unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 8];
+            event_read(channel, &mut buf)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!reader.is_finished(), "nothing queued: the reader waits");
+        device::global()
+            .events
+            .push(channel, vec![3; 8], device::events::Owner::Cq(1));
+        assert_eq!(reader.join().unwrap(), Ok(8));
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 8];
+            event_read(channel, &mut buf)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        device::global().events.close_queue(channel);
+        assert_eq!(reader.join().unwrap(), Err(libc::EIO));
+        let mut small = [0u8; 4];
+        assert_eq!(event_read(channel, &mut small), Err(libc::EINVAL));
+        device::global().events.close(channel);
+        // SAFETY: the application's end, created above.
+        unsafe { libc::close(channel) };
     }
 
     #[test]

@@ -122,7 +122,15 @@ pub fn handle(fd: i32, buf: &[u8]) -> Result<usize, i32> {
         }
     }
     let mut dev = device::global();
-    let r = dispatch(&mut dev, fd, command, extended, &cmd);
+    let r = if dev.fatal && !destroys(command, extended) {
+        // Disassociated (super::device_fatal): no ucontext for a new object and no lookup but
+        // for a destroy (rdma_core.c alloc_uobj, rdma_lookup_get_uobject): EIO.
+        Err(libc::EIO)
+    } else if let Some(e) = FAIL_COMMANDS.lock().unwrap_or_else(|p| p.into_inner()).take(command) {
+        Err(e)
+    } else {
+        dispatch(&mut dev, fd, command, extended, &cmd)
+    };
     drop(dev);
     if let Err(e) = r {
         crate::log(format_args!(
@@ -160,6 +168,62 @@ fn hold_destroyed_qp() {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
+
+/// Whether command `command` destroys an object: the kernel still serves those once the device
+/// is disassociated (the object is gone already; the destroy frees its handle and answers
+/// its event counts, which libibverbs waits on).
+fn destroys(command: u32, extended: bool) -> bool {
+    !extended
+        && matches!(
+            command,
+            IB_USER_VERBS_CMD_DEALLOC_PD
+                | IB_USER_VERBS_CMD_DEREG_MR
+                | IB_USER_VERBS_CMD_DEALLOC_MW
+                | IB_USER_VERBS_CMD_DESTROY_CQ
+                | IB_USER_VERBS_CMD_DESTROY_QP
+                | IB_USER_VERBS_CMD_DESTROY_SRQ
+                | IB_USER_VERBS_CMD_DESTROY_AH
+        )
+}
+
+/// Commands to fail ([`FAIL_COMMANDS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FailCommands {
+    /// The command number (`IB_USER_VERBS_CMD_*`; an extended command has the same number).
+    pub command: u32,
+    /// How many more fail.
+    pub left: u32,
+    /// What they fail with.
+    pub errno: i32,
+}
+
+impl FailCommands {
+    /// Whether a command numbered `command` fails now, and with what (counted).
+    pub fn take(&mut self, command: u32) -> Option<i32> {
+        if self.left == 0 || self.command != command {
+            return None;
+        }
+        self.left -= 1;
+        crate::log(format_args!(
+            "write command {command}: failed by the test hook (errno {}, {} more)",
+            self.errno, self.left
+        ));
+        Some(self.errno)
+    }
+}
+
+/// A test hook, not a kernel feature: the next [`FailCommands::left`] commands numbered
+/// [`FailCommands::command`] fail with [`FailCommands::errno`] before they reach the device,
+/// nothing changed, as mlx5_core fails a firmware command whose entry or mailbox it cannot
+/// allocate under memory pressure (drivers/net/ethernet/mellanox/mlx5/core/cmd.c
+/// `mlx5_alloc_cmd_msg`, `cmd_alloc_ent` (`alloc_cmd` before 5.x): kzalloc, ENOMEM), which the
+/// next attempt may not meet.
+/// Exported to C by the interposer as `soft_mlx5_test_fail_commands`.
+pub static FAIL_COMMANDS: std::sync::Mutex<FailCommands> = std::sync::Mutex::new(FailCommands {
+    command: 0,
+    left: 0,
+    errno: 0,
+});
 
 /// Core request and response sizes of each command this device implements.
 fn core_sizes(command: u32, extended: bool) -> Option<(usize, usize)> {
@@ -1119,4 +1183,53 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
             ..Default::default()
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn after_disassociation_only_the_destroys_reach_the_device() {
+        for c in [
+            IB_USER_VERBS_CMD_DEALLOC_PD,
+            IB_USER_VERBS_CMD_DEREG_MR,
+            IB_USER_VERBS_CMD_DEALLOC_MW,
+            IB_USER_VERBS_CMD_DESTROY_CQ,
+            IB_USER_VERBS_CMD_DESTROY_QP,
+            IB_USER_VERBS_CMD_DESTROY_SRQ,
+            IB_USER_VERBS_CMD_DESTROY_AH,
+        ] {
+            assert!(destroys(c, false), "command {c}");
+        }
+        for c in [
+            IB_USER_VERBS_CMD_GET_CONTEXT,
+            IB_USER_VERBS_CMD_QUERY_PORT,
+            IB_USER_VERBS_CMD_CREATE_CQ,
+            IB_USER_VERBS_CMD_MODIFY_QP,
+            IB_USER_VERBS_CMD_REG_MR,
+            IB_USER_VERBS_CMD_CREATE_AH,
+        ] {
+            assert!(!destroys(c, false), "command {c}");
+        }
+        assert!(!destroys(IB_USER_VERBS_EX_CMD_MODIFY_QP, true));
+    }
+
+    #[test]
+    fn the_failure_hook_fails_exactly_the_next_commands_of_its_number() {
+        let mut f = FailCommands {
+            command: IB_USER_VERBS_CMD_MODIFY_QP,
+            left: 2,
+            errno: libc::ENOMEM,
+        };
+        assert_eq!(f.take(IB_USER_VERBS_CMD_QUERY_QP), None, "another command");
+        assert_eq!(f.take(IB_USER_VERBS_CMD_MODIFY_QP), Some(libc::ENOMEM));
+        assert_eq!(
+            f.take(IB_USER_VERBS_EX_CMD_MODIFY_QP),
+            Some(libc::ENOMEM),
+            "extended: same number"
+        );
+        assert_eq!(f.take(IB_USER_VERBS_CMD_MODIFY_QP), None, "two only");
+        assert_eq!(f.left, 0);
+    }
 }

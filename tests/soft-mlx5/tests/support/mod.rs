@@ -962,19 +962,13 @@ impl Bed {
     /// them (one token, then the head event: struct ib_uverbs_async_event_desc).
     pub fn events(&mut self, f: &AsyncFile) -> Vec<(u64, u32)> {
         let mut out = Vec::new();
-        loop {
-            let mut token = [0u8; 1];
-            // SAFETY: a non-blocking read of at most one byte into a local array.
-            let n = unsafe { libc::recv(f.fd, token.as_mut_ptr().cast(), 1, libc::MSG_DONTWAIT) };
-            if n != 1 {
-                return out;
-            }
-            let d = self.dev.events.take(f.fd).expect("a queued event for each token");
+        while let Some(d) = self.dev.events.read(f.fd).expect("an open event file") {
             out.push((
                 u64::from_ne_bytes(d[0..8].try_into().unwrap()),
                 u32::from_ne_bytes(d[8..12].try_into().unwrap()),
             ));
         }
+        out
     }
 }
 
