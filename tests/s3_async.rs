@@ -4,8 +4,9 @@
 //! handed out, the bounded queue of submissions the executor refused with EAGAIN, zero copy
 //! from regions of the transfer's own (and bad regions refused), 64 tokio tasks at once
 //! (feature `tokio`), and the tokio driver's failure policy: the device going fatal under it
-//! (in a process of its own), and steps failing a few times in a row, or
-//! `MAX_FAILED_STEPS` times.
+//! (in a process of its own), steps failing a few times in a row, or `MAX_FAILED_STEPS`
+//! times, and what a failed driver leaves behind on a device that lives: none of the requests
+//! posted before the failure runs after it, and a region the device may still use is said so.
 //!
 //! Opt-in: `scripts/soft-mlx5 -- <this test binary> --include-ignored --test-threads=1`.
 
@@ -14,7 +15,7 @@ use mlx5dv::s3::{
     AsyncConfig, AsyncExecutor, Client, ClientConfig, Direction, Driver, Executor, ExecutorConfig, Exposed, Step,
 };
 use mlx5dv::{Access, AsyncEvent, Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
-use mlx5dv_suite::device::{fail_commands_hook, fatal_hook, open, pause_hook, PauseFn};
+use mlx5dv_suite::device::{fail_commands_hook, fatal_hook, open, pause_hook, FailCommandsFn, PauseFn};
 use mlx5dv_suite::s3_pattern;
 use std::future::Future;
 use std::os::fd::AsRawFd;
@@ -857,4 +858,327 @@ fn max_failed_steps_in_a_row_end_every_pending_transfer_with_the_last_error() {
     let refused = r.after.expect_err("a submission after the driver stopped");
     assert_eq!(refused.errno(), Some(libc::ENOMEM), "{refused}");
     assert!(refused.to_string().contains("stopped"), "{refused}");
+}
+
+/// IB_USER_VERBS_CMD_ALLOC_PD (rdma/ib_user_verbs.h).
+const CMD_ALLOC_PD: libc::c_uint = 3;
+
+/// An error as a kernel gives one: ENOMEM from a command it could not allocate for
+/// (soft-mlx5's hook fails one ALLOC_PD): what a runtime gives a driver up with.
+fn enomem(n: &Node, fail_commands: FailCommandsFn) -> mlx5dv::Error {
+    // SAFETY: the emulator's hook, with its C types.
+    unsafe { fail_commands(CMD_ALLOC_PD, 1, libc::ENOMEM) };
+    n.ctx.alloc_pd().expect_err("ALLOC_PD failing with ENOMEM")
+}
+
+/// Bytes of each transfer of [`Paused`].
+const PAUSED_LEN: usize = 64 << 10;
+
+type Lent = mlx5dv::s3::RegionTransfer<Mr<Vec<u8>>>;
+
+/// A PUT and a GET posted on the executor's DCIs with the device paused, so that nothing of
+/// them has run: the PUT would write the client's bytes (pattern 60) over its region's
+/// (pattern 50), the GET its region's (pattern 70) over the client's buffer (pattern 80).
+struct Paused {
+    put: Option<Lent>,
+    get: Option<Lent>,
+    exec: AsyncExecutor,
+    driver: Driver,
+    put_buf: Exposed<Vec<u8>>,
+    get_buf: Exposed<Vec<u8>>,
+    _client: Client,
+    pause: PauseFn,
+    fail_commands: FailCommandsFn,
+    n: Node,
+}
+
+/// [`Paused`], where the emulator's hooks are (None elsewhere).
+fn paused() -> Option<Paused> {
+    let (pause, fail_commands) = (pausable()?, fail_commands_hook()?);
+    let n = node();
+    let (exec, driver) = AsyncExecutor::new(n.executor(|_| {}), AsyncConfig::default()).expect("async executor");
+    let client = n.client();
+    let mut put_buf = n.exposed(&client, PAUSED_LEN, 60);
+    let mut get_buf = n.exposed(&client, PAUSED_LEN, 80);
+    let (_, put_token) = put_buf.mint(0, PAUSED_LEN, Direction::Put).expect("mint");
+    let (_, get_token) = get_buf.mint(0, PAUSED_LEN, Direction::Get).expect("mint");
+    // A first transfer proves the client and makes its path: the two below post at once.
+    let mut warm = exec
+        .submit_region(&get_token, 0, Direction::Get, n.object(PAUSED_LEN, 80), 0, PAUSED_LEN)
+        .expect("submit");
+    let (_count, waker) = counting();
+    drive_until(&driver, || poll_once(&mut warm, &waker).is_ready());
+    // SAFETY: the emulator's hook: 1 pauses the device thread.
+    unsafe { pause(1) };
+    let put = exec
+        .submit_region(&put_token, 0, Direction::Put, n.object(PAUSED_LEN, 50), 0, PAUSED_LEN)
+        .expect("submit PUT");
+    let get = exec
+        .submit_region(&get_token, 0, Direction::Get, n.object(PAUSED_LEN, 70), 0, PAUSED_LEN)
+        .expect("submit GET");
+    assert!(
+        exec.with_executor(|e| e.pool().in_flight()) >= 2,
+        "the PUT and the GET are posted on the DCIs"
+    );
+    Some(Paused {
+        put: Some(put),
+        get: Some(get),
+        exec,
+        driver,
+        put_buf,
+        get_buf,
+        _client: client,
+        pause,
+        fail_commands,
+        n,
+    })
+}
+
+impl Paused {
+    fn resume(&self) {
+        // SAFETY: the emulator's hook: 0 resumes the device thread.
+        unsafe { (self.pause)(0) };
+    }
+
+    /// Polls both futures once; their outputs where they resolved.
+    fn poll(&mut self, waker: &Waker) -> [Option<(mlx5dv::s3::Done, Mr<Vec<u8>>)>; 2] {
+        [&mut self.put, &mut self.get].map(|t| {
+            let f = t.as_mut()?;
+            match poll_once(f, waker) {
+                Poll::Ready(out) => {
+                    *t = None;
+                    Some(out)
+                }
+                Poll::Pending => None,
+            }
+        })
+    }
+
+    /// Steps (whatever the steps answer) until both futures resolved, waiting on the channel
+    /// in between; fails after 10 s.
+    fn resolve(
+        &mut self,
+        mut out: [Option<(mlx5dv::s3::Done, Mr<Vec<u8>>)>; 2],
+    ) -> [(mlx5dv::s3::Done, Mr<Vec<u8>>); 2] {
+        let (_count, waker) = counting();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while out.iter().any(Option::is_none) {
+            assert!(
+                Instant::now() < deadline,
+                "a transfer never resolved after the driver failed"
+            );
+            let step = self.driver.step();
+            for (slot, got) in out.iter_mut().zip(self.poll(&waker)) {
+                if got.is_some() {
+                    *slot = got;
+                }
+            }
+            if !matches!(step, Ok(Step::Again)) {
+                readable(&self.driver, Duration::from_millis(10));
+            }
+        }
+        out.map(|o| o.expect("resolved"))
+    }
+
+    /// The client's buffers and the regions, once the device had time to run whatever it
+    /// still held: whether the PUT wrote the region and the GET the client's buffer.
+    fn ran(&self, put_region: &Mr<Vec<u8>>, get_region: &Mr<Vec<u8>>) -> (bool, bool) {
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            bytes(get_region) == s3_pattern(PAUSED_LEN, 70),
+            "the GET's region changed"
+        );
+        assert!(
+            bytes(self.put_buf.mr()) == s3_pattern(PAUSED_LEN, 60),
+            "the client's PUT buffer changed"
+        );
+        let put_ran = bytes(put_region) != s3_pattern(PAUSED_LEN, 50);
+        let get_ran = bytes(self.get_buf.mr()) != s3_pattern(PAUSED_LEN, 80);
+        (put_ran, get_ran)
+    }
+}
+
+/// The driver fails (`Driver::fail`, with ENOMEM as a runtime gives up on a device that
+/// lives) while a PUT and a GET are posted and the device is paused, then the device runs
+/// again. What was posted before the failure must not run after it: the executor's DCIs are
+/// moved to ERR, so the device flushes both requests. The region given back with the PUT's
+/// Done keeps its bytes (the client's are not read into it), the client's buffer keeps its
+/// own (the GET's region is not written into it), both Dones say GeneralErr and ENOMEM, each
+/// comes once the requests' flush completions are in (not while the device still holds
+/// them), both regions come back free (nothing holds their registration), nothing is left in
+/// flight to complete later, and the driver then says Finished. A failure that only resolved
+/// the futures would let the device run both requests after the Dones.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn requests_posted_before_the_driver_fails_never_run_after_it_on_a_live_device() {
+    let Some(mut p) = paused() else {
+        return;
+    };
+    let error = enomem(&p.n, p.fail_commands);
+    p.driver.fail(error);
+    let (_count, waker) = counting();
+    // The device still holds both requests: neither may resolve yet (its region is not quiet).
+    let early = p.poll(&waker);
+    let resolved_early = early.iter().filter(|o| o.is_some()).count();
+    p.resume();
+    let [(put, put_region), (get, get_region)] = p.resolve(early);
+    let (put_ran, get_ran) = p.ran(&put_region, &get_region);
+    assert!(
+        !put_ran,
+        "the PUT posted before the failure ran after it: the device wrote the client's bytes into the region \
+         given back with its Done"
+    );
+    assert!(
+        !get_ran,
+        "the GET posted before the failure ran after it: the device wrote the region into the client's buffer \
+         after the transfer had failed"
+    );
+    assert_eq!(
+        resolved_early, 0,
+        "a transfer resolved while the device still held its request: its region was given back not quiet"
+    );
+    for done in [&put, &get] {
+        assert_eq!(done.status, WcStatus::GeneralErr, "{done:?}");
+        let e = done.error.as_ref().expect("the failure's error");
+        assert_eq!(e.errno(), Some(libc::ENOMEM), "{e}");
+        assert!(!e.to_string().contains("may still"), "the requests were stopped: {e}");
+    }
+    for region in [put_region, get_region] {
+        region
+            .deregister()
+            .expect("a region whose requests were flushed comes back free");
+    }
+    assert_eq!(p.exec.in_flight(), 0);
+    assert_eq!(
+        p.exec.with_executor(|e| e.pool().in_flight()),
+        0,
+        "requests still outstanding could complete later"
+    );
+    assert_eq!(p.driver.step().expect("step"), Step::Finished);
+    let refused = p
+        .exec
+        .submit_region(
+            &p.put_buf.mint(0, 8, Direction::Put).expect("mint").1,
+            0,
+            Direction::Put,
+            p.n.object(8, 0),
+            0,
+            8,
+        )
+        .expect_err("a submission after the driver failed");
+    assert_eq!(refused.error().errno(), Some(libc::ENOMEM), "{refused}");
+}
+
+/// As above, but the kernel cannot move the executor's DCIs to ERR either (ENOMEM for every
+/// ibv_modify_qp: soft-mlx5's hook): nothing stops the device, so the transfers cannot wait
+/// for flush completions that may never come. They resolve at once, and their errors say
+/// what holds: the device may still execute their requests, the region may still be written
+/// or read, and it stays registered (deregistering answers EBUSY) until the executor is
+/// dropped. The device, run again, does execute them: the warning is the truth. A Done that
+/// gave such a region back as if it were quiet fails this.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn transfers_on_dcis_that_cannot_be_stopped_resolve_at_once_saying_their_region_may_still_be_used() {
+    let Some(mut p) = paused() else {
+        return;
+    };
+    let error = enomem(&p.n, p.fail_commands);
+    let dcis = p.exec.with_executor(|e| e.pool().dcis().count()) as libc::c_int;
+    // SAFETY: the emulator's hook, with its C types: every DCI's move to ERR fails.
+    unsafe { (p.fail_commands)(CMD_MODIFY_QP, dcis, libc::ENOMEM) };
+    p.driver.fail(error);
+    // SAFETY: as above; -1 changes nothing.
+    let left = unsafe { (p.fail_commands)(CMD_MODIFY_QP, -1, 0) };
+    // SAFETY: as above; nothing more fails.
+    unsafe { (p.fail_commands)(CMD_MODIFY_QP, 0, 0) };
+    assert_eq!(left, 0, "every DCI's move to ERR was tried");
+    let (_count, waker) = counting();
+    let [put, get] = p.poll(&waker);
+    let mut held = Vec::new();
+    for (what, out) in [("PUT", put), ("GET", get)] {
+        let (done, region) = out.unwrap_or_else(|| panic!("the {what} did not resolve at once"));
+        assert_eq!(done.status, WcStatus::GeneralErr, "{done:?}");
+        let e = done.error.as_ref().expect("an error");
+        assert_eq!(e.errno(), Some(libc::ENOMEM), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("could not be moved to ERR") && text.contains("may still be written"),
+            "the {what}'s error does not say its region may still be used: {text}"
+        );
+        let region = match region.deregister() {
+            Err(r) => r.into_inner(),
+            Ok(_) => panic!("the {what}'s region was let go while the device may still use it"),
+        };
+        held.push(region);
+    }
+    p.resume();
+    let (put_ran, get_ran) = p.ran(&held[0], &held[1]);
+    assert!(
+        put_ran && get_ran,
+        "the device, run again, executed the requests it could not be stopped from (PUT {put_ran}, GET {get_ran})"
+    );
+    let Paused { exec, driver, .. } = p;
+    drop((exec, driver));
+    for region in held {
+        region.deregister().expect("given back once the executor is gone");
+    }
+}
+
+/// The driver fails with the device paused (the DCIs are moved to ERR, the requests wait for
+/// their flush completions), and fails again before the device runs: a runtime whose steps
+/// still fail gives up waiting. The transfers resolve then, their errors saying that their
+/// flush completions have not come and the region may still be written; their regions stay
+/// registered until the executor is gone. The device, run again, flushes them all the same
+/// (they were stopped): nothing runs, and their late completions are taken in without harm.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn failing_again_ends_at_once_the_transfers_whose_flush_completions_have_not_come() {
+    let Some(mut p) = paused() else {
+        return;
+    };
+    let error = enomem(&p.n, p.fail_commands);
+    p.driver.fail(error.clone());
+    let (_count, waker) = counting();
+    assert!(
+        p.poll(&waker).iter().all(Option::is_none),
+        "resolved while the device holds the requests"
+    );
+    p.driver.fail(error);
+    let [put, get] = p.poll(&waker);
+    let mut held = Vec::new();
+    for (what, out) in [("PUT", put), ("GET", get)] {
+        let (done, region) = out.unwrap_or_else(|| panic!("the {what} did not resolve at the second failure"));
+        assert_eq!(done.status, WcStatus::GeneralErr, "{done:?}");
+        let text = done.error.as_ref().expect("an error").to_string();
+        assert!(
+            text.contains("have not come") && text.contains("may still be written"),
+            "{what}: {text}"
+        );
+        held.push(match region.deregister() {
+            Err(r) => r.into_inner(),
+            Ok(_) => panic!("the {what}'s region was let go while its completions are awaited"),
+        });
+    }
+    assert_eq!(p.driver.step().expect("step"), Step::Finished);
+    p.resume();
+    let (put_ran, get_ran) = p.ran(&held[0], &held[1]);
+    assert!(
+        !put_ran && !get_ran,
+        "a stopped request ran (PUT {put_ran}, GET {get_ran})"
+    );
+    // The flush completions come and are taken in by the executor, for transfers already ended.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while p.exec.with_executor(|e| {
+        let mut out = [mlx5dv::s3::Done::default(); 1];
+        e.poll(&mut out).expect("poll");
+        e.pool().in_flight()
+    }) > 0
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the stopped requests never completed flushed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(p.driver.step().expect("step"), Step::Finished);
 }

@@ -162,6 +162,17 @@ impl Error {
         Self::from_errno(op, errno, hint)
     }
 
+    /// The same error (operation, device, errno) with `more` said after its hint.
+    pub(crate) fn adding(&self, more: impl fmt::Display) -> Self {
+        let mut inner = (*self.0).clone();
+        inner.hint = if inner.hint.is_empty() {
+            more.to_string().into()
+        } else {
+            format!("{}; {more}", inner.hint).into()
+        };
+        Error(Repr::boxed(Box::new(inner)))
+    }
+
     /// Names the device the operation ran on.
     pub(crate) fn on(mut self, device: &str) -> Self {
         self.inner_mut().device = Some(device.into());

@@ -661,7 +661,8 @@ impl Dci<state::Rts> {
     }
 
     /// Moves the DCI to ERR (every request outstanding completes flushed), for a recovery
-    /// that [`Dci::reset_stream`] could not do: the pool escalates to RESET-to-RTS this way.
+    /// that [`Dci::reset_stream`] could not do (the pool escalates to RESET-to-RTS this way),
+    /// or to stop a pool ([`crate::DciPool::stop`]).
     pub(crate) fn force_error(&mut self) -> Result<()> {
         let mut attr = raw::ibv_qp_attr {
             qp_state: raw::IBV_QPS_ERR,
@@ -671,7 +672,8 @@ impl Dci<state::Rts> {
             &mut attr,
             raw::IBV_QP_STATE,
             "ibv_modify_qp (DCI ERR)",
-            "the DCI could not be moved to ERR to recover it; destroy the pool's DCIs and create new ones",
+            "the DCI could not be moved to ERR, so the device may still execute what was posted on it (EIO: the \
+             device is gone, and executes nothing); destroy the pool's DCIs and create new ones",
         )
     }
 

@@ -59,8 +59,8 @@ pub enum Step {
     /// The CQ is armed and nothing is pending: wait until the driver's descriptor is readable
     /// or the registered waker is woken, then step again.
     Wait,
-    /// Every [`AsyncExecutor`] handle is dropped and every transfer reported: the driver is
-    /// done.
+    /// Every [`AsyncExecutor`] handle is dropped and every transfer reported, or the driver
+    /// failed ([`Driver::fail`]) and every transfer is resolved: the driver is done.
     Finished,
 }
 
@@ -121,7 +121,8 @@ struct State {
     out: Vec<Done>,
     /// The driver's waker (closing, and address handles made on RoCE, wake it).
     driver: Option<Waker>,
-    /// The driver failed: every transfer ended with this error, and submissions are refused.
+    /// The driver failed ([`Driver::fail`]): every transfer ends with this error (those with
+    /// requests posted once their flush completions are in), and submissions are refused.
     stopped: Option<Error>,
     stats: AsyncStats,
 }
@@ -511,11 +512,23 @@ impl State {
     fn in_use(&self) -> usize {
         self.slots.len() - self.free.len()
     }
+
+    /// After [`Driver::fail`]: whether a transfer is still to be reported by the executor
+    /// (its requests' flush completions have not all come).
+    #[cold]
+    fn draining(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|s| matches!(s.phase, Phase::Running | Phase::Abandoned))
+    }
 }
 
 impl Driver {
     /// Takes in completions, wakes their tasks and starts waiting submissions; arms the CQ
     /// when nothing was pending (see [`AsyncExecutor`] for the sequence).
+    ///
+    /// After [`Driver::fail`] the steps take in the flush completions of the transfers it
+    /// stopped, and answer [`Step::Finished`] once every transfer is resolved.
     ///
     /// # Errors
     /// `ibv_get_cq_event`, [`Executor::poll`]'s and [`Cq::req_notify`](crate::Cq::req_notify)'s:
@@ -524,8 +537,8 @@ impl Driver {
     pub fn step(&self) -> Result<Step> {
         let mut st = self.shared.lock();
         st.stats.steps += 1;
-        if let Some(e) = &st.stopped {
-            return Err(e.clone());
+        if st.stopped.is_some() && !st.draining() {
+            return Ok(Step::Finished);
         }
         let cq = st.exec.pool().cq();
         let mut events = 0;
@@ -562,7 +575,28 @@ impl Driver {
     }
 
     /// Ends every transfer not yet resolved with `error` (status `GeneralErr`) and refuses
-    /// submissions from now on: for a runtime whose steps keep failing.
+    /// submissions from now on (with `error`'s errno): for a runtime whose steps keep failing
+    /// (the tokio driver calls it after `MAX_FAILED_STEPS` failed steps in a row).
+    ///
+    /// Nothing posted before runs after, even on a device that is alive: the executor is
+    /// stopped ([`Executor::stop`]), its DCIs moved to ERR, where the device sends none of
+    /// their requests and places none of their responses any more, and completes each request
+    /// flushed. Submissions waiting for a slot resolve at once, and so do transfers with
+    /// nothing posted. A transfer with requests posted resolves once their flush completions
+    /// are in, so keep stepping ([`Driver::step`] takes them in, and answers
+    /// [`Step::Finished`] once every transfer is resolved): only then is its region quiet
+    /// (the device writes a PUT's region no more, reads a GET's no more), and given back free
+    /// (nothing holds its registration).
+    ///
+    /// Where a DCI could not be moved to ERR (`ibv_modify_qp` failed: ENOMEM when the kernel
+    /// could not run the command; EIO once the device is gone, which then executes nothing
+    /// anyway, but that cannot be told apart), the transfers with requests on it resolve at
+    /// once, and their error says that the device may still execute those requests: the
+    /// region given back may still be written (PUT) or read (GET) by the device, and its
+    /// registration is held until the executor is dropped (its DCIs destroyed first:
+    /// [`Mr::deregister`] answers EBUSY until then). Do not reuse such a region for another
+    /// object. Called again while transfers wait for their flush completions (the steps keep
+    /// failing: a device that answers no more writes none), it ends those at once the same way.
     pub fn fail(&self, error: Error) {
         let mut st = self.shared.lock();
         let waiting: Vec<u64> = st.waiting.drain(..).map(|w| w.id).collect();
@@ -574,19 +608,17 @@ impl Driver {
                 error: Some(error.clone()),
             });
         }
-        for slot in 0..st.slots.len() {
-            let s = &st.slots[slot];
-            let id = (u64::from(s.generation) << 32) | slot as u64;
-            if matches!(s.phase, Phase::Running | Phase::Abandoned) {
-                st.deliver(Done {
-                    id,
-                    bytes: 0,
-                    status: WcStatus::GeneralErr,
-                    error: Some(error.clone()),
-                });
-            }
+        // The transfers in the executor end there: reported as soon as nothing of them can
+        // run any more (its error, when a DCI could not be stopped, is in their Dones).
+        let _ = st.exec.stop(&error);
+        if st.stopped.is_none() {
+            st.stopped = Some(error);
         }
-        st.stopped = Some(error);
+        // What the stop ended at once; an error here comes again from the next step.
+        let _ = st.reap();
+        if let Some(w) = st.driver.take() {
+            w.wake();
+        }
     }
 
     /// The async layer's counters.

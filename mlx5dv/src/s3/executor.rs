@@ -102,8 +102,9 @@ pub struct Done {
     /// Success, or the first failure among its messages: `RetryExcErr` (the client is gone,
     /// or its DCT expects another key), `RemAccessErr` (the token lies: rkey, range or right,
     /// or it was revoked), `WrFlushErr` (flushed by other transfers' failures at the same
-    /// client more often than it is run again); `GeneralErr` when the provider refused to post one of its messages (`error`
-    /// says why).
+    /// client more often than it is run again); `GeneralErr` when the provider refused to post
+    /// one of its messages, or the executor was stopped ([`Executor::stop`]; `error` says why,
+    /// and whether its local buffer may still be written or read by the device).
     pub status: WcStatus,
     /// The provider's refusal, where a message could not be posted.
     pub error: Option<Error>,
@@ -324,6 +325,11 @@ pub struct Executor {
     /// Paths whose handle is being made, with the transfers (and their targets) waiting.
     resolving: HashMap<PathKey, Vec<(u32, DcTargetAddr)>, KeyedHash>,
     stats: ExecutorStats,
+    /// Why [`Executor::stop`] stopped it: nothing is submitted or posted any more.
+    stopped: Option<Error>,
+    /// The regions of transfers ended by [`Executor::stop`] whose requests the device may
+    /// still execute: kept registered until the executor (its pool first) is dropped.
+    loose: Vec<Arc<dyn Held>>,
 }
 
 const OP_SUBMIT: &str = "mlx5dv::s3::Executor::submit";
@@ -411,6 +417,8 @@ impl Executor {
             resolver,
             resolving: HashMap::with_capacity_and_hasher(max_unproven, KeyedHash::random()),
             stats: ExecutorStats::default(),
+            stopped: None,
+            loose: Vec::new(),
         })
     }
 
@@ -543,6 +551,9 @@ impl Executor {
         local: raw::ibv_sge,
         lent: &mut Option<Arc<dyn Held>>,
     ) -> Result<()> {
+        if let Some(why) = &self.stopped {
+            return Err(stopped_refusal(why));
+        }
         let len = u64::from(local.length);
         if len == 0 {
             return Err(Error::invalid(
@@ -673,6 +684,85 @@ impl Executor {
             k += 1;
         }
         Ok(k)
+    }
+
+    /// Stops the executor for good, for a server giving up (its device keeps failing
+    /// commands, or is gone): every transfer not yet reported ends with status `GeneralErr`
+    /// and `why`, and nothing posted before runs after, whatever the device does next.
+    ///
+    /// The pool's DCIs are moved to ERR ([`DciPool::stop`]): the device sends no request and
+    /// places no response of theirs any more, and each request outstanding completes
+    /// flushed. A transfer is reported by [`Executor::poll`] once its requests' completions
+    /// are in (at once when none was posted), since only then is its local buffer quiet: a
+    /// PUT's bytes no longer written by the device, a GET's no longer read (a region lent to
+    /// it, [`Executor::submit_region`], is let go then, as after any Done). So poll on until
+    /// [`Executor::in_flight`] is 0. A transfer with requests on a DCI that could not be moved
+    /// to ERR is reported at once, its error saying that the device may still execute them:
+    /// its local buffer may still be written (PUT) or read (GET), and a lent region stays
+    /// registered until the executor is dropped (its DCIs destroyed first); do not reuse that
+    /// memory for anything else until then.
+    ///
+    /// Called again, it moves to ERR the DCIs it could not before, and reports at once, the
+    /// same way, the transfers whose completions have not come (for a device that answers no
+    /// more: a dead device writes no flush completion). Submissions are refused from the first
+    /// call on (ESHUTDOWN, naming `why`).
+    ///
+    /// # Errors
+    /// The first DCI that could not be moved to ERR ([`DciPool::stop`]'s error): the
+    /// executor is stopped all the same, and the transfers concerned say so in their Done.
+    pub fn stop(&mut self, why: &Error) -> Result<()> {
+        const OP: &str = "mlx5dv::s3::Executor::stop";
+        let again = self.stopped.is_some();
+        if !again {
+            self.stopped = Some(why.clone());
+        }
+        let stopped = self.pool.stop();
+        let loose_note = match (&stopped, again) {
+            (_, true) => "their completions (flushed) have not come: the device may still execute them".to_string(),
+            (Err(e), false) => {
+                format!("the DCI they are posted on could not be moved to ERR ({e}): the device may still execute them")
+            }
+            (Ok(()), false) => String::new(),
+        };
+        // Requests the device may still execute: those on DCIs not stopped, or (called again)
+        // every one not yet completed.
+        let mut loose: Vec<bool> = vec![again; self.transfers.len()];
+        for wr_id in self.pool.unstopped() {
+            if let Some(l) = loose.get_mut((wr_id >> 32) as usize) {
+                *l = true;
+            }
+        }
+        // Paths being resolved (RoCE) are forgotten: their transfers posted nothing.
+        let waiting: Vec<u32> = self
+            .resolving
+            .drain()
+            .flat_map(|(_, w)| w.into_iter().map(|(slot, _)| slot))
+            .collect();
+        for slot in waiting {
+            self.transfers[slot as usize].state = State::Running;
+        }
+        for (slot, loose) in loose.into_iter().enumerate() {
+            let t = &mut self.transfers[slot];
+            if t.state != State::Running {
+                continue;
+            }
+            t.status = WcStatus::GeneralErr;
+            t.error = Some(why.clone());
+            if loose && t.posted > 0 {
+                t.error = Some(why.adding(format!(
+                    "{OP}: {} request(s) of this transfer were outstanding and {loose_note}, so its local buffer                      may still be written (PUT) or read (GET): do not reuse that memory (a lent region stays                      registered until the executor is dropped)",
+                    t.posted
+                )));
+                // Its completions, if they come, find it finished and are ignored.
+                t.posted = 0;
+                if let Some(region) = t.lent.take() {
+                    self.loose.push(region);
+                }
+            }
+            self.finish_if_done(slot as u32);
+        }
+        self.ready.clear();
+        stopped
     }
 
     /// Wakes `waker` whenever a new path's address handle is made (RoCE), which no
@@ -1171,6 +1261,16 @@ impl Transfer {
             ..Transfer::running(0, nowhere, EndpointId::default(), Direction::Get, local, remote)
         }
     }
+}
+
+/// A submission's refusal once the executor was stopped for `why` ([`Executor::stop`]).
+#[cold]
+fn stopped_refusal(why: &Error) -> Error {
+    Error::from_errno(
+        OP_SUBMIT,
+        libc::ESHUTDOWN,
+        format!("the executor was stopped ({why}): make a new executor"),
+    )
 }
 
 /// The port's RoCE GID index (None on InfiniBand), its active MTU and the message limit.

@@ -14,7 +14,10 @@ const STEPS_PER_YIELD: u32 = 32;
 
 /// Failed steps in a row after which the driver ends every transfer with the last error
 /// ([`Driver::fail`]): fewer are taken as transient (a kernel command that could not allocate,
-/// say) and stepped past.
+/// say) and stepped past. The driver then steps on to take in the flush completions of the
+/// transfers whose requests were stopped (each resolves once they are in); as many failed
+/// steps in a row again, and it ends those at once too (their regions may then still be
+/// written: see [`Driver::fail`]).
 pub const MAX_FAILED_STEPS: u32 = 8;
 
 /// Shares `exec` between tasks ([`AsyncExecutor::new`]) and spawns its driver on the current
@@ -117,13 +120,16 @@ fn given_up(last: &Error, errored: bool) -> Error {
     )
 }
 
-/// Tokio's reactor failed on the channel (it is shutting down): every transfer ends.
+/// Tokio's reactor failed on the channel (it is shutting down): every transfer ends now, none
+/// waiting for its flush completions (nothing would take them in).
 fn reactor_failed(driver: &Driver, e: &std::io::Error) -> Poll<()> {
-    driver.fail(Error::from_errno(
+    let error = Error::from_errno(
         "mlx5dv::s3::tokio (reactor)",
         e.raw_os_error().unwrap_or(libc::EIO),
         "tokio's reactor failed on the completion channel",
-    ));
+    );
+    driver.fail(error.clone());
+    driver.fail(error);
     Poll::Ready(())
 }
 
@@ -153,8 +159,10 @@ fn drive(fd: &AsyncFd<Driver>, cx: &mut Context<'_>, failed: &mut u32, errored: 
             Err(e) => {
                 *failed += 1;
                 if *failed >= MAX_FAILED_STEPS {
+                    // The first time the executor is stopped and the steps go on to take in
+                    // the flush completions; the second, those still awaited are given up.
                     driver.fail(given_up(&e, errored));
-                    return Poll::Ready(());
+                    *failed = 0;
                 }
             }
         }

@@ -133,8 +133,11 @@ struct Slot {
     holder: Option<u32>,
     /// A probation DCI ([`Probation`]): only endpoints on probation post on it.
     probation: bool,
-    /// The DCI is in ERR: no new requests until it is recovered.
+    /// The DCI is in ERR: no new requests until it is recovered (never, once the pool is
+    /// stopped).
     failed: bool,
+    /// [`DciPool::stop`] moved it to ERR: the device executes nothing posted on it any more.
+    stopped: bool,
     /// Streams on which a request failed or was flushed (stream 0 without streams), until
     /// the stream is reset or the DCI recovered: no new requests on them meanwhile.
     stream_failed: Vec<bool>,
@@ -228,6 +231,8 @@ pub struct DciPool {
     /// completion came since: a DCI's state changes only by completions or recoveries, both
     /// in [`DciPool::poll`], so the idle poll skips the look (checked in debug builds).
     settled: bool,
+    /// [`DciPool::stop`] was called: nothing is posted or recovered any more.
+    stopped: bool,
 }
 
 /// What the pool has done to bring DCIs back after peers failed.
@@ -282,6 +287,11 @@ mod busy {
     );
     pub(super) static FULL: StaticError =
         StaticError::new(OP, libc::EAGAIN, "the DCI's send queue is full: poll and try again");
+    pub(super) static STOPPED: StaticError = StaticError::new(
+        OP,
+        libc::ESHUTDOWN,
+        "the pool was stopped (DciPool::stop): its DCIs are in ERR for good; make a new pool",
+    );
     pub(super) static NO_LOCAL_WRITE: StaticError = StaticError::new(
         OP,
         libc::EINVAL,
@@ -346,6 +356,7 @@ impl DciPool {
                 deferred: None,
                 next_token: 0,
                 settled: false,
+                stopped: false,
             }),
             // The DCIs made so far are gone: nothing of the pool reports to the CQ any more.
             Err(error) => Err(Returned::new(error, cq)),
@@ -431,6 +442,7 @@ impl DciPool {
                 holder: None,
                 probation,
                 failed: false,
+                stopped: false,
                 stream_failed: vec![false; streams],
                 erred: vec![false; streams],
             });
@@ -513,8 +525,9 @@ impl DciPool {
     /// again ([`Error::is_would_block`]; refusing allocates nothing). EINVAL for an unknown
     /// endpoint or a buffer outside the regions the pool holds ([`DciPool::hold`]), and for
     /// an RDMA read or atomic whose local buffer's region lacks [`crate::Access::LOCAL_WRITE`]
-    /// (the device would fail it with a local protection error); the builder's checks (SGE against the DCI's caps) and `ibv_wr_complete` otherwise. A
-    /// refused request was not posted.
+    /// (the device would fail it with a local protection error); ESHUTDOWN once the pool was
+    /// stopped ([`DciPool::stop`]); the builder's checks (SGE against the DCI's caps) and
+    /// `ibv_wr_complete` otherwise. A refused request was not posted.
     pub fn post(&mut self, ep: EndpointId, wr_id: u64, req: Request<'_>) -> Result<()> {
         self.post_checked(ep, wr_id, req, true)
     }
@@ -546,7 +559,7 @@ impl DciPool {
             (Policy::DcsQuota { quota }, Some(d))
                 if e.since_acquire >= quota && self.waiting[usize::from(self.slots[d].probation)] =>
             {
-                return Err(would_block(&busy::QUOTA));
+                return Err(self.refused(&busy::QUOTA));
             }
             (_, Some(d)) => d,
             (_, None) => match self
@@ -557,11 +570,12 @@ impl DciPool {
                 Some(d) => d,
                 None => {
                     self.waiting[usize::from(e.probation)] = true;
-                    return Err(would_block(if e.probation {
+                    let why = if e.probation {
                         &busy::NO_PROBATION_DCI
                     } else {
                         &busy::NO_DCI
-                    }));
+                    };
+                    return Err(self.refused(why));
                 }
             },
         };
@@ -571,7 +585,7 @@ impl DciPool {
             || (!s.replay.is_empty() && s.replay.iter().any(|p| p.stream == e.stream))
         {
             // (Requests waiting to be posted again go first: the endpoint's order.)
-            return Err(would_block(&busy::RECOVERING));
+            return Err(self.refused(&busy::RECOVERING));
         }
         if s.inflight.len() + s.replay.len() + s.reporting >= s.depth {
             return Err(would_block(&busy::FULL));
@@ -602,6 +616,13 @@ impl DciPool {
         e.outstanding += 1;
         e.since_acquire += 1;
         Ok(())
+    }
+
+    /// A post refused for `why` (backpressure), or because the pool was stopped, whose DCIs
+    /// all count as failed for good.
+    #[cold]
+    fn refused(&self, why: &'static StaticError) -> Error {
+        Error::from_static(if self.stopped { &busy::STOPPED } else { why })
     }
 
     /// Posts `p` on DCI `d` and records it.
@@ -754,7 +775,7 @@ impl DciPool {
                     n += 1;
                     self.retire(d, ep);
                 }
-                WcStatus::WrFlushErr if self.eps[ep].failed.is_none() => {
+                WcStatus::WrFlushErr if self.eps[ep].failed.is_none() && !self.stopped => {
                     // Another peer's failure flushed it (or its own, whose error completion
                     // comes later): held until every completion of the failure is in.
                     self.flushed(d, p.stream);
@@ -790,7 +811,8 @@ impl DciPool {
             self.settled = true;
         }
         for d in 0..self.slots.len() {
-            if self.settled {
+            // (A stopped pool recovers nothing: its DCIs stay in ERR.)
+            if self.settled || self.stopped {
                 break;
             }
             if let Err(e) = self.restore(d) {
@@ -812,6 +834,61 @@ impl DciPool {
             }
         }
         Ok(n)
+    }
+
+    /// Stops the pool for good: moves every DCI to ERR (`ibv_modify_qp` to `IBV_QPS_ERR`,
+    /// which any state may go to: IBA 10.3.1), so that the device executes nothing more of
+    /// what was posted: a QP in ERR sends no request and takes in no response (an RDMA read's
+    /// data still on the wire is dropped, never placed), and each request outstanding
+    /// completes flushed. For a server that gives up (a device that keeps failing its
+    /// commands) and must not have requests posted before that run after it.
+    ///
+    /// A request's buffers are the device's until its completion, flushed or not, is polled:
+    /// only then is it sure that nothing of it is placed any more (mlx5_ib's own drain moves
+    /// its QP to ERR, then waits for a flush completion: `mlx5_ib_drain_sq`). So poll on:
+    /// every request is still reported once, the flushed ones with `WrFlushErr` (none is
+    /// posted again, none recovered). From now on nothing is posted (ESHUTDOWN) and no DCI is
+    /// brought back.
+    ///
+    /// # Errors
+    /// The first DCI that could not be moved to ERR (`ibv_modify_qp`'s errno: ENOMEM when the
+    /// kernel could not run the command; EIO once the device is gone, which then executes
+    /// nothing anyway). The other DCIs are stopped all the same; the requests posted on one
+    /// that was not may still execute (and still complete, if the device lives): their
+    /// buffers stay the device's.
+    pub fn stop(&mut self) -> Result<()> {
+        self.stopped = true;
+        self.settled = false;
+        let mut failure = None;
+        for (d, slot) in self.slots.iter_mut().enumerate() {
+            slot.failed = true;
+            if slot.stopped {
+                continue;
+            }
+            // No DCI (a recovery that failed is being retried): nothing of it is outstanding.
+            let stopped = slot.dci.as_mut().map_or(Ok(()), Dci::force_error);
+            match stopped {
+                Ok(()) => slot.stopped = true,
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
+            // Flushed requests held to be posted again never will be: they are reported.
+            while let Some(p) = slot.replay.pop_front() {
+                slot.reporting += 1;
+                self.unposted.push_back((d, p));
+            }
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// The `wr_id`s of the requests outstanding on DCIs that [`DciPool::stop`] could not move
+    /// to ERR: the device may still execute them.
+    pub(crate) fn unstopped(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| self.stopped && !s.stopped)
+            .flat_map(|s| s.inflight.iter().map(|p| p.wr_id))
     }
 
     /// The error for completion `c`, which no DCI of the pool owns.
