@@ -12,7 +12,7 @@ use mlx5dv::{
     Access, Completion, Context, Cq, DcKey, DcPeer, DciBuilder, DciPool, Dct, DctBuilder, DmaBuf, EndpointId,
     EpCompletion, MmapBuf, Mr, Pd, PeerPath, RemoteMemory, Request, RtsAttr, Srq, WcStatus,
 };
-use mlx5dv_suite::device::open;
+use mlx5dv_suite::device::{fatal_hook, open, own_process, pause_hook};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -126,8 +126,13 @@ impl DcNode {
     }
 
     /// As `run`, but waiting for each completion through the CQ's completion channel with
-    /// tokio's `AsyncFd`, never spinning.
-    async fn run_async(&mut self) {
+    /// tokio's `AsyncFd`, never spinning; what failed, naming the write. It waits for the
+    /// channel to be readable or in error: once the device is gone (a fatal error, a PCI error
+    /// or a hot unplug disassociates the context) the kernel closes the channel's queue, which
+    /// then polls as EPOLLERR alone and reads EIO (uverbs_main.c, `ib_uverbs_event_poll`,
+    /// `ib_uverbs_event_read`); tokio wakes no task waiting for `Interest::READABLE` alone on
+    /// that, only one waiting for `Interest::ERROR`.
+    async fn run_async(&mut self) -> Result<(), String> {
         struct Fd(RawFd);
         impl AsRawFd for Fd {
             fn as_raw_fd(&self) -> RawFd {
@@ -137,8 +142,8 @@ impl DcNode {
         let fd = self.pool.cq().channel().expect("a CQ with a channel").as_raw_fd();
         // SAFETY: the channel's descriptor stays open while the pool lives, and the pool (borrowed
         // by this call) outlives the AsyncFd, dropped when this function returns.
-        let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(Fd(fd), tokio::io::Interest::READABLE) }
-            .expect("AsyncFd");
+        let interest = tokio::io::Interest::READABLE | tokio::io::Interest::ERROR;
+        let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(Fd(fd), interest) }.expect("AsyncFd");
         let mut out = [EpCompletion::default(); 4];
         let mut waits = 0;
         for i in 0..WRITES {
@@ -150,16 +155,17 @@ impl DcNode {
                     self.check(&out[0], i);
                     break;
                 }
-                let mut ready = tokio::time::timeout(Duration::from_secs(10), afd.readable())
+                let mut ready = tokio::time::timeout(Duration::from_secs(10), afd.ready(interest))
                     .await
-                    .expect("a completion event within 10 s")
-                    .expect("readable");
-                while self.pool.cq().try_event().expect("event") {}
+                    .map_err(|_| format!("write {i}: no completion event within 10 s"))?
+                    .expect("readiness");
+                while self.pool.cq().try_event().map_err(|e| format!("write {i}: {e}"))? {}
                 ready.clear_ready();
                 waits += 1;
             }
         }
         assert!(waits > 0, "the task never waited on the channel");
+        Ok(())
     }
 
     /// Every slot holds its write's pattern, read back from the Vec the region returns.
@@ -202,13 +208,64 @@ fn a_struct_owning_every_dc_object_runs_in_a_tokio_task_awaiting_completions_thr
         .block_on(async move {
             tokio::spawn(async move {
                 let mut node = node;
-                node.run_async().await;
+                node.run_async().await.expect("the traffic");
                 node
             })
             .await
         })
         .expect("the task ran the traffic");
     node.finish();
+}
+
+/// The device is lost (soft-mlx5's fatal hook: a firmware fatal error, PCI error or hot
+/// unplug, the kernel disassociating the context) while a tokio task awaits a completion
+/// through the channel (the device paused: the write cannot complete first). The channel then
+/// polls as EPOLLERR alone: the task must wake at once and fail with EIO from reading it,
+/// not sleep until its 10 s timeout (for ever, without one) as a task waiting for
+/// `Interest::READABLE` alone does. In a process of its own: the device stays dead.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_task_awaiting_the_channel_wakes_and_fails_with_eio_once_the_device_is_lost() {
+    if !own_process("a_task_awaiting_the_channel_wakes_and_fails_with_eio_once_the_device_is_lost") {
+        return;
+    }
+    let (Some(pause), Some(fatal)) = (pause_hook(), fatal_hook()) else {
+        eprintln!("not run: no soft-mlx5 here (a ConnectX cannot be made to fail)");
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let node = DcNode::new(true);
+    // SAFETY: the emulator's hook: 1 pauses the device thread.
+    unsafe { pause(1) };
+    let task = rt.spawn(async move {
+        let mut node = node;
+        let result = node.run_async().await;
+        (node, result)
+    });
+    // Let the task post its first write and go to sleep on the channel.
+    std::thread::sleep(Duration::from_millis(200));
+    let lost = Instant::now();
+    // SAFETY: the emulator's hooks: the device goes fatal, then its (dead) thread is let go.
+    unsafe {
+        fatal();
+        pause(0);
+    }
+    let (node, result) = rt.block_on(task).expect("the task");
+    let waited = lost.elapsed();
+    let e = result.expect_err("traffic on a lost device");
+    assert!(
+        waited < Duration::from_secs(3),
+        "the task slept {waited:?} on a lost device: its error was {e}"
+    );
+    assert!(
+        e.contains("ibv_get_cq_event") && e.contains(&format!("errno {}", libc::EIO)),
+        "{e}"
+    );
+    drop(node);
 }
 
 #[test]

@@ -15,12 +15,11 @@ use mlx5dv::s3::{
     AsyncConfig, AsyncExecutor, Client, ClientConfig, Direction, Driver, Executor, ExecutorConfig, Exposed, Step,
 };
 use mlx5dv::{Access, AsyncEvent, Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
-use mlx5dv_suite::device::{fail_commands_hook, fatal_hook, open, pause_hook, FailCommandsFn, PauseFn};
+use mlx5dv_suite::device::{fail_commands_hook, fatal_hook, open, own_process, pause_hook, FailCommandsFn, PauseFn};
 use mlx5dv_suite::s3_pattern;
 use std::future::Future;
 use std::os::fd::AsRawFd;
 use std::pin::Pin;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
@@ -556,46 +555,6 @@ fn runtime() -> tokio::runtime::Runtime {
 /// `f` run on `rt` for at most `limit`; None when it did not finish by then.
 fn within<F: Future>(rt: &tokio::runtime::Runtime, limit: Duration, f: F) -> Option<F::Output> {
     rt.block_on(async { tokio::time::timeout(limit, f).await.ok() })
-}
-
-/// Set in the child process [`own_process`] starts.
-const OWN_PROCESS: &str = "MLX5DV_S3_ASYNC_OWN_PROCESS";
-
-/// Whether this process runs test `name`'s body: true in the child this starts (this binary
-/// again, `name` alone, same soft-mlx5 environment); elsewhere it runs that child, fails when
-/// it does not pass its one test within 120 s (killing it then), and returns false. For a
-/// device going fatal, which it stays for the rest of its process, as the kernel's
-/// disassociation does to the contexts open on it.
-fn own_process(name: &str) -> bool {
-    if std::env::var_os(OWN_PROCESS).is_some() {
-        return true;
-    }
-    let exe = std::env::current_exe().expect("this test binary");
-    let child = Command::new(exe)
-        .args([name, "--exact", "--include-ignored", "--test-threads=1", "--nocapture"])
-        .env(OWN_PROCESS, "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the test's own process");
-    let pid = child.id() as libc::pid_t;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    let Ok(out) = rx.recv_timeout(Duration::from_secs(120)) else {
-        // SAFETY: kill(2) of the child started above, which has not been waited for.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        panic!("{name}: its process hung (killed after 120 s)");
-    };
-    let out = out.expect("wait for the test's own process");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && text.contains("test result: ok. 1 passed"),
-        "{name} in its own process:\n{text}"
-    );
-    if text.contains("not run") {
-        eprintln!("not run (in its own process): no soft-mlx5 here");
-    }
-    false
 }
 
 /// The device goes fatal (a firmware crash, a PCI error, a hot unplug; soft-mlx5 does what

@@ -110,15 +110,16 @@ impl Client {
             .cq()
             .channel()
             .ok_or("the pool's CQ has no completion channel")?;
+        // Readable, and in error: once the device is gone (a fatal error, a PCI error or a hot
+        // unplug disassociates the context) the kernel closes the channel's queue, which then
+        // polls as EPOLLERR alone (uverbs_main.c, ib_uverbs_event_poll). Tokio wakes no reader
+        // for that, only a task waiting for Interest::ERROR: a task waiting for READABLE alone
+        // would sleep for ever (here, until its timeout) on a lost device.
+        let interest = tokio::io::Interest::READABLE | tokio::io::Interest::ERROR;
         // SAFETY: the channel's descriptor stays open while the pool lives, and the pool
         // (borrowed by this call) outlives the AsyncFd, dropped when this function returns.
-        let afd = unsafe {
-            tokio::io::unix::AsyncFd::register_with_interest(
-                ChannelFd(channel.as_raw_fd()),
-                tokio::io::Interest::READABLE,
-            )
-        }
-        .map_err(|e| format!("AsyncFd: {e}"))?;
+        let afd = unsafe { tokio::io::unix::AsyncFd::register_with_interest(ChannelFd(channel.as_raw_fd()), interest) }
+            .map_err(|e| format!("AsyncFd: {e}"))?;
         let mut out = [EpCompletion::default(); 4];
         let mut lat = Vec::with_capacity(n);
         for i in 0..n {
@@ -142,10 +143,11 @@ impl Client {
                     lat.push(started.elapsed());
                     break;
                 }
-                let mut ready = tokio::time::timeout(Duration::from_secs(5), afd.readable())
+                let mut ready = tokio::time::timeout(Duration::from_secs(5), afd.ready(interest))
                     .await
                     .map_err(|_| format!("write {i}: no completion event within 5 s"))?
                     .map_err(|e| e.to_string())?;
+                // On a lost device the channel is in error and this read fails with EIO.
                 while self.pool.cq().try_event().map_err(|e| e.to_string())? {}
                 ready.clear_ready();
             }

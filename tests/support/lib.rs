@@ -860,6 +860,51 @@ pub mod device {
             .map(|sym| unsafe { std::mem::transmute::<_, FailCommandsFn>(sym) })
     }
 
+    /// Set in the child process [`own_process`] starts.
+    const OWN_PROCESS: &str = "MLX5DV_TEST_OWN_PROCESS";
+
+    /// Whether this process runs test `name`'s body: true in the child this starts (this
+    /// binary again, `name` alone, same soft-mlx5 environment); elsewhere it runs that child,
+    /// fails when it does not pass its one test within 120 s (killing it then), and returns
+    /// false. For a device going fatal ([`fatal_hook`]), which it stays for the rest of its
+    /// process, as the kernel's disassociation does to the contexts open on it.
+    ///
+    /// # Panics
+    /// When the child fails, hangs or cannot be started.
+    pub fn own_process(name: &str) -> bool {
+        use std::process::{Command, Stdio};
+        use std::time::Duration;
+        if std::env::var_os(OWN_PROCESS).is_some() {
+            return true;
+        }
+        let exe = std::env::current_exe().expect("this test binary");
+        let child = Command::new(exe)
+            .args([name, "--exact", "--include-ignored", "--test-threads=1", "--nocapture"])
+            .env(OWN_PROCESS, "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the test's own process");
+        let pid = child.id() as libc::pid_t;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(child.wait_with_output()));
+        let Ok(out) = rx.recv_timeout(Duration::from_secs(120)) else {
+            // SAFETY: kill(2) of the child started above, which has not been waited for.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("{name}: its process hung (killed after 120 s)");
+        };
+        let out = out.expect("wait for the test's own process");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && text.contains("test result: ok. 1 passed"),
+            "{name} in its own process:\n{text}"
+        );
+        if text.contains("not run") {
+            eprintln!("not run (in its own process): no soft-mlx5 here");
+        }
+        false
+    }
+
     fn soft_mlx5_hook(name: &std::ffi::CStr) -> Option<*mut libc::c_void> {
         // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the loaded objects.
         let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
