@@ -268,6 +268,51 @@ fn a_task_awaiting_the_channel_wakes_and_fails_with_eio_once_the_device_is_lost(
     drop(node);
 }
 
+/// Commands on a device that is lost (soft-mlx5's fatal hook; the kernel answers every
+/// command but the destroys with EIO once it disassociated the context) fail with EIO saying
+/// the device is gone and what to do (open it again), not a limit to raise: a registration
+/// once told to raise the locked-memory limit, a PD to free protection domains or memory.
+/// In a process of its own: the device stays dead.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn commands_on_a_lost_device_fail_with_eio_saying_the_device_is_gone_not_naming_a_limit() {
+    if !own_process("commands_on_a_lost_device_fail_with_eio_saying_the_device_is_gone_not_naming_a_limit") {
+        return;
+    }
+    let Some(fatal) = fatal_hook() else {
+        eprintln!("not run: no soft-mlx5 here (a ConnectX cannot be made to fail)");
+        return;
+    };
+    let (ctx, _port, _gid_index) = open();
+    let pd = ctx.alloc_pd().expect("PD");
+    // SAFETY: the emulator's hook: the device goes fatal for the rest of the process.
+    unsafe { fatal() };
+    let registration = pd
+        .register(vec![0u8; 4096], Access::LOCAL_WRITE)
+        .map(drop)
+        .map_err(|r| r.error().clone());
+    let errors = [
+        ("ibv_reg_mr", registration),
+        ("ibv_alloc_pd", ctx.alloc_pd().map(drop)),
+        // (A CQ's creation first asks the device for its limits.)
+        ("ibv_query_device", ctx.create_cq(16).map(drop)),
+    ];
+    for (op, result) in errors {
+        let e = result.expect_err("a command on a lost device");
+        let text = e.to_string();
+        assert_eq!(e.errno(), Some(libc::EIO), "{op}: {text}");
+        assert!(text.contains(op), "{text}");
+        assert!(
+            text.contains("the device is gone") && text.contains("open the device again"),
+            "{op} does not say the device is gone: {text}"
+        );
+        assert!(
+            !text.contains("ulimit") && !text.contains("out of") && !text.contains("check "),
+            "{op} blames a limit or its arguments: {text}"
+        );
+    }
+}
+
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
 fn dropping_handles_in_any_order_frees_the_objects_after_their_children() {

@@ -64,7 +64,7 @@ impl Context {
         // SAFETY: the context is open; attr is writable and of the header's size or larger.
         let rc = unsafe { raw::ibv_query_device(self.as_raw(), &mut attr) };
         if rc != 0 {
-            return Err(Error::from_errno(
+            return Err(Error::command(
                 "ibv_query_device",
                 rc,
                 "the device may have been removed; reopen it",
@@ -200,9 +200,7 @@ impl Context {
         // SAFETY: the context is open; attr is writable and at least the header's size.
         let rc = unsafe { raw::ibv_query_device_ex(self.as_raw(), std::ptr::null(), &mut attr) };
         if rc != 0 {
-            return Err(
-                Error::from_errno("ibv_query_device_ex", rc, "the device may have been removed").on(self.name()),
-            );
+            return Err(Error::command("ibv_query_device_ex", rc, "the device may have been removed").on(self.name()));
         }
         let odp = attr.odp_caps.general_caps;
         Ok(odp & u64::from(raw::IBV_ODP_SUPPORT) != 0 && odp & u64::from(raw::IBV_ODP_SUPPORT_IMPLICIT) != 0)

@@ -124,6 +124,18 @@ struct Inner {
     cm: Option<crate::cm::CmFailure>,
 }
 
+/// What EIO (or ENOLINK) from a command on a device means: once a device fails for good (a
+/// firmware fatal error, a PCI error) or is unplugged, the kernel disassociates every context
+/// open on it and answers every command but the destroys with EIO (uverbs_main.c:
+/// `ib_uverbs_write` and the ioctl path find no device); before that, mlx5_core answers the
+/// commands of a device in its internal-error state with EIO (ENOLINK in newer kernels:
+/// `mlx5_internal_err_ret_value`), and a firmware that failed a command internally with EIO
+/// (`cmd_status_to_err`). No limit to raise, no permission to grant: the device is gone, or
+/// failed.
+pub(crate) const DEVICE_GONE: &str = "the device is gone or failed (a fatal error, a PCI error or a hot unplug \
+    disassociated the context, whose objects now only free themselves): nothing to raise or retry here; open the \
+    device again (a new Context, and everything made from it) once it is back";
+
 impl Error {
     /// An error from an errno value returned by the library (0 counts as "no errno").
     pub(crate) fn from_errno(op: &'static str, errno: i32, hint: impl Into<Cow<'static, str>>) -> Self {
@@ -156,9 +168,19 @@ impl Error {
         Self::from_errno(op, libc::EINVAL, hint)
     }
 
-    /// An error from the calling thread's `errno`, for calls that return NULL or -1.
+    /// An error from the calling thread's `errno`, for library calls that return NULL or -1
+    /// (the kernel's commands on a device: [`Error::command`]).
     pub(crate) fn last_os_error(op: &'static str, hint: impl Into<Cow<'static, str>>) -> Self {
         let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        Self::command(op, errno, hint)
+    }
+
+    /// A command on a device that failed with `errno`: `hint` says what to do, except for EIO
+    /// and ENOLINK, which say the device is gone ([`DEVICE_GONE`]) whatever the command.
+    pub(crate) fn command(op: &'static str, errno: i32, hint: impl Into<Cow<'static, str>>) -> Self {
+        if errno == libc::EIO || errno == libc::ENOLINK {
+            return Self::from_errno(op, errno, DEVICE_GONE);
+        }
         Self::from_errno(op, errno, hint)
     }
 
@@ -303,6 +325,16 @@ mod tests {
         assert!(e.to_string().starts_with("mlx5dv_create_qp (DCI) on rxe0: "), "{e}");
         assert!(e.is_not_supported());
         assert_eq!(e.device(), Some("rxe0"));
+    }
+
+    #[test]
+    fn eio_or_enolink_from_a_command_says_the_device_is_gone_whatever_the_hint() {
+        for errno in [libc::EIO, libc::ENOLINK] {
+            let e = Error::command("ibv_reg_mr", errno, "raise the locked-memory limit (ulimit -l)");
+            assert_eq!((e.errno(), e.hint()), (Some(errno), DEVICE_GONE), "{e}");
+        }
+        let e = Error::command("ibv_reg_mr", libc::ENOMEM, "raise the locked-memory limit (ulimit -l)");
+        assert_eq!(e.hint(), "raise the locked-memory limit (ulimit -l)");
     }
 
     #[test]

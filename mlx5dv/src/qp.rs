@@ -335,7 +335,7 @@ impl QpRaw {
         // SAFETY: the QP is live; both out-parameters are writable.
         let rc = unsafe { raw::ibv_query_qp(self.qp.as_ptr(), &mut attr, raw::IBV_QP_STATE as libc::c_int, &mut init) };
         if rc != 0 {
-            return Err(Error::from_errno("ibv_query_qp", rc, "the device may have been removed").on(self.device()));
+            return Err(Error::command("ibv_query_qp", rc, "the device may have been removed").on(self.device()));
         }
         Ok(match attr.qp_state {
             raw::IBV_QPS_RESET => QpState::Reset,
@@ -456,7 +456,7 @@ pub(crate) fn modify_qp(
     // SAFETY: callers own a live QP; attr is initialised for the bits in mask.
     let rc = unsafe { raw::ibv_modify_qp(qp.as_ptr(), attr, mask as libc::c_int) };
     if rc != 0 {
-        return Err(Error::from_errno(op, rc, hint).on(device));
+        return Err(Error::command(op, rc, hint).on(device));
     }
     Ok(())
 }

@@ -672,8 +672,8 @@ impl Dci<state::Rts> {
             &mut attr,
             raw::IBV_QP_STATE,
             "ibv_modify_qp (DCI ERR)",
-            "the DCI could not be moved to ERR, so the device may still execute what was posted on it (EIO: the \
-             device is gone, and executes nothing); destroy the pool's DCIs and create new ones",
+            "the DCI could not be moved to ERR, so the device may still execute what was posted on it; destroy the \
+             pool's DCIs and create new ones",
         )
     }
 

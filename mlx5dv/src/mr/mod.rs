@@ -261,7 +261,8 @@ impl Pd {
     /// # Errors
     /// - EINVAL: `len` is 0, or remote write/atomic without [`Access::LOCAL_WRITE`] (the
     ///   verbs rule), or `len` too large to allocate;
-    /// - `ibv_reg_mr` with the library's errno (ENOMEM: raise `ulimit -l` for locked memory).
+    /// - `ibv_reg_mr` with the library's errno (ENOMEM: raise `ulimit -l` for locked memory;
+    ///   EIO: the device is gone).
     pub fn alloc_mr(&self, len: usize, access: Access) -> Result<Mr> {
         check_access("ibv_reg_mr", access)?;
         Ok(self.register(AlignedBuf::new(len)?, access)?)
@@ -272,8 +273,8 @@ impl Pd {
     ///
     /// # Errors
     /// EINVAL for an empty buffer or remote write/atomic without [`Access::LOCAL_WRITE`];
-    /// `ibv_reg_mr` with the library's errno (ENOMEM: raise `ulimit -l`). The buffer comes
-    /// back with the error.
+    /// `ibv_reg_mr` with the library's errno (ENOMEM: raise `ulimit -l`; EIO: the device is
+    /// gone). The buffer comes back with the error.
     pub fn register<B: RegionBuffer>(&self, mut buf: B, access: Access) -> std::result::Result<Mr<B>, Returned<B>> {
         let (ptr, len) = buf.region();
         if let Err(error) = check_region("ibv_reg_mr", len, access) {
@@ -635,7 +636,8 @@ fn reg_mr_error(access: Access) -> Error {
     } else {
         "registration failed: raise the locked-memory limit (ulimit -l) or register less"
     };
-    Error::from_errno("ibv_reg_mr", errno, hint)
+    // EIO says the device is gone instead: no limit to raise.
+    Error::command("ibv_reg_mr", errno, hint)
 }
 
 /// [`Pd::register_borrowed`]'s region: deregistered when the call ends, normally or by a
