@@ -11,7 +11,7 @@ use mlx5dv::{
     state, Access, Completion, Cq, DcKey, DcPeer, DcTargetAddr, DciPool, Dct, EndpointId, EpCompletion, Mlx5Context,
     Pd, PeerPath, Policy, QpState, RcCaps, RcQp, RemoteMemory, Request, RtsAttr, Sge, Srq, WcOpcode, WcStatus,
 };
-use mlx5dv_suite::device::{connect_rc, loopback_path, open, pool_cq, test_backend, test_pool_config};
+use mlx5dv_suite::device::{connect_rc, loopback_path, open, pause_hook, pool_cq, test_backend, test_pool_config};
 use mlx5dv_suite::Rng;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -850,6 +850,72 @@ fn has_streams(mlx5: &Mlx5Context, log_concurrent: u8) -> Option<(u8, u8)> {
             None
         }
     }
+}
+
+/// `DciPool::stop` with 4 RDMA writes posted and the device paused (nothing of them has run):
+/// every DCI goes to ERR, a post after it is refused with ESHUTDOWN, and once the device runs
+/// again each write completes flushed, exactly once, without having run (the target's bytes
+/// stay as they were); nothing is recovered or posted again, and the DCIs stay in ERR. What
+/// the S3 executor's stop and the async driver's failure stand on (tests/s3_async.rs).
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_stopped_pool_flushes_what_was_posted_running_none_of_it_and_posts_or_recovers_nothing_after() {
+    let Some(pause) = pause_hook() else {
+        eprintln!("not run: no soft-mlx5 here (a ConnectX cannot be paused)");
+        return;
+    };
+    let (ctx, port, gid_index) = open();
+    let mlx5 = ctx.mlx5().expect("mlx5");
+    let pd = ctx.alloc_pd().unwrap();
+    let rx_cq = ctx.create_cq(64).unwrap();
+    let srq = pd.create_srq(16, 1).unwrap();
+    let (_dct, addr) = dct_target(&mlx5, &pd, &rx_cq, &srq, port, gid_index, Some(Access::REMOTE_WRITE));
+    let ah = pd.create_ah(port, &PeerPath::to_dc_target(&addr, gid_index)).unwrap();
+    let dst = pd
+        .register(vec![0u8; 4 * 64], Access::LOCAL_WRITE | Access::REMOTE_WRITE)
+        .unwrap();
+    let tx = pd.register(vec![0xabu8; 64], Access::LOCAL_WRITE).unwrap();
+    let mut pool = small_pool(&mlx5, &pd, port, Policy::Dcs, 2);
+    pool.hold(&tx).unwrap();
+    let ep = pool.add_endpoint(DcPeer::new(&ah, &addr, KEY)).unwrap();
+    let remote = dst.remote().unwrap();
+    let write = |i: u64| Request::Write {
+        local: tx.sge(0, 64).unwrap(),
+        remote: remote.slice(i * 64, 64).unwrap(),
+    };
+    // SAFETY: the emulator's hook: 1 pauses the device thread.
+    unsafe { pause(1) };
+    for i in 0..4 {
+        pool.post(ep, i, write(i)).unwrap();
+    }
+    pool.stop().expect("every DCI moved to ERR");
+    assert!(pool.dcis().all(|d| d.query_state().unwrap() == QpState::Err));
+    let refused = pool.post(ep, 9, write(0)).expect_err("a post on a stopped pool");
+    assert_eq!(refused.errno(), Some(libc::ESHUTDOWN), "{refused}");
+    assert!(refused.to_string().contains("stopped"), "{refused}");
+    // SAFETY: as above; 0 resumes it.
+    unsafe { pause(0) };
+    let seen = poll_until(&mut pool, 1, 4, 64);
+    assert_eq!(seen, vec![vec![WcStatus::WrFlushErr; 4]], "each write flushed once");
+    // Whatever the device still held is done by now: none of it ran.
+    std::thread::sleep(Duration::from_millis(100));
+    let mut out = [EpCompletion::default(); 8];
+    assert_eq!(
+        pool.poll(&mut out).unwrap(),
+        0,
+        "a completion after every request was reported"
+    );
+    let mut back = vec![0u8; 4 * 64];
+    dst.read(0, &mut back).unwrap();
+    assert!(back.iter().all(|&b| b == 0), "a stopped write ran");
+    let r = pool.recoveries();
+    assert_eq!(
+        (r.dcis, r.reposted),
+        (0, 0),
+        "a stopped pool recovered or reposted: {r:?}"
+    );
+    assert_eq!(pool.in_flight(), 0);
+    assert!(pool.dcis().all(|d| d.query_state().unwrap() == QpState::Err));
 }
 
 #[test]
