@@ -195,14 +195,19 @@ fn a_struct_owning_every_dc_object_moves_into_a_spawned_thread_and_carries_dc_wr
     node.finish();
 }
 
-#[test]
-#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
-fn a_struct_owning_every_dc_object_runs_in_a_tokio_task_awaiting_completions_through_the_channel() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// A multi-thread tokio runtime of 2 workers, I/O and timers.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("runtime");
+        .expect("runtime")
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
+fn a_struct_owning_every_dc_object_runs_in_a_tokio_task_awaiting_completions_through_the_channel() {
+    let rt = runtime();
     let node = DcNode::new(true);
     let node = rt
         .block_on(async move {
@@ -233,11 +238,7 @@ fn a_task_awaiting_the_channel_wakes_and_fails_with_eio_once_the_device_is_lost(
         eprintln!("not run: no soft-mlx5 here (a ConnectX cannot be made to fail)");
         return;
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     let node = DcNode::new(true);
     // SAFETY: the emulator's hook: 1 pauses the device thread.
     unsafe { pause(1) };

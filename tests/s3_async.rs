@@ -957,6 +957,29 @@ impl Paused {
     }
 }
 
+/// The PUT's and the GET's outputs `out`, resolved at once with GeneralErr and ENOMEM and an
+/// error saying `why` and that the region may still be written: their regions, still held
+/// (deregistering them answers EBUSY).
+fn held_back(out: [Option<(mlx5dv::s3::Done, Mr<Vec<u8>>)>; 2], why: &str) -> Vec<Mr<Vec<u8>>> {
+    let mut held = Vec::new();
+    for (what, out) in ["PUT", "GET"].into_iter().zip(out) {
+        let (done, region) = out.unwrap_or_else(|| panic!("the {what} did not resolve at once"));
+        assert_eq!(done.status, WcStatus::GeneralErr, "{done:?}");
+        let e = done.error.as_ref().expect("an error");
+        assert_eq!(e.errno(), Some(libc::ENOMEM), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains(why) && text.contains("may still be written"),
+            "the {what}'s error does not say its region may still be used ({why}): {text}"
+        );
+        held.push(match region.deregister() {
+            Err(r) => r.into_inner(),
+            Ok(_) => panic!("the {what}'s region was let go while the device may still use it"),
+        });
+    }
+    held
+}
+
 /// The driver fails (`Driver::fail`, with ENOMEM as a runtime gives up on a device that
 /// lives) while a PUT and a GET are posted and the device is paused, then the device runs
 /// again. What was posted before the failure must not run after it: the executor's DCIs are
@@ -1052,24 +1075,7 @@ fn transfers_on_dcis_that_cannot_be_stopped_resolve_at_once_saying_their_region_
     unsafe { (p.fail_commands)(CMD_MODIFY_QP, 0, 0) };
     assert_eq!(left, 0, "every DCI's move to ERR was tried");
     let (_count, waker) = counting();
-    let [put, get] = p.poll(&waker);
-    let mut held = Vec::new();
-    for (what, out) in [("PUT", put), ("GET", get)] {
-        let (done, region) = out.unwrap_or_else(|| panic!("the {what} did not resolve at once"));
-        assert_eq!(done.status, WcStatus::GeneralErr, "{done:?}");
-        let e = done.error.as_ref().expect("an error");
-        assert_eq!(e.errno(), Some(libc::ENOMEM), "{e}");
-        let text = e.to_string();
-        assert!(
-            text.contains("could not be moved to ERR") && text.contains("may still be written"),
-            "the {what}'s error does not say its region may still be used: {text}"
-        );
-        let region = match region.deregister() {
-            Err(r) => r.into_inner(),
-            Ok(_) => panic!("the {what}'s region was let go while the device may still use it"),
-        };
-        held.push(region);
-    }
+    let held = held_back(p.poll(&waker), "could not be moved to ERR");
     p.resume();
     let (put_ran, get_ran) = p.ran(&held[0], &held[1]);
     assert!(
@@ -1103,21 +1109,7 @@ fn failing_again_ends_at_once_the_transfers_whose_flush_completions_have_not_com
         "resolved while the device holds the requests"
     );
     p.driver.fail(error);
-    let [put, get] = p.poll(&waker);
-    let mut held = Vec::new();
-    for (what, out) in [("PUT", put), ("GET", get)] {
-        let (done, region) = out.unwrap_or_else(|| panic!("the {what} did not resolve at the second failure"));
-        assert_eq!(done.status, WcStatus::GeneralErr, "{done:?}");
-        let text = done.error.as_ref().expect("an error").to_string();
-        assert!(
-            text.contains("have not come") && text.contains("may still be written"),
-            "{what}: {text}"
-        );
-        held.push(match region.deregister() {
-            Err(r) => r.into_inner(),
-            Ok(_) => panic!("the {what}'s region was let go while its completions are awaited"),
-        });
-    }
+    let held = held_back(p.poll(&waker), "have not come");
     assert_eq!(p.driver.step().expect("step"), Step::Finished);
     p.resume();
     let (put_ran, get_ran) = p.ran(&held[0], &held[1]);
