@@ -837,7 +837,8 @@ impl DciPool {
     }
 
     /// Stops the pool for good: moves every DCI to ERR (`ibv_modify_qp` to `IBV_QPS_ERR`,
-    /// which any state may go to: IBA 10.3.1), so that the device executes nothing more of
+    /// which IBA 10.3.1 lets any state go to, and mlx5_ib any but RESET:
+    /// `modify_dci_qp_is_ok`), so that the device executes nothing more of
     /// what was posted: a QP in ERR sends no request and takes in no response (an RDMA read's
     /// data still on the wire is dropped, never placed), and each request outstanding
     /// completes flushed. For a server that gives up (a device that keeps failing its
@@ -853,9 +854,10 @@ impl DciPool {
     /// # Errors
     /// The first DCI that could not be moved to ERR (`ibv_modify_qp`'s errno: ENOMEM when the
     /// kernel could not run the command; EIO once the device is gone, which then executes
-    /// nothing anyway). The other DCIs are stopped all the same; the requests posted on one
-    /// that was not may still execute (and still complete, if the device lives): their
-    /// buffers stay the device's.
+    /// nothing anyway; EINVAL for a DCI left in RESET by a recovery that failed, which has
+    /// nothing outstanding). The other DCIs are stopped all the same; the requests posted on
+    /// one that was not may still execute (and still complete, if the device lives): their
+    /// buffers stay the device's. Calling it again tries those DCIs again.
     pub fn stop(&mut self) -> Result<()> {
         self.stopped = true;
         self.settled = false;
