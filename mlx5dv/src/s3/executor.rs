@@ -750,7 +750,7 @@ impl Executor {
             t.error = Some(why.clone());
             if loose && t.posted > 0 {
                 t.error = Some(why.adding(format!(
-                    "{OP}: {} request(s) of this transfer were outstanding and {loose_note}, so its local buffer                      may still be written (PUT) or read (GET): do not reuse that memory (a lent region stays                      registered until the executor is dropped)",
+                    "{OP}: {} request(s) of this transfer were outstanding and {loose_note}, so its local buffer may still be written (PUT) or read (GET): do not reuse that memory (a lent region stays registered until the executor is dropped)",
                     t.posted
                 )));
                 // Its completions, if they come, find it finished and are ignored.
