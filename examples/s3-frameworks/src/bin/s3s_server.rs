@@ -41,9 +41,12 @@ use std::sync::{Arc, Mutex};
 mod common;
 #[path = "../../../../mlx5dv/examples/common/device.rs"]
 mod device;
+#[path = "../bounds.rs"]
+mod bounds;
 #[path = "s3s_server/limits.rs"]
 mod limits;
 
+use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_UPLOADS};
 use limits::{Budget, Held, Refused};
 
 /// The largest object or part this server takes over RDMA (a token's buffer): larger ones are
@@ -695,10 +698,6 @@ struct Args {
     max_receiving_bytes: u64,
 }
 
-const DEFAULT_MAX_UPLOADS: u64 = 1000;
-const DEFAULT_MAX_PART_BYTES: u64 = 2 << 30;
-const DEFAULT_MAX_RECEIVING_BYTES: u64 = 1 << 30;
-
 fn usage() -> String {
     format!(
         "usage: s3s_server [OPTIONS]
@@ -714,11 +713,11 @@ fn usage() -> String {
 Bounds on what any client can make the server hold. Past one the answer is S3's 503 SlowDown
 (S3 clients send the request again after a backoff); a request larger than the bound itself
 is 400 EntityTooLarge:
-  --max-uploads N           multipart uploads open at once (default {DEFAULT_MAX_UPLOADS})
+  --max-uploads N           multipart uploads open at once (default {MAX_UPLOADS})
   --max-part-bytes B        bytes held by the uploaded parts of open multipart uploads
-                            (default {DEFAULT_MAX_PART_BYTES}: 2 GiB)
+                            (default {MAX_PART_BYTES}: 2 GiB)
   --max-receiving-bytes B   bytes being received at once by PUTs and parts, RDMA PUTs'
-                            registrations and bodies (default {DEFAULT_MAX_RECEIVING_BYTES}: 1 GiB)
+                            registrations and bodies (default {MAX_RECEIVING_BYTES}: 1 GiB)
 S3's rules hold as well: part numbers 1..=10000, every part but the last at least 5 MiB, a
 body at most 5 GiB."
     )
@@ -735,9 +734,9 @@ fn args() -> Result<Option<Args>, String> {
         secret_key: "mlx5dv-secret".into(),
         key: common::DEFAULT_KEY,
         clients: 1,
-        max_uploads: DEFAULT_MAX_UPLOADS,
-        max_part_bytes: DEFAULT_MAX_PART_BYTES,
-        max_receiving_bytes: DEFAULT_MAX_RECEIVING_BYTES,
+        max_uploads: MAX_UPLOADS,
+        max_part_bytes: MAX_PART_BYTES,
+        max_receiving_bytes: MAX_RECEIVING_BYTES,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
