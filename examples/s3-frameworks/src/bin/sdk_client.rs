@@ -460,7 +460,12 @@ async fn main() -> Result<()> {
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     let client = Client::new(&mlx5, &pd, a.key, ClientConfig::default())?;
     let exposed = client.expose(pd.register(vec![0u8; a.max_size.max(PART)], Access::LOCAL_WRITE)?)?;
-    let s3 = sdk(&url, &a.access_key, &a.secret_key, RetryConfig::standard());
+    // S3's retries, backing off from 20 ms (not 1 s): the other clients' chaos holds the
+    // server's bounds a moment at a time.
+    let retry = RetryConfig::standard()
+        .with_initial_backoff(Duration::from_millis(20))
+        .with_max_backoff(Duration::from_secs(1));
+    let s3 = sdk(&url, &a.access_key, &a.secret_key, retry);
     let _ = s3.create_bucket().bucket(BUCKET).send().await;
     let mut run = Run {
         s3,
@@ -561,27 +566,32 @@ where
 }
 
 /// A PUT of `key` carrying `token` (no body), with `sum` as its CRC64NVME, the token changed
-/// after signing with `tamper`: what came back, and how it was refused.
+/// after signing with `tamper`, sent again while it is answered SlowDown (the other clients'
+/// chaos reaching the server's bounds) but for one naming `but`: what came back, and how it
+/// was refused.
 async fn put_token(
     s3: &aws_sdk_s3::Client,
     key: &str,
-    token: String,
-    sum: Option<String>,
+    (token, sum): (String, Option<String>),
     tamper: bool,
+    but: Option<&str>,
 ) -> (Seen, Option<Refusal>) {
     let cap = Capture::default();
-    let mut op = s3
-        .put_object()
-        .bucket(BUCKET)
-        .key(key)
-        .set_checksum_crc64_nvme(sum)
-        .customize()
-        .rdma_token(token, &cap);
-    if tamper {
-        op = op.interceptor(Tamper);
-    }
-    let r = refusal(op.send().await);
-    (cap.seen(), r)
+    let r = backing_off(but, || {
+        let mut op = s3
+            .put_object()
+            .bucket(BUCKET)
+            .key(key)
+            .set_checksum_crc64_nvme(sum.clone())
+            .customize()
+            .rdma_token(token.clone(), &cap);
+        if tamper {
+            op = op.interceptor(Tamper);
+        }
+        op.send()
+    })
+    .await;
+    (cap.seen(), refusal(r))
 }
 
 impl Run {
@@ -607,7 +617,7 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     let key = format!("c{}-chaos", a.id);
     run.put(&key, &data, 0).await?;
     // An invalid token: 400 InvalidRDMAToken, no reply header.
-    let (s, code) = put_token(&run.s3, &key, "0:nonsense".into(), None, false).await;
+    let (s, code) = put_token(&run.s3, &key, ("0:nonsense".into(), None), false, None).await;
     check(
         s.status == 400 && s.reply.is_none() && code_of(&code) == Some(protocol::INVALID_TOKEN),
         || format!("an invalid token: {s:?} {code:?}"),
@@ -626,7 +636,7 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     // A dead client: a DCT of its own, destroyed, then named by tokens. PUT: 500
     // RDMATransferFailed; GET: 200, reply 501, the object in the body.
     let (put_text, get_text) = dead_client_tokens(run, a.key, 4096)?;
-    let (s, code) = put_token(&run.s3, &key, put_text, None, false).await;
+    let (s, code) = put_token(&run.s3, &key, (put_text, None), false, None).await;
     check(
         s.status == 500 && code_of(&code) == Some(protocol::TRANSFER_FAILED),
         || format!("a dead client's PUT: {s:?} {code:?}"),
@@ -640,12 +650,12 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     run.exposed.write(0, &data)?;
     let (id, token) = run.exposed.mint(0, 4096, Direction::Put)?;
     let other = Digest::of(Algorithm::Crc64Nvme, b"other bytes").header_value();
-    let (s, code) = put_token(&run.s3, &key, token.format()?, Some(other), false).await;
+    let (s, code) = put_token(&run.s3, &key, (token.format()?, Some(other)), false, None).await;
     check(code_of(&code) == Some(protocol::BAD_DIGEST), || {
         format!("a wrong checksum: {s:?} {code:?}")
     })?;
     // SigV4 covers the token: one changed after signing, and a wrong secret, are refused.
-    let (s, code) = put_token(&run.s3, &key, token.format()?, None, true).await;
+    let (s, code) = put_token(&run.s3, &key, (token.format()?, None), true, None).await;
     check(code_of(&code) == Some("SignatureDoesNotMatch"), || {
         format!("a token changed after signing: {s:?} {code:?}")
     })?;
