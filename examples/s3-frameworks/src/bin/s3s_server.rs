@@ -37,12 +37,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+#[path = "../bounds.rs"]
+mod bounds;
 #[path = "../../../../mlx5dv/examples/common/s3.rs"]
 mod common;
 #[path = "../../../../mlx5dv/examples/common/device.rs"]
 mod device;
-#[path = "../bounds.rs"]
-mod bounds;
 #[path = "s3s_server/limits.rs"]
 mod limits;
 
@@ -243,13 +243,19 @@ impl Server {
             checksum::requested(|n| header(req, n)).map_err(|e| put_refused(Outcome::of_checksum_error(&e)))?;
         let content_type = header(req, "content-type").map(str::to_owned);
         let Some(text) = header(req, protocol::TOKEN_HEADER) else {
-            let len = length
-                .and_then(|l| u64::try_from(l).ok())
-                .ok_or_else(|| s3_error("MissingContentLength", "You must provide the Content-Length HTTP header.", 411))?;
+            let len = length.and_then(|l| u64::try_from(l).ok()).ok_or_else(|| {
+                s3_error(
+                    "MissingContentLength",
+                    "You must provide the Content-Length HTTP header.",
+                    411,
+                )
+            })?;
             if len > MAX_BODY {
                 return Err(s3_error(
                     "EntityTooLarge",
-                    &format!("Your proposed upload exceeds the maximum allowed size: {len} bytes, S3's limit {MAX_BODY}."),
+                    &format!(
+                        "Your proposed upload exceeds the maximum allowed size: {len} bytes, S3's limit {MAX_BODY}."
+                    ),
                     400,
                 ));
             }
@@ -287,7 +293,8 @@ impl Server {
 
     /// A part's `len` bytes taken from `--max-part-bytes` (nothing for a PUT).
     fn hold(&self, len: u64, part: bool) -> S3Result<Option<Held>> {
-        part.then(|| take(&self.limits.part_bytes, len, UPLOADS_FREE)).transpose()
+        part.then(|| take(&self.limits.part_bytes, len, UPLOADS_FREE))
+            .transpose()
     }
 
     /// The object `key` of `bucket`, or S3's NoSuchKey.
@@ -394,7 +401,10 @@ async fn collect(body: Option<StreamingBlob>, len: u64) -> S3Result<Vec<u8>> {
 fn not_satisfiable(len: u64) -> S3Error {
     let mut e = s3_error("InvalidRange", "The requested range is not satisfiable", 416);
     let mut h = http::HeaderMap::new();
-    h.insert(http::header::CONTENT_RANGE, format!("bytes */{len}").parse().expect("a header value"));
+    h.insert(
+        http::header::CONTENT_RANGE,
+        format!("bytes */{len}").parse().expect("a header value"),
+    );
     e.set_headers(h);
     e
 }
@@ -750,7 +760,9 @@ fn args() -> Result<Option<Args>, String> {
             "--device" => a.device = Some(value()?),
             "--rdma-ip" => a.rdma_ip = Some(value()?.parse().map_err(|e| format!("--rdma-ip: {e}"))?),
             "--sl" => a.path.sl = value()?.parse().map_err(|e| format!("--sl: {e}"))?,
-            "--traffic-class" => a.path.traffic_class = value()?.parse().map_err(|e| format!("--traffic-class: {e}"))?,
+            "--traffic-class" => {
+                a.path.traffic_class = value()?.parse().map_err(|e| format!("--traffic-class: {e}"))?
+            }
             "--access-key" => a.access_key = value()?,
             "--secret-key" => a.secret_key = value()?,
             "--key" => a.key = common::parse_key(&value()?)?,

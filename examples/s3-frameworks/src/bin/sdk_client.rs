@@ -44,14 +44,14 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[path = "../../../../mlx5dv/examples/common/s3.rs"]
-mod common;
-#[path = "../../../../mlx5dv/examples/common/device.rs"]
-mod device;
 #[path = "../bounds.rs"]
 mod bounds;
 #[path = "sdk_client/bounds_chaos.rs"]
 mod bounds_chaos;
+#[path = "../../../../mlx5dv/examples/common/s3.rs"]
+mod common;
+#[path = "../../../../mlx5dv/examples/common/device.rs"]
+mod device;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
