@@ -135,6 +135,18 @@ async fn create(run: &Run, key: &str) -> Result<String> {
     Ok(up.upload_id().ok_or("no upload id")?.to_owned())
 }
 
+/// An AbortMultipartUpload of upload `id` of `key`: how it was refused.
+async fn abort(s3: &aws_sdk_s3::Client, key: &str, id: &str) -> Option<Refusal> {
+    refusal(
+        s3.abort_multipart_upload()
+            .bucket(BUCKET)
+            .key(key)
+            .upload_id(id)
+            .send()
+            .await,
+    )
+}
+
 /// The parts a CompleteMultipartUpload lists: number, ETag.
 type PartList<'a> = &'a [(i32, &'a str)];
 
@@ -245,23 +257,11 @@ async fn uploads(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Re
         )
     })?;
     for id in &mine {
-        run.s3
-            .abort_multipart_upload()
-            .bucket(BUCKET)
-            .key(&key)
-            .upload_id(id)
-            .send()
-            .await?;
+        let r = abort(&run.s3, &key, id).await;
+        check(r.is_none(), || format!("abort {id}: {r:?}"))?;
     }
     let id = create(run, &key).await?;
-    let abort = || {
-        raw.abort_multipart_upload()
-            .bucket(BUCKET)
-            .key(&key)
-            .upload_id(&id)
-            .send()
-    };
-    let r = refusal(abort().await);
+    let r = abort(raw, &key, &id).await;
     check(r.is_none(), || format!("abort an upload: {r:?}"))?;
     let r = raw
         .upload_part()
@@ -276,7 +276,7 @@ async fn uploads(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Re
     check(r.as_ref().is_some_and(|r| r.is(404, "NoSuchUpload")), || {
         format!("a part of an aborted upload: {r:?}")
     })?;
-    let r = refusal(abort().await);
+    let r = abort(raw, &key, &id).await;
     check(r.as_ref().is_some_and(|r| r.is(404, "NoSuchUpload")), || {
         format!("abort an aborted upload: {r:?}")
     })?;
@@ -303,25 +303,20 @@ async fn part_bytes(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str
             format!("{held} bytes of parts held, past --max-part-bytes {}", a.max_part_bytes)
         })?;
     };
-    check(slow_down_of(&Some(refused), "--max-part-bytes"), || {
+    let refused = Some(refused);
+    check(slow_down_of(&refused, "--max-part-bytes"), || {
         format!(
-            "a part of {size} bytes with {held} held, --max-part-bytes {}",
+            "a part of {size} bytes with {held} held, --max-part-bytes {}: {refused:?}",
             a.max_part_bytes
         )
     })?;
-    let abort = |id: String| {
-        run.s3
-            .abort_multipart_upload()
-            .bucket(BUCKET)
-            .key(&key)
-            .upload_id(id)
-            .send()
-    };
-    abort(id).await?;
+    let r = abort(&run.s3, &key, &id).await;
+    check(r.is_none(), || format!("abort an upload: {r:?}"))?;
     let id = create(run, &key).await?;
     let again = upload_part(&mut run.exposed, &run.s3, (&key, &id), 1, (0, size), None).await?;
     check(again.is_ok(), || format!("a part after the abort: {again:?}"))?;
-    abort(id).await?;
+    let r = abort(&run.s3, &key, &id).await;
+    check(r.is_none(), || format!("abort an upload: {r:?}"))?;
     Ok(held)
 }
 
