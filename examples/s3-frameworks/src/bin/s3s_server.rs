@@ -373,25 +373,28 @@ fn hex(bytes: &[u8]) -> String {
 /// bytes are S3's `400 IncompleteBody`.
 async fn collect(body: Option<StreamingBlob>, len: u64) -> S3Result<Vec<u8>> {
     use futures_util::StreamExt;
-    let differs = |got: usize| {
+    let differs = |came: &str| {
         s3_error(
             "IncompleteBody",
-            &format!("You did not provide the number of bytes specified by the Content-Length HTTP header ({len}): {got} or more came."),
+            &format!(
+                "You did not provide the number of bytes specified by the Content-Length HTTP header ({len}): {came}."
+            ),
             400,
         )
     };
-    let mut v = Vec::with_capacity(usize::try_from(len).map_err(|_| differs(0))?);
+    let capacity = usize::try_from(len).map_err(|_| differs("more than this machine holds"))?;
+    let mut v = Vec::with_capacity(capacity);
     if let Some(mut body) = body {
         while let Some(chunk) = body.next().await {
             let chunk = chunk.map_err(|e| s3_error("IncompleteBody", &e.to_string(), 400))?;
-            if (v.len() + chunk.len()) as u64 > len {
-                return Err(differs(v.len() + chunk.len()));
+            if v.len() + chunk.len() > capacity {
+                return Err(differs("more came"));
             }
             v.extend_from_slice(&chunk);
         }
     }
-    if v.len() as u64 != len {
-        return Err(differs(v.len()));
+    if v.len() != capacity {
+        return Err(differs(&format!("{} came", v.len())));
     }
     Ok(v)
 }
