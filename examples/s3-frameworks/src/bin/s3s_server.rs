@@ -5,9 +5,21 @@
 //! and CRC32C checksums, SigV4 (s3s verifies it; the token is a signed header), every decline
 //! and error as the spec says (`mlx5dv::s3::protocol`).
 //!
+//! What any HTTP client can make it hold is bounded (`limits`, `--help` gives the flags and
+//! their defaults): multipart uploads open at once, bytes held by their parts, bytes being
+//! received at once (RDMA PUTs' registrations and bodies); past a bound the answer is S3's
+//! `503 SlowDown` (an S3 client backs off and sends it again), and `400 EntityTooLarge` for
+//! a request larger than the bound itself. S3's multipart rules are kept: part numbers
+//! 1..=10000 (`400 InvalidArgument`), every part but the last at least 5 MiB, the list of a
+//! CompleteMultipartUpload in ascending order and naming uploaded parts by their ETags
+//! (`EntityTooSmall`, `InvalidPartOrder`, `InvalidPart`; the upload stays open to be
+//! completed again). A GET's body is read from the object a chunk at a time, never copied
+//! whole.
+//!
 //! ```text
 //! s3s_server [--listen ADDR] [--device NAME | --rdma-ip IP] [--sl N] [--traffic-class N]
 //!            [--access-key K --secret-key S] [--key HEX] [--clients N]
+//!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
 //! ```
 //! `--rdma-ip` picks the device, port and GID by the address (`mlx5dv::open_by_ip`), as
 //! cuObject's `rdma_dev_addr_list` and libs3rdma's `server_init(ip)` do; `--sl` and
@@ -25,14 +37,29 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+#[path = "../bounds.rs"]
+mod bounds;
 #[path = "../../../../mlx5dv/examples/common/s3.rs"]
 mod common;
 #[path = "../../../../mlx5dv/examples/common/device.rs"]
 mod device;
+#[path = "s3s_server/limits.rs"]
+mod limits;
+
+use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_UPLOADS};
+use limits::{Budget, Held, Refused};
 
 /// The largest object or part this server takes over RDMA (a token's buffer): larger ones are
 /// declined (the client sends them in the body or in parts).
 const MAX_RDMA: u64 = 64 << 20;
+/// S3's largest single PUT or part (5 GiB): a larger body is `400 EntityTooLarge`.
+const MAX_BODY: u64 = 5 << 30;
+/// S3's part numbers: 1 to 10,000.
+const PART_NUMBERS: std::ops::RangeInclusive<i32> = 1..=10_000;
+/// S3's smallest part, but for the last one (5 MiB).
+const MIN_PART: usize = 5 << 20;
+/// The chunk a GET's body, a checksum and a copy read from an object at a time.
+const CHUNK: usize = 64 << 10;
 
 /// An object: its bytes in memory registered for it, shared by the GETs reading it.
 struct Object {
@@ -41,20 +68,35 @@ struct Object {
     crc64: Digest,
     modified: Timestamp,
     content_type: Option<String>,
+    /// A part's bytes, taken from `--max-part-bytes` while the part is held.
+    _held: Option<Held>,
 }
 
 /// A multipart upload's parts, by number.
-#[derive(Default)]
 struct Upload {
     key: String,
     parts: BTreeMap<i32, Arc<Object>>,
+    /// Its place among `--max-uploads`, given back when it is completed or aborted.
+    _slot: Held,
+}
+
+/// The open multipart uploads, by id.
+type Uploads = Arc<Mutex<HashMap<String, Upload>>>;
+
+/// The bounds on what clients can make the server hold.
+#[derive(Clone)]
+struct Limits {
+    uploads: Arc<Budget>,
+    part_bytes: Arc<Budget>,
+    receiving: Arc<Budget>,
 }
 
 struct Server {
     exec: AsyncExecutor,
     pd: Pd,
     objects: Mutex<HashMap<String, Arc<Object>>>,
-    uploads: Mutex<HashMap<String, Upload>>,
+    uploads: Uploads,
+    limits: Limits,
     next_upload: AtomicU64,
     goodbyes: AtomicU64,
     clients: u64,
@@ -114,19 +156,13 @@ fn reply_headers(r: &protocol::Response) -> http::HeaderMap {
     h
 }
 
-/// Registers `len` bytes for an object or a part (local write: a PUT lands in it).
-fn region(pd: &Pd, len: usize) -> S3Result<Mr<Vec<u8>>> {
-    pd.register(vec![0u8; len], Access::LOCAL_WRITE)
-        .map_err(|e| s3_error("InternalError", &format!("registering {len} bytes: {}", e.error()), 500))
-}
-
-/// The CRC64NVME of a region's bytes, read in cache-sized chunks.
-fn crc64_of(mr: &Mr<Vec<u8>>) -> Digest {
-    let mut h = Hasher::new(checksum::Algorithm::Crc64Nvme);
-    let mut chunk = vec![0u8; 32 << 10];
-    let mut at = 0;
-    while at < mr.len() {
-        let n = chunk.len().min(mr.len() - at);
+/// The digest of `range` of a region's bytes, read a chunk at a time.
+fn digest_of(mr: &Mr<Vec<u8>>, range: std::ops::Range<usize>, algorithm: checksum::Algorithm) -> Digest {
+    let mut h = Hasher::new(algorithm);
+    let mut chunk = vec![0u8; CHUNK.min(range.len())];
+    let mut at = range.start;
+    while at < range.end {
+        let n = chunk.len().min(range.end - at);
         mr.read(at, &mut chunk[..n]).expect("inside the region");
         h.update(&chunk[..n]);
         at += n;
@@ -134,40 +170,117 @@ fn crc64_of(mr: &Mr<Vec<u8>>) -> Digest {
     h.finish()
 }
 
-fn bytes_of(mr: &Mr<Vec<u8>>, range: std::ops::Range<usize>) -> Vec<u8> {
-    let mut v = vec![0u8; range.len()];
-    mr.read(range.start, &mut v).expect("inside the region");
-    v
+/// A GET's body: `range` of the object, read from its memory a chunk at a time as the
+/// connection takes it, so that a GET holds a chunk, never a copy of the object.
+fn body_of(data: &Arc<Mr<Vec<u8>>>, range: std::ops::Range<usize>) -> StreamingBlob {
+    let data = Arc::clone(data);
+    let end = range.end;
+    let chunks = range.step_by(CHUNK).map(move |at| {
+        let mut v = vec![0u8; CHUNK.min(end - at)];
+        data.read(at, &mut v).expect("inside the region");
+        Ok::<_, std::io::Error>(bytes::Bytes::from(v))
+    });
+    StreamingBlob::wrap(futures_util::stream::iter(chunks))
+}
+
+/// Copies all of `from` into `to` at `at`, a chunk at a time.
+fn copy_into(to: &mut Mr<Vec<u8>>, at: usize, from: &Mr<Vec<u8>>) {
+    let mut chunk = vec![0u8; CHUNK.min(from.len())];
+    let mut done = 0;
+    while done < from.len() {
+        let n = chunk.len().min(from.len() - done);
+        from.read(done, &mut chunk[..n]).expect("inside the region");
+        to.write(at + done, &chunk[..n]).expect("inside the region");
+        done += n;
+    }
+}
+
+/// Takes `n` from `budget` for a request: past the whole limit S3's `400 EntityTooLarge`
+/// (sending it again cannot help), past what is free now S3's `503 SlowDown` (an S3 client
+/// backs off and sends it again; `then` says what frees room).
+fn take(budget: &Arc<Budget>, n: u64, then: &str) -> S3Result<Held> {
+    budget.take(n).map_err(|r| match r {
+        Refused::TooLarge => s3_error(
+            "EntityTooLarge",
+            &format!(
+                "Your proposed upload exceeds the maximum allowed size: {n} bytes, and {} are limited to {} ({}).",
+                budget.what, budget.limit, budget.flag
+            ),
+            400,
+        ),
+        Refused::Full { used } => s3_error(
+            protocol::SLOW_DOWN,
+            &format!(
+                "Please reduce your request rate: {} are limited to {} ({}), {used} are taken; {then}.",
+                budget.what, budget.limit, budget.flag
+            ),
+            503,
+        ),
+    })
+}
+
+const UPLOADS_FREE: &str = "complete or abort multipart uploads in progress, then send it again";
+const SEND_AGAIN: &str = "send it again later";
+
+fn no_such_upload() -> S3Error {
+    s3_error("NoSuchUpload", "The specified upload does not exist.", 404)
 }
 
 impl Server {
-    /// A PUT or an UploadPart: its bytes, by RDMA when a token came (the token's whole buffer),
-    /// else from the body; checked against the request's checksum. The object, or the answer.
+    /// A PUT (`part` false) or an UploadPart: its bytes, by RDMA when a token came (the
+    /// token's whole buffer), else from the body (`length` bytes, its Content-Length); checked
+    /// against the request's checksum. The object, or the answer. Before any memory is
+    /// allocated, the bytes are taken from `--max-receiving-bytes` until the request ends and,
+    /// for a part, from `--max-part-bytes` for as long as the part is held.
     async fn receive<T>(
         &self,
         req: &S3Request<T>,
         body: Option<StreamingBlob>,
+        length: Option<i64>,
+        part: bool,
     ) -> S3Result<(Arc<Object>, Option<protocol::Response>)> {
         let expected =
             checksum::requested(|n| header(req, n)).map_err(|e| put_refused(Outcome::of_checksum_error(&e)))?;
         let content_type = header(req, "content-type").map(str::to_owned);
         let Some(text) = header(req, protocol::TOKEN_HEADER) else {
-            let bytes = collect(body).await?;
-            let mr = self.store_bytes(&bytes)?;
-            return self.finish_put(mr, expected, content_type).map(|o| (o, None));
+            let len = length.and_then(|l| u64::try_from(l).ok()).ok_or_else(|| {
+                s3_error(
+                    "MissingContentLength",
+                    "You must provide the Content-Length HTTP header.",
+                    411,
+                )
+            })?;
+            if len > MAX_BODY {
+                return Err(s3_error(
+                    "EntityTooLarge",
+                    &format!(
+                        "Your proposed upload exceeds the maximum allowed size: {len} bytes, S3's limit {MAX_BODY}."
+                    ),
+                    400,
+                ));
+            }
+            let held = self.hold(len, part)?;
+            let _receiving = take(&self.limits.receiving, len, SEND_AGAIN)?;
+            let bytes = collect(body, len).await?;
+            let mr = Arc::new(self.register(bytes)?);
+            return self.finish_put(mr, expected, content_type, held).map(|o| (o, None));
         };
         let token = match RdmaToken::parse(text) {
-            Ok(t) if u64::from(t.len) <= MAX_RDMA => t,
+            // A token larger than all that may be received at once is declined: its bytes
+            // come in the body, where the same bound answers EntityTooLarge.
+            Ok(t) if u64::from(t.len) <= MAX_RDMA.min(self.limits.receiving.limit) => t,
             Ok(_) => return Err(put_refused(Outcome::Declined)),
             Err(e) => return Err(put_refused(Outcome::of_token_error(&e))),
         };
         let len = token.len as usize;
-        let mr = region(&self.pd, len)?;
+        let held = self.hold(len as u64, part)?;
+        let _receiving = take(&self.limits.receiving, len as u64, SEND_AGAIN)?;
+        let mr = self.register(vec![0u8; len])?;
         let outcome = match self.exec.submit_region(&token, 0, Direction::Put, mr, 0, len) {
             Ok(t) => match t.await {
                 // The bytes are in: checked against the request's checksum as a body's are.
                 (done, mr) if done.is_ok() => {
-                    let obj = self.finish_put(Arc::new(mr), expected, content_type)?;
+                    let obj = self.finish_put(Arc::new(mr), expected, content_type, held)?;
                     let r = protocol::respond(Direction::Put, false, Outcome::of_done(&done));
                     return Ok((obj, Some(r)));
                 }
@@ -178,32 +291,42 @@ impl Server {
         Err(put_refused(outcome))
     }
 
+    /// A part's `len` bytes taken from `--max-part-bytes` (nothing for a PUT).
+    fn hold(&self, len: u64, part: bool) -> S3Result<Option<Held>> {
+        part.then(|| take(&self.limits.part_bytes, len, UPLOADS_FREE))
+            .transpose()
+    }
+
     /// The object `key` of `bucket`, or S3's NoSuchKey.
     fn object(&self, bucket: &str, key: &str) -> S3Result<Arc<Object>> {
         let obj = self.objects.lock().unwrap().get(&name(bucket, key)).cloned();
         obj.ok_or_else(no_such_key)
     }
 
-    fn store_bytes(&self, bytes: &[u8]) -> S3Result<Arc<Mr<Vec<u8>>>> {
-        let mut mr = region(&self.pd, bytes.len())?;
-        mr.write(0, bytes).expect("the region is as long as the bytes");
-        Ok(Arc::new(mr))
+    /// Registers `bytes` as an object's or a part's memory (local write: a PUT lands in it).
+    fn register(&self, bytes: Vec<u8>) -> S3Result<Mr<Vec<u8>>> {
+        let len = bytes.len();
+        self.pd
+            .register(bytes, Access::LOCAL_WRITE)
+            .map_err(|e| s3_error("InternalError", &format!("registering {len} bytes: {}", e.error()), 500))
     }
 
     /// The object of a PUT or a part whose bytes are in `data`, once they match the request's
-    /// checksum (`Outcome::verified`: else S3's BadDigest, nothing stored).
+    /// checksum (`Outcome::verified`: else S3's BadDigest, nothing stored); `held`, a part's
+    /// bytes taken from `--max-part-bytes`, stays with it.
     fn finish_put(
         &self,
         data: Arc<Mr<Vec<u8>>>,
         expected: Option<Digest>,
         content_type: Option<String>,
+        held: Option<Held>,
     ) -> S3Result<Arc<Object>> {
-        let crc64 = crc64_of(&data);
+        let crc64 = digest_of(&data, 0..data.len(), checksum::Algorithm::Crc64Nvme);
         let computed = expected.map(|want| {
             if want.algorithm == crc64.algorithm {
                 crc64
             } else {
-                Digest::of(want.algorithm, &bytes_of(&data, 0..data.len()))
+                digest_of(&data, 0..data.len(), want.algorithm)
             }
         });
         let moved = Outcome::Moved {
@@ -219,6 +342,7 @@ impl Server {
             crc64,
             modified: Timestamp::from(std::time::SystemTime::now()),
             content_type,
+            _held: held,
         }))
     }
 }
@@ -245,16 +369,47 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-async fn collect(body: Option<StreamingBlob>) -> S3Result<Vec<u8>> {
+/// A body of `len` bytes (its Content-Length, taken from the bounds already): more or fewer
+/// bytes are S3's `400 IncompleteBody`.
+async fn collect(body: Option<StreamingBlob>, len: u64) -> S3Result<Vec<u8>> {
     use futures_util::StreamExt;
-    let mut v = Vec::new();
+    let differs = |came: &str| {
+        s3_error(
+            "IncompleteBody",
+            &format!(
+                "You did not provide the number of bytes specified by the Content-Length HTTP header ({len}): {came}."
+            ),
+            400,
+        )
+    };
+    let capacity = usize::try_from(len).map_err(|_| differs("more than this machine holds"))?;
+    let mut v = Vec::with_capacity(capacity);
     if let Some(mut body) = body {
         while let Some(chunk) = body.next().await {
             let chunk = chunk.map_err(|e| s3_error("IncompleteBody", &e.to_string(), 400))?;
+            if v.len() + chunk.len() > capacity {
+                return Err(differs("more came"));
+            }
             v.extend_from_slice(&chunk);
         }
     }
+    if v.len() != capacity {
+        return Err(differs(&format!("{} came", v.len())));
+    }
     Ok(v)
+}
+
+/// A `Range` outside an object of `len` bytes: S3's `416 InvalidRange`, with the
+/// `Content-Range: bytes */len` RFC 9110 (14.4) asks for.
+fn not_satisfiable(len: u64) -> S3Error {
+    let mut e = s3_error("InvalidRange", "The requested range is not satisfiable", 416);
+    let mut h = http::HeaderMap::new();
+    h.insert(
+        http::header::CONTENT_RANGE,
+        format!("bytes */{len}").parse().expect("a header value"),
+    );
+    e.set_headers(h);
+    e
 }
 
 fn no_such_key() -> S3Error {
@@ -273,7 +428,7 @@ impl S3 for Server {
 
     async fn put_object(&self, mut req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
         let body = req.input.body.take();
-        let (obj, reply) = self.receive(&req, body).await?;
+        let (obj, reply) = self.receive(&req, body, req.input.content_length, false).await?;
         let key = name(&req.input.bucket, &req.input.key);
         let out = PutObjectOutput {
             e_tag: Some(ETag::Strong(obj.etag.trim_matches('"').to_owned())),
@@ -305,11 +460,7 @@ impl S3 for Server {
         let obj = self.object(&req.input.bucket, &req.input.key)?;
         let len = obj.data.len() as u64;
         let (range, ranged) = match req.input.range {
-            Some(r) => (
-                r.check(len)
-                    .map_err(|_| s3_error("InvalidRange", "The requested range is not satisfiable", 416))?,
-                true,
-            ),
+            Some(r) => (r.check(len).map_err(|_| not_satisfiable(len))?, true),
             None => (0..len, false),
         };
         let n = (range.end - range.start) as usize;
@@ -325,9 +476,10 @@ impl S3 for Server {
         // The checksum of the bytes moved: the object's, or the range's.
         let sum = mode.then(|| {
             if ranged {
-                Digest::of(
+                digest_of(
+                    &obj.data,
+                    range.start as usize..range.end as usize,
                     checksum::Algorithm::Crc64Nvme,
-                    &bytes_of(&obj.data, range.start as usize..range.end as usize),
                 )
             } else {
                 obj.crc64
@@ -354,10 +506,7 @@ impl S3 for Server {
         let status = if ranged { 206 } else { 200 };
         let Some(outcome) = outcome else {
             out.content_length = Some(n as i64);
-            out.body = Some(StreamingBlob::from(s3s::Body::from(bytes_of(
-                &obj.data,
-                range.start as usize..range.end as usize,
-            ))));
+            out.body = Some(body_of(&obj.data, range.start as usize..range.end as usize));
             let mut resp = S3Response::new(out);
             resp.status = Some(http_status(status));
             return Ok(resp);
@@ -367,10 +516,7 @@ impl S3 for Server {
             Answer::Reply(r) => {
                 if r.body == ReplyBody::Object {
                     out.content_length = Some(n as i64);
-                    out.body = Some(StreamingBlob::from(s3s::Body::from(bytes_of(
-                        &obj.data,
-                        range.start as usize..range.end as usize,
-                    ))));
+                    out.body = Some(body_of(&obj.data, range.start as usize..range.end as usize));
                 } else {
                     out.content_length = Some(0);
                 }
@@ -400,6 +546,7 @@ impl S3 for Server {
         &self,
         req: S3Request<CreateMultipartUploadInput>,
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
+        let slot = take(&self.limits.uploads, 1, UPLOADS_FREE)?;
         let id = format!("upload-{}", self.next_upload.fetch_add(1, Ordering::Relaxed));
         let key = name(&req.input.bucket, &req.input.key);
         self.uploads.lock().unwrap().insert(
@@ -407,6 +554,7 @@ impl S3 for Server {
             Upload {
                 key,
                 parts: BTreeMap::new(),
+                _slot: slot,
             },
         );
         Ok(S3Response::new(CreateMultipartUploadOutput {
@@ -418,21 +566,31 @@ impl S3 for Server {
     }
 
     async fn upload_part(&self, mut req: S3Request<UploadPartInput>) -> S3Result<S3Response<UploadPartOutput>> {
+        let number = req.input.part_number;
+        if !PART_NUMBERS.contains(&number) {
+            return Err(s3_error(
+                "InvalidArgument",
+                &format!("Part number must be an integer between 1 and 10000, inclusive: {number} is not."),
+                400,
+            ));
+        }
         if !self.uploads.lock().unwrap().contains_key(&req.input.upload_id) {
-            return Err(s3_error("NoSuchUpload", "The specified upload does not exist.", 404));
+            return Err(no_such_upload());
         }
         let body = req.input.body.take();
-        let (part, reply) = self.receive(&req, body).await?;
+        let (part, reply) = self.receive(&req, body, req.input.content_length, true).await?;
         let out = UploadPartOutput {
             e_tag: Some(ETag::Strong(part.etag.trim_matches('"').to_owned())),
             checksum_crc64nvme: Some(part.crc64.header_value()),
             ..Default::default()
         };
-        let mut uploads = self.uploads.lock().unwrap();
-        let upload = uploads
-            .get_mut(&req.input.upload_id)
-            .ok_or_else(|| s3_error("NoSuchUpload", "The upload was completed or aborted meanwhile.", 404))?;
-        upload.parts.insert(req.input.part_number, part);
+        {
+            let mut uploads = self.uploads.lock().unwrap();
+            // Completed or aborted meanwhile: the part is dropped, its bytes given back.
+            let upload = uploads.get_mut(&req.input.upload_id).ok_or_else(no_such_upload)?;
+            // A part sent again replaces the one before (S3's rule), whose bytes are given back.
+            upload.parts.insert(number, part);
+        }
         let mut resp = S3Response::new(out);
         if let Some(r) = reply {
             resp.headers = reply_headers(&r);
@@ -444,41 +602,35 @@ impl S3 for Server {
         &self,
         req: S3Request<CompleteMultipartUploadInput>,
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
-        let upload = self.uploads.lock().unwrap().remove(&req.input.upload_id);
-        let upload = upload.ok_or_else(|| s3_error("NoSuchUpload", "The specified upload does not exist.", 404))?;
         let listed = req.input.multipart_upload.and_then(|m| m.parts).unwrap_or_default();
-        let mut parts = Vec::with_capacity(listed.len());
-        for p in &listed {
-            let n = p.part_number.unwrap_or(0);
-            let part = upload
-                .parts
-                .get(&n)
-                .ok_or_else(|| s3_error("InvalidPart", &format!("part {n} was not uploaded"), 400))?;
-            let etag = p.e_tag.as_ref().map(|e| e.value().to_owned());
-            if etag.as_deref() != Some(part.etag.trim_matches('"')) {
-                return Err(s3_error("InvalidPart", &format!("part {n}'s ETag differs"), 400));
-            }
-            parts.push(Arc::clone(part));
-        }
+        // The list checked against the parts and the upload taken in one hold of the lock: a
+        // list S3 refuses leaves the upload open, to be completed again.
+        let (key, parts) = {
+            let mut uploads = self.uploads.lock().unwrap();
+            let upload = uploads.get(&req.input.upload_id).ok_or_else(no_such_upload)?;
+            let parts = listed_parts(upload, &listed)?;
+            let key = uploads.remove(&req.input.upload_id).expect("found above").key;
+            (key, parts)
+        };
         let total: usize = parts.iter().map(|p| p.data.len()).sum();
-        let mut whole = region(&self.pd, total)?;
+        let mut whole = self.register(vec![0u8; total])?;
         let mut at = 0;
         for p in &parts {
-            whole
-                .write(at, &bytes_of(&p.data, 0..p.data.len()))
-                .expect("inside the region");
+            copy_into(&mut whole, at, &p.data);
             at += p.data.len();
         }
-        let obj = self.finish_put(Arc::new(whole), None, None)?;
+        // The parts, and their bytes in `--max-part-bytes`, are let go here.
+        drop(parts);
+        let obj = self.finish_put(Arc::new(whole), None, None, None)?;
         let out = CompleteMultipartUploadOutput {
             bucket: Some(req.input.bucket.clone()),
             key: Some(req.input.key.clone()),
-            e_tag: Some(ETag::Strong(format!("{}-{}", obj.etag.trim_matches('"'), parts.len()))),
+            e_tag: Some(ETag::Strong(format!("{}-{}", obj.etag.trim_matches('"'), listed.len()))),
             checksum_crc64nvme: Some(obj.crc64.header_value()),
             checksum_type: Some(ChecksumType::from_static(ChecksumType::FULL_OBJECT)),
             ..Default::default()
         };
-        self.objects.lock().unwrap().insert(upload.key, obj);
+        self.objects.lock().unwrap().insert(key, obj);
         Ok(S3Response::new(out))
     }
 
@@ -486,9 +638,63 @@ impl S3 for Server {
         &self,
         req: S3Request<AbortMultipartUploadInput>,
     ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
-        self.uploads.lock().unwrap().remove(&req.input.upload_id);
+        // Its place and its parts' bytes are given back as it is dropped.
+        let upload = self.uploads.lock().unwrap().remove(&req.input.upload_id);
+        upload.ok_or_else(no_such_upload)?;
         Ok(S3Response::new(AbortMultipartUploadOutput::default()))
     }
+}
+
+/// The parts a CompleteMultipartUpload lists, as S3 checks them: at least one
+/// (`MalformedXML`), in ascending order of part number (`InvalidPartOrder`), each uploaded
+/// and named by its ETag (`InvalidPart`), each but the last at least 5 MiB (`EntityTooSmall`).
+fn listed_parts(upload: &Upload, listed: &[CompletedPart]) -> S3Result<Vec<Arc<Object>>> {
+    if listed.is_empty() {
+        return Err(s3_error(
+            "MalformedXML",
+            "The XML you provided was not well-formed or did not validate against our published schema: it lists no part.",
+            400,
+        ));
+    }
+    let mut parts = Vec::with_capacity(listed.len());
+    let mut previous = 0;
+    for p in listed {
+        let n = p.part_number.unwrap_or(0);
+        if n <= previous {
+            return Err(s3_error(
+                "InvalidPartOrder",
+                &format!("The list of parts was not in ascending order: part {n} after part {previous}."),
+                400,
+            ));
+        }
+        previous = n;
+        let invalid = |why: &str| {
+            s3_error(
+                "InvalidPart",
+                &format!("One or more of the specified parts could not be found: part {n} {why}."),
+                400,
+            )
+        };
+        let part = upload.parts.get(&n).ok_or_else(|| invalid("was not uploaded"))?;
+        let etag = p.e_tag.as_ref().map(|e| e.value().to_owned());
+        if etag.as_deref() != Some(part.etag.trim_matches('"')) {
+            return Err(invalid("has another ETag"));
+        }
+        parts.push(Arc::clone(part));
+    }
+    let last = parts.len() - 1;
+    if let Some((i, small)) = parts[..last].iter().enumerate().find(|(_, p)| p.data.len() < MIN_PART) {
+        return Err(s3_error(
+            "EntityTooSmall",
+            &format!(
+                "Your proposed upload is smaller than the minimum allowed object size: part {} has {} bytes, every part but the last needs {MIN_PART}.",
+                listed[i].part_number.unwrap_or(0),
+                small.data.len()
+            ),
+            400,
+        ));
+    }
+    Ok(parts)
 }
 
 struct Args {
@@ -500,9 +706,38 @@ struct Args {
     secret_key: String,
     key: mlx5dv::DcKey,
     clients: u64,
+    max_uploads: u64,
+    max_part_bytes: u64,
+    max_receiving_bytes: u64,
 }
 
-fn args() -> Result<Args, String> {
+fn usage() -> String {
+    format!(
+        "usage: s3s_server [OPTIONS]
+  --listen ADDR             the HTTP address (default 127.0.0.1:0: a free port)
+  --device NAME             the RDMA device (default: the first mlx5 device)
+  --rdma-ip IP              the device, port and GID of this address, instead of --device
+  --sl N                    the RDMA requests' service level (default 0)
+  --traffic-class N         the RDMA requests' traffic class (default 0)
+  --access-key K            the SigV4 access key (default mlx5dv)
+  --secret-key S            its secret (default mlx5dv-secret)
+  --key HEX                 the DC key the clients' DCTs expect (default the reference's)
+  --clients N               exit once N clients said goodbye (default 1)
+Bounds on what any client can make the server hold. Past one the answer is S3's 503 SlowDown
+(S3 clients send the request again after a backoff); a request larger than the bound itself
+is 400 EntityTooLarge:
+  --max-uploads N           multipart uploads open at once (default {MAX_UPLOADS})
+  --max-part-bytes B        bytes held by the uploaded parts of open multipart uploads
+                            (default {MAX_PART_BYTES}: 2 GiB)
+  --max-receiving-bytes B   bytes being received at once by PUTs and parts, RDMA PUTs'
+                            registrations and bodies (default {MAX_RECEIVING_BYTES}: 1 GiB)
+S3's rules hold as well: part numbers 1..=10000, every part but the last at least 5 MiB, a
+body at most 5 GiB."
+    )
+}
+
+/// The arguments, or why they are wrong; `Ok(None)` for `--help`.
+fn args() -> Result<Option<Args>, String> {
     let mut a = Args {
         listen: "127.0.0.1:0".into(),
         device: None,
@@ -512,29 +747,45 @@ fn args() -> Result<Args, String> {
         secret_key: "mlx5dv-secret".into(),
         key: common::DEFAULT_KEY,
         clients: 1,
+        max_uploads: MAX_UPLOADS,
+        max_part_bytes: MAX_PART_BYTES,
+        max_receiving_bytes: MAX_RECEIVING_BYTES,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        let bound = |v: String| match v.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{flag} {v}: a bound is a whole number above 0")),
+        };
         match flag.as_str() {
             "--listen" => a.listen = value()?,
             "--device" => a.device = Some(value()?),
             "--rdma-ip" => a.rdma_ip = Some(value()?.parse().map_err(|e| format!("--rdma-ip: {e}"))?),
             "--sl" => a.path.sl = value()?.parse().map_err(|e| format!("--sl: {e}"))?,
-            "--traffic-class" => a.path.traffic_class = value()?.parse().map_err(|e| format!("--traffic-class: {e}"))?,
+            "--traffic-class" => {
+                a.path.traffic_class = value()?.parse().map_err(|e| format!("--traffic-class: {e}"))?
+            }
             "--access-key" => a.access_key = value()?,
             "--secret-key" => a.secret_key = value()?,
             "--key" => a.key = common::parse_key(&value()?)?,
             "--clients" => a.clients = value()?.parse().map_err(|e| format!("--clients: {e}"))?,
-            _ => return Err(format!("unknown argument {flag}; usage: s3s_server [--listen ADDR] [--device NAME | --rdma-ip IP] [--sl N] [--traffic-class N] [--access-key K] [--secret-key S] [--key HEX] [--clients N]")),
+            "--max-uploads" => a.max_uploads = bound(value()?)?,
+            "--max-part-bytes" => a.max_part_bytes = bound(value()?)?,
+            "--max-receiving-bytes" => a.max_receiving_bytes = bound(value()?)?,
+            "--help" | "-h" => return Ok(None),
+            _ => return Err(format!("unknown argument {flag}\n{}", usage())),
         }
     }
-    Ok(a)
+    Ok(Some(a))
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let a = args()?;
+    let Some(a) = args()? else {
+        println!("{}", usage());
+        return Ok(());
+    };
     let mut cfg = ExecutorConfig {
         key: a.key,
         path: a.path,
@@ -555,11 +806,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let cq = ctx.create_cq_with_channel(cfg.cq_size())?;
     let exec = mlx5dv::s3::tokio::spawn(Executor::new(&mlx5, &pd, cq, cfg)?, AsyncConfig::default())?;
     let done = Arc::new(tokio::sync::Notify::new());
+    let limits = Limits {
+        uploads: Budget::new("multipart uploads open at once", "--max-uploads", a.max_uploads),
+        part_bytes: Budget::new("bytes held by uploaded parts", "--max-part-bytes", a.max_part_bytes),
+        receiving: Budget::new(
+            "bytes being received at once",
+            "--max-receiving-bytes",
+            a.max_receiving_bytes,
+        ),
+    };
+    let uploads = Uploads::default();
     let server = Server {
         exec: exec.clone(),
         pd,
         objects: Mutex::default(),
-        uploads: Mutex::default(),
+        uploads: Arc::clone(&uploads),
+        limits: limits.clone(),
         next_upload: AtomicU64::new(1),
         goodbyes: AtomicU64::new(0),
         clients: a.clients,
@@ -595,5 +857,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     eprintln!(
         "s3s_server: every client said goodbye; {stats:?}; {clients} clients and {ahs} address handles still held"
     );
+    held_as_counted(&uploads, &limits)
+}
+
+/// Checks that the bounds count what is held: the open uploads and their parts' bytes, and
+/// nothing being received (every client said goodbye). A difference is a leak.
+fn held_as_counted(uploads: &Uploads, limits: &Limits) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let (open, part_bytes) = {
+        let uploads = uploads.lock().unwrap();
+        let bytes = uploads.values().flat_map(|u| u.parts.values());
+        (uploads.len() as u64, bytes.map(|p| p.data.len() as u64).sum::<u64>())
+    };
+    let counted = (limits.uploads.used(), limits.part_bytes.used(), limits.receiving.used());
+    eprintln!(
+        "s3s_server: {open} multipart uploads open holding {part_bytes} bytes in parts; counted: {} uploads, {} part bytes, {} bytes being received",
+        counted.0, counted.1, counted.2
+    );
+    if counted != (open, part_bytes, 0) {
+        return Err("the bounds' counts differ from what is held: a leak".into());
+    }
     Ok(())
 }

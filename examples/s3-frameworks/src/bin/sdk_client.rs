@@ -8,14 +8,24 @@
 //! invalid token (400 InvalidRDMAToken), a hipObject RC token (declined: the PUT sent again in
 //! the body, the GET served in the body), a dead client (its DCT destroyed: the PUT 500
 //! RDMATransferFailed, the GET served in the body), a wrong checksum (400 BadDigest), a token
-//! changed after signing and a wrong secret (403).
+//! changed after signing and a wrong secret (403); and the server's bounds and S3's rules
+//! (`bounds_chaos`): too many multipart uploads, parts past the bytes they may hold and RDMA
+//! PUTs past the bytes that may be received at once (503 SlowDown, the room given back by
+//! aborts and ends), a `Range` past the object (416), a CompleteMultipartUpload naming a part
+//! not uploaded or by another ETag (InvalidPart), out of order, with a small part before the
+//! last (EntityTooSmall), a part number outside 1..=10000 (InvalidArgument). The server's
+//! bounds are told with `--max-uploads`, `--max-part-bytes`, `--max-receiving-bytes` (as its
+//! own flags; defaults the server's).
 //!
 //! ```text
 //! sdk_client [--server URL] [--objects N] [--max-size B] [--id N] [--chaos] [--device NAME]
 //!            [--access-key K] [--secret-key S] [--key HEX]
+//!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
 //! ```
 
+use aws_sdk_s3::config::retry::RetryConfig;
 use aws_sdk_s3::config::{Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation};
+use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_smithy_runtime_api::box_error::BoxError;
@@ -23,15 +33,21 @@ use aws_smithy_runtime_api::client::interceptors::context::{
     BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextMut,
 };
 use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 use mlx5dv::s3::checksum::{Algorithm, Digest};
 use mlx5dv::s3::protocol::{self, ClientAction, Reply};
 use mlx5dv::s3::{Client, ClientConfig, Direction, Exposed, RdmaToken};
 use mlx5dv::Access;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+#[path = "../bounds.rs"]
+mod bounds;
+#[path = "sdk_client/bounds_chaos.rs"]
+mod bounds_chaos;
 #[path = "../../../../mlx5dv/examples/common/s3.rs"]
 mod common;
 #[path = "../../../../mlx5dv/examples/common/device.rs"]
@@ -144,6 +160,10 @@ struct Args {
     access_key: String,
     secret_key: String,
     key: mlx5dv::DcKey,
+    /// The server's bounds, which `--chaos` proves.
+    max_uploads: u64,
+    max_part_bytes: u64,
+    max_receiving_bytes: u64,
 }
 
 fn args() -> std::result::Result<Args, String> {
@@ -160,6 +180,9 @@ fn args() -> std::result::Result<Args, String> {
         access_key: "mlx5dv".into(),
         secret_key: "mlx5dv-secret".into(),
         key: common::DEFAULT_KEY,
+        max_uploads: bounds::MAX_UPLOADS,
+        max_part_bytes: bounds::MAX_PART_BYTES,
+        max_receiving_bytes: bounds::MAX_RECEIVING_BYTES,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -175,14 +198,18 @@ fn args() -> std::result::Result<Args, String> {
             "--access-key" => a.access_key = value()?,
             "--secret-key" => a.secret_key = value()?,
             "--key" => a.key = common::parse_key(&value()?)?,
+            "--max-uploads" => a.max_uploads = num(value()?)? as u64,
+            "--max-part-bytes" => a.max_part_bytes = num(value()?)? as u64,
+            "--max-receiving-bytes" => a.max_receiving_bytes = num(value()?)? as u64,
             _ => return Err(format!("unknown argument {flag} (see the header of sdk_client.rs)")),
         }
     }
     Ok(a)
 }
 
-/// An S3 client of `url` signing with `secret`.
-fn sdk(url: &str, access: &str, secret: &str) -> aws_sdk_s3::Client {
+/// An S3 client of `url` signing with `secret`, sending a failed request again as `retry`
+/// says.
+fn sdk(url: &str, access: &str, secret: &str, retry: RetryConfig) -> aws_sdk_s3::Client {
     let cfg = aws_sdk_s3::Config::builder()
         .behavior_version_latest()
         .region(Region::new("us-east-1"))
@@ -195,6 +222,7 @@ fn sdk(url: &str, access: &str, secret: &str) -> aws_sdk_s3::Client {
         // bytes itself (x-amz-checksum-crc64nvme) and checks what the server returns.
         .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
         .response_checksum_validation(ResponseChecksumValidation::WhenRequired)
+        .retry_config(retry)
         .build();
     aws_sdk_s3::Client::from_conf(cfg)
 }
@@ -286,9 +314,11 @@ impl Run {
         }
     }
 
-    /// A multipart upload: a token per 8 MiB part, each with its own checksum.
+    /// A multipart upload: a token per 8 MiB part, each with its own checksum; each request
+    /// sent again while the server answers SlowDown (its bounds reached by other clients).
     async fn put_parts(&mut self, key: &str, data: &[u8], n: usize) -> Result<()> {
-        let up = self.s3.create_multipart_upload().bucket(BUCKET).key(key).send().await?;
+        let s3 = &self.s3;
+        let up = backing_off(None, || s3.create_multipart_upload().bucket(BUCKET).key(key).send()).await?;
         let upload_id = up.upload_id().ok_or("no upload id")?.to_owned();
         let mut done = Vec::new();
         for (i, at) in (0..data.len()).step_by(PART).enumerate() {
@@ -298,18 +328,18 @@ impl Run {
             let (_guard, token) = self.exposed.mint_guarded(at, len, Direction::Put)?;
             let text = common::spelled(&token, (n + i) as u64, self.port);
             let cap = Capture::default();
-            let out = self
-                .s3
-                .upload_part()
-                .bucket(BUCKET)
-                .key(key)
-                .upload_id(&upload_id)
-                .part_number(part)
-                .checksum_crc64_nvme(&sum)
-                .customize()
-                .rdma_token(text, &cap)
-                .send()
-                .await?;
+            let out = backing_off(None, || {
+                s3.upload_part()
+                    .bucket(BUCKET)
+                    .key(key)
+                    .upload_id(&upload_id)
+                    .part_number(part)
+                    .checksum_crc64_nvme(&sum)
+                    .customize()
+                    .rdma_token(text.clone(), &cap)
+                    .send()
+            })
+            .await?;
             let (seen, action) = cap.action(Direction::Put)?;
             check(action == ClientAction::Done, || format!("{key} part {part}: {seen:?}"))?;
             check(out.checksum_crc64_nvme() == Some(sum.as_str()), || {
@@ -323,8 +353,7 @@ impl Run {
             );
         }
         let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
-        let out = self
-            .s3
+        let out = s3
             .complete_multipart_upload()
             .bucket(BUCKET)
             .key(key)
@@ -431,7 +460,12 @@ async fn main() -> Result<()> {
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     let client = Client::new(&mlx5, &pd, a.key, ClientConfig::default())?;
     let exposed = client.expose(pd.register(vec![0u8; a.max_size.max(PART)], Access::LOCAL_WRITE)?)?;
-    let s3 = sdk(&url, &a.access_key, &a.secret_key);
+    // S3's retries, backing off from 20 ms (not 1 s): the other clients' chaos holds the
+    // server's bounds a moment at a time.
+    let retry = RetryConfig::standard()
+        .with_initial_backoff(Duration::from_millis(20))
+        .with_max_backoff(Duration::from_secs(1));
+    let s3 = sdk(&url, &a.access_key, &a.secret_key, retry);
     let _ = s3.create_bucket().bucket(BUCKET).send().await;
     let mut run = Run {
         s3,
@@ -468,33 +502,99 @@ async fn main() -> Result<()> {
     Ok(())
 }
 
-/// The S3 error code of a failed request.
-fn code_of<E: aws_sdk_s3::error::ProvideErrorMetadata, R>(
-    r: std::result::Result<impl Sized, aws_sdk_s3::error::SdkError<E, R>>,
-) -> Option<String> {
-    r.err()?.as_service_error()?.code().map(str::to_owned)
+/// How the server refused a request: its HTTP status, S3 error code and message.
+#[derive(Debug, Default)]
+struct Refusal {
+    status: u16,
+    code: String,
+    message: String,
 }
 
-impl Run {
-    /// A PUT of `key` carrying `token` (no body), with `sum` as its CRC64NVME, the token changed
-    /// after signing with `tamper`: what came back, and the S3 error code.
-    async fn put_token(&self, key: &str, token: String, sum: Option<String>, tamper: bool) -> (Seen, Option<String>) {
-        let cap = Capture::default();
-        let mut op = self
-            .s3
+impl Refusal {
+    /// A refusal with this status and code.
+    fn is(&self, status: u16, code: &str) -> bool {
+        self.status == status && self.code == code
+    }
+}
+
+/// The refusal of a request, None if it succeeded.
+fn refusal<T, E: ProvideErrorMetadata>(r: std::result::Result<T, SdkError<E, HttpResponse>>) -> Option<Refusal> {
+    let e = r.err()?;
+    Some(Refusal {
+        status: e.raw_response().map_or(0, |r| r.status().as_u16()),
+        code: e.code().unwrap_or_default().to_owned(),
+        message: e.message().unwrap_or_default().to_owned(),
+    })
+}
+
+/// The code of a refused request.
+fn code_of(r: &Option<Refusal>) -> Option<&str> {
+    r.as_ref().map(|r| r.code.as_str())
+}
+
+/// Whether a request was answered S3's 503 SlowDown, with a message without `but` (if any).
+fn slowed_down<T, E: ProvideErrorMetadata>(
+    r: &std::result::Result<T, SdkError<E, HttpResponse>>,
+    but: Option<&str>,
+) -> bool {
+    r.as_ref().is_err_and(|e| {
+        e.code() == Some(protocol::SLOW_DOWN)
+            && e.raw_response().is_some_and(|r| r.status().as_u16() == 503)
+            && but.is_none_or(|but| !e.message().unwrap_or_default().contains(but))
+    })
+}
+
+/// Sends a request (`send` builds and sends it) again while the server answers 503
+/// SlowDown, as S3 asks, backing off from 20 ms to 1 s, for at most a minute; a SlowDown
+/// whose message names `but` is returned.
+async fn backing_off<T, E, F, Fut>(but: Option<&str>, mut send: F) -> std::result::Result<T, SdkError<E, HttpResponse>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = std::result::Result<T, SdkError<E, HttpResponse>>>,
+    E: ProvideErrorMetadata,
+{
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(20);
+    loop {
+        let r = send().await;
+        if !slowed_down(&r, but) || start.elapsed() > Duration::from_secs(60) {
+            return r;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
+}
+
+/// A PUT of `key` carrying `token` (no body), with `sum` as its CRC64NVME, the token changed
+/// after signing with `tamper`, sent again while it is answered SlowDown (the other clients'
+/// chaos reaching the server's bounds) but for one naming `but`: what came back, and how it
+/// was refused.
+async fn put_token(
+    s3: &aws_sdk_s3::Client,
+    key: &str,
+    (token, sum): (String, Option<String>),
+    tamper: bool,
+    but: Option<&str>,
+) -> (Seen, Option<Refusal>) {
+    let cap = Capture::default();
+    let r = backing_off(but, || {
+        let mut op = s3
             .put_object()
             .bucket(BUCKET)
             .key(key)
-            .set_checksum_crc64_nvme(sum)
+            .set_checksum_crc64_nvme(sum.clone())
             .customize()
-            .rdma_token(token, &cap);
+            .rdma_token(token.clone(), &cap);
         if tamper {
             op = op.interceptor(Tamper);
         }
-        let code = code_of(op.send().await);
-        (cap.seen(), code)
-    }
+        op.send()
+    })
+    .await;
+    (cap.seen(), refusal(r))
+}
 
+impl Run {
     /// A GET of `key` carrying `token`: what came back, and the body.
     async fn get_token(&self, key: &str, token: String) -> Result<(Seen, Vec<u8>)> {
         let cap = Capture::default();
@@ -517,9 +617,9 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     let key = format!("c{}-chaos", a.id);
     run.put(&key, &data, 0).await?;
     // An invalid token: 400 InvalidRDMAToken, no reply header.
-    let (s, code) = run.put_token(&key, "0:nonsense".into(), None, false).await;
+    let (s, code) = put_token(&run.s3, &key, ("0:nonsense".into(), None), false, None).await;
     check(
-        s.status == 400 && s.reply.is_none() && code.as_deref() == Some(protocol::INVALID_TOKEN),
+        s.status == 400 && s.reply.is_none() && code_of(&code) == Some(protocol::INVALID_TOKEN),
         || format!("an invalid token: {s:?} {code:?}"),
     )?;
     // A hipObject RC token: declined (200, reply 501); the GET is served in the body.
@@ -535,18 +635,10 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     check(body == data, || "an RC token's GET: the body differs".into())?;
     // A dead client: a DCT of its own, destroyed, then named by tokens. PUT: 500
     // RDMATransferFailed; GET: 200, reply 501, the object in the body.
-    let (put_text, get_text) = {
-        let pd = run.exposed.mr().pd().clone();
-        let dead = Client::new(&pd.context().mlx5()?, &pd, a.key, ClientConfig::default())?;
-        let mut e = dead.expose(pd.register(vec![0u8; 4096], Access::LOCAL_WRITE)?)?;
-        let (_, p) = e.mint(0, 4096, Direction::Put)?;
-        let (_, g) = e.mint(0, 4096, Direction::Get)?;
-        (p.format()?, g.format()?)
-        // `dead`, `e` and their registrations are destroyed here.
-    };
-    let (s, code) = run.put_token(&key, put_text, None, false).await;
+    let (put_text, get_text) = dead_client_tokens(run, a.key, 4096)?;
+    let (s, code) = put_token(&run.s3, &key, (put_text, None), false, None).await;
     check(
-        s.status == 500 && code.as_deref() == Some(protocol::TRANSFER_FAILED),
+        s.status == 500 && code_of(&code) == Some(protocol::TRANSFER_FAILED),
         || format!("a dead client's PUT: {s:?} {code:?}"),
     )?;
     let (s, body) = run.get_token(&key, get_text).await?;
@@ -558,24 +650,39 @@ async fn chaos(run: &mut Run, a: &Args, url: &str) -> Result<()> {
     run.exposed.write(0, &data)?;
     let (id, token) = run.exposed.mint(0, 4096, Direction::Put)?;
     let other = Digest::of(Algorithm::Crc64Nvme, b"other bytes").header_value();
-    let (s, code) = run.put_token(&key, token.format()?, Some(other), false).await;
-    check(code.as_deref() == Some(protocol::BAD_DIGEST), || {
+    let (s, code) = put_token(&run.s3, &key, (token.format()?, Some(other)), false, None).await;
+    check(code_of(&code) == Some(protocol::BAD_DIGEST), || {
         format!("a wrong checksum: {s:?} {code:?}")
     })?;
     // SigV4 covers the token: one changed after signing, and a wrong secret, are refused.
-    let (s, code) = run.put_token(&key, token.format()?, None, true).await;
-    check(code.as_deref() == Some("SignatureDoesNotMatch"), || {
+    let (s, code) = put_token(&run.s3, &key, (token.format()?, None), true, None).await;
+    check(code_of(&code) == Some("SignatureDoesNotMatch"), || {
         format!("a token changed after signing: {s:?} {code:?}")
     })?;
     run.exposed.revoke(id)?;
-    let wrong = sdk(url, &a.access_key, "not-the-secret");
+    let wrong = sdk(url, &a.access_key, "not-the-secret", RetryConfig::standard());
     let r = wrong.head_object().bucket(BUCKET).key(&key).send().await;
     check(r.is_err(), || "a wrong secret was accepted".into())?;
+    let bounds = bounds_chaos::prove(run, a, url, &key, &data).await?;
+    // And the server serves as before.
+    run.put(&key, &data, 1).await?;
     run.get(&key, &data, None, 0).await?;
     run.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
     eprintln!(
-        "sdk_client {}: chaos: invalid token 400, RC token declined, dead client 500 / GET by body, BadDigest, tampered token and wrong secret 403: as the spec says",
+        "sdk_client {}: chaos: invalid token 400, RC token declined, dead client 500 / GET by body, BadDigest, tampered token and wrong secret 403: as the spec says; {bounds}",
         a.id
     );
     Ok(())
+}
+
+/// Tokens (PUT, GET) of `len` bytes of a client that no longer exists: a DCT of its own,
+/// destroyed with its registration before the tokens are used.
+fn dead_client_tokens(run: &Run, key: mlx5dv::DcKey, len: usize) -> Result<(String, String)> {
+    let pd = run.exposed.mr().pd().clone();
+    let dead = Client::new(&pd.context().mlx5()?, &pd, key, ClientConfig::default())?;
+    let mut e = dead.expose(pd.register(vec![0u8; len], Access::LOCAL_WRITE)?)?;
+    let (_, p) = e.mint(0, len, Direction::Put)?;
+    let (_, g) = e.mint(0, len, Direction::Get)?;
+    Ok((p.format()?, g.format()?))
+    // `dead`, `e` and their registrations are destroyed here.
 }

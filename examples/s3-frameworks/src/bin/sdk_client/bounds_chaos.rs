@@ -1,0 +1,387 @@
+//! `--chaos`: the server's bounds and S3's rules, each case checked by the answer a
+//! production S3 server gives. The requests that must be refused go through a client that
+//! never sends a request again (no retry hides an answer); the ones that free or use room
+//! again back off on SlowDown, since the other clients' chaos may hold the room a moment.
+//! What a case leaves held the server finds at its exit (its counts against what it holds).
+
+use super::*;
+
+/// Every case once. `key` is the chaos object, `data` its bytes (stored). A summary.
+pub async fn prove(run: &mut Run, a: &Args, url: &str, key: &str, data: &[u8]) -> Result<String> {
+    let raw = sdk(url, &a.access_key, &a.secret_key, RetryConfig::disabled());
+    let mut times = Vec::new();
+    let mut lap = Instant::now();
+    let mut time = |what: &str| {
+        times.push(format!("{what} {:.1} s", lap.elapsed().as_secs_f64()));
+        lap = Instant::now();
+    };
+    plain(&raw, key, data).await?;
+    ranges(run, &raw, key, data).await?;
+    time("ranges");
+    part_rules(run, &raw, key).await?;
+    time("part rules");
+    let uploads = uploads(run, &raw, a, key).await?;
+    time("uploads");
+    // Filling the parts' room moves its bytes: one client does it (the first), the others'
+    // uploads meanwhile wait on SlowDown.
+    let parts = if a.id == 1 {
+        format!("after {} bytes of parts", part_bytes(run, &raw, a, key).await?)
+    } else {
+        "parts' bytes filled by client 1".to_owned()
+    };
+    time("part bytes");
+    let (slow, failed) = receiving(run, &raw, a, key).await?;
+    time("receiving");
+    Ok(format!(
+        "bounds: a PUT and a GET by body, Range past the end 416, part lists InvalidPart/InvalidPartOrder/EntityTooSmall/MalformedXML and part numbers InvalidArgument, SlowDown at the {uploads}th upload, {parts}, and for {slow} of {} RDMA PUTs at once ({failed} 500 RDMATransferFailed from the dead client), the room given back by aborts ({})",
+        slow + failed,
+        times.join(", ")
+    ))
+}
+
+/// Plain S3 through the same bounds: a PUT with its bytes in the body (no token), read back
+/// by a GET without a token (the body read from the object a chunk at a time).
+async fn plain(raw: &aws_sdk_s3::Client, key: &str, data: &[u8]) -> Result<()> {
+    let key = format!("{key}-plain");
+    let put = || {
+        raw.put_object()
+            .bucket(BUCKET)
+            .key(&key)
+            .body(ByteStream::from(data.to_vec()))
+            .send()
+    };
+    backing_off(None, put).await?;
+    let out = raw.get_object().bucket(BUCKET).key(&key).send().await?;
+    let body = out.body.collect().await?.into_bytes();
+    check(body == data, || {
+        format!("{key}: a PUT and a GET by body: the bytes differ")
+    })?;
+    raw.delete_object().bucket(BUCKET).key(&key).send().await?;
+    Ok(())
+}
+
+/// Whether `r` is S3's 503 SlowDown naming `flag`, the bound reached.
+fn slow_down_of(r: &Option<Refusal>, flag: &str) -> bool {
+    r.as_ref()
+        .is_some_and(|r| r.is(503, protocol::SLOW_DOWN) && r.message.contains(flag))
+}
+
+/// A `Range` past the object is 416 InvalidRange with `Content-Range: bytes */<length>`, with
+/// a token as without one; a suffix longer than the object, or an end past it, is satisfiable
+/// (RFC 9110 14.1.1): 206 with the object's bytes.
+async fn ranges(run: &mut Run, raw: &aws_sdk_s3::Client, key: &str, data: &[u8]) -> Result<()> {
+    let len = data.len();
+    for range in [format!("bytes={len}-"), format!("bytes={}-{}", len + 1000, len + 2000)] {
+        for rdma in [false, true] {
+            let cap = Capture::default();
+            let op = raw.get_object().bucket(BUCKET).key(key).range(&range).customize();
+            let (guard, token) = run.exposed.mint_guarded(0, len, Direction::Get)?;
+            let op = if rdma {
+                op.rdma_token(token.format()?, &cap)
+            } else {
+                op.interceptor(cap.clone())
+            };
+            let r = refusal(op.send().await);
+            drop(guard);
+            let s = cap.seen();
+            check(
+                r.as_ref().is_some_and(|r| r.is(416, "InvalidRange"))
+                    && s.content_range.as_deref() == Some(&format!("bytes */{len}")),
+                || format!("GET {range} of {len} bytes (token: {rdma}): {s:?} {r:?}"),
+            )?;
+        }
+    }
+    for range in [format!("bytes=-{}", 3 * len), format!("bytes=0-{}", 3 * len)] {
+        let cap = Capture::default();
+        let out = raw
+            .get_object()
+            .bucket(BUCKET)
+            .key(key)
+            .range(&range)
+            .customize()
+            .interceptor(cap.clone())
+            .send()
+            .await?;
+        let body = out.body.collect().await?.into_bytes();
+        let s = cap.seen();
+        check(
+            s.status == 206
+                && body == data
+                && s.content_range.as_deref() == Some(&format!("bytes 0-{}/{len}", len - 1)),
+            || {
+                format!(
+                    "GET {range} of {len} bytes: {s:?}, the object's bytes: {}",
+                    body == data
+                )
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// Part `number` of upload `id` of `key`: `len` bytes of the buffer at `at`, by RDMA through
+/// `s3`, sent again while it is answered SlowDown but for one naming `but`: its ETag, or how
+/// it was refused.
+async fn upload_part(
+    exposed: &mut Exposed<Vec<u8>>,
+    s3: &aws_sdk_s3::Client,
+    (key, id): (&str, &str),
+    number: i32,
+    (at, len): (usize, usize),
+    but: Option<&str>,
+) -> Result<std::result::Result<String, Refusal>> {
+    let (_guard, token) = exposed.mint_guarded(at, len, Direction::Put)?;
+    let text = token.format()?;
+    let cap = Capture::default();
+    let r = backing_off(but, || {
+        s3.upload_part()
+            .bucket(BUCKET)
+            .key(key)
+            .upload_id(id)
+            .part_number(number)
+            .customize()
+            .rdma_token(text.clone(), &cap)
+            .send()
+    })
+    .await;
+    Ok(match r {
+        Ok(out) => Ok(out.e_tag().ok_or("a part without an ETag")?.to_owned()),
+        Err(e) => Err(refusal(Err::<(), _>(e)).unwrap_or_default()),
+    })
+}
+
+/// A new multipart upload of `key`: its id.
+async fn create(run: &Run, key: &str) -> Result<String> {
+    let up = backing_off(None, || run.s3.create_multipart_upload().bucket(BUCKET).key(key).send()).await;
+    let up = up.map_err(|e| format!("an upload of {key}: {:?}", refusal(Err::<(), _>(e))))?;
+    Ok(up.upload_id().ok_or("no upload id")?.to_owned())
+}
+
+/// An AbortMultipartUpload of upload `id` of `key`: how it was refused.
+async fn abort(s3: &aws_sdk_s3::Client, key: &str, id: &str) -> Option<Refusal> {
+    refusal(
+        s3.abort_multipart_upload()
+            .bucket(BUCKET)
+            .key(key)
+            .upload_id(id)
+            .send()
+            .await,
+    )
+}
+
+/// The parts a CompleteMultipartUpload lists: number, ETag.
+type PartList<'a> = &'a [(i32, &'a str)];
+
+/// A CompleteMultipartUpload of `parts`: how it was refused.
+async fn complete(s3: &aws_sdk_s3::Client, (key, id): (&str, &str), parts: PartList<'_>) -> Option<Refusal> {
+    let list = parts
+        .iter()
+        .map(|(n, etag)| CompletedPart::builder().part_number(*n).e_tag(*etag).build());
+    let r = s3
+        .complete_multipart_upload()
+        .bucket(BUCKET)
+        .key(key)
+        .upload_id(id)
+        .multipart_upload(
+            CompletedMultipartUpload::builder()
+                .set_parts(Some(list.collect()))
+                .build(),
+        )
+        .send()
+        .await;
+    refusal(r)
+}
+
+/// S3's rules on parts. A part number outside 1..=10000 is 400 InvalidArgument. A
+/// CompleteMultipartUpload listing no part (MalformedXML), parts out of order
+/// (InvalidPartOrder), a part not uploaded or by another ETag (InvalidPart), a part under
+/// 5 MiB before the last (EntityTooSmall) is refused and leaves the upload open: completed
+/// then with a right list, the object is its listed parts' bytes, and the upload is gone.
+async fn part_rules(run: &mut Run, raw: &aws_sdk_s3::Client, key: &str) -> Result<()> {
+    let key = format!("{key}-parts");
+    let id = create(run, &key).await?;
+    let big = common::pattern(5 << 20, 0x5eed);
+    let small = common::pattern(4096, 0x5a11);
+    run.exposed.write(0, &big)?;
+    run.exposed.write(big.len(), &small)?;
+    let up = (key.as_str(), id.as_str());
+    for number in [0, 10_001] {
+        let r = upload_part(&mut run.exposed, raw, up, number, (big.len(), small.len()), None).await?;
+        check(r.as_ref().is_err_and(|r| r.is(400, "InvalidArgument")), || {
+            format!("part number {number}: {r:?}")
+        })?;
+    }
+    let e1 = upload_part(&mut run.exposed, raw, up, 1, (0, big.len()), None)
+        .await?
+        .map_err(|r| format!("part 1: {r:?}"))?;
+    let e2 = upload_part(&mut run.exposed, raw, up, 2, (big.len(), small.len()), None)
+        .await?
+        .map_err(|r| format!("part 2: {r:?}"))?;
+    // Part 3 in the body, as plain S3 sends it.
+    let out = backing_off(None, || {
+        raw.upload_part()
+            .bucket(BUCKET)
+            .key(&key)
+            .upload_id(&id)
+            .part_number(3)
+            .body(ByteStream::from(small.clone()))
+            .send()
+    })
+    .await?;
+    let e3 = out.e_tag().ok_or("part 3 without an ETag")?.to_owned();
+    // Each list and S3's answer (all 400).
+    let refused: [(PartList, &str); 6] = [
+        (&[], "MalformedXML"),
+        (&[(1, &e1), (4, &e3)], "InvalidPart"),
+        (&[(1, &e2), (2, &e2)], "InvalidPart"),
+        (&[(2, &e2), (1, &e1)], "InvalidPartOrder"),
+        (&[(1, &e1), (1, &e1)], "InvalidPartOrder"),
+        (&[(2, &e2), (3, &e3)], "EntityTooSmall"),
+    ];
+    for (parts, code) in refused {
+        let r = complete(raw, up, parts).await;
+        check(r.as_ref().is_some_and(|r| r.is(400, code)), || {
+            format!("complete {parts:?}: {r:?}, not 400 {code}")
+        })?;
+    }
+    // Still open: the right list completes it (part 3, not listed, is dropped).
+    let r = complete(raw, up, &[(1, &e1), (2, &e2)]).await;
+    check(r.is_none(), || {
+        format!("complete parts 1 and 2 after the refusals: {r:?}")
+    })?;
+    let whole = [big, small].concat();
+    run.get(&key, &whole, None, 0).await?;
+    let r = complete(raw, up, &[(1, &e1), (2, &e2)]).await;
+    check(r.as_ref().is_some_and(|r| r.is(404, "NoSuchUpload")), || {
+        format!("complete a completed upload: {r:?}")
+    })?;
+    run.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
+    Ok(())
+}
+
+/// `--max-uploads`: uploads created until one is refused, 503 SlowDown naming the bound, at
+/// the latest past the bound (other clients hold some too). Aborted, they give the room
+/// back: an upload is created again; an aborted upload is gone (NoSuchUpload). The count of
+/// uploads this client created before the refusal.
+async fn uploads(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<usize> {
+    let key = format!("{key}-uploads");
+    let mut mine = Vec::new();
+    let refused = loop {
+        let r = raw.create_multipart_upload().bucket(BUCKET).key(&key).send().await;
+        match r {
+            Ok(out) => mine.push(out.upload_id().ok_or("no upload id")?.to_owned()),
+            Err(e) => break refusal(Err::<(), _>(e)),
+        }
+        check(mine.len() as u64 <= a.max_uploads, || {
+            format!(
+                "{} uploads open, past --max-uploads {}, none refused",
+                mine.len(),
+                a.max_uploads
+            )
+        })?;
+    };
+    check(slow_down_of(&refused, "--max-uploads"), || {
+        format!(
+            "upload {} past --max-uploads {}: {refused:?}",
+            mine.len() + 1,
+            a.max_uploads
+        )
+    })?;
+    for id in &mine {
+        let r = abort(&run.s3, &key, id).await;
+        check(r.is_none(), || format!("abort {id}: {r:?}"))?;
+    }
+    let id = create(run, &key).await?;
+    let r = abort(raw, &key, &id).await;
+    check(r.is_none(), || format!("abort an upload: {r:?}"))?;
+    let r = raw
+        .upload_part()
+        .bucket(BUCKET)
+        .key(&key)
+        .upload_id(&id)
+        .part_number(1)
+        .body(ByteStream::from(vec![1u8; 16]))
+        .send()
+        .await;
+    let r = refusal(r);
+    check(r.as_ref().is_some_and(|r| r.is(404, "NoSuchUpload")), || {
+        format!("a part of an aborted upload: {r:?}")
+    })?;
+    let r = abort(raw, &key, &id).await;
+    check(r.as_ref().is_some_and(|r| r.is(404, "NoSuchUpload")), || {
+        format!("abort an aborted upload: {r:?}")
+    })?;
+    Ok(mine.len() + 1)
+}
+
+/// `--max-part-bytes`: parts of the largest size the server takes by RDMA uploaded until one
+/// is refused, 503 SlowDown naming the bound, before this client holds more than the bound.
+/// Aborting the upload gives their bytes back: as large a part is taken again. The bytes
+/// held at the refusal.
+async fn part_bytes(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<u64> {
+    let key = format!("{key}-part-bytes");
+    let size = run.exposed.mr().len().min(64 << 20);
+    let id = create(run, &key).await?;
+    let up = (key.as_str(), id.as_str());
+    let mut held = 0u64;
+    let refused = loop {
+        let number = (held / size as u64) as i32 + 1;
+        match upload_part(&mut run.exposed, raw, up, number, (0, size), Some("--max-part-bytes")).await? {
+            Ok(_) => held += size as u64,
+            Err(r) => break r,
+        }
+        check(held <= a.max_part_bytes, || {
+            format!("{held} bytes of parts held, past --max-part-bytes {}", a.max_part_bytes)
+        })?;
+    };
+    let refused = Some(refused);
+    check(slow_down_of(&refused, "--max-part-bytes"), || {
+        format!(
+            "a part of {size} bytes with {held} held, --max-part-bytes {}: {refused:?}",
+            a.max_part_bytes
+        )
+    })?;
+    let r = abort(&run.s3, &key, &id).await;
+    check(r.is_none(), || format!("abort an upload: {r:?}"))?;
+    let id = create(run, &key).await?;
+    let again = upload_part(&mut run.exposed, &run.s3, (&key, &id), 1, (0, size), None).await?;
+    check(again.is_ok(), || format!("a part after the abort: {again:?}"))?;
+    let r = abort(&run.s3, &key, &id).await;
+    check(r.is_none(), || format!("abort an upload: {r:?}"))?;
+    Ok(held)
+}
+
+/// `--max-receiving-bytes`: RDMA PUTs whose registrations together pass the bound, sent at
+/// once to a dead client's buffer (each holds its registration until its READ gives up): some
+/// are 503 SlowDown naming the bound, the others 500 RDMATransferFailed. (A PUT is taken
+/// again afterwards: the chaos's last PUT.) How many of each.
+async fn receiving(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<(usize, usize)> {
+    let size = (64 << 20).min(a.max_receiving_bytes as usize);
+    let at_once = (a.max_receiving_bytes / size as u64) as usize + 3;
+    let (token, _) = dead_client_tokens(run, a.key, size)?;
+    let mut puts = Vec::with_capacity(at_once);
+    for i in 0..at_once {
+        let (s3, key, token) = (raw.clone(), format!("{key}-receiving-{i}"), token.clone());
+        puts.push(tokio::spawn(async move {
+            put_token(&s3, &key, (token, None), false, Some("--max-receiving-bytes")).await
+        }));
+    }
+    let (mut slow, mut failed) = (0, 0);
+    for put in puts {
+        let (s, r) = put.await?;
+        if slow_down_of(&r, "--max-receiving-bytes") {
+            slow += 1;
+        } else if r.as_ref().is_some_and(|r| r.is(500, protocol::TRANSFER_FAILED)) {
+            failed += 1;
+        } else {
+            return Err(format!("an RDMA PUT to a dead client: {s:?} {r:?}").into());
+        }
+    }
+    check(slow > 0, || {
+        format!(
+            "{at_once} RDMA PUTs of {size} bytes at once, --max-receiving-bytes {}: none refused",
+            a.max_receiving_bytes
+        )
+    })?;
+    Ok((slow, failed))
+}
