@@ -355,31 +355,42 @@ async fn part_bytes(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str
 /// once to a dead client's buffer (each holds its registration until its READ gives up): some
 /// are 503 SlowDown naming the bound, the others 500 RDMATransferFailed. (A PUT is taken
 /// again afterwards: the chaos's last PUT.) How many of each.
+///
+/// "At once" is the client's: a server slowed enough (a loaded machine) may take one burst's
+/// requests so far apart that each finds the room the one before gave back. So up to
+/// `ROUNDS` bursts are sent until one is refused: a server without the bound refuses none in
+/// any of them.
 async fn receiving(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<(usize, usize)> {
+    const ROUNDS: usize = 5;
     let size = (64 << 20).min(a.max_receiving_bytes as usize);
     let at_once = (a.max_receiving_bytes / size as u64) as usize + 3;
     let (token, _) = dead_client_tokens(run, a.key, size)?;
-    let mut puts = Vec::with_capacity(at_once);
-    for i in 0..at_once {
-        let (s3, key, token) = (raw.clone(), format!("{key}-receiving-{i}"), token.clone());
-        puts.push(tokio::spawn(async move {
-            put_token(&s3, &key, (token, None), false, Some("--max-receiving-bytes")).await
-        }));
-    }
     let (mut slow, mut failed) = (0, 0);
-    for put in puts {
-        let (s, r) = put.await?;
-        if slow_down_of(&r, "--max-receiving-bytes") {
-            slow += 1;
-        } else if r.as_ref().is_some_and(|r| r.is(500, protocol::TRANSFER_FAILED)) {
-            failed += 1;
-        } else {
-            return Err(format!("an RDMA PUT to a dead client: {s:?} {r:?}").into());
+    for round in 0..ROUNDS {
+        let mut puts = Vec::with_capacity(at_once);
+        for i in 0..at_once {
+            let (s3, key, token) = (raw.clone(), format!("{key}-receiving-{round}-{i}"), token.clone());
+            puts.push(tokio::spawn(async move {
+                put_token(&s3, &key, (token, None), false, Some("--max-receiving-bytes")).await
+            }));
+        }
+        for put in puts {
+            let (s, r) = put.await?;
+            if slow_down_of(&r, "--max-receiving-bytes") {
+                slow += 1;
+            } else if r.as_ref().is_some_and(|r| r.is(500, protocol::TRANSFER_FAILED)) {
+                failed += 1;
+            } else {
+                return Err(format!("an RDMA PUT to a dead client: {s:?} {r:?}").into());
+            }
+        }
+        if slow > 0 {
+            break;
         }
     }
     check(slow > 0, || {
         format!(
-            "{at_once} RDMA PUTs of {size} bytes at once, --max-receiving-bytes {}: none refused",
+            "{ROUNDS} bursts of {at_once} RDMA PUTs of {size} bytes at once, --max-receiving-bytes {}: none refused",
             a.max_receiving_bytes
         )
     })?;
