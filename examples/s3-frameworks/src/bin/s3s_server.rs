@@ -659,7 +659,18 @@ fn listed_parts(upload: &Upload, listed: &[CompletedPart]) -> S3Result<Vec<Arc<O
     let mut parts = Vec::with_capacity(listed.len());
     let mut previous = 0;
     for p in listed {
-        let n = p.part_number.unwrap_or(0);
+        // A part without a number, or with none S3 hands out, names no part: said as such,
+        // not as a list out of order.
+        let Some(n) = p.part_number.filter(|n| PART_NUMBERS.contains(n)) else {
+            return Err(s3_error(
+                "InvalidPart",
+                &format!(
+                    "One or more of the specified parts could not be found: a part number must be an integer between 1 and 10000, inclusive: {}.",
+                    p.part_number.map_or("none was given".to_owned(), |n| format!("{n} is not"))
+                ),
+                400,
+            ));
+        };
         if n <= previous {
             return Err(s3_error(
                 "InvalidPartOrder",
@@ -877,4 +888,40 @@ fn held_as_counted(uploads: &Uploads, limits: &Limits) -> Result<(), Box<dyn std
         return Err("the bounds' counts differ from what is held: a leak".into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An upload with no part: what `listed_parts` checks a list against.
+    fn empty_upload() -> Upload {
+        let uploads = Budget::new("uploads", "--max-uploads", 1);
+        Upload {
+            key: "k".into(),
+            parts: BTreeMap::new(),
+            _slot: uploads.take(1).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_listed_part_without_a_part_number_or_outside_s3s_numbers_is_refused_as_such() {
+        let upload = empty_upload();
+        for number in [None, Some(0), Some(-5), Some(10_001)] {
+            let listed = [CompletedPart {
+                part_number: number,
+                ..Default::default()
+            }];
+            let Err(e) = listed_parts(&upload, &listed) else {
+                panic!("{number:?}: taken");
+            };
+            let message = e.message().unwrap_or_default().to_owned();
+            assert_ne!(
+                e.code(),
+                &S3ErrorCode::InvalidPartOrder,
+                "{number:?}: a list of one part is in order; the number is what is wrong: {message}"
+            );
+            assert!(message.contains("1 and 10000"), "{number:?}: {message}");
+        }
+    }
 }
