@@ -274,21 +274,30 @@ impl Server {
         };
         let len = token.len as usize;
         let held = self.hold(len as u64, part)?;
-        let _receiving = take(&self.limits.receiving, len as u64, SEND_AGAIN)?;
+        let receiving = take(&self.limits.receiving, len as u64, SEND_AGAIN)?;
         let mr = self.register(vec![0u8; len])?;
-        let outcome = match self.exec.submit_region(&token, 0, Direction::Put, mr, 0, len) {
-            Ok(t) => match t.await {
-                // The bytes are in: checked against the request's checksum as a body's are.
-                (done, mr) if done.is_ok() => {
-                    let obj = self.finish_put(Arc::new(mr), expected, content_type, held)?;
-                    let r = protocol::respond(Direction::Put, false, Outcome::of_done(&done));
-                    return Ok((obj, Some(r)));
-                }
-                (done, _) => Outcome::of_done(&done),
-            },
-            Err(e) => Outcome::of_refusal(e.error()),
+        let transfer = match self.exec.submit_region(&token, 0, Direction::Put, mr, 0, len) {
+            Ok(t) => t,
+            Err(e) => return Err(put_refused(Outcome::of_refusal(e.error()))),
         };
-        Err(put_refused(outcome))
+        // The room stays taken until the transfer is reported, not until this request ends:
+        // a client that hangs up drops this handler mid-transfer, while the executor keeps
+        // the region registered (and the device may write it) until its Done. So the room
+        // goes with the transfer, awaited in a task of its own.
+        let (done, mr) = tokio::spawn(async move {
+            let reported = transfer.await;
+            drop(receiving);
+            reported
+        })
+        .await
+        .map_err(|e| s3_error("InternalError", &format!("the RDMA transfer's task: {e}"), 500))?;
+        if !done.is_ok() {
+            return Err(put_refused(Outcome::of_done(&done)));
+        }
+        // The bytes are in: checked against the request's checksum as a body's are.
+        let obj = self.finish_put(Arc::new(mr), expected, content_type, held)?;
+        let r = protocol::respond(Direction::Put, false, Outcome::of_done(&done));
+        Ok((obj, Some(r)))
     }
 
     /// A part's `len` bytes taken from `--max-part-bytes` (nothing for a PUT).
