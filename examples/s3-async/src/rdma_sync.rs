@@ -24,6 +24,9 @@
 //!   it is seen by it, and a handler makes the system call at most once per sleep (never while
 //!   the thread is busy). A stale write (the thread woke for a completion, the job was taken
 //!   with the others) costs one round that finds nothing.
+//! - The end. [`SyncPath::finish`] sets `closed` the same way (under the lock, writing the
+//!   eventfd if the thread sleeps); the thread ends once it saw `closed` and every job it took
+//!   is answered, and a job queued after `closed` is declined at once.
 //! - RoCE. A new path's address handle is made on a thread of the executor's, and nothing
 //!   public announces it to a sync caller (the library wakes its own async driver only): while
 //!   transfers run on RoCE the sleep ends after 1 ms, and the next round posts what waited.
@@ -114,8 +117,14 @@ pub struct Report {
 /// Starts the thread that owns `exec` (its CQ from `create_cq_with_channel`: rdma::core).
 pub fn spawn(exec: Executor) -> Result<SyncPath, Failure> {
     let cq = exec.pool().cq();
-    let channel = cq.channel().ok_or("the executor's CQ needs a completion channel")?.as_raw_fd();
-    let roce = cq.context().query_port(ExecutorConfig::default().pool.port)?.is_ethernet();
+    let channel = cq
+        .channel()
+        .ok_or("the executor's CQ needs a completion channel")?
+        .as_raw_fd();
+    let roce = cq
+        .context()
+        .query_port(ExecutorConfig::default().pool.port)?
+        .is_ethernet();
     // SAFETY: eventfd(2) takes no pointer.
     let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
     if fd < 0 {
@@ -139,6 +148,7 @@ pub fn spawn(exec: Executor) -> Result<SyncPath, Failure> {
         jobs: Vec::with_capacity(max),
         waiting: VecDeque::with_capacity(MAX_WAITING),
         out: vec![Done::default(); 64],
+        stopped: false,
         report: Report::default(),
     };
     let thread = std::thread::Builder::new()
@@ -150,7 +160,14 @@ pub fn spawn(exec: Executor) -> Result<SyncPath, Failure> {
 
 impl SyncPath {
     /// Queues the transfer and awaits its outcome.
-    async fn transfer(&self, token: &RdmaToken, direction: Direction, region: Object, at: usize, len: usize) -> Outcome {
+    async fn transfer(
+        &self,
+        token: &RdmaToken,
+        direction: Direction,
+        region: Object,
+        at: usize,
+        len: usize,
+    ) -> Outcome {
         let (answer, outcome) = oneshot::channel();
         let job = Job {
             token: *token,
@@ -219,6 +236,8 @@ struct DataPath {
     /// Jobs the executor refused with EAGAIN, in order.
     waiting: VecDeque<Job>,
     out: Vec<Done>,
+    /// The executor was stopped after `MAX_FAILED` failed rounds.
+    stopped: bool,
     report: Report,
 }
 
@@ -236,10 +255,20 @@ impl DataPath {
                         // completions are in; called again, at once), new ones are refused.
                         eprintln!("s3-async: the RDMA data path stops the executor: {e}");
                         let _ = self.exec.stop(&e);
-                        failed = 0;
+                        (self.stopped, failed) = (true, 0);
                     }
                 }
             }
+        }
+        // Closed for good (a stopped executor's thread ends too, rather than spin on a
+        // channel in error): later jobs are declined by `transfer`, these here.
+        let left = {
+            let mut q = self.shared.lock();
+            q.closed = true;
+            std::mem::take(&mut q.jobs)
+        };
+        for job in left {
+            let _ = job.answer.send(Outcome::Declined);
         }
         let (stats, in_flight) = (self.exec.stats(), self.exec.in_flight());
         Report {
@@ -249,8 +278,8 @@ impl DataPath {
         }
     }
 
-    /// One round (the module's sequence); whether the thread is done: closed, every job
-    /// answered.
+    /// One round (the module's sequence); whether the thread is done: closed (or the
+    /// executor stopped), every job it took answered.
     fn round(&mut self) -> mlx5dv::Result<bool> {
         let closed = {
             let mut q = self.shared.lock();
@@ -271,7 +300,7 @@ impl DataPath {
         if self.reap()? {
             return Ok(false);
         }
-        if closed && self.exec.in_flight() == 0 && self.waiting.is_empty() {
+        if (closed || self.stopped) && self.exec.in_flight() == 0 && self.waiting.is_empty() {
             return Ok(true);
         }
         self.exec.pool().cq().req_notify(false)?;
