@@ -1,13 +1,15 @@
 //! S3 over RDMA, async: an object server on axum and an async client, on tokio, over the
 //! library's async executor (mlx5dv::s3::AsyncExecutor, feature `tokio`).
 //!
-//!   s3-async node [--tasks T] [--transfers N] [--max-size B] [--windows]
+//!   s3-async node [--tasks T] [--transfers N] [--max-size B] [--windows] [--data-path async|sync]
 //!       under scripts/soft-mlx5-nodes: node 0 serves (until every other node said bye),
 //!       the others are clients of T tasks x N transfers each
-//!   s3-async serve [--listen ADDR] [--clients C]
+//!   s3-async serve [--listen ADDR] [--clients C] [--data-path async|sync]
 //!   s3-async client --url URL [--tasks T] [--transfers N] [--max-size B] [--windows] [--node I]
 //!
 //! The server's RDMA data path is src/rdma.rs; HTTP is src/server.rs; the client src/client.rs.
+//! `--data-path sync` runs the same server on the sync executor instead, on a thread of its
+//! own (src/rdma_sync.rs): the baseline scripts/s3-async-server-count measures it against.
 
 mod client;
 #[path = "../../../mlx5dv/examples/common/s3.rs"]
@@ -15,9 +17,11 @@ mod common;
 #[path = "../../../mlx5dv/examples/common/device.rs"]
 mod device;
 mod rdma;
+mod rdma_sync;
 mod server;
 
 use mlx5dv::s3::{Client, ClientConfig};
+use server::DataPath;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +34,8 @@ struct Args {
     clients: usize,
     plan: client::Plan,
     windows: bool,
+    /// The server's data path: the async executor (false) or the sync one on a thread.
+    sync: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -49,6 +55,7 @@ fn args() -> Result<Args, String> {
             max_size: 8 << 20,
         },
         windows: false,
+        sync: false,
     };
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -62,6 +69,13 @@ fn args() -> Result<Args, String> {
             "--max-size" => a.plan.max_size = num(value()?)? as usize,
             "--node" => a.plan.node = num(value()?)?,
             "--windows" => a.windows = true,
+            "--data-path" => {
+                a.sync = match value()?.as_str() {
+                    "async" => false,
+                    "sync" => true,
+                    other => return Err(format!("--data-path {other}: async or sync")),
+                }
+            }
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -97,28 +111,44 @@ fn main() -> Result<(), Failure> {
 async fn serve(a: &Args, publish: Option<&std::path::Path>) -> Result<(), Failure> {
     let ctx = device::open(std::env::var("MLX5DV_TEST_DEVICE").ok().as_deref())?;
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
-    let exec = rdma::executor(&ctx, &mlx5, &pd, common::DEFAULT_KEY)?;
+    let key = common::DEFAULT_KEY;
+    let path = if a.sync {
+        DataPath::Sync(rdma_sync::spawn(rdma::core(&ctx, &mlx5, &pd, key)?)?)
+    } else {
+        DataPath::Async(rdma::executor(&ctx, &mlx5, &pd, key)?)
+    };
     let listener = tokio::net::TcpListener::bind(&a.listen).await?;
     let url = format!("http://{}", listener.local_addr()?);
     match publish {
         Some(file) => common::publish(file, &url)?,
         None => println!("serving on {url}"),
     }
-    let (rdma, plain) = server::serve(listener, pd, exec.clone(), a.clients).await?;
-    let s = exec.with_executor(|e| e.stats());
-    let st = exec.stats();
+    let (rdma, plain) = server::serve(listener, pd, path.clone(), a.clients).await?;
+    let (s, in_flight, wakes) = match path {
+        DataPath::Async(exec) => {
+            let st = exec.stats();
+            let wakes = format!(
+                "driver: {} steps, {} events, {} arms, {} waited",
+                st.steps, st.events, st.arms, st.waited
+            );
+            (exec.with_executor(|e| e.stats()), exec.in_flight(), wakes)
+        }
+        DataPath::Sync(path) => {
+            let r = path.finish()?;
+            let wakes = format!(
+                "sync thread: {} sleeps, {} events, {} arms, {} waited",
+                r.sleeps, r.events, r.arms, r.waited
+            );
+            (r.stats, r.in_flight, wakes)
+        }
+    };
     println!(
         "server: {rdma} transfers by RDMA (each from or into the object's own region), {plain} over plain bodies; \
-         executor: {} submitted, {} failed, {} messages; driver: {} steps, {} events, {} arms, {} waited",
-        s.submitted, s.failed, s.messages, st.steps, st.events, st.arms, st.waited
+         executor: {} submitted, {} failed, {} messages; {wakes}",
+        s.submitted, s.failed, s.messages
     );
-    if s.failed > 0 || exec.in_flight() > 0 {
-        return Err(format!(
-            "{} transfers failed, {} in flight at the end",
-            s.failed,
-            exec.in_flight()
-        )
-        .into());
+    if s.failed > 0 || in_flight > 0 {
+        return Err(format!("{} transfers failed, {in_flight} in flight at the end", s.failed).into());
     }
     Ok(())
 }

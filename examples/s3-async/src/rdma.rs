@@ -10,27 +10,38 @@ use std::sync::Arc;
 /// An object: its bytes in a region of their own (registered once, when stored).
 pub type Object = Arc<Mr<Vec<u8>>>;
 
-/// The executor, shared by every request's task; its driver runs as a tokio task woken by
-/// the CQ's completion channel.
-pub fn executor(ctx: &Context, mlx5: &Mlx5Context, pd: &Pd, key: DcKey) -> mlx5dv::Result<AsyncExecutor> {
+/// The executor, its CQ with a completion channel (to sleep on).
+pub fn core(ctx: &Context, mlx5: &Mlx5Context, pd: &Pd, key: DcKey) -> mlx5dv::Result<Executor> {
     let cfg = ExecutorConfig {
         key,
         ..ExecutorConfig::default()
     };
     let cq = ctx.create_cq_with_channel(cfg.cq_size())?;
-    spawn(Executor::new(mlx5, pd, cq, cfg)?, AsyncConfig::default())
+    Ok(Executor::new(mlx5, pd, cq, cfg)?)
+}
+
+/// The executor, shared by every request's task; its driver runs as a tokio task woken by
+/// the CQ's completion channel.
+pub fn executor(ctx: &Context, mlx5: &Mlx5Context, pd: &Pd, key: DcKey) -> mlx5dv::Result<AsyncExecutor> {
+    spawn(core(ctx, mlx5, pd, key)?, AsyncConfig::default())
+}
+
+/// A new object's region for a PUT's bytes; None when there is nothing to move, or no memory
+/// (send it in the body).
+pub fn new_object(pd: &Pd, token: &RdmaToken) -> Option<Mr<Vec<u8>>> {
+    let len = token.len as usize;
+    (len > 0)
+        .then(|| pd.register(vec![0u8; len], Access::LOCAL_WRITE).ok())
+        .flatten()
 }
 
 /// PUT: the client's bytes RDMA-read into a new object's region; the object once they all
 /// moved.
 pub async fn put(exec: &AsyncExecutor, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
-    let len = token.len as usize;
-    let Some(region) = (len > 0)
-        .then(|| pd.register(vec![0u8; len], Access::LOCAL_WRITE).ok())
-        .flatten()
-    else {
-        return (Outcome::Declined, None); // nothing to move, or no memory: send it in the body
+    let Some(region) = new_object(pd, token) else {
+        return (Outcome::Declined, None);
     };
+    let len = region.len();
     match exec.submit_region(token, 0, Direction::Put, region, 0, len) {
         Ok(transfer) => {
             let (done, region) = transfer.await;

@@ -4,6 +4,7 @@
 //! `clients` of them.
 
 use crate::rdma::{self, Object};
+use crate::rdma_sync::{self, SyncPath};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -27,7 +28,7 @@ struct Stored {
 struct Store {
     objects: RwLock<HashMap<String, Stored>>,
     pd: Pd,
-    exec: AsyncExecutor,
+    path: DataPath,
     byes: AtomicUsize,
     clients: usize,
     done: tokio::sync::Notify,
@@ -37,18 +38,42 @@ struct Store {
 
 type Shared = Arc<Store>;
 
+/// The RDMA data path the handlers use: the async executor (src/rdma.rs), or the sync one on
+/// a thread of its own (src/rdma_sync.rs).
+#[derive(Clone)]
+pub enum DataPath {
+    Async(AsyncExecutor),
+    Sync(SyncPath),
+}
+
+impl DataPath {
+    async fn put(&self, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
+        match self {
+            DataPath::Async(exec) => rdma::put(exec, pd, token).await,
+            DataPath::Sync(path) => rdma_sync::put(path, pd, token).await,
+        }
+    }
+
+    async fn get(&self, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
+        match self {
+            DataPath::Async(exec) => rdma::get(exec, token, object, at, len).await,
+            DataPath::Sync(path) => rdma_sync::get(path, token, object, at, len).await,
+        }
+    }
+}
+
 /// Serves on `listener` until `clients` clients said bye; returns the number of transfers
 /// moved by RDMA and over plain bodies.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     pd: Pd,
-    exec: AsyncExecutor,
+    path: DataPath,
     clients: usize,
 ) -> std::io::Result<(u64, u64)> {
     let store = Arc::new(Store {
         objects: RwLock::new(HashMap::new()),
         pd,
-        exec,
+        path,
         byes: AtomicUsize::new(0),
         clients,
         done: tokio::sync::Notify::new(),
@@ -123,7 +148,7 @@ fn store_bytes(pd: &Pd, bytes: &[u8]) -> Option<Stored> {
 async fn put_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
     let stored = match token_of(&headers) {
         Some(Ok(token)) => {
-            let (outcome, object) = rdma::put(&store.exec, &store.pd, &token).await;
+            let (outcome, object) = store.path.put(&store.pd, &token).await;
             let Some(object) = object else {
                 return answer(Direction::Put, None, outcome, Vec::new);
             };
@@ -182,7 +207,7 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
             let outcome = if len == 0 {
                 Outcome::Moved { bytes: 0 }
             } else {
-                rdma::get(&store.exec, &token, &stored.object, at, len).await
+                store.path.get(&token, &stored.object, at, len).await
             };
             if matches!(outcome, Outcome::Moved { .. }) {
                 store.rdma_moved.fetch_add(1, Ordering::Relaxed);
