@@ -27,20 +27,21 @@
 //! - The end. [`SyncPath::finish`] sets `closed` the same way (under the lock, writing the
 //!   eventfd if the thread sleeps); the thread ends once it saw `closed` and every job it took
 //!   is answered, and a job queued after `closed` is declined at once.
-//! - RoCE. A new path's address handle is made on a thread of the executor's, and nothing
-//!   public announces it to a sync caller (the library wakes its own async driver only): while
-//!   transfers run on RoCE the sleep ends after 1 ms, and the next round posts what waited.
+//! - RoCE. A new path's address handle is made on a thread of the executor's, which no
+//!   completion announces: `Executor::wake_on_resolved` is given a waker that writes the
+//!   eventfd (after the answer is in), so the next round posts what waited for it.
 
 use crate::rdma::{self, Object};
 use crate::Failure;
 use mlx5dv::s3::protocol::Outcome;
-use mlx5dv::s3::{Direction, Done, Executor, ExecutorConfig, ExecutorStats, RdmaToken};
+use mlx5dv::s3::{Direction, Done, Executor, ExecutorStats, RdmaToken};
 use mlx5dv::{Pd, WcStatus};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Wake, Waker};
 use tokio::sync::oneshot;
 
 /// Jobs kept waiting while the executor refuses more (EAGAIN): as many as the async path's
@@ -88,11 +89,24 @@ impl Shared {
         let sleeping = std::mem::take(&mut q.sleeping);
         drop(q);
         if sleeping {
-            // An eventfd's write fails only when its counter would pass 2^64 - 2: not with one
-            // write per sleep.
-            let _ = (&self.wake).write(&1u64.to_ne_bytes());
+            self.ring();
         }
         r
+    }
+
+    /// Writes the eventfd: the thread's poll(2) returns (or its next one does at once).
+    fn ring(&self) {
+        // An eventfd's write fails only when its counter would pass 2^64 - 2: not with one
+        // write per sleep and one per address handle made.
+        let _ = (&self.wake).write(&1u64.to_ne_bytes());
+    }
+}
+
+/// A new path's address handle made (RoCE: `Executor::wake_on_resolved`): the thread's sleep
+/// ends, whether or not it sleeps now (a stale write costs one round that finds nothing).
+impl Wake for Shared {
+    fn wake(self: Arc<Self>) {
+        self.ring();
     }
 }
 
@@ -121,10 +135,6 @@ pub fn spawn(exec: Executor) -> Result<SyncPath, Failure> {
         .channel()
         .ok_or("the executor's CQ needs a completion channel")?
         .as_raw_fd();
-    let roce = cq
-        .context()
-        .query_port(ExecutorConfig::default().pool.port)?
-        .is_ethernet();
     // SAFETY: eventfd(2) takes no pointer.
     let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
     if fd < 0 {
@@ -137,12 +147,13 @@ pub fn spawn(exec: Executor) -> Result<SyncPath, Failure> {
         wake,
         thread: Mutex::default(),
     });
+    // RoCE: a new path's address handle, made on a thread of the executor's, wakes the sleep.
+    exec.wake_on_resolved(&Waker::from(Arc::clone(&shared)));
     let max = exec.max_transfers();
     let mut dp = DataPath {
         exec,
         shared: Arc::clone(&shared),
         channel,
-        roce,
         answers: (0..max).map(|_| None).collect(),
         free: (0..max as u64).rev().collect(),
         jobs: Vec::with_capacity(max),
@@ -227,7 +238,6 @@ struct DataPath {
     shared: Arc<Shared>,
     /// The CQ's completion channel's descriptor (the executor owns it).
     channel: i32,
-    roce: bool,
     /// Each running transfer's answer, by its id; the ids free.
     answers: Vec<Option<oneshot::Sender<Outcome>>>,
     free: Vec<u64>,
@@ -387,18 +397,17 @@ impl DataPath {
         }
     }
 
-    /// Sleeps until the CQ raised an event, a handler wrote the eventfd, or (RoCE, transfers
-    /// running) 1 ms passed; reads what woke it.
+    /// Sleeps until the CQ raised an event, or a handler or a new path's address handle
+    /// (RoCE) wrote the eventfd; reads what woke it.
     fn sleep(&mut self) -> mlx5dv::Result<()> {
         let mut fds = [self.channel, self.shared.wake.as_raw_fd()].map(|fd| libc::pollfd {
             fd,
             events: libc::POLLIN,
             revents: 0,
         });
-        let timeout = if self.roce && self.exec.in_flight() > 0 { 1 } else { -1 };
         // SAFETY: `fds` is an array of 2 pollfds, live for the call. It fails only with EINTR
         // or ENOMEM here: either way the next round looks again.
-        unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
+        unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
         self.report.sleeps += 1;
         if fds[0].revents != 0 {
             while self.exec.pool().cq().try_event()? {

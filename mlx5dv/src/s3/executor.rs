@@ -765,9 +765,19 @@ impl Executor {
         stopped
     }
 
-    /// Wakes `waker` whenever a new path's address handle is made (RoCE), which no
-    /// completion announces: the async layer's driver then polls again.
-    pub(super) fn wake_on_resolved(&self, waker: &std::task::Waker) {
+    /// Wakes `waker` each time a new path's address handle is made (RoCE), which no
+    /// completion announces: the transfers that waited for it are posted by the next
+    /// [`Executor::poll`]. The handle is made on a thread of the executor's, and the waker is
+    /// woken after its answer is in, so a poll after the wake finds it. The last waker given
+    /// is kept (the async layer's driver gives its own). On InfiniBand no path is resolved and
+    /// nothing wakes it.
+    ///
+    /// For a thread that sleeps on the CQ's completion channel (`Cq::req_notify` then a wait
+    /// on [`Cq::channel`](crate::Cq::channel)'s descriptor): without it, transfers to a new
+    /// RoCE client wait, unposted, for a completion that never comes. Give a waker that ends
+    /// that sleep, e.g. one that writes an eventfd polled beside the channel
+    /// (`std::task::Wake` makes one from any `Arc`).
+    pub fn wake_on_resolved(&self, waker: &std::task::Waker) {
         if let Some(r) = &self.resolver {
             r.wake_on_answer(waker);
         }
