@@ -7,8 +7,6 @@
 //! uses `sync`/`lwsync` on POWER and `fence ow,ow`/`fence ir,ir` on RISC-V, which nothing here
 //! could run or check.
 
-use std::sync::atomic::Ordering;
-
 /// Whether the direct backend has rdma-core's barriers for `arch` (`std::env::consts::ARCH`).
 pub(crate) fn supported(arch: &str) -> bool {
     matches!(arch, "x86_64" | "aarch64")
@@ -81,7 +79,7 @@ pub(super) fn udma_to_device_barrier() {
         std::arch::asm!("dmb oshst", options(nostack, preserves_flags))
     };
     #[cfg(not(all(target_arch = "aarch64", not(miri))))]
-    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 /// rdma-core's `mmio_flush_writes` (and `mmio_wc_start`): stores to write-combining memory
@@ -100,7 +98,7 @@ pub(super) fn mmio_flush_writes() {
     };
     // Miri runs no assembly: a fence stands in (the unit tests' memory is ordinary).
     #[cfg(any(miri, not(any(target_arch = "x86_64", target_arch = "aarch64"))))]
-    std::sync::atomic::fence(Ordering::SeqCst);
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 /// rdma-core's `udma_from_device_barrier`: what the device wrote (a CQE's body) is read after
@@ -113,7 +111,7 @@ pub(super) fn udma_from_device_barrier() {
         core::arch::asm!("dmb oshld", options(nostack, preserves_flags))
     };
     #[cfg(not(all(target_arch = "aarch64", not(miri))))]
-    std::sync::atomic::fence(Ordering::Acquire);
+    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
 }
 
 #[cfg(test)]
