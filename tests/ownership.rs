@@ -16,6 +16,10 @@ use mlx5dv_suite::device::{fatal_hook, open, own_process, pause_hook};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
+#[path = "shared/tokio_runtime.rs"]
+mod tokio_runtime;
+use tokio_runtime::runtime;
+
 const KEY: DcKey = DcKey::new(0x0B1E_C7ED);
 const CHUNK: usize = 64;
 const WRITES: usize = 32;
@@ -196,14 +200,6 @@ fn a_struct_owning_every_dc_object_moves_into_a_spawned_thread_and_carries_dc_wr
 }
 
 /// A multi-thread tokio runtime of 2 workers, I/O and timers.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
 fn a_struct_owning_every_dc_object_runs_in_a_tokio_task_awaiting_completions_through_the_channel() {

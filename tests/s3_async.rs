@@ -25,6 +25,10 @@ use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
+#[path = "shared/tokio_runtime.rs"]
+mod tokio_runtime;
+use tokio_runtime::runtime;
+
 const KEY: DcKey = DcKey::new(0x4153_594e_4353_3301);
 
 struct Node {
@@ -544,14 +548,6 @@ fn sixty_four_tokio_tasks_put_and_get_through_one_executor_every_byte_checked() 
 }
 
 /// A runtime like a server's: 2 workers, I/O and timers.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
 /// `f` run on `rt` for at most `limit`; None when it did not finish by then.
 fn within<F: Future>(rt: &tokio::runtime::Runtime, limit: Duration, f: F) -> Option<F::Output> {
     rt.block_on(async { tokio::time::timeout(limit, f).await.ok() })
