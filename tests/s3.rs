@@ -12,7 +12,9 @@ use mlx5dv::s3::{
 };
 use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, Policy, RtsAttr, WcStatus};
 use mlx5dv_suite::alloc_count::{allocations_in, Counting};
-use mlx5dv_suite::device::{open, pool_cq, test_backend, wait, TestCq};
+use mlx5dv_suite::device::{
+    fail_commands_hook, open, pause_hook, pool_cq, test_backend, wait, FailCommandsFn, PauseFn, TestCq,
+};
 use mlx5dv_suite::s3_pattern;
 use std::time::{Duration, Instant};
 
@@ -1317,4 +1319,442 @@ fn a_token_naming_a_silent_roce_neighbour_never_blocks_submit_and_fails_alone() 
         (0, 1),
         "no handle kept for the silent path"
     );
+}
+
+// ---- Executor::stop, on its own (the async layer's driver calls it: tests/s3_async.rs) ----
+
+/// The emulator's hooks a stop test needs: pausing the device thread (posted requests stay
+/// unexecuted, as on a device that has not reached them yet) and failing uverbs commands.
+/// Resumes the device when dropped, so a failing test leaves the next one a running device.
+struct Hooks {
+    pause: PauseFn,
+    fail_commands: FailCommandsFn,
+}
+
+impl Hooks {
+    /// None (printing "not run") where this process does not run on soft-mlx5: a ConnectX
+    /// cannot be paused, nor its kernel made to fail a command.
+    fn new() -> Option<Hooks> {
+        let (Some(pause), Some(fail_commands)) = (pause_hook(), fail_commands_hook()) else {
+            println!("stop: not run (no soft-mlx5 here: a ConnectX cannot be paused)");
+            return None;
+        };
+        Some(Hooks { pause, fail_commands })
+    }
+
+    fn pause(&self) {
+        // SAFETY: the emulator's hook: 1 pauses the device thread.
+        unsafe { (self.pause)(1) };
+    }
+
+    fn resume(&self) {
+        // SAFETY: the emulator's hook: 0 resumes the device thread.
+        unsafe { (self.pause)(0) };
+    }
+
+    /// The next `count` uverbs commands numbered `command` fail with `errno`; returns how
+    /// many of those armed before were still to fail.
+    fn fail(&self, command: libc::c_uint, count: libc::c_int, errno: libc::c_int) -> libc::c_int {
+        // SAFETY: the emulator's hook, with its C types.
+        unsafe { (self.fail_commands)(command, count, errno) }
+    }
+}
+
+impl Drop for Hooks {
+    fn drop(&mut self) {
+        self.resume();
+        self.fail(CMD_MODIFY_QP, 0, 0);
+        self.fail(CMD_ALLOC_PD, 0, 0);
+    }
+}
+
+/// IB_USER_VERBS_CMD_ALLOC_PD (rdma/ib_user_verbs.h).
+const CMD_ALLOC_PD: libc::c_uint = 3;
+/// IB_USER_VERBS_CMD_MODIFY_QP (rdma/ib_user_verbs.h): what ibv_modify_qp writes.
+const CMD_MODIFY_QP: libc::c_uint = 26;
+
+/// Bytes of each transfer a stop test posts: 4 messages of [`STOP_MESSAGE`].
+const STOP_LEN: usize = 64 << 10;
+const STOP_MESSAGE: u32 = 16 << 10;
+
+/// A live executor with a proven client (one GET completed, so the transfers below post at
+/// once on the pool's main DCIs) and that client's buffers: `put_buf` (pattern 60) for PUTs
+/// to read, `get_buf` (pattern 80) for GETs to write. Fields drop in order: the executor
+/// (its DCIs destroyed) first.
+struct Stopping {
+    exec: Executor,
+    _put_buf: Exposed<Vec<u8>>,
+    get_buf: Exposed<Vec<u8>>,
+    put: RdmaToken,
+    get: RdmaToken,
+    _client: Client,
+    n: Node,
+    hooks: Hooks,
+}
+
+fn stopping(f: impl FnOnce(&mut ExecutorConfig)) -> Option<Stopping> {
+    let hooks = Hooks::new()?;
+    let n = node();
+    let mut exec = n.executor(|c| {
+        c.max_message = Some(STOP_MESSAGE);
+        f(c)
+    });
+    let client = n.client(KEY);
+    let mut put_buf = n.exposed(&client, STOP_LEN, 60);
+    let mut get_buf = n.exposed(&client, STOP_LEN, 80);
+    let (_, put) = put_buf.mint(0, STOP_LEN, Direction::Put).expect("mint");
+    let (_, get) = get_buf.mint(0, STOP_LEN, Direction::Get).expect("mint");
+    // Proves the client (writing its buffer's own bytes over it).
+    let warm = n.object(STOP_LEN, 80);
+    exec.submit_region(0, &get, 0, Direction::Get, &warm, 0, STOP_LEN)
+        .expect("submit");
+    assert!(finish(&mut exec, 1)[0].is_ok(), "the warm-up GET");
+    Some(Stopping {
+        exec,
+        _put_buf: put_buf,
+        get_buf,
+        put,
+        get,
+        _client: client,
+        n,
+        hooks,
+    })
+}
+
+impl Node {
+    /// A region of `len` bytes (pattern `seed`) the executor does not hold.
+    fn object(&self, len: usize, seed: u8) -> Mr<Vec<u8>> {
+        self.pd
+            .register(s3_pattern(len, u64::from(seed)), Access::LOCAL_WRITE)
+            .expect("register")
+    }
+
+    /// An error as a kernel gives one: ENOMEM from a command it could not allocate for
+    /// (soft-mlx5's hook fails one ALLOC_PD), the reason a server stops with.
+    fn enomem(&self, hooks: &Hooks) -> mlx5dv::Error {
+        hooks.fail(CMD_ALLOC_PD, 1, libc::ENOMEM);
+        self.ctx.alloc_pd().expect_err("ALLOC_PD failing with ENOMEM")
+    }
+}
+
+/// Polls for `wait`, or until the pool has nothing outstanding; the transfers reported.
+fn poll_for(exec: &mut Executor, wait: Duration) -> Vec<Done> {
+    let mut got = Vec::new();
+    let mut out = vec![Done::default(); 16];
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline {
+        let k = exec.poll(&mut out).expect("poll");
+        got.extend(out[..k].iter().cloned());
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    got
+}
+
+/// Polls until every request the pool posted has completed (10 s at most); the transfers
+/// reported meanwhile.
+fn drain(exec: &mut Executor) -> Vec<Done> {
+    let mut got = Vec::new();
+    let mut out = vec![Done::default(); 16];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while exec.pool().in_flight() > 0 {
+        assert!(Instant::now() < deadline, "requests never completed");
+        let k = exec.poll(&mut out).expect("poll");
+        got.extend(out[..k].iter().cloned());
+    }
+    let k = exec.poll(&mut out).expect("poll");
+    got.extend(out[..k].iter().cloned());
+    got
+}
+
+/// `mr`, which the executor must still hold (deregistering answers EBUSY), back.
+fn still_held(mr: Mr<Vec<u8>>, what: &str) -> Mr<Vec<u8>> {
+    match mr.deregister() {
+        Err(r) => {
+            assert_eq!(r.error().errno(), Some(libc::EBUSY), "{what}: {}", r.error());
+            r.into_inner()
+        }
+        Ok(_) => panic!("{what}: the region was let go while the device may still use it"),
+    }
+}
+
+/// `done` ended by the stop for `why`: GeneralErr, no byte moved, and `why` (its errno and
+/// its words) as the error; `loose` whether the error must say the device may still execute
+/// its requests (`note` naming why), else it must not.
+fn stopped_by(done: &Done, why: &mlx5dv::Error, loose: Option<&str>) {
+    assert_eq!((done.status, done.bytes), (WcStatus::GeneralErr, 0), "{done:?}");
+    let e = done.error.as_ref().expect("the stop's reason");
+    assert_eq!(e.errno(), why.errno(), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains(&why.to_string()),
+        "the error does not carry why ({why}): {text}"
+    );
+    match loose {
+        Some(note) => assert!(
+            text.contains(note) && text.contains("may still be written (PUT) or read (GET)"),
+            "transfer {}: the error does not say its buffer may still be used ({note}): {text}",
+            done.id
+        ),
+        None => assert!(
+            !text.contains("may still"),
+            "transfer {}: its requests were stopped: {text}",
+            done.id
+        ),
+    }
+}
+
+/// Two PUTs and two GETs (4 messages each) posted on a paused device, the executor stopped:
+/// its DCIs go to ERR, so the device (run again) flushes every request and executes none, as
+/// silicon does for a QP in ERR. No transfer is reported while the device still holds its
+/// requests (its buffer is not quiet yet); once their flush completions are in, `poll`
+/// reports each once with GeneralErr and the stop's reason (not the "may still" warning), and
+/// `in_flight` reaches 0. Neither the server's PUT buffers nor the client's GET buffer
+/// changed. A stop that reported at once fails the first check; one that left the DCIs
+/// running fails the bytes.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn stopping_reports_running_transfers_with_its_reason_only_after_their_flush_completions() {
+    let Some(mut s) = stopping(|_| {}) else {
+        return;
+    };
+    let landing: Vec<_> = (0..2).map(|i| s.n.local(&mut s.exec, STOP_LEN, 50 + i)).collect();
+    let object = s.n.local(&mut s.exec, STOP_LEN, 70);
+    let why = s.n.enomem(&s.hooks);
+    s.hooks.pause();
+    for (i, l) in landing.iter().enumerate() {
+        s.exec
+            .submit(10 + i as u64, &s.put, 0, Direction::Put, l.sge(0, STOP_LEN).unwrap())
+            .expect("submit PUT");
+        s.exec
+            .submit(
+                20 + i as u64,
+                &s.get,
+                0,
+                Direction::Get,
+                object.sge(0, STOP_LEN).unwrap(),
+            )
+            .expect("submit GET");
+    }
+    assert_eq!(s.exec.pool().in_flight(), 16, "every message posted");
+    s.exec.stop(&why).expect("stop");
+    let early = poll_for(&mut s.exec, Duration::from_millis(50));
+    assert!(
+        early.is_empty(),
+        "reported while the device still held their requests: {early:?}"
+    );
+    assert_eq!(s.exec.in_flight(), 4);
+    s.hooks.resume();
+    let done = finish(&mut s.exec, 4);
+    assert_eq!(done.iter().map(|d| d.id).collect::<Vec<_>>(), [10, 11, 20, 21]);
+    for d in &done {
+        stopped_by(d, &why, None);
+    }
+    assert_eq!((s.exec.in_flight(), s.exec.pool().in_flight()), (0, 0));
+    for (i, l) in landing.iter().enumerate() {
+        assert!(
+            bytes(l) == s3_pattern(STOP_LEN, 50 + i as u64),
+            "PUT {i} ran after the stop: the client's bytes were read into the server's buffer"
+        );
+    }
+    assert!(
+        bytes(s.get_buf.mr()) == s3_pattern(STOP_LEN, 80),
+        "a GET ran after the stop: the server's bytes were written into the client's buffer"
+    );
+    assert!(
+        poll_for(&mut s.exec, Duration::from_millis(20)).is_empty(),
+        "reported twice"
+    );
+}
+
+/// A GET's lent region ([`Executor::submit_region`]) on a paused device, the executor
+/// stopped: the region stays registered (deregistering answers EBUSY) while the device holds
+/// the request, and is let go once the flush completion is in and the transfer reported. A
+/// stop that let go of it at once fails.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_lent_region_is_let_go_after_its_flush_completion_not_when_stop_is_called() {
+    let Some(mut s) = stopping(|_| {}) else {
+        return;
+    };
+    let why = s.n.enomem(&s.hooks);
+    let region = s.n.object(STOP_LEN, 70);
+    s.hooks.pause();
+    s.exec
+        .submit_region(1, &s.get, 0, Direction::Get, &region, 0, STOP_LEN)
+        .expect("submit");
+    s.exec.stop(&why).expect("stop");
+    let region = still_held(region, "stopped, its flush completion not in");
+    s.hooks.resume();
+    let done = finish(&mut s.exec, 1);
+    stopped_by(&done[0], &why, None);
+    region
+        .deregister()
+        .expect("once its flush completion is in and its Done reported, the region is let go");
+    assert!(bytes(s.get_buf.mr()) == s3_pattern(STOP_LEN, 80), "the GET ran");
+}
+
+/// A pool of one main DCI and one probation DCI; a GET of a proven client (on the main DCI)
+/// and one of a new client (on the probation DCI) posted on a paused device; the kernel fails
+/// the first DCI's move to ERR (ETIMEDOUT: mlx5_core's answer to a firmware command that
+/// timed out, cmd.c `wait_func`), the other's succeeds. `stop` returns that error; the
+/// proven client's transfer is reported at once (its DCI still runs: no flush completion may
+/// ever come), its error saying why and that its buffer may still be written or read; its
+/// region stays registered after its Done, and even after its late completion, until the
+/// executor is dropped. The device, run again, does execute that GET (the warning is the
+/// truth), while the new client's transfer waits for its flush completion as usual and does
+/// not run.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_transfer_on_a_dci_stop_cannot_move_to_err_is_reported_at_once_and_keeps_its_region_until_drop() {
+    let Some(mut s) = stopping(|c| {
+        c.pool.dcis = 1;
+        c.pool.probation.as_mut().expect("probation").dcis = 1;
+    }) else {
+        return;
+    };
+    let why = s.n.enomem(&s.hooks);
+    let stranger = s.n.client(KEY);
+    let mut stranger_buf = s.n.exposed(&stranger, STOP_LEN, 81);
+    let (_, stranger_get) = stranger_buf.mint(0, STOP_LEN, Direction::Get).expect("mint");
+    let (proven_region, new_region) = (s.n.object(STOP_LEN, 70), s.n.object(STOP_LEN, 71));
+    s.hooks.pause();
+    s.exec
+        .submit_region(1, &s.get, 0, Direction::Get, &proven_region, 0, STOP_LEN)
+        .expect("submit the proven client's GET");
+    s.exec
+        .submit_region(2, &stranger_get, 0, Direction::Get, &new_region, 0, STOP_LEN)
+        .expect("submit the new client's GET");
+    assert_eq!(s.hooks.fail(CMD_MODIFY_QP, 1, libc::ETIMEDOUT), 0);
+    let stopped = s.exec.stop(&why).expect_err("a DCI could not be moved to ERR");
+    assert_eq!(s.hooks.fail(CMD_MODIFY_QP, -1, 0), 0, "the failure was met");
+    assert_eq!(stopped.errno(), Some(libc::ETIMEDOUT), "{stopped}");
+    let at_once = poll_for(&mut s.exec, Duration::from_millis(20));
+    assert_eq!(
+        at_once.iter().map(|d| d.id).collect::<Vec<_>>(),
+        [1],
+        "the proven client's transfer alone, at once: {at_once:?}"
+    );
+    stopped_by(&at_once[0], &why, Some("could not be moved to ERR"));
+    let proven_region = still_held(proven_region, "reported, its DCI not stopped");
+    let new_region = still_held(new_region, "stopped, its flush completion not in");
+    s.hooks.resume();
+    let rest = drain(&mut s.exec);
+    assert_eq!(rest.len(), 1, "the new client's transfer, once flushed: {rest:?}");
+    assert_eq!(rest[0].id, 2);
+    stopped_by(&rest[0], &why, None);
+    assert_eq!(s.exec.in_flight(), 0);
+    new_region.deregister().expect("flushed and reported: let go");
+    assert!(
+        bytes(stranger_buf.mr()) == s3_pattern(STOP_LEN, 81),
+        "the stopped DCI's GET ran"
+    );
+    assert!(
+        bytes(s.get_buf.mr()) == s3_pattern(STOP_LEN, 70),
+        "the device, run again, executed the GET on the DCI it could not be stopped from"
+    );
+    let proven_region = still_held(proven_region, "its late completion in, the executor alive");
+    let Stopping { exec, .. } = s;
+    drop(exec);
+    proven_region
+        .deregister()
+        .expect("the executor dropped (its DCIs destroyed): let go");
+}
+
+/// A PUT and a GET posted on a paused device, the executor stopped (DCIs in ERR, waiting for
+/// flush completions), then stopped again before the device answers: a server gives up
+/// waiting on a device that answers no more. Both are reported at once, their errors saying
+/// their completions have not come and the buffers may still be used; their lent regions
+/// stay registered until the executor is dropped. The device, run again, flushes both (they
+/// were stopped): nothing runs, and the late completions are taken in without a second
+/// report.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn stopping_again_reports_at_once_the_transfers_whose_flush_completions_have_not_come() {
+    let Some(mut s) = stopping(|_| {}) else {
+        return;
+    };
+    let why = s.n.enomem(&s.hooks);
+    let (put_region, get_region) = (s.n.object(STOP_LEN, 50), s.n.object(STOP_LEN, 70));
+    s.hooks.pause();
+    s.exec
+        .submit_region(1, &s.put, 0, Direction::Put, &put_region, 0, STOP_LEN)
+        .expect("submit PUT");
+    s.exec
+        .submit_region(2, &s.get, 0, Direction::Get, &get_region, 0, STOP_LEN)
+        .expect("submit GET");
+    s.exec.stop(&why).expect("stop");
+    assert!(
+        poll_for(&mut s.exec, Duration::from_millis(20)).is_empty(),
+        "reported while the device holds the requests"
+    );
+    s.exec.stop(&why).expect("stop again");
+    let mut at_once = poll_for(&mut s.exec, Duration::from_millis(20));
+    at_once.sort_by_key(|d| d.id);
+    assert_eq!(at_once.iter().map(|d| d.id).collect::<Vec<_>>(), [1, 2], "{at_once:?}");
+    for d in &at_once {
+        stopped_by(d, &why, Some("have not come"));
+    }
+    assert_eq!(s.exec.in_flight(), 0);
+    let put_region = still_held(put_region, "the PUT's, its completions not in");
+    let get_region = still_held(get_region, "the GET's, its completions not in");
+    s.hooks.resume();
+    let late = drain(&mut s.exec);
+    assert!(late.is_empty(), "reported twice: {late:?}");
+    assert!(bytes(&put_region) == s3_pattern(STOP_LEN, 50), "the stopped PUT ran");
+    assert!(bytes(s.get_buf.mr()) == s3_pattern(STOP_LEN, 80), "the stopped GET ran");
+    let Stopping { exec, .. } = s;
+    drop(exec);
+    for r in [put_region, get_region] {
+        r.deregister().expect("the executor dropped: let go");
+    }
+}
+
+/// After `stop`, every way in is refused with ESHUTDOWN naming the stop's reason, before
+/// anything is taken or posted: `submit` of a held buffer, `submit_str`, and `submit_region`,
+/// whose region the executor must not keep (it deregisters at once: the caller has it whole,
+/// bytes untouched). A stop that did not refuse would let these post (or fail them later,
+/// not naming why).
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn submissions_after_stop_are_refused_with_eshutdown_naming_why_and_take_nothing() {
+    let Some(mut s) = stopping(|_| {}) else {
+        return;
+    };
+    let why = s.n.enomem(&s.hooks);
+    let held = s.n.local(&mut s.exec, STOP_LEN, 50);
+    let region = s.n.object(STOP_LEN, 70);
+    s.exec.stop(&why).expect("stop with nothing running");
+    let submitted = s.exec.stats().submitted;
+    let refusals = [
+        s.exec
+            .submit(1, &s.put, 0, Direction::Put, held.sge(0, STOP_LEN).unwrap())
+            .expect_err("submit after stop"),
+        s.exec
+            .submit_str(
+                2,
+                &s.get.format().unwrap(),
+                0,
+                Direction::Get,
+                held.sge(0, STOP_LEN).unwrap(),
+            )
+            .expect_err("submit_str after stop"),
+        s.exec
+            .submit_region(3, &s.get, 0, Direction::Get, &region, 0, STOP_LEN)
+            .expect_err("submit_region after stop"),
+    ];
+    for e in &refusals {
+        assert_eq!(e.errno(), Some(libc::ESHUTDOWN), "{e}");
+        assert!(
+            e.to_string().contains(&why.to_string()),
+            "the refusal does not name why ({why}): {e}"
+        );
+    }
+    assert_eq!(s.exec.stats().submitted, submitted, "a refused submission was counted");
+    assert_eq!((s.exec.in_flight(), s.exec.pool().in_flight()), (0, 0));
+    assert!(poll_for(&mut s.exec, Duration::from_millis(20)).is_empty());
+    assert!(
+        region.deregister().expect("a refused region is not kept") == s3_pattern(STOP_LEN, 70),
+        "the refused region's bytes changed"
+    );
+    assert!(bytes(&held) == s3_pattern(STOP_LEN, 50));
 }
