@@ -13,7 +13,8 @@ use mlx5dv::s3::{
 use mlx5dv::{Access, Context, DcKey, DcPeer, DciBuilder, Mlx5Context, Mr, Pd, PeerPath, Policy, RtsAttr, WcStatus};
 use mlx5dv_suite::alloc_count::{allocations_in, Counting};
 use mlx5dv_suite::device::{
-    fail_commands_hook, open, pause_hook, pool_cq, test_backend, wait, FailCommandsFn, PauseFn, TestCq,
+    fail_commands_hook, kernel_enomem, open, pause_hook, pool_cq, test_backend, wait, FailCommandsFn, PauseFn, TestCq,
+    CMD_ALLOC_PD, CMD_MODIFY_QP,
 };
 use mlx5dv_suite::s3_pattern;
 use std::time::{Duration, Instant};
@@ -1368,19 +1369,15 @@ impl Drop for Hooks {
     }
 }
 
-/// IB_USER_VERBS_CMD_ALLOC_PD (rdma/ib_user_verbs.h).
-const CMD_ALLOC_PD: libc::c_uint = 3;
-/// IB_USER_VERBS_CMD_MODIFY_QP (rdma/ib_user_verbs.h): what ibv_modify_qp writes.
-const CMD_MODIFY_QP: libc::c_uint = 26;
-
 /// Bytes of each transfer a stop test posts: 4 messages of [`STOP_MESSAGE`].
 const STOP_LEN: usize = 64 << 10;
 const STOP_MESSAGE: u32 = 16 << 10;
 
 /// A live executor with a proven client (one GET completed, so the transfers below post at
 /// once on the pool's main DCIs) and that client's buffers: `put_buf` (pattern 60) for PUTs
-/// to read, `get_buf` (pattern 80) for GETs to write. Fields drop in order: the executor
-/// (its DCIs destroyed) first.
+/// to read, `get_buf` (pattern 80) for GETs to write; `why`, the reason it is stopped for
+/// (ENOMEM from the kernel: [`kernel_enomem`]). Fields drop in order: the executor (its DCIs
+/// destroyed) first.
 struct Stopping {
     exec: Executor,
     _put_buf: Exposed<Vec<u8>>,
@@ -1388,6 +1385,7 @@ struct Stopping {
     put: RdmaToken,
     get: RdmaToken,
     _client: Client,
+    why: mlx5dv::Error,
     n: Node,
     hooks: Hooks,
 }
@@ -1406,8 +1404,7 @@ fn stopping(f: impl FnOnce(&mut ExecutorConfig)) -> Option<Stopping> {
     let (_, get) = get_buf.mint(0, STOP_LEN, Direction::Get).expect("mint");
     // Proves the client (writing its buffer's own bytes over it).
     let warm = n.object(STOP_LEN, 80);
-    exec.submit_region(0, &get, 0, Direction::Get, &warm, 0, STOP_LEN)
-        .expect("submit");
+    lend(&mut exec, 0, &get, Direction::Get, &warm);
     assert!(finish(&mut exec, 1)[0].is_ok(), "the warm-up GET");
     Some(Stopping {
         exec,
@@ -1416,6 +1413,7 @@ fn stopping(f: impl FnOnce(&mut ExecutorConfig)) -> Option<Stopping> {
         put,
         get,
         _client: client,
+        why: kernel_enomem(&n.ctx, hooks.fail_commands),
         n,
         hooks,
     })
@@ -1427,13 +1425,6 @@ impl Node {
         self.pd
             .register(s3_pattern(len, u64::from(seed)), Access::LOCAL_WRITE)
             .expect("register")
-    }
-
-    /// An error as a kernel gives one: ENOMEM from a command it could not allocate for
-    /// (soft-mlx5's hook fails one ALLOC_PD), the reason a server stops with.
-    fn enomem(&self, hooks: &Hooks) -> mlx5dv::Error {
-        hooks.fail(CMD_ALLOC_PD, 1, libc::ENOMEM);
-        self.ctx.alloc_pd().expect_err("ALLOC_PD failing with ENOMEM")
     }
 }
 
@@ -1464,6 +1455,13 @@ fn drain(exec: &mut Executor) -> Vec<Done> {
     let k = exec.poll(&mut out).expect("poll");
     got.extend(out[..k].iter().cloned());
     got
+}
+
+/// Submits transfer `id` of [`STOP_LEN`] bytes between `token` and `region` (lent:
+/// [`Executor::submit_region`]).
+fn lend(exec: &mut Executor, id: u64, token: &RdmaToken, direction: Direction, region: &Mr<Vec<u8>>) {
+    exec.submit_region(id, token, 0, direction, region, 0, STOP_LEN)
+        .unwrap_or_else(|e| panic!("submit transfer {id}: {e}"));
 }
 
 /// `mr`, which the executor must still hold (deregistering answers EBUSY), back.
@@ -1519,7 +1517,6 @@ fn stopping_reports_running_transfers_with_its_reason_only_after_their_flush_com
     };
     let landing: Vec<_> = (0..2).map(|i| s.n.local(&mut s.exec, STOP_LEN, 50 + i)).collect();
     let object = s.n.local(&mut s.exec, STOP_LEN, 70);
-    let why = s.n.enomem(&s.hooks);
     s.hooks.pause();
     for (i, l) in landing.iter().enumerate() {
         s.exec
@@ -1536,7 +1533,7 @@ fn stopping_reports_running_transfers_with_its_reason_only_after_their_flush_com
             .expect("submit GET");
     }
     assert_eq!(s.exec.pool().in_flight(), 16, "every message posted");
-    s.exec.stop(&why).expect("stop");
+    s.exec.stop(&s.why).expect("stop");
     let early = poll_for(&mut s.exec, Duration::from_millis(50));
     assert!(
         early.is_empty(),
@@ -1547,7 +1544,7 @@ fn stopping_reports_running_transfers_with_its_reason_only_after_their_flush_com
     let done = finish(&mut s.exec, 4);
     assert_eq!(done.iter().map(|d| d.id).collect::<Vec<_>>(), [10, 11, 20, 21]);
     for d in &done {
-        stopped_by(d, &why, None);
+        stopped_by(d, &s.why, None);
     }
     assert_eq!((s.exec.in_flight(), s.exec.pool().in_flight()), (0, 0));
     for (i, l) in landing.iter().enumerate() {
@@ -1576,17 +1573,14 @@ fn a_lent_region_is_let_go_after_its_flush_completion_not_when_stop_is_called() 
     let Some(mut s) = stopping(|_| {}) else {
         return;
     };
-    let why = s.n.enomem(&s.hooks);
     let region = s.n.object(STOP_LEN, 70);
     s.hooks.pause();
-    s.exec
-        .submit_region(1, &s.get, 0, Direction::Get, &region, 0, STOP_LEN)
-        .expect("submit");
-    s.exec.stop(&why).expect("stop");
+    lend(&mut s.exec, 1, &s.get, Direction::Get, &region);
+    s.exec.stop(&s.why).expect("stop");
     let region = still_held(region, "stopped, its flush completion not in");
     s.hooks.resume();
     let done = finish(&mut s.exec, 1);
-    stopped_by(&done[0], &why, None);
+    stopped_by(&done[0], &s.why, None);
     region
         .deregister()
         .expect("once its flush completion is in and its Done reported, the region is let go");
@@ -1612,20 +1606,15 @@ fn a_transfer_on_a_dci_stop_cannot_move_to_err_is_reported_at_once_and_keeps_its
     }) else {
         return;
     };
-    let why = s.n.enomem(&s.hooks);
     let stranger = s.n.client(KEY);
     let mut stranger_buf = s.n.exposed(&stranger, STOP_LEN, 81);
     let (_, stranger_get) = stranger_buf.mint(0, STOP_LEN, Direction::Get).expect("mint");
     let (proven_region, new_region) = (s.n.object(STOP_LEN, 70), s.n.object(STOP_LEN, 71));
     s.hooks.pause();
-    s.exec
-        .submit_region(1, &s.get, 0, Direction::Get, &proven_region, 0, STOP_LEN)
-        .expect("submit the proven client's GET");
-    s.exec
-        .submit_region(2, &stranger_get, 0, Direction::Get, &new_region, 0, STOP_LEN)
-        .expect("submit the new client's GET");
+    lend(&mut s.exec, 1, &s.get, Direction::Get, &proven_region);
+    lend(&mut s.exec, 2, &stranger_get, Direction::Get, &new_region);
     assert_eq!(s.hooks.fail(CMD_MODIFY_QP, 1, libc::ETIMEDOUT), 0);
-    let stopped = s.exec.stop(&why).expect_err("a DCI could not be moved to ERR");
+    let stopped = s.exec.stop(&s.why).expect_err("a DCI could not be moved to ERR");
     assert_eq!(s.hooks.fail(CMD_MODIFY_QP, -1, 0), 0, "the failure was met");
     assert_eq!(stopped.errno(), Some(libc::ETIMEDOUT), "{stopped}");
     let at_once = poll_for(&mut s.exec, Duration::from_millis(20));
@@ -1634,14 +1623,14 @@ fn a_transfer_on_a_dci_stop_cannot_move_to_err_is_reported_at_once_and_keeps_its
         [1],
         "the proven client's transfer alone, at once: {at_once:?}"
     );
-    stopped_by(&at_once[0], &why, Some("could not be moved to ERR"));
+    stopped_by(&at_once[0], &s.why, Some("could not be moved to ERR"));
     let proven_region = still_held(proven_region, "reported, its DCI not stopped");
     let new_region = still_held(new_region, "stopped, its flush completion not in");
     s.hooks.resume();
     let rest = drain(&mut s.exec);
     assert_eq!(rest.len(), 1, "the new client's transfer, once flushed: {rest:?}");
     assert_eq!(rest[0].id, 2);
-    stopped_by(&rest[0], &why, None);
+    stopped_by(&rest[0], &s.why, None);
     assert_eq!(s.exec.in_flight(), 0);
     new_region.deregister().expect("flushed and reported: let go");
     assert!(
@@ -1673,26 +1662,21 @@ fn stopping_again_reports_at_once_the_transfers_whose_flush_completions_have_not
     let Some(mut s) = stopping(|_| {}) else {
         return;
     };
-    let why = s.n.enomem(&s.hooks);
     let (put_region, get_region) = (s.n.object(STOP_LEN, 50), s.n.object(STOP_LEN, 70));
     s.hooks.pause();
-    s.exec
-        .submit_region(1, &s.put, 0, Direction::Put, &put_region, 0, STOP_LEN)
-        .expect("submit PUT");
-    s.exec
-        .submit_region(2, &s.get, 0, Direction::Get, &get_region, 0, STOP_LEN)
-        .expect("submit GET");
-    s.exec.stop(&why).expect("stop");
+    lend(&mut s.exec, 1, &s.put, Direction::Put, &put_region);
+    lend(&mut s.exec, 2, &s.get, Direction::Get, &get_region);
+    s.exec.stop(&s.why).expect("stop");
     assert!(
         poll_for(&mut s.exec, Duration::from_millis(20)).is_empty(),
         "reported while the device holds the requests"
     );
-    s.exec.stop(&why).expect("stop again");
+    s.exec.stop(&s.why).expect("stop again");
     let mut at_once = poll_for(&mut s.exec, Duration::from_millis(20));
     at_once.sort_by_key(|d| d.id);
     assert_eq!(at_once.iter().map(|d| d.id).collect::<Vec<_>>(), [1, 2], "{at_once:?}");
     for d in &at_once {
-        stopped_by(d, &why, Some("have not come"));
+        stopped_by(d, &s.why, Some("have not come"));
     }
     assert_eq!(s.exec.in_flight(), 0);
     let put_region = still_held(put_region, "the PUT's, its completions not in");
@@ -1720,10 +1704,9 @@ fn submissions_after_stop_are_refused_with_eshutdown_naming_why_and_take_nothing
     let Some(mut s) = stopping(|_| {}) else {
         return;
     };
-    let why = s.n.enomem(&s.hooks);
     let held = s.n.local(&mut s.exec, STOP_LEN, 50);
     let region = s.n.object(STOP_LEN, 70);
-    s.exec.stop(&why).expect("stop with nothing running");
+    s.exec.stop(&s.why).expect("stop with nothing running");
     let submitted = s.exec.stats().submitted;
     let refusals = [
         s.exec
@@ -1745,8 +1728,9 @@ fn submissions_after_stop_are_refused_with_eshutdown_naming_why_and_take_nothing
     for e in &refusals {
         assert_eq!(e.errno(), Some(libc::ESHUTDOWN), "{e}");
         assert!(
-            e.to_string().contains(&why.to_string()),
-            "the refusal does not name why ({why}): {e}"
+            e.to_string().contains(&s.why.to_string()),
+            "the refusal does not name why ({}): {e}",
+            s.why
         );
     }
     assert_eq!(s.exec.stats().submitted, submitted, "a refused submission was counted");

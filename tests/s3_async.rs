@@ -15,7 +15,10 @@ use mlx5dv::s3::{
     AsyncConfig, AsyncExecutor, Client, ClientConfig, Direction, Driver, Executor, ExecutorConfig, Exposed, Step,
 };
 use mlx5dv::{Access, AsyncEvent, Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
-use mlx5dv_suite::device::{fail_commands_hook, fatal_hook, open, own_process, pause_hook, FailCommandsFn, PauseFn};
+use mlx5dv_suite::device::{
+    fail_commands_hook, fatal_hook, kernel_enomem, open, own_process, pause_hook, FailCommandsFn, PauseFn,
+    CMD_MODIFY_QP,
+};
 use mlx5dv_suite::s3_pattern;
 use std::future::Future;
 use std::os::fd::AsRawFd;
@@ -672,9 +675,6 @@ fn a_device_going_fatal_under_the_tokio_driver_ends_every_pending_transfer_with_
     }
 }
 
-/// IB_USER_VERBS_CMD_MODIFY_QP (rdma/ib_user_verbs.h): what ibv_modify_qp writes.
-const CMD_MODIFY_QP: libc::c_uint = 26;
-
 /// What became of the transfers of [`steps_failing`].
 struct StepFailures {
     /// The 8 transfers to the live client, with whether their bytes landed.
@@ -813,17 +813,6 @@ fn max_failed_steps_in_a_row_end_every_pending_transfer_with_the_last_error() {
     let refused = r.after.expect_err("a submission after the driver stopped");
     assert_eq!(refused.errno(), Some(libc::ENOMEM), "{refused}");
     assert!(refused.to_string().contains("stopped"), "{refused}");
-}
-
-/// IB_USER_VERBS_CMD_ALLOC_PD (rdma/ib_user_verbs.h).
-const CMD_ALLOC_PD: libc::c_uint = 3;
-
-/// An error as a kernel gives one: ENOMEM from a command it could not allocate for
-/// (soft-mlx5's hook fails one ALLOC_PD): what a runtime gives a driver up with.
-fn enomem(n: &Node, fail_commands: FailCommandsFn) -> mlx5dv::Error {
-    // SAFETY: the emulator's hook, with its C types.
-    unsafe { fail_commands(CMD_ALLOC_PD, 1, libc::ENOMEM) };
-    n.ctx.alloc_pd().expect_err("ALLOC_PD failing with ENOMEM")
 }
 
 /// Bytes of each transfer of [`Paused`].
@@ -992,7 +981,7 @@ fn requests_posted_before_the_driver_fails_never_run_after_it_on_a_live_device()
     let Some(mut p) = paused() else {
         return;
     };
-    let error = enomem(&p.n, p.fail_commands);
+    let error = kernel_enomem(&p.n.ctx, p.fail_commands);
     p.driver.fail(error);
     let (_count, waker) = counting();
     // The device still holds both requests: neither may resolve yet (its region is not quiet).
@@ -1060,7 +1049,7 @@ fn transfers_on_dcis_that_cannot_be_stopped_resolve_at_once_saying_their_region_
     let Some(mut p) = paused() else {
         return;
     };
-    let error = enomem(&p.n, p.fail_commands);
+    let error = kernel_enomem(&p.n.ctx, p.fail_commands);
     let dcis = p.exec.with_executor(|e| e.pool().dcis().count()) as libc::c_int;
     // SAFETY: the emulator's hook, with its C types: every DCI's move to ERR fails.
     unsafe { (p.fail_commands)(CMD_MODIFY_QP, dcis, libc::ENOMEM) };
@@ -1097,7 +1086,7 @@ fn failing_again_ends_at_once_the_transfers_whose_flush_completions_have_not_com
     let Some(mut p) = paused() else {
         return;
     };
-    let error = enomem(&p.n, p.fail_commands);
+    let error = kernel_enomem(&p.n.ctx, p.fail_commands);
     p.driver.fail(error.clone());
     let (_count, waker) = counting();
     assert!(

@@ -860,6 +860,23 @@ pub mod device {
             .map(|sym| unsafe { std::mem::transmute::<_, FailCommandsFn>(sym) })
     }
 
+    /// IB_USER_VERBS_CMD_ALLOC_PD (rdma/ib_user_verbs.h): what ibv_alloc_pd writes.
+    pub const CMD_ALLOC_PD: libc::c_uint = 3;
+    /// IB_USER_VERBS_CMD_MODIFY_QP (rdma/ib_user_verbs.h): what ibv_modify_qp writes.
+    pub const CMD_MODIFY_QP: libc::c_uint = 26;
+
+    /// An error as a kernel gives one: ENOMEM from a command it could not allocate for
+    /// (`fail_commands` fails one ALLOC_PD on `ctx`): the reason a runtime or a server gives
+    /// a device up with.
+    ///
+    /// # Panics
+    /// When ALLOC_PD does not fail (the hook is not soft-mlx5's).
+    pub fn kernel_enomem(ctx: &Context, fail_commands: FailCommandsFn) -> mlx5dv::Error {
+        // SAFETY: the emulator's hook, with its C types.
+        unsafe { fail_commands(CMD_ALLOC_PD, 1, libc::ENOMEM) };
+        ctx.alloc_pd().expect_err("ALLOC_PD failing with ENOMEM")
+    }
+
     /// Set in the child process [`own_process`] starts.
     const OWN_PROCESS: &str = "MLX5DV_TEST_OWN_PROCESS";
 
