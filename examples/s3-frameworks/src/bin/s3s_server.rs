@@ -140,7 +140,13 @@ fn new_upload_id() -> S3Result<String> {
     let mut bits = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bits))
-        .map_err(|e| s3_error("InternalError", &format!("reading /dev/urandom for an upload id: {e}"), 500))?;
+        .map_err(|e| {
+            s3_error(
+                "InternalError",
+                &format!("reading /dev/urandom for an upload id: {e}"),
+                500,
+            )
+        })?;
     Ok(hex(&bits))
 }
 

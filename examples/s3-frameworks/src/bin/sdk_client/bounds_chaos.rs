@@ -492,7 +492,10 @@ async fn upload_ids(run: &mut Run, raw: &aws_sdk_s3::Client, key: &str) -> Resul
                 .send()
                 .await,
         );
-        no_such_upload(&format!("a part of {key} under the guessed id {guess} (mine {stolen})"), r)?;
+        no_such_upload(
+            &format!("a part of {key} under the guessed id {guess} (mine {stolen})"),
+            r,
+        )?;
     }
     let r = abort(raw, &thief, &stolen).await;
     check(r.is_none(), || format!("abort the thief's own upload: {r:?}"))?;
@@ -508,7 +511,11 @@ async fn upload_ids(run: &mut Run, raw: &aws_sdk_s3::Client, key: &str) -> Resul
 
 /// A CompleteMultipartUpload of `parts`, sent again while the store is full a moment (the
 /// other clients' chaos) or the server slows down: how it was refused.
-async fn backing_off_complete(s3: &aws_sdk_s3::Client, (key, id): (&str, &str), parts: PartList<'_>) -> Option<Refusal> {
+async fn backing_off_complete(
+    s3: &aws_sdk_s3::Client,
+    (key, id): (&str, &str),
+    parts: PartList<'_>,
+) -> Option<Refusal> {
     let list = CompletedMultipartUpload::builder()
         .set_parts(Some(
             parts
@@ -544,7 +551,9 @@ fn storage_full(r: &Option<Refusal>) -> bool {
 /// the room back: the refused PUT and the upload are taken, the object's bytes checked. (The
 /// server checks at its exit that what it counts is what it stores.) A summary.
 async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<String> {
-    let size = (run.exposed.mr().len() as u64).min(64 << 20).min(a.max_stored_bytes / 2) as usize;
+    let size = (run.exposed.mr().len() as u64)
+        .min(64 << 20)
+        .min(a.max_stored_bytes / 2) as usize;
     let data = common::pattern(size, 0x5707);
     run.exposed.write(0, &data)?;
     // An upload to complete while the store is full.
@@ -576,7 +585,9 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     let at_once: Vec<_> = (0..3).map(|_| tokio::spawn(put(over.clone(), None))).collect();
     for p in at_once {
         let (s, r) = p.await?;
-        check(r.is_none(), || format!("an overwrite among several at once: {s:?} {r:?}"))?;
+        check(r.is_none(), || {
+            format!("an overwrite among several at once: {s:?} {r:?}")
+        })?;
     }
     // The fill.
     let mut filled = Vec::new();
@@ -612,7 +623,9 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     }
     let refused_key = format!("{key}-fill-{}", filled.len());
     let (s, r) = put(refused_key.clone(), None).await;
-    check(r.is_none(), || format!("the refused PUT after the DELETEs: {s:?} {r:?}"))?;
+    check(r.is_none(), || {
+        format!("the refused PUT after the DELETEs: {s:?} {r:?}")
+    })?;
     run.exposed.revoke(minted)?;
     run.get(&refused_key, &data, None, 0).await?;
     if complete_refused {
