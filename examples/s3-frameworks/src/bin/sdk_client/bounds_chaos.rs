@@ -182,21 +182,24 @@ async fn abort(s3: &aws_sdk_s3::Client, key: &str, id: &str) -> Option<Refusal> 
 /// The parts a CompleteMultipartUpload lists: number, ETag.
 type PartList<'a> = &'a [(i32, &'a str)];
 
-/// A CompleteMultipartUpload of `parts`: how it was refused.
-async fn complete(s3: &aws_sdk_s3::Client, (key, id): (&str, &str), parts: PartList<'_>) -> Option<Refusal> {
+/// The list of a CompleteMultipartUpload naming `parts`.
+fn part_list(parts: PartList<'_>) -> CompletedMultipartUpload {
     let list = parts
         .iter()
         .map(|(n, etag)| CompletedPart::builder().part_number(*n).e_tag(*etag).build());
+    CompletedMultipartUpload::builder()
+        .set_parts(Some(list.collect()))
+        .build()
+}
+
+/// A CompleteMultipartUpload of `parts`: how it was refused.
+async fn complete(s3: &aws_sdk_s3::Client, (key, id): (&str, &str), parts: PartList<'_>) -> Option<Refusal> {
     let r = s3
         .complete_multipart_upload()
         .bucket(BUCKET)
         .key(key)
         .upload_id(id)
-        .multipart_upload(
-            CompletedMultipartUpload::builder()
-                .set_parts(Some(list.collect()))
-                .build(),
-        )
+        .multipart_upload(part_list(parts))
         .send()
         .await;
     refusal(r)
@@ -516,14 +519,7 @@ async fn backing_off_complete(
     (key, id): (&str, &str),
     parts: PartList<'_>,
 ) -> Option<Refusal> {
-    let list = CompletedMultipartUpload::builder()
-        .set_parts(Some(
-            parts
-                .iter()
-                .map(|(n, etag)| CompletedPart::builder().part_number(*n).e_tag(*etag).build())
-                .collect(),
-        ))
-        .build();
+    let list = part_list(parts);
     let r = backing_off(None, || {
         s3.complete_multipart_upload()
             .bucket(BUCKET)
