@@ -7,3 +7,9 @@ pub const MAX_UPLOADS: u64 = 1000;
 pub const MAX_PART_BYTES: u64 = 2 << 30;
 /// Bytes being received at once by PUTs and parts (`--max-receiving-bytes`).
 pub const MAX_RECEIVING_BYTES: u64 = 1 << 30;
+/// Bytes of stored objects, completed multipart objects included (`--max-stored-bytes`):
+/// 4 GiB. The objects are in memory, so the bound is of the machine's memory: with the other
+/// bounds' defaults the server holds at most 7 GiB of clients' bytes, which a test machine or
+/// a small server has, and 4 GiB is sixteen times what the CI's 4 clients, each holding one
+/// object of up to 64 MiB at a time, need.
+pub const MAX_STORED_BYTES: u64 = 4 << 30;

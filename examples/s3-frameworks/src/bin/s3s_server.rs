@@ -9,7 +9,15 @@
 //! their defaults): multipart uploads open at once, bytes held by their parts, bytes being
 //! received at once (RDMA PUTs' registrations and bodies); past a bound the answer is S3's
 //! `503 SlowDown` (an S3 client backs off and sends it again), and `400 EntityTooLarge` for
-//! a request larger than the bound itself. S3's multipart rules are kept: part numbers
+//! a request larger than the bound itself. The bytes of stored objects are bounded too
+//! (`--max-stored-bytes`, completed multipart objects included): a PUT or a
+//! CompleteMultipartUpload that would pass it is refused before any byte moves or is
+//! registered, `507 XMinioStorageFull` as MinIO answers a full drive (see [`storage_full`]
+//! for why not SlowDown); a DELETE or an overwrite gives the room back.
+//!
+//! Multipart upload ids are 128 bits from the OS (`/dev/urandom`), and an upload is found by
+//! its bucket, key and id together: another client can neither guess an id nor use one under
+//! another key; either is S3's `404 NoSuchUpload`. S3's multipart rules are kept: part numbers
 //! 1..=10000 (`400 InvalidArgument`), every part but the last at least 5 MiB, the list of a
 //! CompleteMultipartUpload in ascending order and naming uploaded parts by their ETags
 //! (`EntityTooSmall`, `InvalidPartOrder`, `InvalidPart`; the upload stays open to be
@@ -20,6 +28,7 @@
 //! s3s_server [--listen ADDR] [--device NAME | --rdma-ip IP] [--sl N] [--traffic-class N]
 //!            [--access-key K --secret-key S] [--key HEX] [--clients N]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
+//!            [--max-stored-bytes B]
 //! ```
 //! `--rdma-ip` picks the device, port and GID by the address (`mlx5dv::open_by_ip`), as
 //! cuObject's `rdma_dev_addr_list` and libs3rdma's `server_init(ip)` do; `--sl` and
@@ -46,7 +55,7 @@ mod device;
 #[path = "s3s_server/limits.rs"]
 mod limits;
 
-use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_UPLOADS};
+use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_STORED_BYTES, MAX_UPLOADS};
 use limits::{Budget, Held, Refused};
 
 /// The largest object or part this server takes over RDMA (a token's buffer): larger ones are
@@ -68,20 +77,28 @@ struct Object {
     crc64: Digest,
     modified: Timestamp,
     content_type: Option<String>,
-    /// A part's bytes, taken from `--max-part-bytes` while the part is held.
-    _held: Option<Held>,
+    /// Its bytes, taken from `--max-part-bytes` (a part) or `--max-stored-bytes` (an
+    /// object) for as long as it is held: given back when the last holder (the map, a GET
+    /// reading it) lets it go.
+    _held: Held,
 }
 
 /// A multipart upload's parts, by number.
 struct Upload {
-    key: String,
     parts: BTreeMap<i32, Arc<Object>>,
     /// Its place among `--max-uploads`, given back when it is completed or aborted.
     _slot: Held,
 }
 
-/// The open multipart uploads, by id.
-type Uploads = Arc<Mutex<HashMap<String, Upload>>>;
+/// What finds an open multipart upload: its object's name (`bucket/key`) and its id. Both
+/// together, so that an id is no use under another bucket or key (S3's NoSuchUpload).
+type UploadKey = (String, String);
+
+/// The open multipart uploads.
+type Uploads = Arc<Mutex<HashMap<UploadKey, Upload>>>;
+
+/// The stored objects, by name (`bucket/key`).
+type Objects = Arc<Mutex<HashMap<String, Arc<Object>>>>;
 
 /// The bounds on what clients can make the server hold.
 #[derive(Clone)]
@@ -89,15 +106,15 @@ struct Limits {
     uploads: Arc<Budget>,
     part_bytes: Arc<Budget>,
     receiving: Arc<Budget>,
+    stored: Arc<Budget>,
 }
 
 struct Server {
     exec: AsyncExecutor,
     pd: Pd,
-    objects: Mutex<HashMap<String, Arc<Object>>>,
+    objects: Objects,
     uploads: Uploads,
     limits: Limits,
-    next_upload: AtomicU64,
     goodbyes: AtomicU64,
     clients: u64,
     /// Notified once every client said goodbye.
@@ -106,6 +123,31 @@ struct Server {
 
 fn name(bucket: &str, key: &str) -> String {
     format!("{bucket}/{key}")
+}
+
+/// Where upload `id` of `key` of `bucket` is found.
+fn upload_key(bucket: &str, key: &str, id: &str) -> UploadKey {
+    (name(bucket, key), id.to_owned())
+}
+
+/// A new multipart upload id: 128 bits from the OS's generator, in hex, so that no client
+/// can guess another's (S3's ids are unguessable too).
+///
+/// # Errors
+/// `500 InternalError` when `/dev/urandom` cannot be read.
+fn new_upload_id() -> S3Result<String> {
+    use std::io::Read as _;
+    let mut bits = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bits))
+        .map_err(|e| {
+            s3_error(
+                "InternalError",
+                &format!("reading /dev/urandom for an upload id: {e}"),
+                500,
+            )
+        })?;
+    Ok(hex(&bits))
 }
 
 fn s3_error(code: &str, message: &str, status: u16) -> S3Error {
@@ -200,14 +242,7 @@ fn copy_into(to: &mut Mr<Vec<u8>>, at: usize, from: &Mr<Vec<u8>>) {
 /// backs off and sends it again; `then` says what frees room).
 fn take(budget: &Arc<Budget>, n: u64, then: &str) -> S3Result<Held> {
     budget.take(n).map_err(|r| match r {
-        Refused::TooLarge => s3_error(
-            "EntityTooLarge",
-            &format!(
-                "Your proposed upload exceeds the maximum allowed size: {n} bytes, and {} are limited to {} ({}).",
-                budget.what, budget.limit, budget.flag
-            ),
-            400,
-        ),
+        Refused::TooLarge => too_large(budget, n),
         Refused::Full { used } => s3_error(
             protocol::SLOW_DOWN,
             &format!(
@@ -215,6 +250,43 @@ fn take(budget: &Arc<Budget>, n: u64, then: &str) -> S3Result<Held> {
                 budget.what, budget.limit, budget.flag
             ),
             503,
+        ),
+    })
+}
+
+/// A request of `n` larger than all of `budget`: S3's `400 EntityTooLarge`, naming the bound.
+fn too_large(budget: &Budget, n: u64) -> S3Error {
+    s3_error(
+        "EntityTooLarge",
+        &format!(
+            "Your proposed upload exceeds the maximum allowed size: {n} bytes, and {} are limited to {} ({}).",
+            budget.what, budget.limit, budget.flag
+        ),
+        400,
+    )
+}
+
+/// MinIO's code for a full store (S3 has none: it does not fill).
+const STORAGE_FULL: &str = "XMinioStorageFull";
+
+/// Takes an object's `n` bytes from `--max-stored-bytes`: past the whole bound `400
+/// EntityTooLarge`, past what is free now `507 XMinioStorageFull`, MinIO's answer when its
+/// drives are full. Not `503 SlowDown`: stored room comes back only when a client DELETEs or
+/// overwrites an object, not with time, so an S3 client's backoff and retries (it retries a
+/// 503, not a 507) would only repeat the refusal; a 507 says at once that objects must go.
+/// A request with a token is answered the same, without the reply header (spec 7.1: an HTTP
+/// error, an ordinary S3 error to the client) and before any byte moves: declining it would
+/// only have the client send the same bytes in the body to be refused again.
+fn storage_full(budget: &Arc<Budget>, n: u64) -> S3Result<Held> {
+    budget.take(n).map_err(|r| match r {
+        Refused::TooLarge => too_large(budget, n),
+        Refused::Full { used } => s3_error(
+            STORAGE_FULL,
+            &format!(
+                "Storage reached its limit: an object of {n} bytes does not fit; {} are limited to {} ({}), {used} are taken. Delete objects, or raise {}.",
+                budget.what, budget.limit, budget.flag, budget.flag
+            ),
+            507,
         ),
     })
 }
@@ -231,7 +303,9 @@ impl Server {
     /// token's whole buffer), else from the body (`length` bytes, its Content-Length); checked
     /// against the request's checksum. The object, or the answer. Before any memory is
     /// allocated, the bytes are taken from `--max-receiving-bytes` until the request ends and,
-    /// for a part, from `--max-part-bytes` for as long as the part is held.
+    /// for as long as the object is held, from `--max-part-bytes` (a part) or
+    /// `--max-stored-bytes` (an object: an overwrite holds the old object's room too until it
+    /// replaces it, as both are in memory until then).
     async fn receive<T>(
         &self,
         req: &S3Request<T>,
@@ -300,10 +374,14 @@ impl Server {
         Ok((obj, Some(r)))
     }
 
-    /// A part's `len` bytes taken from `--max-part-bytes` (nothing for a PUT).
-    fn hold(&self, len: u64, part: bool) -> S3Result<Option<Held>> {
-        part.then(|| take(&self.limits.part_bytes, len, UPLOADS_FREE))
-            .transpose()
+    /// A part's `len` bytes taken from `--max-part-bytes`, an object's from
+    /// `--max-stored-bytes`.
+    fn hold(&self, len: u64, part: bool) -> S3Result<Held> {
+        if part {
+            take(&self.limits.part_bytes, len, UPLOADS_FREE)
+        } else {
+            storage_full(&self.limits.stored, len)
+        }
     }
 
     /// The object `key` of `bucket`, or S3's NoSuchKey.
@@ -321,14 +399,14 @@ impl Server {
     }
 
     /// The object of a PUT or a part whose bytes are in `data`, once they match the request's
-    /// checksum (`Outcome::verified`: else S3's BadDigest, nothing stored); `held`, a part's
-    /// bytes taken from `--max-part-bytes`, stays with it.
+    /// checksum (`Outcome::verified`: else S3's BadDigest, nothing stored); `held`, its
+    /// bytes taken from their bound, stays with it.
     fn finish_put(
         &self,
         data: Arc<Mr<Vec<u8>>>,
         expected: Option<Digest>,
         content_type: Option<String>,
-        held: Option<Held>,
+        held: Held,
     ) -> S3Result<Arc<Object>> {
         let crc64 = digest_of(&data, 0..data.len(), checksum::Algorithm::Crc64Nvme);
         let computed = expected.map(|want| {
@@ -556,12 +634,10 @@ impl S3 for Server {
         req: S3Request<CreateMultipartUploadInput>,
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
         let slot = take(&self.limits.uploads, 1, UPLOADS_FREE)?;
-        let id = format!("upload-{}", self.next_upload.fetch_add(1, Ordering::Relaxed));
-        let key = name(&req.input.bucket, &req.input.key);
+        let id = new_upload_id()?;
         self.uploads.lock().unwrap().insert(
-            id.clone(),
+            upload_key(&req.input.bucket, &req.input.key, &id),
             Upload {
-                key,
                 parts: BTreeMap::new(),
                 _slot: slot,
             },
@@ -583,7 +659,8 @@ impl S3 for Server {
                 400,
             ));
         }
-        if !self.uploads.lock().unwrap().contains_key(&req.input.upload_id) {
+        let at = upload_key(&req.input.bucket, &req.input.key, &req.input.upload_id);
+        if !self.uploads.lock().unwrap().contains_key(&at) {
             return Err(no_such_upload());
         }
         let body = req.input.body.take();
@@ -596,7 +673,7 @@ impl S3 for Server {
         {
             let mut uploads = self.uploads.lock().unwrap();
             // Completed or aborted meanwhile: the part is dropped, its bytes given back.
-            let upload = uploads.get_mut(&req.input.upload_id).ok_or_else(no_such_upload)?;
+            let upload = uploads.get_mut(&at).ok_or_else(no_such_upload)?;
             // A part sent again replaces the one before (S3's rule), whose bytes are given back.
             upload.parts.insert(number, part);
         }
@@ -612,14 +689,18 @@ impl S3 for Server {
         req: S3Request<CompleteMultipartUploadInput>,
     ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
         let listed = req.input.multipart_upload.and_then(|m| m.parts).unwrap_or_default();
-        // The list checked against the parts and the upload taken in one hold of the lock: a
-        // list S3 refuses leaves the upload open, to be completed again.
-        let (key, parts) = {
+        // The list checked against the parts, the object's room taken and the upload taken in
+        // one hold of the lock: a list S3 refuses, or an object the store has no room for,
+        // leaves the upload open, to be completed again.
+        let place = upload_key(&req.input.bucket, &req.input.key, &req.input.upload_id);
+        let (parts, held) = {
             let mut uploads = self.uploads.lock().unwrap();
-            let upload = uploads.get(&req.input.upload_id).ok_or_else(no_such_upload)?;
+            let upload = uploads.get(&place).ok_or_else(no_such_upload)?;
             let parts = listed_parts(upload, &listed)?;
-            let key = uploads.remove(&req.input.upload_id).expect("found above").key;
-            (key, parts)
+            let total = parts.iter().map(|p| p.data.len() as u64).sum();
+            let held = storage_full(&self.limits.stored, total)?;
+            uploads.remove(&place);
+            (parts, held)
         };
         let total: usize = parts.iter().map(|p| p.data.len()).sum();
         let mut whole = self.register(vec![0u8; total])?;
@@ -630,7 +711,7 @@ impl S3 for Server {
         }
         // The parts, and their bytes in `--max-part-bytes`, are let go here.
         drop(parts);
-        let obj = self.finish_put(Arc::new(whole), None, None, None)?;
+        let obj = self.finish_put(Arc::new(whole), None, None, held)?;
         let out = CompleteMultipartUploadOutput {
             bucket: Some(req.input.bucket.clone()),
             key: Some(req.input.key.clone()),
@@ -639,7 +720,7 @@ impl S3 for Server {
             checksum_type: Some(ChecksumType::from_static(ChecksumType::FULL_OBJECT)),
             ..Default::default()
         };
-        self.objects.lock().unwrap().insert(key, obj);
+        self.objects.lock().unwrap().insert(place.0, obj);
         Ok(S3Response::new(out))
     }
 
@@ -648,7 +729,8 @@ impl S3 for Server {
         req: S3Request<AbortMultipartUploadInput>,
     ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
         // Its place and its parts' bytes are given back as it is dropped.
-        let upload = self.uploads.lock().unwrap().remove(&req.input.upload_id);
+        let at = upload_key(&req.input.bucket, &req.input.key, &req.input.upload_id);
+        let upload = self.uploads.lock().unwrap().remove(&at);
         upload.ok_or_else(no_such_upload)?;
         Ok(S3Response::new(AbortMultipartUploadOutput::default()))
     }
@@ -729,6 +811,7 @@ struct Args {
     max_uploads: u64,
     max_part_bytes: u64,
     max_receiving_bytes: u64,
+    max_stored_bytes: u64,
 }
 
 fn usage() -> String {
@@ -751,6 +834,10 @@ is 400 EntityTooLarge:
                             (default {MAX_PART_BYTES}: 2 GiB)
   --max-receiving-bytes B   bytes being received at once by PUTs and parts, RDMA PUTs'
                             registrations and bodies (default {MAX_RECEIVING_BYTES}: 1 GiB)
+  --max-stored-bytes B      bytes of stored objects, completed multipart objects included
+                            (default {MAX_STORED_BYTES}: 4 GiB); past it 507 XMinioStorageFull
+                            (MinIO's full drive: room comes back by DELETEs and overwrites,
+                            not by waiting, so S3 clients do not retry it)
 S3's rules hold as well: part numbers 1..=10000, every part but the last at least 5 MiB, a
 body at most 5 GiB."
     )
@@ -770,6 +857,7 @@ fn args() -> Result<Option<Args>, String> {
         max_uploads: MAX_UPLOADS,
         max_part_bytes: MAX_PART_BYTES,
         max_receiving_bytes: MAX_RECEIVING_BYTES,
+        max_stored_bytes: MAX_STORED_BYTES,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -793,6 +881,7 @@ fn args() -> Result<Option<Args>, String> {
             "--max-uploads" => a.max_uploads = bound(value()?)?,
             "--max-part-bytes" => a.max_part_bytes = bound(value()?)?,
             "--max-receiving-bytes" => a.max_receiving_bytes = bound(value()?)?,
+            "--max-stored-bytes" => a.max_stored_bytes = bound(value()?)?,
             "--help" | "-h" => return Ok(None),
             _ => return Err(format!("unknown argument {flag}\n{}", usage())),
         }
@@ -834,15 +923,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             "--max-receiving-bytes",
             a.max_receiving_bytes,
         ),
+        stored: Budget::new("bytes of stored objects", "--max-stored-bytes", a.max_stored_bytes),
     };
-    let uploads = Uploads::default();
+    let (uploads, objects) = (Uploads::default(), Objects::default());
     let server = Server {
         exec: exec.clone(),
         pd,
-        objects: Mutex::default(),
+        objects: Arc::clone(&objects),
         uploads: Arc::clone(&uploads),
         limits: limits.clone(),
-        next_upload: AtomicU64::new(1),
         goodbyes: AtomicU64::new(0),
         clients: a.clients,
         done: Arc::clone(&done),
@@ -877,23 +966,38 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     eprintln!(
         "s3s_server: every client said goodbye; {stats:?}; {clients} clients and {ahs} address handles still held"
     );
-    held_as_counted(&uploads, &limits)
+    held_as_counted(&uploads, &objects, &limits)
 }
 
-/// Checks that the bounds count what is held: the open uploads and their parts' bytes, and
+/// Checks that the bounds count what is held: the open uploads and their parts' bytes, the
+/// stored objects' bytes (an overwrite or a DELETE counted once, given back once), and
 /// nothing being received (every client said goodbye). A difference is a leak.
-fn held_as_counted(uploads: &Uploads, limits: &Limits) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+fn held_as_counted(
+    uploads: &Uploads,
+    objects: &Objects,
+    limits: &Limits,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let (open, part_bytes) = {
         let uploads = uploads.lock().unwrap();
         let bytes = uploads.values().flat_map(|u| u.parts.values());
         (uploads.len() as u64, bytes.map(|p| p.data.len() as u64).sum::<u64>())
     };
-    let counted = (limits.uploads.used(), limits.part_bytes.used(), limits.receiving.used());
-    eprintln!(
-        "s3s_server: {open} multipart uploads open holding {part_bytes} bytes in parts; counted: {} uploads, {} part bytes, {} bytes being received",
-        counted.0, counted.1, counted.2
+    let (stored, stored_bytes) = {
+        let objects = objects.lock().unwrap();
+        let bytes = objects.values().map(|o| o.data.len() as u64).sum::<u64>();
+        (objects.len(), bytes)
+    };
+    let counted = (
+        limits.uploads.used(),
+        limits.part_bytes.used(),
+        limits.stored.used(),
+        limits.receiving.used(),
     );
-    if counted != (open, part_bytes, 0) {
+    eprintln!(
+        "s3s_server: {open} multipart uploads open holding {part_bytes} bytes in parts, {stored} objects of {stored_bytes} bytes stored; counted: {} uploads, {} part bytes, {} stored bytes, {} bytes being received",
+        counted.0, counted.1, counted.2, counted.3
+    );
+    if counted != (open, part_bytes, stored_bytes, 0) {
         return Err("the bounds' counts differ from what is held: a leak".into());
     }
     Ok(())
@@ -907,7 +1011,6 @@ mod tests {
     fn empty_upload() -> Upload {
         let uploads = Budget::new("uploads", "--max-uploads", 1);
         Upload {
-            key: "k".into(),
             parts: BTreeMap::new(),
             _slot: uploads.take(1).unwrap(),
         }

@@ -13,14 +13,21 @@
 //! PUTs past the bytes that may be received at once (503 SlowDown, the room given back by
 //! aborts and ends), a `Range` past the object (416), a CompleteMultipartUpload naming a part
 //! not uploaded or by another ETag (InvalidPart), out of order, with a small part before the
-//! last (EntityTooSmall), a part number outside 1..=10000 (InvalidArgument). The server's
-//! bounds are told with `--max-uploads`, `--max-part-bytes`, `--max-receiving-bytes` (as its
-//! own flags; defaults the server's).
+//! last (EntityTooSmall), a part number outside 1..=10000 (InvalidArgument); another key's or
+//! a guessed upload id (NoSuchUpload, the owner's upload completed intact); stored objects
+//! past `--max-stored-bytes` (507 XMinioStorageFull, the room given back by a DELETE and by an
+//! overwrite, counted once). The server's bounds are told with `--max-uploads`,
+//! `--max-part-bytes`, `--max-receiving-bytes`, `--max-stored-bytes` (as its own flags;
+//! defaults the server's).
+//!
+//! A request refused for room the other clients' chaos holds a moment (503 SlowDown, 507
+//! storage full) is sent again after a backoff, for at most a minute.
 //!
 //! ```text
 //! sdk_client [--server URL] [--objects N] [--max-size B] [--id N] [--chaos] [--device NAME]
 //!            [--access-key K] [--secret-key S] [--key HEX]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
+//!            [--max-stored-bytes B]
 //! ```
 
 use aws_sdk_s3::config::retry::RetryConfig;
@@ -164,6 +171,7 @@ struct Args {
     max_uploads: u64,
     max_part_bytes: u64,
     max_receiving_bytes: u64,
+    max_stored_bytes: u64,
 }
 
 fn args() -> std::result::Result<Args, String> {
@@ -183,6 +191,7 @@ fn args() -> std::result::Result<Args, String> {
         max_uploads: bounds::MAX_UPLOADS,
         max_part_bytes: bounds::MAX_PART_BYTES,
         max_receiving_bytes: bounds::MAX_RECEIVING_BYTES,
+        max_stored_bytes: bounds::MAX_STORED_BYTES,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -201,6 +210,7 @@ fn args() -> std::result::Result<Args, String> {
             "--max-uploads" => a.max_uploads = num(value()?)? as u64,
             "--max-part-bytes" => a.max_part_bytes = num(value()?)? as u64,
             "--max-receiving-bytes" => a.max_receiving_bytes = num(value()?)? as u64,
+            "--max-stored-bytes" => a.max_stored_bytes = num(value()?)? as u64,
             _ => return Err(format!("unknown argument {flag} (see the header of sdk_client.rs)")),
         }
     }
@@ -265,13 +275,14 @@ impl Run {
     }
 
     /// PUTs `data` by RDMA (multipart above 8 MiB), sending it in the body where the server
-    /// declines, again later when it is busy.
+    /// declines, again later when it is busy or its store full (for at most a minute).
     async fn put(&mut self, key: &str, data: &[u8], n: usize) -> Result<()> {
         self.exposed.write(0, data)?;
         if data.len() > PART {
             return self.put_parts(key, data, n).await;
         }
         let sum = Digest::of(Algorithm::Crc64Nvme, data).header_value();
+        let start = Instant::now();
         loop {
             let (_guard, token) = self.exposed.mint_guarded(0, data.len(), Direction::Put)?;
             let text = common::spelled(&token, n as u64, self.port);
@@ -287,6 +298,10 @@ impl Run {
                 .send()
                 .await;
             let (seen, action) = cap.action(Direction::Put)?;
+            if refused_for_now(&r, None) && start.elapsed() < Duration::from_secs(60) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
             match action {
                 ClientAction::Done => {
                     r?;
@@ -296,14 +311,16 @@ impl Run {
                     return Ok(());
                 }
                 ClientAction::SendBody => {
-                    self.s3
-                        .put_object()
-                        .bucket(BUCKET)
-                        .key(key)
-                        .checksum_crc64_nvme(&sum)
-                        .body(ByteStream::from(data.to_vec()))
-                        .send()
-                        .await?;
+                    let s3 = &self.s3;
+                    backing_off(None, || {
+                        s3.put_object()
+                            .bucket(BUCKET)
+                            .key(key)
+                            .checksum_crc64_nvme(&sum)
+                            .body(ByteStream::from(data.to_vec()))
+                            .send()
+                    })
+                    .await?;
                     return Ok(());
                 }
                 ClientAction::Retry => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -353,14 +370,16 @@ impl Run {
             );
         }
         let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
-        let out = s3
-            .complete_multipart_upload()
-            .bucket(BUCKET)
-            .key(key)
-            .upload_id(&upload_id)
-            .multipart_upload(CompletedMultipartUpload::builder().set_parts(Some(done)).build())
-            .send()
-            .await?;
+        let list = CompletedMultipartUpload::builder().set_parts(Some(done)).build();
+        let out = backing_off(None, || {
+            s3.complete_multipart_upload()
+                .bucket(BUCKET)
+                .key(key)
+                .upload_id(&upload_id)
+                .multipart_upload(list.clone())
+                .send()
+        })
+        .await?;
         check(out.checksum_crc64_nvme() == Some(whole.as_str()), || {
             format!(
                 "{key}: the whole object's checksum {:?}, mine {whole}",
@@ -532,21 +551,28 @@ fn code_of(r: &Option<Refusal>) -> Option<&str> {
     r.as_ref().map(|r| r.code.as_str())
 }
 
-/// Whether a request was answered S3's 503 SlowDown, with a message without `but` (if any).
-fn slowed_down<T, E: ProvideErrorMetadata>(
+/// MinIO's code for a full store, which the s3s server answers with 507.
+const STORAGE_FULL: &str = "XMinioStorageFull";
+
+/// Whether a request was refused for room the other clients may hold a moment: S3's 503
+/// SlowDown, or 507 storage full (client 1's chaos fills the store a moment); with a message
+/// without `but` (if any).
+fn refused_for_now<T, E: ProvideErrorMetadata>(
     r: &std::result::Result<T, SdkError<E, HttpResponse>>,
     but: Option<&str>,
 ) -> bool {
     r.as_ref().is_err_and(|e| {
-        e.code() == Some(protocol::SLOW_DOWN)
-            && e.raw_response().is_some_and(|r| r.status().as_u16() == 503)
+        let status = e.raw_response().map(|r| r.status().as_u16());
+        let code = e.code();
+        ((code == Some(protocol::SLOW_DOWN) && status == Some(503))
+            || (code == Some(STORAGE_FULL) && status == Some(507)))
             && but.is_none_or(|but| !e.message().unwrap_or_default().contains(but))
     })
 }
 
 /// Sends a request (`send` builds and sends it) again while the server answers 503
-/// SlowDown, as S3 asks, backing off from 20 ms to 1 s, for at most a minute; a SlowDown
-/// whose message names `but` is returned.
+/// SlowDown, as S3 asks, or 507 storage full (see [`refused_for_now`]), backing off from
+/// 20 ms to 1 s, for at most a minute; a refusal whose message names `but` is returned.
 async fn backing_off<T, E, F, Fut>(but: Option<&str>, mut send: F) -> std::result::Result<T, SdkError<E, HttpResponse>>
 where
     F: FnMut() -> Fut,
@@ -557,7 +583,7 @@ where
     let mut pause = Duration::from_millis(20);
     loop {
         let r = send().await;
-        if !slowed_down(&r, but) || start.elapsed() > Duration::from_secs(60) {
+        if !refused_for_now(&r, but) || start.elapsed() > Duration::from_secs(60) {
             return r;
         }
         tokio::time::sleep(pause).await;
@@ -566,9 +592,9 @@ where
 }
 
 /// A PUT of `key` carrying `token` (no body), with `sum` as its CRC64NVME, the token changed
-/// after signing with `tamper`, sent again while it is answered SlowDown (the other clients'
-/// chaos reaching the server's bounds) but for one naming `but`: what came back, and how it
-/// was refused.
+/// after signing with `tamper`, sent again while it is answered SlowDown or storage full (the
+/// other clients' chaos reaching the server's bounds) but for one naming `but`: what came
+/// back, and how it was refused.
 async fn put_token(
     s3: &aws_sdk_s3::Client,
     key: &str,

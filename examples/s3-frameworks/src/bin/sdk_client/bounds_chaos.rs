@@ -20,6 +20,8 @@ pub async fn prove(run: &mut Run, a: &Args, url: &str, key: &str, data: &[u8]) -
     time("ranges");
     part_rules(run, &raw, key).await?;
     time("part rules");
+    let guesses = upload_ids(run, &raw, key).await?;
+    time("upload ids");
     let uploads = uploads(run, &raw, a, key).await?;
     time("uploads");
     // Filling the parts' room moves its bytes: one client does it (the first), the others'
@@ -32,8 +34,16 @@ pub async fn prove(run: &mut Run, a: &Args, url: &str, key: &str, data: &[u8]) -
     time("part bytes");
     let (slow, failed) = receiving(run, &raw, a, key).await?;
     time("receiving");
+    // Filling the store moves its bytes too: client 1 does it, the others' PUTs meanwhile
+    // wait on 507.
+    let stored = if a.id == 1 {
+        stored(run, &raw, a, key).await?
+    } else {
+        "the store filled by client 1".to_owned()
+    };
+    time("stored bytes");
     Ok(format!(
-        "bounds: a PUT and a GET by body, Range past the end 416, part lists InvalidPart/InvalidPartOrder/EntityTooSmall/MalformedXML and part numbers InvalidArgument, SlowDown at the {uploads}th upload, {parts}, and for {slow} of {} RDMA PUTs at once ({failed} 500 RDMATransferFailed from the dead client), the room given back by aborts ({})",
+        "bounds: a PUT and a GET by body, Range past the end 416, part lists InvalidPart/InvalidPartOrder/EntityTooSmall/MalformedXML and part numbers InvalidArgument, another key's id and {guesses} guessed ids NoSuchUpload and the owner's upload intact, SlowDown at the {uploads}th upload, {parts}, and for {slow} of {} RDMA PUTs at once ({failed} 500 RDMATransferFailed from the dead client), the room given back by aborts; {stored} ({})",
         slow + failed,
         times.join(", ")
     ))
@@ -172,21 +182,24 @@ async fn abort(s3: &aws_sdk_s3::Client, key: &str, id: &str) -> Option<Refusal> 
 /// The parts a CompleteMultipartUpload lists: number, ETag.
 type PartList<'a> = &'a [(i32, &'a str)];
 
-/// A CompleteMultipartUpload of `parts`: how it was refused.
-async fn complete(s3: &aws_sdk_s3::Client, (key, id): (&str, &str), parts: PartList<'_>) -> Option<Refusal> {
+/// The list of a CompleteMultipartUpload naming `parts`.
+fn part_list(parts: PartList<'_>) -> CompletedMultipartUpload {
     let list = parts
         .iter()
         .map(|(n, etag)| CompletedPart::builder().part_number(*n).e_tag(*etag).build());
+    CompletedMultipartUpload::builder()
+        .set_parts(Some(list.collect()))
+        .build()
+}
+
+/// A CompleteMultipartUpload of `parts`: how it was refused.
+async fn complete(s3: &aws_sdk_s3::Client, (key, id): (&str, &str), parts: PartList<'_>) -> Option<Refusal> {
     let r = s3
         .complete_multipart_upload()
         .bucket(BUCKET)
         .key(key)
         .upload_id(id)
-        .multipart_upload(
-            CompletedMultipartUpload::builder()
-                .set_parts(Some(list.collect()))
-                .build(),
-        )
+        .multipart_upload(part_list(parts))
         .send()
         .await;
     refusal(r)
@@ -395,4 +408,234 @@ async fn receiving(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> 
         )
     })?;
     Ok((slow, failed))
+}
+
+/// Upload ids. An upload's id is of its bucket and key only: a part, a
+/// CompleteMultipartUpload or an abort naming it under another key or bucket is 404
+/// NoSuchUpload. Ids cannot be guessed: the ids next to one's own (its trailing number
+/// counted down and up, as a thief would with sequential ids) name no upload of the key
+/// (NoSuchUpload). The owner's upload, created just before the thief's, then completes with
+/// its own bytes, each checked. The count of guesses.
+async fn upload_ids(run: &mut Run, raw: &aws_sdk_s3::Client, key: &str) -> Result<usize> {
+    const NEAR: u64 = 8;
+    let (key, thief) = (format!("{key}-victim"), format!("{key}-thief"));
+    let id = create(run, &key).await?;
+    let stolen = create(run, &thief).await?;
+    let big = common::pattern(5 << 20, 0x71c7);
+    let small = common::pattern(4096, 0x7a11);
+    run.exposed.write(0, &big)?;
+    run.exposed.write(big.len(), &small)?;
+    let up = (key.as_str(), id.as_str());
+    let e1 = upload_part(&mut run.exposed, &run.s3, up, 1, (0, big.len()), None)
+        .await?
+        .map_err(|r| format!("the owner's part 1: {r:?}"))?;
+    let e2 = upload_part(&mut run.exposed, &run.s3, up, 2, (big.len(), small.len()), None)
+        .await?
+        .map_err(|r| format!("the owner's part 2: {r:?}"))?;
+    let no_such_upload = |what: &str, r: Option<Refusal>| {
+        check(r.as_ref().is_some_and(|r| r.is(404, "NoSuchUpload")), || {
+            format!("{what}: {r:?}, not 404 NoSuchUpload")
+        })
+    };
+    // The owner's id under the thief's key, and under another bucket with the owner's key.
+    // The thief's part bytes: the owner's buffer at 1 MiB (other bytes than part 1's).
+    for (bucket, other) in [(BUCKET, thief.as_str()), ("another-bucket", key.as_str())] {
+        let r = refusal(
+            raw.upload_part()
+                .bucket(bucket)
+                .key(other)
+                .upload_id(&id)
+                .part_number(1)
+                .body(ByteStream::from(small.clone()))
+                .send()
+                .await,
+        );
+        no_such_upload(&format!("a part of {key}'s upload sent as {bucket}/{other}"), r)?;
+        let list = CompletedMultipartUpload::builder()
+            .parts(CompletedPart::builder().part_number(1).e_tag(&e1).build())
+            .build();
+        let r = refusal(
+            raw.complete_multipart_upload()
+                .bucket(bucket)
+                .key(other)
+                .upload_id(&id)
+                .multipart_upload(list)
+                .send()
+                .await,
+        );
+        no_such_upload(&format!("{key}'s upload completed as {bucket}/{other}"), r)?;
+        let r = refusal(
+            raw.abort_multipart_upload()
+                .bucket(bucket)
+                .key(other)
+                .upload_id(&id)
+                .send()
+                .await,
+        );
+        no_such_upload(&format!("{key}'s upload aborted as {bucket}/{other}"), r)?;
+    }
+    // The guesses: the thief's id with its trailing decimal number moved by 1..=NEAR either way.
+    let digits = stolen.len() - stolen.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let (stem, number) = stolen.split_at(digits);
+    let number: u64 = number.parse().unwrap_or(0);
+    let guesses: Vec<String> = (1..=NEAR)
+        .flat_map(|d| [number.checked_sub(d), number.checked_add(d)])
+        .flatten()
+        .map(|n| format!("{stem}{n}"))
+        .filter(|g| *g != stolen)
+        .collect();
+    for guess in &guesses {
+        let r = refusal(
+            raw.upload_part()
+                .bucket(BUCKET)
+                .key(&key)
+                .upload_id(guess)
+                .part_number(1)
+                .body(ByteStream::from(small.clone()))
+                .send()
+                .await,
+        );
+        no_such_upload(
+            &format!("a part of {key} under the guessed id {guess} (mine {stolen})"),
+            r,
+        )?;
+    }
+    let r = abort(raw, &thief, &stolen).await;
+    check(r.is_none(), || format!("abort the thief's own upload: {r:?}"))?;
+    // The owner's upload is whole: its parts as uploaded.
+    let r = backing_off_complete(raw, up, &[(1, &e1), (2, &e2)]).await;
+    check(r.is_none(), || {
+        format!("the owner completes {key} after the thief: {r:?}")
+    })?;
+    run.get(&key, &[big, small].concat(), None, 0).await?;
+    run.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
+    Ok(guesses.len())
+}
+
+/// A CompleteMultipartUpload of `parts`, sent again while the store is full a moment (the
+/// other clients' chaos) or the server slows down: how it was refused.
+async fn backing_off_complete(
+    s3: &aws_sdk_s3::Client,
+    (key, id): (&str, &str),
+    parts: PartList<'_>,
+) -> Option<Refusal> {
+    let list = part_list(parts);
+    let r = backing_off(None, || {
+        s3.complete_multipart_upload()
+            .bucket(BUCKET)
+            .key(key)
+            .upload_id(id)
+            .multipart_upload(list.clone())
+            .send()
+    })
+    .await;
+    refusal(r)
+}
+
+/// Whether `r` is 507 storage full naming `--max-stored-bytes`.
+fn storage_full(r: &Option<Refusal>) -> bool {
+    r.as_ref()
+        .is_some_and(|r| r.is(507, STORAGE_FULL) && r.message.contains("--max-stored-bytes"))
+}
+
+/// `--max-stored-bytes`. An overwrite counts once: one key PUT again and again, past the
+/// bound in all, and at once by several PUTs, is taken every time. Then objects of the
+/// largest RDMA size are PUT under new keys until one is refused, 507 XMinioStorageFull
+/// naming the bound (an RDMA PUT: no reply header, nothing moved), at the latest once this
+/// client holds the bound; a CompleteMultipartUpload sent then is refused the same unless
+/// another client freed room meanwhile, and a refused upload stays open. The DELETEs give
+/// the room back: the refused PUT and the upload are taken, the object's bytes checked. (The
+/// server checks at its exit that what it counts is what it stores.) A summary.
+async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<String> {
+    let size = (run.exposed.mr().len() as u64)
+        .min(64 << 20)
+        .min(a.max_stored_bytes / 2) as usize;
+    let data = common::pattern(size, 0x5707);
+    run.exposed.write(0, &data)?;
+    // An upload to complete while the store is full.
+    let upload = format!("{key}-stored-upload");
+    let id = create(run, &upload).await?;
+    let e1 = upload_part(&mut run.exposed, &run.s3, (&upload, &id), 1, (0, size), None)
+        .await?
+        .map_err(|r| format!("{upload} part 1: {r:?}"))?;
+    let (minted, token) = run.exposed.mint(0, size, Direction::Put)?;
+    let token = token.format()?;
+    let sum = Digest::of(Algorithm::Crc64Nvme, &data).header_value();
+    let put = |key: String, but: Option<&'static str>| {
+        let (s3, token, sum) = (raw.clone(), token.clone(), sum.clone());
+        async move { put_token(&s3, &key, (token, Some(sum)), false, but).await }
+    };
+    // Overwrites: one after the other past the bound in all, then several at once.
+    let over = format!("{key}-overwritten");
+    let times = a.max_stored_bytes / size as u64 + 2;
+    for i in 0..times {
+        let (s, r) = put(over.clone(), None).await;
+        check(r.is_none(), || {
+            format!(
+                "overwrite {i} of {over} ({size} bytes, {} put in all, --max-stored-bytes {}): {s:?} {r:?}",
+                (i + 1) * size as u64,
+                a.max_stored_bytes
+            )
+        })?;
+    }
+    let at_once: Vec<_> = (0..3).map(|_| tokio::spawn(put(over.clone(), None))).collect();
+    for p in at_once {
+        let (s, r) = p.await?;
+        check(r.is_none(), || {
+            format!("an overwrite among several at once: {s:?} {r:?}")
+        })?;
+    }
+    // The fill.
+    let mut filled = Vec::new();
+    let (seen, refused) = loop {
+        let fill = format!("{key}-fill-{}", filled.len());
+        let (s, r) = put(fill.clone(), Some("--max-stored-bytes")).await;
+        if r.is_some() {
+            break (s, r);
+        }
+        filled.push(fill);
+        check(filled.len() as u64 * size as u64 <= a.max_stored_bytes, || {
+            format!(
+                "{} objects of {size} bytes stored, past --max-stored-bytes {}, none refused",
+                filled.len(),
+                a.max_stored_bytes
+            )
+        })?;
+    };
+    check(storage_full(&refused) && seen.reply.is_none(), || {
+        format!(
+            "an RDMA PUT of {size} bytes with {} stored by this client, --max-stored-bytes {}: {seen:?} {refused:?}",
+            filled.len() as u64 * size as u64,
+            a.max_stored_bytes
+        )
+    })?;
+    let r = complete(raw, (&upload, &id), &[(1, &e1)]).await;
+    let complete_refused = r.is_some();
+    check(r.is_none() || storage_full(&r), || {
+        format!("complete {upload} ({size} bytes) with the store full: {r:?}")
+    })?;
+    for fill in filled.iter().chain([&over]) {
+        run.s3.delete_object().bucket(BUCKET).key(fill).send().await?;
+    }
+    let refused_key = format!("{key}-fill-{}", filled.len());
+    let (s, r) = put(refused_key.clone(), None).await;
+    check(r.is_none(), || {
+        format!("the refused PUT after the DELETEs: {s:?} {r:?}")
+    })?;
+    run.exposed.revoke(minted)?;
+    run.get(&refused_key, &data, None, 0).await?;
+    if complete_refused {
+        let r = backing_off_complete(raw, (&upload, &id), &[(1, &e1)]).await;
+        check(r.is_none(), || format!("complete {upload} after the DELETEs: {r:?}"))?;
+    }
+    run.get(&upload, &data, None, 0).await?;
+    for k in [&refused_key, &upload] {
+        run.s3.delete_object().bucket(BUCKET).key(k).send().await?;
+    }
+    Ok(format!(
+        "{} overwrites of {size} bytes taken, 507 XMinioStorageFull after {} objects, a CompleteMultipartUpload then {}, taken after the DELETEs",
+        times + 3,
+        filled.len(),
+        if complete_refused { "refused 507 and left open" } else { "taken (room freed meanwhile)" }
+    ))
 }
