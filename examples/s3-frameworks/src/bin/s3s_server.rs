@@ -213,13 +213,16 @@ fn digest_of(mr: &Mr<Vec<u8>>, range: std::ops::Range<usize>, algorithm: checksu
 }
 
 /// A GET's body: `range` of the object, read from its memory a chunk at a time as the
-/// connection takes it, so that a GET holds a chunk, never a copy of the object.
-fn body_of(data: &Arc<Mr<Vec<u8>>>, range: std::ops::Range<usize>) -> StreamingBlob {
-    let data = Arc::clone(data);
+/// connection takes it, so that a GET holds a chunk, never a copy of the object. The body
+/// holds the object itself, not only its memory: its room in `--max-stored-bytes` stays
+/// taken while a client reads it, however slowly, so a DELETE or an overwrite during a
+/// stalled GET does not give back room whose memory is still pinned.
+fn body_of(obj: &Arc<Object>, range: std::ops::Range<usize>) -> StreamingBlob {
+    let obj = Arc::clone(obj);
     let end = range.end;
     let chunks = range.step_by(CHUNK).map(move |at| {
         let mut v = vec![0u8; CHUNK.min(end - at)];
-        data.read(at, &mut v).expect("inside the region");
+        obj.data.read(at, &mut v).expect("inside the region");
         Ok::<_, std::io::Error>(bytes::Bytes::from(v))
     });
     StreamingBlob::wrap(futures_util::stream::iter(chunks))
@@ -584,7 +587,21 @@ impl S3 for Server {
                         .exec
                         .submit_region(&t, 0, Direction::Get, Arc::clone(&obj.data), range.start as usize, n)
                     {
-                        Ok(transfer) => Outcome::of_done(&transfer.await.0),
+                        // A client that hangs up drops this handler, while the executor keeps
+                        // the object's memory until its Done: the object (its room in
+                        // `--max-stored-bytes`) goes with the transfer, awaited in a task of
+                        // its own, as a PUT's receiving room does.
+                        Ok(transfer) => {
+                            let holding = Arc::clone(&obj);
+                            let done = tokio::spawn(async move {
+                                let (done, _region) = transfer.await;
+                                drop(holding);
+                                done
+                            })
+                            .await
+                            .map_err(|e| s3_error("InternalError", &format!("the RDMA transfer's task: {e}"), 500))?;
+                            Outcome::of_done(&done)
+                        }
                         Err(e) => Outcome::of_refusal(e.error()),
                     }
                 }
@@ -593,7 +610,7 @@ impl S3 for Server {
         let status = if ranged { 206 } else { 200 };
         let Some(outcome) = outcome else {
             out.content_length = Some(n as i64);
-            out.body = Some(body_of(&obj.data, range.start as usize..range.end as usize));
+            out.body = Some(body_of(&obj, range.start as usize..range.end as usize));
             let mut resp = S3Response::new(out);
             resp.status = Some(http_status(status));
             return Ok(resp);
@@ -603,7 +620,7 @@ impl S3 for Server {
             Answer::Reply(r) => {
                 if r.body == ReplyBody::Object {
                     out.content_length = Some(n as i64);
-                    out.body = Some(body_of(&obj.data, range.start as usize..range.end as usize));
+                    out.body = Some(body_of(&obj, range.start as usize..range.end as usize));
                 } else {
                     out.content_length = Some(0);
                 }

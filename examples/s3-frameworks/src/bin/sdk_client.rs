@@ -16,7 +16,9 @@
 //! last (EntityTooSmall), a part number outside 1..=10000 (InvalidArgument); another key's or
 //! a guessed upload id (NoSuchUpload, the owner's upload completed intact); stored objects
 //! past `--max-stored-bytes` (507 XMinioStorageFull, the room given back by a DELETE and by an
-//! overwrite, counted once). The server's bounds are told with `--max-uploads`,
+//! overwrite, counted once; a stalled GET of a DELETEd object keeps its room until it ends:
+//! decisive with `--clients 1`, when no other client can free room meanwhile). The server's
+//! bounds are told with `--max-uploads`,
 //! `--max-part-bytes`, `--max-receiving-bytes`, `--max-stored-bytes` (as its own flags;
 //! defaults the server's).
 //!
@@ -24,7 +26,8 @@
 //! storage full) is sent again after a backoff, for at most a minute.
 //!
 //! ```text
-//! sdk_client [--server URL] [--objects N] [--max-size B] [--id N] [--chaos] [--device NAME]
+//! sdk_client [--server URL] [--objects N] [--max-size B] [--id N] [--clients N] [--chaos]
+//!            [--device NAME]
 //!            [--access-key K] [--secret-key S] [--key HEX]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
 //!            [--max-stored-bytes B]
@@ -162,6 +165,9 @@ struct Args {
     objects: usize,
     max_size: usize,
     id: u64,
+    /// How many clients the server has (0: not told): with 1, no other client frees or takes
+    /// room while a chaos case counts it.
+    clients: u64,
     chaos: bool,
     device: Option<String>,
     access_key: String,
@@ -183,6 +189,7 @@ fn args() -> std::result::Result<Args, String> {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(1),
+        clients: 0,
         chaos: false,
         device: None,
         access_key: "mlx5dv".into(),
@@ -202,6 +209,7 @@ fn args() -> std::result::Result<Args, String> {
             "--objects" => a.objects = num(value()?)?,
             "--max-size" => a.max_size = num(value()?)?,
             "--id" => a.id = num(value()?)? as u64,
+            "--clients" => a.clients = num(value()?)? as u64,
             "--chaos" => a.chaos = true,
             "--device" => a.device = Some(value()?),
             "--access-key" => a.access_key = value()?,

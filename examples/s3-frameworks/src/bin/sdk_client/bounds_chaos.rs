@@ -609,6 +609,41 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
             a.max_stored_bytes
         )
     })?;
+    // A reader that stalls: a GET by body of one of these objects, its body left unread (the
+    // server's stream stops at the connection's window), then the object DELETEd. Its memory
+    // is the stalled GET's until the GET ends, so its room is not given back yet: a PUT is
+    // still refused, unless another client freed room meanwhile (`--clients 1` rules that
+    // out). (Seen red, with one client, when the body held the object's memory alone: the
+    // PUT was taken.) The stalled body, read at last, is the object's bytes.
+    let fills = filled.len();
+    let stalled_key = filled.remove(0);
+    let stalled = raw.get_object().bucket(BUCKET).key(&stalled_key).send().await?;
+    raw.delete_object().bucket(BUCKET).key(&stalled_key).send().await?;
+    let after = format!("{key}-fill-stalled");
+    let (s, r) = put(after.clone(), Some("--max-stored-bytes")).await;
+    if r.is_none() {
+        filled.push(after);
+    }
+    check(
+        if r.is_none() {
+            // Taken: room freed by another client meanwhile, which a lone client rules out.
+            a.clients != 1 && (filled.len() as u64 + 1) * size as u64 <= a.max_stored_bytes
+        } else {
+            storage_full(&r)
+        },
+        || {
+            format!(
+                "a PUT of {size} bytes after {stalled_key} was DELETEd while a GET of it stalled, {} objects of this client's stored, --max-stored-bytes {}: {s:?} {r:?}",
+                filled.len(),
+                a.max_stored_bytes
+            )
+        },
+    )?;
+    let stalled_refused = r.is_some();
+    let body = stalled.body.collect().await?.into_bytes();
+    check(body == data, || {
+        format!("{stalled_key}: the stalled GET's body, read after the DELETE, is not the object's bytes")
+    })?;
     let r = complete(raw, (&upload, &id), &[(1, &e1)]).await;
     let complete_refused = r.is_some();
     check(r.is_none() || storage_full(&r), || {
@@ -617,7 +652,7 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     for fill in filled.iter().chain([&over]) {
         run.s3.delete_object().bucket(BUCKET).key(fill).send().await?;
     }
-    let refused_key = format!("{key}-fill-{}", filled.len());
+    let refused_key = format!("{key}-fill-{fills}");
     let (s, r) = put(refused_key.clone(), None).await;
     check(r.is_none(), || {
         format!("the refused PUT after the DELETEs: {s:?} {r:?}")
@@ -633,9 +668,10 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
         run.s3.delete_object().bucket(BUCKET).key(k).send().await?;
     }
     Ok(format!(
-        "{} overwrites of {size} bytes taken, 507 XMinioStorageFull after {} objects, a CompleteMultipartUpload then {}, taken after the DELETEs",
+        "{} overwrites of {size} bytes taken, 507 XMinioStorageFull after {} objects, a PUT beside a stalled GET of a DELETEd object {}, a CompleteMultipartUpload then {}, taken after the DELETEs",
         times + 3,
-        filled.len(),
+        fills,
+        if stalled_refused { "refused 507" } else { "taken (room freed meanwhile)" },
         if complete_refused { "refused 507 and left open" } else { "taken (room freed meanwhile)" }
     ))
 }
