@@ -13,7 +13,10 @@
 //! (`--max-stored-bytes`, completed multipart objects included): a PUT or a
 //! CompleteMultipartUpload that would pass it is refused before any byte moves or is
 //! registered, `507 XMinioStorageFull` as MinIO answers a full drive (see [`storage_full`]
-//! for why not SlowDown); a DELETE or an overwrite gives the room back.
+//! for why not SlowDown); a DELETE or an overwrite gives the room back. An upload no request
+//! named for `--upload-idle-secs` is abandoned ([`OpenUploads`]): aborted, its room given
+//! back, when its bounds are full or a request names it (`404 NoSuchUpload`), so abandoned
+//! uploads lock other clients out of multipart for that long at most, not for good.
 //!
 //! Multipart upload ids are 128 bits from the OS (`/dev/urandom`), and an upload is found by
 //! its bucket, key and id together: another client can neither guess an id nor use one under

@@ -16,9 +16,11 @@
 //! last (EntityTooSmall), a part number outside 1..=10000 (InvalidArgument); another key's or
 //! a guessed upload id (NoSuchUpload, the owner's upload completed intact); stored objects
 //! past `--max-stored-bytes` (507 XMinioStorageFull, the room given back by a DELETE and by an
-//! overwrite, counted once). The server's bounds are told with `--max-uploads`,
-//! `--max-part-bytes`, `--max-receiving-bytes`, `--max-stored-bytes` (as its own flags;
-//! defaults the server's).
+//! overwrite, counted once); uploads abandoned past `--max-uploads` (SlowDown, then aborted by
+//! the server once `--upload-idle-secs` passed: NoSuchUpload, their room taken again; the case
+//! waits that long, so chaos runs give the server a few seconds). The server's bounds are told
+//! with `--max-uploads`, `--max-part-bytes`, `--max-receiving-bytes`, `--max-stored-bytes`,
+//! `--upload-idle-secs` (as its own flags; defaults the server's).
 //!
 //! A request refused for room the other clients' chaos holds a moment (503 SlowDown, 507
 //! storage full) is sent again after a backoff, for at most a minute.
@@ -27,7 +29,7 @@
 //! sdk_client [--server URL] [--objects N] [--max-size B] [--id N] [--chaos] [--device NAME]
 //!            [--access-key K] [--secret-key S] [--key HEX]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
-//!            [--max-stored-bytes B]
+//!            [--max-stored-bytes B] [--upload-idle-secs S]
 //! ```
 
 use aws_sdk_s3::config::retry::RetryConfig;
@@ -172,6 +174,7 @@ struct Args {
     max_part_bytes: u64,
     max_receiving_bytes: u64,
     max_stored_bytes: u64,
+    upload_idle_secs: u64,
 }
 
 fn args() -> std::result::Result<Args, String> {
@@ -192,6 +195,7 @@ fn args() -> std::result::Result<Args, String> {
         max_part_bytes: bounds::MAX_PART_BYTES,
         max_receiving_bytes: bounds::MAX_RECEIVING_BYTES,
         max_stored_bytes: bounds::MAX_STORED_BYTES,
+        upload_idle_secs: bounds::UPLOAD_IDLE_SECS,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -211,6 +215,7 @@ fn args() -> std::result::Result<Args, String> {
             "--max-part-bytes" => a.max_part_bytes = num(value()?)? as u64,
             "--max-receiving-bytes" => a.max_receiving_bytes = num(value()?)? as u64,
             "--max-stored-bytes" => a.max_stored_bytes = num(value()?)? as u64,
+            "--upload-idle-secs" => a.upload_idle_secs = num(value()?)? as u64,
             _ => return Err(format!("unknown argument {flag} (see the header of sdk_client.rs)")),
         }
     }
@@ -335,6 +340,9 @@ impl Run {
     /// sent again while the server answers SlowDown (its bounds reached by other clients).
     async fn put_parts(&mut self, key: &str, data: &[u8], n: usize) -> Result<()> {
         let s3 = &self.s3;
+        // The whole object's checksum first: no upload waits on it (an upload no request
+        // names for the server's --upload-idle-secs is aborted).
+        let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
         let up = backing_off(None, || s3.create_multipart_upload().bucket(BUCKET).key(key).send()).await?;
         let upload_id = up.upload_id().ok_or("no upload id")?.to_owned();
         let mut done = Vec::new();
@@ -369,7 +377,6 @@ impl Run {
                     .build(),
             );
         }
-        let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
         let list = CompletedMultipartUpload::builder().set_parts(Some(done)).build();
         let out = backing_off(None, || {
             s3.complete_multipart_upload()
