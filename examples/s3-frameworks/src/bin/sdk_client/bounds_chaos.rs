@@ -282,27 +282,7 @@ async fn part_rules(run: &mut Run, raw: &aws_sdk_s3::Client, key: &str) -> Resul
 async fn uploads(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<usize> {
     let key = format!("{key}-uploads");
     let mut mine = Vec::new();
-    let refused = loop {
-        let r = raw.create_multipart_upload().bucket(BUCKET).key(&key).send().await;
-        match r {
-            Ok(out) => mine.push(out.upload_id().ok_or("no upload id")?.to_owned()),
-            Err(e) => break refusal(Err::<(), _>(e)),
-        }
-        check(mine.len() as u64 <= a.max_uploads, || {
-            format!(
-                "{} uploads open, past --max-uploads {}, none refused",
-                mine.len(),
-                a.max_uploads
-            )
-        })?;
-    };
-    check(slow_down_of(&refused, "--max-uploads"), || {
-        format!(
-            "upload {} past --max-uploads {}: {refused:?}",
-            mine.len() + 1,
-            a.max_uploads
-        )
-    })?;
+    fill_uploads(raw, a, &key, &mut mine).await?;
     for id in &mine {
         let r = abort(&run.s3, &key, id).await;
         check(r.is_none(), || format!("abort {id}: {r:?}"))?;
@@ -330,6 +310,33 @@ async fn uploads(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Re
     Ok(mine.len() + 1)
 }
 
+/// Uploads of `key` created through `raw` (no retry), added to `mine`, until one is refused:
+/// 503 SlowDown naming `--max-uploads`, at the latest past the bound (other clients hold some
+/// too).
+async fn fill_uploads(raw: &aws_sdk_s3::Client, a: &Args, key: &str, mine: &mut Vec<String>) -> Result<()> {
+    let refused = loop {
+        let r = raw.create_multipart_upload().bucket(BUCKET).key(key).send().await;
+        match r {
+            Ok(out) => mine.push(out.upload_id().ok_or("no upload id")?.to_owned()),
+            Err(e) => break refusal(Err::<(), _>(e)),
+        }
+        check(mine.len() as u64 <= a.max_uploads, || {
+            format!(
+                "{} uploads open, past --max-uploads {}, none refused",
+                mine.len(),
+                a.max_uploads
+            )
+        })?;
+    };
+    check(slow_down_of(&refused, "--max-uploads"), || {
+        format!(
+            "upload {} of {key} past --max-uploads {}: {refused:?}",
+            mine.len() + 1,
+            a.max_uploads
+        )
+    })
+}
+
 /// `--upload-idle-secs`: uploads created and abandoned (no part, no completion, no abort)
 /// until one is refused, 503 SlowDown naming `--max-uploads`, at once. Once no request named
 /// them for the idle time, the server aborts them: an upload is created (the server, finding
@@ -341,27 +348,7 @@ async fn uploads(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Re
 async fn abandoned(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<(usize, f64)> {
     let key = format!("{key}-abandoned");
     let mut mine = vec![create(run, &key).await?];
-    let refused = loop {
-        let r = raw.create_multipart_upload().bucket(BUCKET).key(&key).send().await;
-        match r {
-            Ok(out) => mine.push(out.upload_id().ok_or("no upload id")?.to_owned()),
-            Err(e) => break refusal(Err::<(), _>(e)),
-        }
-        check(mine.len() as u64 <= a.max_uploads, || {
-            format!(
-                "{} uploads abandoned, past --max-uploads {}, none refused",
-                mine.len(),
-                a.max_uploads
-            )
-        })?;
-    };
-    check(slow_down_of(&refused, "--max-uploads"), || {
-        format!(
-            "upload {} abandoned past --max-uploads {}: {refused:?}",
-            mine.len() + 1,
-            a.max_uploads
-        )
-    })?;
+    fill_uploads(raw, a, &key, &mut mine).await?;
     let last = Instant::now();
     let idle = Duration::from_secs(a.upload_idle_secs);
     tokio::time::sleep(idle + Duration::from_millis(200)).await;
