@@ -13,3 +13,10 @@ pub const MAX_RECEIVING_BYTES: u64 = 1 << 30;
 /// a small server has, and 4 GiB is sixteen times what the CI's 4 clients, each holding one
 /// object of up to 64 MiB at a time, need.
 pub const MAX_STORED_BYTES: u64 = 4 << 30;
+/// Seconds after which a multipart upload no request named is abandoned and aborted
+/// (`--upload-idle-secs`): 10 minutes. S3 leaves it to a lifecycle rule counted in days and
+/// MinIO cleans up after 24 hours, for uploads of terabytes over slow links; this server
+/// holds parts in memory and takes at most 64 MiB a part by RDMA, which a client sends in
+/// seconds, so a client 10 minutes silent within an upload has left it, while 1000 abandoned
+/// uploads (`--max-uploads`) lock multipart out for no longer than that.
+pub const UPLOAD_IDLE_SECS: u64 = 600;

@@ -13,7 +13,10 @@
 //! (`--max-stored-bytes`, completed multipart objects included): a PUT or a
 //! CompleteMultipartUpload that would pass it is refused before any byte moves or is
 //! registered, `507 XMinioStorageFull` as MinIO answers a full drive (see [`storage_full`]
-//! for why not SlowDown); a DELETE or an overwrite gives the room back.
+//! for why not SlowDown); a DELETE or an overwrite gives the room back. An upload no request
+//! named for `--upload-idle-secs` is abandoned ([`OpenUploads`]): aborted, its room given
+//! back, when its bounds are full or a request names it (`404 NoSuchUpload`), so abandoned
+//! uploads lock other clients out of multipart for that long at most, not for good.
 //!
 //! Multipart upload ids are 128 bits from the OS (`/dev/urandom`), and an upload is found by
 //! its bucket, key and id together: another client can neither guess an id nor use one under
@@ -28,7 +31,7 @@
 //! s3s_server [--listen ADDR] [--device NAME | --rdma-ip IP] [--sl N] [--traffic-class N]
 //!            [--access-key K --secret-key S] [--key HEX] [--clients N]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
-//!            [--max-stored-bytes B]
+//!            [--max-stored-bytes B] [--upload-idle-secs S]
 //! ```
 //! `--rdma-ip` picks the device, port and GID by the address (`mlx5dv::open_by_ip`), as
 //! cuObject's `rdma_dev_addr_list` and libs3rdma's `server_init(ip)` do; `--sl` and
@@ -42,9 +45,11 @@ use mlx5dv::s3::{AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig
 use mlx5dv::{Access, Mr, Pd};
 use s3s::dto::*;
 use s3s::{S3Error, S3ErrorCode, S3Request, S3Response, S3Result, S3};
+use std::collections::hash_map::{Entry, OccupiedEntry};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 #[path = "../bounds.rs"]
 mod bounds;
@@ -55,7 +60,7 @@ mod device;
 #[path = "s3s_server/limits.rs"]
 mod limits;
 
-use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_STORED_BYTES, MAX_UPLOADS};
+use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_STORED_BYTES, MAX_UPLOADS, UPLOAD_IDLE_SECS};
 use limits::{Budget, Held, Refused};
 
 /// The largest object or part this server takes over RDMA (a token's buffer): larger ones are
@@ -86,16 +91,127 @@ struct Object {
 /// A multipart upload's parts, by number.
 struct Upload {
     parts: BTreeMap<i32, Arc<Object>>,
+    /// When a request last named it: its creation, a part (its start and its end), a
+    /// CompleteMultipartUpload refused.
+    last: Instant,
+    /// Its parts being received now: while one is, the upload is not idle.
+    receiving: u32,
     /// Its place among `--max-uploads`, given back when it is completed or aborted.
     _slot: Held,
+}
+
+impl Upload {
+    fn new(slot: Held, now: Instant) -> Upload {
+        Upload {
+            parts: BTreeMap::new(),
+            last: now,
+            receiving: 0,
+            _slot: slot,
+        }
+    }
+
+    /// Whether it is abandoned at `now`: no request named it for `idle`, and no part of it is
+    /// being received.
+    fn idle(&self, now: Instant, idle: Duration) -> bool {
+        self.receiving == 0 && now.saturating_duration_since(self.last) >= idle
+    }
 }
 
 /// What finds an open multipart upload: its object's name (`bucket/key`) and its id. Both
 /// together, so that an id is no use under another bucket or key (S3's NoSuchUpload).
 type UploadKey = (String, String);
 
-/// The open multipart uploads.
-type Uploads = Arc<Mutex<HashMap<UploadKey, Upload>>>;
+/// The open multipart uploads. One that no request named for `idle` (`--upload-idle-secs`)
+/// is abandoned, as S3's lifecycle rule AbortIncompleteMultipartUpload and MinIO's stale
+/// upload cleanup abort one: a request naming it finds it gone (NoSuchUpload, its room given
+/// back then), and when `--max-uploads` or `--max-part-bytes` is full every abandoned upload
+/// is aborted before a request is refused ([`OpenUploads::abort_idle`]). No timer: an honest
+/// server pays an `Instant` a request.
+struct OpenUploads {
+    map: Mutex<HashMap<UploadKey, Upload>>,
+    idle: Duration,
+}
+
+type Uploads = Arc<OpenUploads>;
+
+impl OpenUploads {
+    fn new(idle: Duration) -> Uploads {
+        Arc::new(OpenUploads {
+            map: Mutex::default(),
+            idle,
+        })
+    }
+
+    /// Opens upload `at` with its place among `--max-uploads`.
+    fn create(&self, at: UploadKey, slot: Held) {
+        self.map.lock().unwrap().insert(at, Upload::new(slot, Instant::now()));
+    }
+
+    /// `f` on upload `at`, under the map's lock, the request counted as the upload's
+    /// activity. NoSuchUpload if there is none, or if it is abandoned (then aborted: its
+    /// place and its parts' bytes given back, out of the lock).
+    fn with<R>(
+        &self,
+        at: &UploadKey,
+        f: impl FnOnce(OccupiedEntry<'_, UploadKey, Upload>) -> S3Result<R>,
+    ) -> S3Result<R> {
+        self.with_at(at, Instant::now(), f)
+    }
+
+    fn with_at<R>(
+        &self,
+        at: &UploadKey,
+        now: Instant,
+        f: impl FnOnce(OccupiedEntry<'_, UploadKey, Upload>) -> S3Result<R>,
+    ) -> S3Result<R> {
+        let mut map = self.map.lock().unwrap();
+        let Entry::Occupied(mut upload) = map.entry(at.clone()) else {
+            return Err(no_such_upload());
+        };
+        if upload.get().idle(now, self.idle) {
+            let abandoned = upload.remove();
+            drop(map);
+            drop(abandoned);
+            return Err(no_such_upload());
+        }
+        upload.get_mut().last = now;
+        f(upload)
+    }
+
+    /// A part of upload `at` starts to be received: until the [`Receiving`] is dropped (the
+    /// part stored, refused, or its request dropped) the upload is not idle.
+    fn receiving<'a>(&'a self, at: &'a UploadKey) -> S3Result<Receiving<'a>> {
+        self.with(at, |mut upload| {
+            upload.get_mut().receiving += 1;
+            Ok(Receiving { uploads: self, at })
+        })
+    }
+
+    /// Aborts every abandoned upload at `now` (their places and parts' bytes given back, out
+    /// of the lock): one pass over the uploads, made only when a bound is full. How many.
+    fn abort_idle(&self, now: Instant) -> usize {
+        let abandoned: Vec<_> = {
+            let mut map = self.map.lock().unwrap();
+            map.extract_if(|_, u| u.idle(now, self.idle)).collect()
+        };
+        abandoned.len()
+    }
+}
+
+/// A part of an upload being received (see [`OpenUploads::receiving`]).
+struct Receiving<'a> {
+    uploads: &'a OpenUploads,
+    at: &'a UploadKey,
+}
+
+impl Drop for Receiving<'_> {
+    fn drop(&mut self) {
+        if let Some(upload) = self.uploads.map.lock().unwrap().get_mut(self.at) {
+            upload.receiving -= 1;
+            upload.last = Instant::now();
+        }
+    }
+}
 
 /// The stored objects, by name (`bucket/key`).
 type Objects = Arc<Mutex<HashMap<String, Arc<Object>>>>;
@@ -294,7 +410,8 @@ fn storage_full(budget: &Arc<Budget>, n: u64) -> S3Result<Held> {
     })
 }
 
-const UPLOADS_FREE: &str = "complete or abort multipart uploads in progress, then send it again";
+const UPLOADS_FREE: &str =
+    "complete or abort multipart uploads in progress (one idle for --upload-idle-secs is aborted), then send it again";
 const SEND_AGAIN: &str = "send it again later";
 
 fn no_such_upload() -> S3Error {
@@ -381,10 +498,23 @@ impl Server {
     /// `--max-stored-bytes`.
     fn hold(&self, len: u64, part: bool) -> S3Result<Held> {
         if part {
-            take(&self.limits.part_bytes, len, UPLOADS_FREE)
+            self.take_for_uploads(&self.limits.part_bytes, len)
         } else {
             storage_full(&self.limits.stored, len)
         }
+    }
+
+    /// Takes `n` from `budget` (`--max-uploads` or `--max-part-bytes`) as [`take`] does, but
+    /// when it is full the abandoned uploads are aborted first (their room given back) and it
+    /// is taken again: only then may a request be refused for room an upload holds.
+    fn take_for_uploads(&self, budget: &Arc<Budget>, n: u64) -> S3Result<Held> {
+        take(budget, n, UPLOADS_FREE).or_else(|refused| {
+            if n <= budget.limit && self.uploads.abort_idle(Instant::now()) > 0 {
+                take(budget, n, UPLOADS_FREE)
+            } else {
+                Err(refused)
+            }
+        })
     }
 
     /// The object `key` of `bucket`, or S3's NoSuchKey.
@@ -650,15 +780,10 @@ impl S3 for Server {
         &self,
         req: S3Request<CreateMultipartUploadInput>,
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
-        let slot = take(&self.limits.uploads, 1, UPLOADS_FREE)?;
+        let slot = self.take_for_uploads(&self.limits.uploads, 1)?;
         let id = new_upload_id()?;
-        self.uploads.lock().unwrap().insert(
-            upload_key(&req.input.bucket, &req.input.key, &id),
-            Upload {
-                parts: BTreeMap::new(),
-                _slot: slot,
-            },
-        );
+        self.uploads
+            .create(upload_key(&req.input.bucket, &req.input.key, &id), slot);
         Ok(S3Response::new(CreateMultipartUploadOutput {
             bucket: Some(req.input.bucket),
             key: Some(req.input.key),
@@ -677,9 +802,8 @@ impl S3 for Server {
             ));
         }
         let at = upload_key(&req.input.bucket, &req.input.key, &req.input.upload_id);
-        if !self.uploads.lock().unwrap().contains_key(&at) {
-            return Err(no_such_upload());
-        }
+        // The upload is not idle while the part is received, however long that takes.
+        let receiving = self.uploads.receiving(&at)?;
         let body = req.input.body.take();
         let (part, reply) = self.receive(&req, body, req.input.content_length, true).await?;
         let out = UploadPartOutput {
@@ -687,13 +811,12 @@ impl S3 for Server {
             checksum_crc64nvme: Some(part.crc64.header_value()),
             ..Default::default()
         };
-        {
-            let mut uploads = self.uploads.lock().unwrap();
-            // Completed or aborted meanwhile: the part is dropped, its bytes given back.
-            let upload = uploads.get_mut(&at).ok_or_else(no_such_upload)?;
-            // A part sent again replaces the one before (S3's rule), whose bytes are given back.
-            upload.parts.insert(number, part);
-        }
+        // Completed or aborted meanwhile: the part is dropped, its bytes given back. A part
+        // sent again replaces the one before (S3's rule), whose bytes are given back.
+        let replaced = self
+            .uploads
+            .with(&at, |mut upload| Ok(upload.get_mut().parts.insert(number, part)))?;
+        drop((receiving, replaced));
         let mut resp = S3Response::new(out);
         if let Some(r) = reply {
             resp.headers = reply_headers(&r);
@@ -710,15 +833,13 @@ impl S3 for Server {
         // one hold of the lock: a list S3 refuses, or an object the store has no room for,
         // leaves the upload open, to be completed again.
         let place = upload_key(&req.input.bucket, &req.input.key, &req.input.upload_id);
-        let (parts, held) = {
-            let mut uploads = self.uploads.lock().unwrap();
-            let upload = uploads.get(&place).ok_or_else(no_such_upload)?;
-            let parts = listed_parts(upload, &listed)?;
+        let (parts, held, upload) = self.uploads.with(&place, |upload| {
+            let parts = listed_parts(upload.get(), &listed)?;
             let total = parts.iter().map(|p| p.data.len() as u64).sum();
             let held = storage_full(&self.limits.stored, total)?;
-            uploads.remove(&place);
-            (parts, held)
-        };
+            Ok((parts, held, upload.remove()))
+        })?;
+        drop(upload);
         let total: usize = parts.iter().map(|p| p.data.len()).sum();
         let mut whole = self.register(vec![0u8; total])?;
         let mut at = 0;
@@ -747,8 +868,8 @@ impl S3 for Server {
     ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
         // Its place and its parts' bytes are given back as it is dropped.
         let at = upload_key(&req.input.bucket, &req.input.key, &req.input.upload_id);
-        let upload = self.uploads.lock().unwrap().remove(&at);
-        upload.ok_or_else(no_such_upload)?;
+        let upload = self.uploads.with(&at, |upload| Ok(upload.remove()))?;
+        drop(upload);
         Ok(S3Response::new(AbortMultipartUploadOutput::default()))
     }
 }
@@ -829,6 +950,7 @@ struct Args {
     max_part_bytes: u64,
     max_receiving_bytes: u64,
     max_stored_bytes: u64,
+    upload_idle_secs: u64,
 }
 
 fn usage() -> String {
@@ -855,6 +977,12 @@ is 400 EntityTooLarge:
                             (default {MAX_STORED_BYTES}: 4 GiB); past it 507 XMinioStorageFull
                             (MinIO's full drive: room comes back by DELETEs and overwrites,
                             not by waiting, so S3 clients do not retry it)
+  --upload-idle-secs S      a multipart upload no request named for S seconds (its creation,
+                            a part, a refused CompleteMultipartUpload; a part being received
+                            keeps it) is abandoned: aborted, its place and its parts' bytes
+                            given back, when one of the two bounds above on uploads is full
+                            or a request names it (then 404 NoSuchUpload), as S3's lifecycle
+                            rule AbortIncompleteMultipartUpload does (default {UPLOAD_IDLE_SECS}: 10 min)
 S3's rules hold as well: part numbers 1..=10000, every part but the last at least 5 MiB, a
 body at most 5 GiB."
     )
@@ -875,6 +1003,7 @@ fn args() -> Result<Option<Args>, String> {
         max_part_bytes: MAX_PART_BYTES,
         max_receiving_bytes: MAX_RECEIVING_BYTES,
         max_stored_bytes: MAX_STORED_BYTES,
+        upload_idle_secs: UPLOAD_IDLE_SECS,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -899,6 +1028,7 @@ fn args() -> Result<Option<Args>, String> {
             "--max-part-bytes" => a.max_part_bytes = bound(value()?)?,
             "--max-receiving-bytes" => a.max_receiving_bytes = bound(value()?)?,
             "--max-stored-bytes" => a.max_stored_bytes = bound(value()?)?,
+            "--upload-idle-secs" => a.upload_idle_secs = bound(value()?)?,
             "--help" | "-h" => return Ok(None),
             _ => return Err(format!("unknown argument {flag}\n{}", usage())),
         }
@@ -942,7 +1072,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         ),
         stored: Budget::new("bytes of stored objects", "--max-stored-bytes", a.max_stored_bytes),
     };
-    let (uploads, objects) = (Uploads::default(), Objects::default());
+    let uploads = OpenUploads::new(Duration::from_secs(a.upload_idle_secs));
+    let objects = Objects::default();
     let server = Server {
         exec: exec.clone(),
         pd,
@@ -995,7 +1126,7 @@ fn held_as_counted(
     limits: &Limits,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let (open, part_bytes) = {
-        let uploads = uploads.lock().unwrap();
+        let uploads = uploads.map.lock().unwrap();
         let bytes = uploads.values().flat_map(|u| u.parts.values());
         (uploads.len() as u64, bytes.map(|p| p.data.len() as u64).sum::<u64>())
     };
@@ -1027,10 +1158,45 @@ mod tests {
     /// An upload with no part: what `listed_parts` checks a list against.
     fn empty_upload() -> Upload {
         let uploads = Budget::new("uploads", "--max-uploads", 1);
-        Upload {
-            parts: BTreeMap::new(),
-            _slot: uploads.take(1).unwrap(),
-        }
+        Upload::new(uploads.take(1).unwrap(), Instant::now())
+    }
+
+    #[test]
+    fn an_upload_no_request_named_for_the_idle_time_is_aborted_and_its_room_given_back() {
+        let (slots, idle) = (Budget::new("uploads", "--max-uploads", 2), Duration::from_secs(60));
+        let uploads = OpenUploads::new(idle);
+        let (old, named) = (upload_key("b", "k", "old"), upload_key("b", "k", "named"));
+        let t0 = Instant::now();
+        uploads.create(old.clone(), slots.take(1).unwrap());
+        uploads.create(named.clone(), slots.take(1).unwrap());
+        assert_eq!(uploads.abort_idle(t0 + idle / 2), 0, "none idle yet");
+        // A request naming one at half the idle time keeps it for another idle time.
+        uploads.with_at(&named, t0 + idle / 2, |_| Ok(())).unwrap();
+        assert_eq!(uploads.abort_idle(t0 + idle + Duration::from_secs(1)), 1);
+        assert_eq!(slots.used(), 1, "the abandoned upload's place is given back");
+        let gone = uploads.with_at(&old, t0 + idle, |_| Ok(()));
+        assert_eq!(gone.unwrap_err().code(), &S3ErrorCode::NoSuchUpload);
+        // Named past its idle time, the other is gone too, its place given back.
+        let late = uploads.with_at(&named, t0 + 2 * idle, |_| Ok(()));
+        assert_eq!(late.unwrap_err().code(), &S3ErrorCode::NoSuchUpload);
+        assert_eq!((slots.used(), uploads.map.lock().unwrap().len()), (0, 0));
+    }
+
+    #[test]
+    fn an_upload_is_not_idle_while_a_part_of_it_is_received() {
+        let (slots, idle) = (Budget::new("uploads", "--max-uploads", 1), Duration::from_secs(60));
+        let uploads = OpenUploads::new(idle);
+        let at = upload_key("b", "k", "id");
+        uploads.create(at.clone(), slots.take(1).unwrap());
+        let receiving = uploads.receiving(&at).unwrap();
+        let later = Instant::now() + 10 * idle;
+        assert_eq!(uploads.abort_idle(later), 0, "a part is being received");
+        uploads.with_at(&at, later, |_| Ok(())).unwrap();
+        drop(receiving);
+        // The part's end is activity too: idle from then on.
+        assert_eq!(uploads.abort_idle(Instant::now() + idle / 2), 0);
+        assert_eq!(uploads.abort_idle(Instant::now() + 20 * idle), 1);
+        assert_eq!(slots.used(), 0);
     }
 
     #[test]

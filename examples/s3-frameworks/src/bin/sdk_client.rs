@@ -17,10 +17,12 @@
 //! a guessed upload id (NoSuchUpload, the owner's upload completed intact); stored objects
 //! past `--max-stored-bytes` (507 XMinioStorageFull, the room given back by a DELETE and by an
 //! overwrite, counted once; a stalled GET of a DELETEd object keeps its room until it ends:
-//! decisive with `--clients 1`, when no other client can free room meanwhile). The server's
-//! bounds are told with `--max-uploads`,
-//! `--max-part-bytes`, `--max-receiving-bytes`, `--max-stored-bytes` (as its own flags;
-//! defaults the server's).
+//! decisive with `--clients 1`, when no other client can free room meanwhile); uploads
+//! abandoned past `--max-uploads` (SlowDown, then aborted by the server once
+//! `--upload-idle-secs` passed: NoSuchUpload, their room taken again; the case waits that
+//! long, so chaos runs give the server a few seconds). The server's bounds are told with
+//! `--max-uploads`, `--max-part-bytes`, `--max-receiving-bytes`, `--max-stored-bytes`,
+//! `--upload-idle-secs` (as its own flags; defaults the server's).
 //!
 //! A request refused for room the other clients' chaos holds a moment (503 SlowDown, 507
 //! storage full) is sent again after a backoff, for at most a minute.
@@ -30,7 +32,7 @@
 //!            [--device NAME]
 //!            [--access-key K] [--secret-key S] [--key HEX]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
-//!            [--max-stored-bytes B]
+//!            [--max-stored-bytes B] [--upload-idle-secs S]
 //! ```
 
 use aws_sdk_s3::config::retry::RetryConfig;
@@ -178,6 +180,7 @@ struct Args {
     max_part_bytes: u64,
     max_receiving_bytes: u64,
     max_stored_bytes: u64,
+    upload_idle_secs: u64,
 }
 
 fn args() -> std::result::Result<Args, String> {
@@ -199,6 +202,7 @@ fn args() -> std::result::Result<Args, String> {
         max_part_bytes: bounds::MAX_PART_BYTES,
         max_receiving_bytes: bounds::MAX_RECEIVING_BYTES,
         max_stored_bytes: bounds::MAX_STORED_BYTES,
+        upload_idle_secs: bounds::UPLOAD_IDLE_SECS,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -219,6 +223,7 @@ fn args() -> std::result::Result<Args, String> {
             "--max-part-bytes" => a.max_part_bytes = num(value()?)? as u64,
             "--max-receiving-bytes" => a.max_receiving_bytes = num(value()?)? as u64,
             "--max-stored-bytes" => a.max_stored_bytes = num(value()?)? as u64,
+            "--upload-idle-secs" => a.upload_idle_secs = num(value()?)? as u64,
             _ => return Err(format!("unknown argument {flag} (see the header of sdk_client.rs)")),
         }
     }
@@ -343,6 +348,9 @@ impl Run {
     /// sent again while the server answers SlowDown (its bounds reached by other clients).
     async fn put_parts(&mut self, key: &str, data: &[u8], n: usize) -> Result<()> {
         let s3 = &self.s3;
+        // The whole object's checksum first: no upload waits on it (an upload no request
+        // names for the server's --upload-idle-secs is aborted).
+        let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
         let up = backing_off(None, || s3.create_multipart_upload().bucket(BUCKET).key(key).send()).await?;
         let upload_id = up.upload_id().ok_or("no upload id")?.to_owned();
         let mut done = Vec::new();
@@ -377,7 +385,6 @@ impl Run {
                     .build(),
             );
         }
-        let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
         let list = CompletedMultipartUpload::builder().set_parts(Some(done)).build();
         let out = backing_off(None, || {
             s3.complete_multipart_upload()

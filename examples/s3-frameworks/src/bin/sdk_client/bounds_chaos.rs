@@ -24,6 +24,8 @@ pub async fn prove(run: &mut Run, a: &Args, url: &str, key: &str, data: &[u8]) -
     time("upload ids");
     let uploads = uploads(run, &raw, a, key).await?;
     time("uploads");
+    let (abandoned, again) = abandoned(run, &raw, a, key).await?;
+    time("abandoned uploads");
     // Filling the parts' room moves its bytes: one client does it (the first), the others'
     // uploads meanwhile wait on SlowDown.
     let parts = if a.id == 1 {
@@ -43,7 +45,8 @@ pub async fn prove(run: &mut Run, a: &Args, url: &str, key: &str, data: &[u8]) -
     };
     time("stored bytes");
     Ok(format!(
-        "bounds: a PUT and a GET by body, Range past the end 416, part lists InvalidPart/InvalidPartOrder/EntityTooSmall/MalformedXML and part numbers InvalidArgument, another key's id and {guesses} guessed ids NoSuchUpload and the owner's upload intact, SlowDown at the {uploads}th upload, {parts}, and for {slow} of {} RDMA PUTs at once ({failed} 500 RDMATransferFailed from the dead client), the room given back by aborts; {stored} ({})",
+        "bounds: a PUT and a GET by body, Range past the end 416, part lists InvalidPart/InvalidPartOrder/EntityTooSmall/MalformedXML and part numbers InvalidArgument, another key's id and {guesses} guessed ids NoSuchUpload and the owner's upload intact, SlowDown at the {uploads}th upload, {abandoned} uploads abandoned: SlowDown, aborted past --upload-idle-secs {} (an upload created {again:.1} s after and completed, a part of an abandoned one NoSuchUpload), {parts}, and for {slow} of {} RDMA PUTs at once ({failed} 500 RDMATransferFailed from the dead client), the room given back by aborts; {stored} ({})",
+        a.upload_idle_secs,
         slow + failed,
         times.join(", ")
     ))
@@ -279,27 +282,7 @@ async fn part_rules(run: &mut Run, raw: &aws_sdk_s3::Client, key: &str) -> Resul
 async fn uploads(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<usize> {
     let key = format!("{key}-uploads");
     let mut mine = Vec::new();
-    let refused = loop {
-        let r = raw.create_multipart_upload().bucket(BUCKET).key(&key).send().await;
-        match r {
-            Ok(out) => mine.push(out.upload_id().ok_or("no upload id")?.to_owned()),
-            Err(e) => break refusal(Err::<(), _>(e)),
-        }
-        check(mine.len() as u64 <= a.max_uploads, || {
-            format!(
-                "{} uploads open, past --max-uploads {}, none refused",
-                mine.len(),
-                a.max_uploads
-            )
-        })?;
-    };
-    check(slow_down_of(&refused, "--max-uploads"), || {
-        format!(
-            "upload {} past --max-uploads {}: {refused:?}",
-            mine.len() + 1,
-            a.max_uploads
-        )
-    })?;
+    fill_uploads(raw, a, &key, &mut mine).await?;
     for id in &mine {
         let r = abort(&run.s3, &key, id).await;
         check(r.is_none(), || format!("abort {id}: {r:?}"))?;
@@ -325,6 +308,80 @@ async fn uploads(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Re
         format!("abort an aborted upload: {r:?}")
     })?;
     Ok(mine.len() + 1)
+}
+
+/// Uploads of `key` created through `raw` (no retry), added to `mine`, until one is refused:
+/// 503 SlowDown naming `--max-uploads`, at the latest past the bound (other clients hold some
+/// too).
+async fn fill_uploads(raw: &aws_sdk_s3::Client, a: &Args, key: &str, mine: &mut Vec<String>) -> Result<()> {
+    let refused = loop {
+        let r = raw.create_multipart_upload().bucket(BUCKET).key(key).send().await;
+        match r {
+            Ok(out) => mine.push(out.upload_id().ok_or("no upload id")?.to_owned()),
+            Err(e) => break refusal(Err::<(), _>(e)),
+        }
+        check(mine.len() as u64 <= a.max_uploads, || {
+            format!(
+                "{} uploads open, past --max-uploads {}, none refused",
+                mine.len(),
+                a.max_uploads
+            )
+        })?;
+    };
+    check(slow_down_of(&refused, "--max-uploads"), || {
+        format!(
+            "upload {} of {key} past --max-uploads {}: {refused:?}",
+            mine.len() + 1,
+            a.max_uploads
+        )
+    })
+}
+
+/// `--upload-idle-secs`: uploads created and abandoned (no part, no completion, no abort)
+/// until one is refused, 503 SlowDown naming `--max-uploads`, at once. Once no request named
+/// them for the idle time, the server aborts them: an upload is created (the server, finding
+/// `--max-uploads` full, aborts the abandoned uploads before it refuses; a server that does
+/// not refuses it still after a minute of backoff) and completed, its bytes checked, and a
+/// part of an abandoned upload is 404 NoSuchUpload. (The server's exit check finds whether
+/// the aborted uploads' room was given back.) The count of uploads abandoned, and the
+/// seconds the upload was created in after the idle time.
+async fn abandoned(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<(usize, f64)> {
+    let key = format!("{key}-abandoned");
+    let mut mine = vec![create(run, &key).await?];
+    fill_uploads(raw, a, &key, &mut mine).await?;
+    let last = Instant::now();
+    let idle = Duration::from_secs(a.upload_idle_secs);
+    tokio::time::sleep(idle + Duration::from_millis(200)).await;
+    let id = create(run, &key).await?;
+    let again = last.elapsed().saturating_sub(idle).as_secs_f64();
+    let data = common::pattern(4096, 0xab4d);
+    run.exposed.write(0, &data)?;
+    let e1 = upload_part(&mut run.exposed, &run.s3, (&key, &id), 1, (0, data.len()), None)
+        .await?
+        .map_err(|r| format!("{key}: a part of the upload after the abandoned ones: {r:?}"))?;
+    let r = backing_off_complete(raw, (&key, &id), &[(1, &e1)]).await;
+    check(r.is_none(), || {
+        format!("{key}: complete the upload after the abandoned ones: {r:?}")
+    })?;
+    run.get(&key, &data, None, 0).await?;
+    let r = refusal(
+        raw.upload_part()
+            .bucket(BUCKET)
+            .key(&key)
+            .upload_id(&mine[0])
+            .part_number(1)
+            .body(ByteStream::from(data.clone()))
+            .send()
+            .await,
+    );
+    check(r.as_ref().is_some_and(|r| r.is(404, "NoSuchUpload")), || {
+        format!(
+            "a part of an upload abandoned for --upload-idle-secs {}: {r:?}",
+            a.upload_idle_secs
+        )
+    })?;
+    run.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
+    Ok((mine.len(), again))
 }
 
 /// `--max-part-bytes`: parts of the largest size the server takes by RDMA uploaded until one
@@ -552,12 +609,6 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
         .min(a.max_stored_bytes / 2) as usize;
     let data = common::pattern(size, 0x5707);
     run.exposed.write(0, &data)?;
-    // An upload to complete while the store is full.
-    let upload = format!("{key}-stored-upload");
-    let id = create(run, &upload).await?;
-    let e1 = upload_part(&mut run.exposed, &run.s3, (&upload, &id), 1, (0, size), None)
-        .await?
-        .map_err(|r| format!("{upload} part 1: {r:?}"))?;
     let (minted, token) = run.exposed.mint(0, size, Direction::Put)?;
     let token = token.format()?;
     let sum = Digest::of(Algorithm::Crc64Nvme, &data).header_value();
@@ -609,6 +660,19 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
             a.max_stored_bytes
         )
     })?;
+    // An upload to complete while the store is full, made now, not before the fill: no
+    // request names an upload while the store fills, and one silent for --upload-idle-secs
+    // is aborted.
+    let upload = format!("{key}-stored-upload");
+    let id = create(run, &upload).await?;
+    let e1 = upload_part(&mut run.exposed, &run.s3, (&upload, &id), 1, (0, size), None)
+        .await?
+        .map_err(|r| format!("{upload} part 1: {r:?}"))?;
+    let r = complete(raw, (&upload, &id), &[(1, &e1)]).await;
+    let complete_refused = r.is_some();
+    check(r.is_none() || storage_full(&r), || {
+        format!("complete {upload} ({size} bytes) with the store full: {r:?}")
+    })?;
     // A reader that stalls: a GET by body of one of these objects, its body left unread (the
     // server's stream stops at the connection's window), then the object DELETEd. Its memory
     // is the stalled GET's until the GET ends, so its room is not given back yet: a PUT is
@@ -644,13 +708,14 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     check(body == data, || {
         format!("{stalled_key}: the stalled GET's body, read after the DELETE, is not the object's bytes")
     })?;
-    let r = complete(raw, (&upload, &id), &[(1, &e1)]).await;
-    let complete_refused = r.is_some();
-    check(r.is_none() || storage_full(&r), || {
-        format!("complete {upload} ({size} bytes) with the store full: {r:?}")
-    })?;
     for fill in filled.iter().chain([&over]) {
         run.s3.delete_object().bucket(BUCKET).key(fill).send().await?;
+    }
+    // The refused upload first: it was last named by the refused complete, and an upload
+    // silent for --upload-idle-secs is aborted.
+    if complete_refused {
+        let r = backing_off_complete(raw, (&upload, &id), &[(1, &e1)]).await;
+        check(r.is_none(), || format!("complete {upload} after the DELETEs: {r:?}"))?;
     }
     let refused_key = format!("{key}-fill-{fills}");
     let (s, r) = put(refused_key.clone(), None).await;
@@ -659,10 +724,6 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     })?;
     run.exposed.revoke(minted)?;
     run.get(&refused_key, &data, None, 0).await?;
-    if complete_refused {
-        let r = backing_off_complete(raw, (&upload, &id), &[(1, &e1)]).await;
-        check(r.is_none(), || format!("complete {upload} after the DELETEs: {r:?}"))?;
-    }
     run.get(&upload, &data, None, 0).await?;
     for k in [&refused_key, &upload] {
         run.s3.delete_object().bucket(BUCKET).key(k).send().await?;
