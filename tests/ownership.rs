@@ -199,7 +199,6 @@ fn a_struct_owning_every_dc_object_moves_into_a_spawned_thread_and_carries_dc_wr
     node.finish();
 }
 
-/// A multi-thread tokio runtime of 2 workers, I/O and timers.
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5, or MLX5DV_TEST_DEVICE on a ConnectX-5+"]
 fn a_struct_owning_every_dc_object_runs_in_a_tokio_task_awaiting_completions_through_the_channel() {

@@ -1428,17 +1428,19 @@ impl Node {
     }
 }
 
-/// Polls for `wait`, or until the pool has nothing outstanding; the transfers reported.
+/// Polls for `wait` (at least once, however late this thread runs); the transfers reported.
 fn poll_for(exec: &mut Executor, wait: Duration) -> Vec<Done> {
     let mut got = Vec::new();
     let mut out = vec![Done::default(); 16];
     let deadline = Instant::now() + wait;
-    while Instant::now() < deadline {
+    loop {
         let k = exec.poll(&mut out).expect("poll");
         got.extend(out[..k].iter().cloned());
+        if Instant::now() >= deadline {
+            return got;
+        }
         std::thread::sleep(Duration::from_millis(1));
     }
-    got
 }
 
 /// Polls until every request the pool posted has completed (10 s at most); the transfers
@@ -1589,8 +1591,9 @@ fn a_lent_region_is_let_go_after_its_flush_completion_not_when_stop_is_called() 
 
 /// A pool of one main DCI and one probation DCI; a GET of a proven client (on the main DCI)
 /// and one of a new client (on the probation DCI) posted on a paused device; the kernel fails
-/// the first DCI's move to ERR (ETIMEDOUT: mlx5_core's answer to a firmware command that
-/// timed out, cmd.c `wait_func`), the other's succeeds. `stop` returns that error; the
+/// the first DCI's move to ERR before the device sees it (ENOMEM: mlx5_core could not
+/// allocate the command's mailbox, cmd.c; the DCI goes on running, unlike after a firmware
+/// timeout, where its state is unknown), the other's succeeds. `stop` returns that error; the
 /// proven client's transfer is reported at once (its DCI still runs: no flush completion may
 /// ever come), its error saying why and that its buffer may still be written or read; its
 /// region stays registered after its Done, and even after its late completion, until the
@@ -1613,10 +1616,10 @@ fn a_transfer_on_a_dci_stop_cannot_move_to_err_is_reported_at_once_and_keeps_its
     s.hooks.pause();
     lend(&mut s.exec, 1, &s.get, Direction::Get, &proven_region);
     lend(&mut s.exec, 2, &stranger_get, Direction::Get, &new_region);
-    assert_eq!(s.hooks.fail(CMD_MODIFY_QP, 1, libc::ETIMEDOUT), 0);
+    assert_eq!(s.hooks.fail(CMD_MODIFY_QP, 1, libc::ENOMEM), 0);
     let stopped = s.exec.stop(&s.why).expect_err("a DCI could not be moved to ERR");
     assert_eq!(s.hooks.fail(CMD_MODIFY_QP, -1, 0), 0, "the failure was met");
-    assert_eq!(stopped.errno(), Some(libc::ETIMEDOUT), "{stopped}");
+    assert_eq!(stopped.errno(), Some(libc::ENOMEM), "{stopped}");
     let at_once = poll_for(&mut s.exec, Duration::from_millis(20));
     assert_eq!(
         at_once.iter().map(|d| d.id).collect::<Vec<_>>(),

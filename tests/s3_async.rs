@@ -550,7 +550,6 @@ fn sixty_four_tokio_tasks_put_and_get_through_one_executor_every_byte_checked() 
     }
 }
 
-/// A runtime like a server's: 2 workers, I/O and timers.
 /// `f` run on `rt` for at most `limit`; None when it did not finish by then.
 fn within<F: Future>(rt: &tokio::runtime::Runtime, limit: Duration, f: F) -> Option<F::Output> {
     rt.block_on(async { tokio::time::timeout(limit, f).await.ok() })

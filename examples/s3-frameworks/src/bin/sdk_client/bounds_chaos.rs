@@ -495,7 +495,7 @@ async fn upload_ids(run: &mut Run, raw: &aws_sdk_s3::Client, key: &str) -> Resul
         })
     };
     // The owner's id under the thief's key, and under another bucket with the owner's key.
-    // The thief's part bytes: the owner's buffer at 1 MiB (other bytes than part 1's).
+    // The thief's part: 4 KiB by body, other bytes than the owner's part 1.
     for (bucket, other) in [(BUCKET, thief.as_str()), ("another-bucket", key.as_str())] {
         let r = refusal(
             raw.upload_part()
@@ -607,6 +607,13 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     let size = (run.exposed.mr().len() as u64)
         .min(64 << 20)
         .min(a.max_stored_bytes / 2) as usize;
+    if size == 0 {
+        return Err(format!(
+            "--max-stored-bytes {}: the stored case needs room for two objects of a byte at least",
+            a.max_stored_bytes
+        )
+        .into());
+    }
     let data = common::pattern(size, 0x5707);
     run.exposed.write(0, &data)?;
     let (minted, token) = run.exposed.mint(0, size, Direction::Put)?;
