@@ -20,3 +20,8 @@ pub const MAX_STORED_BYTES: u64 = 4 << 30;
 /// seconds, so a client 10 minutes silent within an upload has left it, while 1000 abandoned
 /// uploads (`--max-uploads`) lock multipart out for no longer than that.
 pub const UPLOAD_IDLE_SECS: u64 = 600;
+/// Seconds a write to a client may wait for it to read (`--send-timeout-secs`): 60, nginx's
+/// `send_timeout`. A client that reads nothing for that long has its connection closed, and
+/// what its response held (a GET's object, its room in `--max-stored-bytes`) is let go; a slow
+/// reader that keeps reading is never cut.
+pub const SEND_TIMEOUT_SECS: u64 = 60;

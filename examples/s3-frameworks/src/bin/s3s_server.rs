@@ -16,7 +16,9 @@
 //! for why not SlowDown); a DELETE or an overwrite gives the room back. An upload no request
 //! named for `--upload-idle-secs` is abandoned ([`OpenUploads`]): aborted, its room given
 //! back, when its bounds are full or a request names it (`404 NoSuchUpload`), so abandoned
-//! uploads lock other clients out of multipart for that long at most, not for good.
+//! uploads lock other clients out of multipart for that long at most, not for good. A GET's
+//! body holds its object (and its room) while it is read; a client that reads nothing for
+//! `--send-timeout-secs` has its connection closed ([`SendTimeout`]) and the room comes back.
 //!
 //! Multipart upload ids are 128 bits from the OS (`/dev/urandom`), and an upload is found by
 //! its bucket, key and id together: another client can neither guess an id nor use one under
@@ -31,7 +33,7 @@
 //! s3s_server [--listen ADDR] [--device NAME | --rdma-ip IP] [--sl N] [--traffic-class N]
 //!            [--access-key K --secret-key S] [--key HEX] [--clients N]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
-//!            [--max-stored-bytes B] [--upload-idle-secs S]
+//!            [--max-stored-bytes B] [--upload-idle-secs S] [--send-timeout-secs S]
 //! ```
 //! `--rdma-ip` picks the device, port and GID by the address (`mlx5dv::open_by_ip`), as
 //! cuObject's `rdma_dev_addr_list` and libs3rdma's `server_init(ip)` do; `--sl` and
@@ -59,9 +61,12 @@ mod common;
 mod device;
 #[path = "s3s_server/limits.rs"]
 mod limits;
+#[path = "s3s_server/send_timeout.rs"]
+mod send_timeout;
 
-use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_STORED_BYTES, MAX_UPLOADS, UPLOAD_IDLE_SECS};
+use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_STORED_BYTES, MAX_UPLOADS, SEND_TIMEOUT_SECS, UPLOAD_IDLE_SECS};
 use limits::{Budget, Held, Refused};
+use send_timeout::SendTimeout;
 
 /// The largest object or part this server takes over RDMA (a token's buffer): larger ones are
 /// declined (the client sends them in the body or in parts).
@@ -951,6 +956,7 @@ struct Args {
     max_receiving_bytes: u64,
     max_stored_bytes: u64,
     upload_idle_secs: u64,
+    send_timeout_secs: u64,
 }
 
 fn usage() -> String {
@@ -983,6 +989,11 @@ is 400 EntityTooLarge:
                             given back, when one of the two bounds above on uploads is full
                             or a request names it (then 404 NoSuchUpload), as S3's lifecycle
                             rule AbortIncompleteMultipartUpload does (default {UPLOAD_IDLE_SECS}: 10 min)
+  --send-timeout-secs S     a response's write may wait S seconds for the client to read
+                            (since the last that moved); a client reading nothing for that
+                            long has its connection closed, what its response held (a GET's
+                            object and its room) let go, as nginx's send_timeout (default
+                            {SEND_TIMEOUT_SECS})
 S3's rules hold as well: part numbers 1..=10000, every part but the last at least 5 MiB, a
 body at most 5 GiB."
     )
@@ -1004,6 +1015,7 @@ fn args() -> Result<Option<Args>, String> {
         max_receiving_bytes: MAX_RECEIVING_BYTES,
         max_stored_bytes: MAX_STORED_BYTES,
         upload_idle_secs: UPLOAD_IDLE_SECS,
+        send_timeout_secs: SEND_TIMEOUT_SECS,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -1029,6 +1041,7 @@ fn args() -> Result<Option<Args>, String> {
             "--max-receiving-bytes" => a.max_receiving_bytes = bound(value()?)?,
             "--max-stored-bytes" => a.max_stored_bytes = bound(value()?)?,
             "--upload-idle-secs" => a.upload_idle_secs = bound(value()?)?,
+            "--send-timeout-secs" => a.send_timeout_secs = bound(value()?)?,
             "--help" | "-h" => return Ok(None),
             _ => return Err(format!("unknown argument {flag}\n{}", usage())),
         }
@@ -1102,6 +1115,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         tokio::select! {
             accepted = listener.accept() => {
                 let (socket, _) = accepted?;
+                let socket = SendTimeout::new(socket, Duration::from_secs(a.send_timeout_secs));
                 let conn = http.serve_connection(hyper_util::rt::TokioIo::new(socket), service.clone()).into_owned();
                 tokio::spawn(async move {
                     let _ = conn.await;

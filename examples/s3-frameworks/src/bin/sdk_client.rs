@@ -22,7 +22,9 @@
 //! `--upload-idle-secs` passed: NoSuchUpload, their room taken again; the case waits that
 //! long, so chaos runs give the server a few seconds). The server's bounds are told with
 //! `--max-uploads`, `--max-part-bytes`, `--max-receiving-bytes`, `--max-stored-bytes`,
-//! `--upload-idle-secs` (as its own flags; defaults the server's).
+//! `--upload-idle-secs`, `--send-timeout-secs` (as its own flags; defaults the server's). With
+//! `--clients 1` a GET left unread past `--send-timeout-secs` is cut by the server and its
+//! object's room comes back.
 //!
 //! A request refused for room the other clients' chaos holds a moment (503 SlowDown, 507
 //! storage full) is sent again after a backoff, for at most a minute.
@@ -32,7 +34,7 @@
 //!            [--device NAME]
 //!            [--access-key K] [--secret-key S] [--key HEX]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
-//!            [--max-stored-bytes B] [--upload-idle-secs S]
+//!            [--max-stored-bytes B] [--upload-idle-secs S] [--send-timeout-secs S]
 //! ```
 
 use aws_sdk_s3::config::retry::RetryConfig;
@@ -181,6 +183,7 @@ struct Args {
     max_receiving_bytes: u64,
     max_stored_bytes: u64,
     upload_idle_secs: u64,
+    send_timeout_secs: u64,
 }
 
 fn args() -> std::result::Result<Args, String> {
@@ -202,6 +205,7 @@ fn args() -> std::result::Result<Args, String> {
         max_part_bytes: bounds::MAX_PART_BYTES,
         max_receiving_bytes: bounds::MAX_RECEIVING_BYTES,
         max_stored_bytes: bounds::MAX_STORED_BYTES,
+        send_timeout_secs: bounds::SEND_TIMEOUT_SECS,
         upload_idle_secs: bounds::UPLOAD_IDLE_SECS,
     };
     let mut it = std::env::args().skip(1);
@@ -223,6 +227,7 @@ fn args() -> std::result::Result<Args, String> {
             "--max-part-bytes" => a.max_part_bytes = num(value()?)? as u64,
             "--max-receiving-bytes" => a.max_receiving_bytes = num(value()?)? as u64,
             "--max-stored-bytes" => a.max_stored_bytes = num(value()?)? as u64,
+            "--send-timeout-secs" => a.send_timeout_secs = num(value()?)? as u64,
             "--upload-idle-secs" => a.upload_idle_secs = num(value()?)? as u64,
             _ => return Err(format!("unknown argument {flag} (see the header of sdk_client.rs)")),
         }

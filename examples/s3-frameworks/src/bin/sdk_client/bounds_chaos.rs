@@ -667,19 +667,6 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
             a.max_stored_bytes
         )
     })?;
-    // An upload to complete while the store is full, made now, not before the fill: no
-    // request names an upload while the store fills, and one silent for --upload-idle-secs
-    // is aborted.
-    let upload = format!("{key}-stored-upload");
-    let id = create(run, &upload).await?;
-    let e1 = upload_part(&mut run.exposed, &run.s3, (&upload, &id), 1, (0, size), None)
-        .await?
-        .map_err(|r| format!("{upload} part 1: {r:?}"))?;
-    let r = complete(raw, (&upload, &id), &[(1, &e1)]).await;
-    let complete_refused = r.is_some();
-    check(r.is_none() || storage_full(&r), || {
-        format!("complete {upload} ({size} bytes) with the store full: {r:?}")
-    })?;
     // A reader that stalls: a GET by body of one of these objects, its body left unread (the
     // server's stream stops at the connection's window), then the object DELETEd. Its memory
     // is the stalled GET's until the GET ends, so its room is not given back yet: a PUT is
@@ -715,6 +702,61 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     check(body == data, || {
         format!("{stalled_key}: the stalled GET's body, read after the DELETE, is not the object's bytes")
     })?;
+    // A reader that stalls for good: the server closes its connection once a write has
+    // waited --send-timeout-secs for it, and the object's room comes back with the response.
+    // With one client nothing else frees room: the PUT refused beside the stall is taken
+    // after it. (Seen red with the server's writes unbounded: still 507 after the wait.)
+    let cut = if a.clients == 1 {
+        let cut_key = filled.remove(0);
+        let stall = raw.get_object().bucket(BUCKET).key(&cut_key).send().await?;
+        raw.delete_object().bucket(BUCKET).key(&cut_key).send().await?;
+        // The room the GET above gave back when its body was read, taken again: the store
+        // is full, but for the stalled object's room, which its GET holds.
+        let refill = format!("{key}-fill-refill");
+        let (s, r) = put(refill.clone(), None).await;
+        check(r.is_none(), || {
+            format!("a PUT into the room of {stalled_key}, its GET read, one client: {s:?} {r:?}")
+        })?;
+        filled.push(refill);
+        let after = format!("{key}-fill-after-cut");
+        let (s, r) = put(after.clone(), Some("--max-stored-bytes")).await;
+        check(storage_full(&r), || {
+            format!("a PUT beside a stalled GET of the DELETEd {cut_key}, one client: {s:?} {r:?}")
+        })?;
+        tokio::time::sleep(Duration::from_secs(a.send_timeout_secs + 1)).await;
+        let (s, r) = put(after.clone(), None).await;
+        check(r.is_none(), || {
+            format!(
+                "the PUT {}s after a GET of the DELETEd {cut_key} stalled (--send-timeout-secs {}): {s:?} {r:?}",
+                a.send_timeout_secs + 1,
+                a.send_timeout_secs
+            )
+        })?;
+        filled.push(after);
+        let body = stall.body.collect().await;
+        check(body.is_err(), || {
+            format!("the GET of {cut_key} stalled past --send-timeout-secs: its body was not cut")
+        })?;
+        format!(
+            ", cut past --send-timeout-secs {} and its room back",
+            a.send_timeout_secs
+        )
+    } else {
+        String::new()
+    };
+    // An upload to complete while the store is full, made now, not before the fill: no
+    // request names an upload while the store fills, and one silent for --upload-idle-secs
+    // is aborted.
+    let upload = format!("{key}-stored-upload");
+    let id = create(run, &upload).await?;
+    let e1 = upload_part(&mut run.exposed, &run.s3, (&upload, &id), 1, (0, size), None)
+        .await?
+        .map_err(|r| format!("{upload} part 1: {r:?}"))?;
+    let r = complete(raw, (&upload, &id), &[(1, &e1)]).await;
+    let complete_refused = r.is_some();
+    check(r.is_none() || storage_full(&r), || {
+        format!("complete {upload} ({size} bytes) with the store full: {r:?}")
+    })?;
     for fill in filled.iter().chain([&over]) {
         run.s3.delete_object().bucket(BUCKET).key(fill).send().await?;
     }
@@ -736,7 +778,7 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
         run.s3.delete_object().bucket(BUCKET).key(k).send().await?;
     }
     Ok(format!(
-        "{} overwrites of {size} bytes taken, 507 XMinioStorageFull after {} objects, a PUT beside a stalled GET of a DELETEd object {}, a CompleteMultipartUpload then {}, taken after the DELETEs",
+        "{} overwrites of {size} bytes taken, 507 XMinioStorageFull after {} objects, a PUT beside a stalled GET of a DELETEd object {}{cut}, a CompleteMultipartUpload then {}, taken after the DELETEs",
         times + 3,
         fills,
         if stalled_refused { "refused 507" } else { "taken (room freed meanwhile)" },
