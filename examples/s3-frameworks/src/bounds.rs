@@ -25,3 +25,42 @@ pub const UPLOAD_IDLE_SECS: u64 = 600;
 /// what its response held (a GET's object, its room in `--max-stored-bytes`) is let go; a slow
 /// reader that keeps reading is never cut.
 pub const SEND_TIMEOUT_SECS: u64 = 60;
+
+/// The bounds both sides are told, by the same flags: the server keeps them, the client's
+/// `--chaos` proves them. Each field is the flag's value (`--max-uploads`, ...).
+pub struct Bounds {
+    pub max_uploads: u64,
+    pub max_part_bytes: u64,
+    pub max_receiving_bytes: u64,
+    pub max_stored_bytes: u64,
+    pub upload_idle_secs: u64,
+    pub send_timeout_secs: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            max_uploads: MAX_UPLOADS,
+            max_part_bytes: MAX_PART_BYTES,
+            max_receiving_bytes: MAX_RECEIVING_BYTES,
+            max_stored_bytes: MAX_STORED_BYTES,
+            upload_idle_secs: UPLOAD_IDLE_SECS,
+            send_timeout_secs: SEND_TIMEOUT_SECS,
+        }
+    }
+}
+
+impl Bounds {
+    /// The bound `flag` sets, if it names one.
+    pub fn slot(&mut self, flag: &str) -> Option<&mut u64> {
+        match flag {
+            "--max-uploads" => Some(&mut self.max_uploads),
+            "--max-part-bytes" => Some(&mut self.max_part_bytes),
+            "--max-receiving-bytes" => Some(&mut self.max_receiving_bytes),
+            "--max-stored-bytes" => Some(&mut self.max_stored_bytes),
+            "--upload-idle-secs" => Some(&mut self.upload_idle_secs),
+            "--send-timeout-secs" => Some(&mut self.send_timeout_secs),
+            _ => None,
+        }
+    }
+}

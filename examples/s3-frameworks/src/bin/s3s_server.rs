@@ -64,7 +64,9 @@ mod limits;
 #[path = "s3s_server/send_timeout.rs"]
 mod send_timeout;
 
-use bounds::{MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_STORED_BYTES, MAX_UPLOADS, SEND_TIMEOUT_SECS, UPLOAD_IDLE_SECS};
+use bounds::{
+    Bounds, MAX_PART_BYTES, MAX_RECEIVING_BYTES, MAX_STORED_BYTES, MAX_UPLOADS, SEND_TIMEOUT_SECS, UPLOAD_IDLE_SECS,
+};
 use limits::{Budget, Held, Refused};
 use send_timeout::SendTimeout;
 
@@ -951,12 +953,7 @@ struct Args {
     secret_key: String,
     key: mlx5dv::DcKey,
     clients: u64,
-    max_uploads: u64,
-    max_part_bytes: u64,
-    max_receiving_bytes: u64,
-    max_stored_bytes: u64,
-    upload_idle_secs: u64,
-    send_timeout_secs: u64,
+    bounds: Bounds,
 }
 
 fn usage() -> String {
@@ -1010,12 +1007,7 @@ fn args() -> Result<Option<Args>, String> {
         secret_key: "mlx5dv-secret".into(),
         key: common::DEFAULT_KEY,
         clients: 1,
-        max_uploads: MAX_UPLOADS,
-        max_part_bytes: MAX_PART_BYTES,
-        max_receiving_bytes: MAX_RECEIVING_BYTES,
-        max_stored_bytes: MAX_STORED_BYTES,
-        upload_idle_secs: UPLOAD_IDLE_SECS,
-        send_timeout_secs: SEND_TIMEOUT_SECS,
+        bounds: Bounds::default(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -1024,6 +1016,10 @@ fn args() -> Result<Option<Args>, String> {
             Ok(n) if n > 0 => Ok(n),
             _ => Err(format!("{flag} {v}: a bound is a whole number above 0")),
         };
+        if let Some(slot) = a.bounds.slot(&flag) {
+            *slot = bound(value()?)?;
+            continue;
+        }
         match flag.as_str() {
             "--listen" => a.listen = value()?,
             "--device" => a.device = Some(value()?),
@@ -1036,12 +1032,6 @@ fn args() -> Result<Option<Args>, String> {
             "--secret-key" => a.secret_key = value()?,
             "--key" => a.key = common::parse_key(&value()?)?,
             "--clients" => a.clients = value()?.parse().map_err(|e| format!("--clients: {e}"))?,
-            "--max-uploads" => a.max_uploads = bound(value()?)?,
-            "--max-part-bytes" => a.max_part_bytes = bound(value()?)?,
-            "--max-receiving-bytes" => a.max_receiving_bytes = bound(value()?)?,
-            "--max-stored-bytes" => a.max_stored_bytes = bound(value()?)?,
-            "--upload-idle-secs" => a.upload_idle_secs = bound(value()?)?,
-            "--send-timeout-secs" => a.send_timeout_secs = bound(value()?)?,
             "--help" | "-h" => return Ok(None),
             _ => return Err(format!("unknown argument {flag}\n{}", usage())),
         }
@@ -1076,16 +1066,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let exec = mlx5dv::s3::tokio::spawn(Executor::new(&mlx5, &pd, cq, cfg)?, AsyncConfig::default())?;
     let done = Arc::new(tokio::sync::Notify::new());
     let limits = Limits {
-        uploads: Budget::new("multipart uploads open at once", "--max-uploads", a.max_uploads),
-        part_bytes: Budget::new("bytes held by uploaded parts", "--max-part-bytes", a.max_part_bytes),
+        uploads: Budget::new("multipart uploads open at once", "--max-uploads", a.bounds.max_uploads),
+        part_bytes: Budget::new(
+            "bytes held by uploaded parts",
+            "--max-part-bytes",
+            a.bounds.max_part_bytes,
+        ),
         receiving: Budget::new(
             "bytes being received at once",
             "--max-receiving-bytes",
-            a.max_receiving_bytes,
+            a.bounds.max_receiving_bytes,
         ),
-        stored: Budget::new("bytes of stored objects", "--max-stored-bytes", a.max_stored_bytes),
+        stored: Budget::new(
+            "bytes of stored objects",
+            "--max-stored-bytes",
+            a.bounds.max_stored_bytes,
+        ),
     };
-    let uploads = OpenUploads::new(Duration::from_secs(a.upload_idle_secs));
+    let uploads = OpenUploads::new(Duration::from_secs(a.bounds.upload_idle_secs));
     let objects = Objects::default();
     let server = Server {
         exec: exec.clone(),
@@ -1115,7 +1113,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         tokio::select! {
             accepted = listener.accept() => {
                 let (socket, _) = accepted?;
-                let socket = SendTimeout::new(socket, Duration::from_secs(a.send_timeout_secs));
+                let socket = SendTimeout::new(socket, Duration::from_secs(a.bounds.send_timeout_secs));
                 let conn = http.serve_connection(hyper_util::rt::TokioIo::new(socket), service.clone()).into_owned();
                 tokio::spawn(async move {
                     let _ = conn.await;

@@ -178,12 +178,7 @@ struct Args {
     secret_key: String,
     key: mlx5dv::DcKey,
     /// The server's bounds, which `--chaos` proves.
-    max_uploads: u64,
-    max_part_bytes: u64,
-    max_receiving_bytes: u64,
-    max_stored_bytes: u64,
-    upload_idle_secs: u64,
-    send_timeout_secs: u64,
+    bounds: bounds::Bounds,
 }
 
 fn args() -> std::result::Result<Args, String> {
@@ -201,17 +196,16 @@ fn args() -> std::result::Result<Args, String> {
         access_key: "mlx5dv".into(),
         secret_key: "mlx5dv-secret".into(),
         key: common::DEFAULT_KEY,
-        max_uploads: bounds::MAX_UPLOADS,
-        max_part_bytes: bounds::MAX_PART_BYTES,
-        max_receiving_bytes: bounds::MAX_RECEIVING_BYTES,
-        max_stored_bytes: bounds::MAX_STORED_BYTES,
-        send_timeout_secs: bounds::SEND_TIMEOUT_SECS,
-        upload_idle_secs: bounds::UPLOAD_IDLE_SECS,
+        bounds: bounds::Bounds::default(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         let num = |v: String| v.parse::<usize>().map_err(|e| format!("{flag} {v}: {e}"));
+        if let Some(slot) = a.bounds.slot(&flag) {
+            *slot = num(value()?)? as u64;
+            continue;
+        }
         match flag.as_str() {
             "--server" => a.server = Some(value()?),
             "--objects" => a.objects = num(value()?)?,
@@ -223,12 +217,6 @@ fn args() -> std::result::Result<Args, String> {
             "--access-key" => a.access_key = value()?,
             "--secret-key" => a.secret_key = value()?,
             "--key" => a.key = common::parse_key(&value()?)?,
-            "--max-uploads" => a.max_uploads = num(value()?)? as u64,
-            "--max-part-bytes" => a.max_part_bytes = num(value()?)? as u64,
-            "--max-receiving-bytes" => a.max_receiving_bytes = num(value()?)? as u64,
-            "--max-stored-bytes" => a.max_stored_bytes = num(value()?)? as u64,
-            "--send-timeout-secs" => a.send_timeout_secs = num(value()?)? as u64,
-            "--upload-idle-secs" => a.upload_idle_secs = num(value()?)? as u64,
             _ => return Err(format!("unknown argument {flag} (see the header of sdk_client.rs)")),
         }
     }

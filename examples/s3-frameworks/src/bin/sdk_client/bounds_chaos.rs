@@ -46,7 +46,7 @@ pub async fn prove(run: &mut Run, a: &Args, url: &str, key: &str, data: &[u8]) -
     time("stored bytes");
     Ok(format!(
         "bounds: a PUT and a GET by body, Range past the end 416, part lists InvalidPart/InvalidPartOrder/EntityTooSmall/MalformedXML and part numbers InvalidArgument, another key's id and {guesses} guessed ids NoSuchUpload and the owner's upload intact, SlowDown at the {uploads}th upload, {abandoned} uploads abandoned: SlowDown, aborted past --upload-idle-secs {} (an upload created {again:.1} s after and completed, a part of an abandoned one NoSuchUpload), {parts}, and for {slow} of {} RDMA PUTs at once ({failed} 500 RDMATransferFailed from the dead client), the room given back by aborts; {stored} ({})",
-        a.upload_idle_secs,
+        a.bounds.upload_idle_secs,
         slow + failed,
         times.join(", ")
     ))
@@ -320,11 +320,11 @@ async fn fill_uploads(raw: &aws_sdk_s3::Client, a: &Args, key: &str, mine: &mut 
             Ok(out) => mine.push(out.upload_id().ok_or("no upload id")?.to_owned()),
             Err(e) => break refusal(Err::<(), _>(e)),
         }
-        check(mine.len() as u64 <= a.max_uploads, || {
+        check(mine.len() as u64 <= a.bounds.max_uploads, || {
             format!(
                 "{} uploads open, past --max-uploads {}, none refused",
                 mine.len(),
-                a.max_uploads
+                a.bounds.max_uploads
             )
         })?;
     };
@@ -332,7 +332,7 @@ async fn fill_uploads(raw: &aws_sdk_s3::Client, a: &Args, key: &str, mine: &mut 
         format!(
             "upload {} of {key} past --max-uploads {}: {refused:?}",
             mine.len() + 1,
-            a.max_uploads
+            a.bounds.max_uploads
         )
     })
 }
@@ -350,7 +350,7 @@ async fn abandoned(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str)
     let mut mine = vec![create(run, &key).await?];
     fill_uploads(raw, a, &key, &mut mine).await?;
     let last = Instant::now();
-    let idle = Duration::from_secs(a.upload_idle_secs);
+    let idle = Duration::from_secs(a.bounds.upload_idle_secs);
     tokio::time::sleep(idle + Duration::from_millis(200)).await;
     let id = create(run, &key).await?;
     let again = last.elapsed().saturating_sub(idle).as_secs_f64();
@@ -377,7 +377,7 @@ async fn abandoned(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str)
     check(r.as_ref().is_some_and(|r| r.is(404, "NoSuchUpload")), || {
         format!(
             "a part of an upload abandoned for --upload-idle-secs {}: {r:?}",
-            a.upload_idle_secs
+            a.bounds.upload_idle_secs
         )
     })?;
     run.s3.delete_object().bucket(BUCKET).key(&key).send().await?;
@@ -400,15 +400,18 @@ async fn part_bytes(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str
             Ok(_) => held += size as u64,
             Err(r) => break r,
         }
-        check(held <= a.max_part_bytes, || {
-            format!("{held} bytes of parts held, past --max-part-bytes {}", a.max_part_bytes)
+        check(held <= a.bounds.max_part_bytes, || {
+            format!(
+                "{held} bytes of parts held, past --max-part-bytes {}",
+                a.bounds.max_part_bytes
+            )
         })?;
     };
     let refused = Some(refused);
     check(slow_down_of(&refused, "--max-part-bytes"), || {
         format!(
             "a part of {size} bytes with {held} held, --max-part-bytes {}: {refused:?}",
-            a.max_part_bytes
+            a.bounds.max_part_bytes
         )
     })?;
     let r = abort(&run.s3, &key, &id).await;
@@ -432,8 +435,8 @@ async fn part_bytes(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str
 /// any of them.
 async fn receiving(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<(usize, usize)> {
     const ROUNDS: usize = 5;
-    let size = (64 << 20).min(a.max_receiving_bytes as usize);
-    let at_once = (a.max_receiving_bytes / size as u64) as usize + 3;
+    let size = (64 << 20).min(a.bounds.max_receiving_bytes as usize);
+    let at_once = (a.bounds.max_receiving_bytes / size as u64) as usize + 3;
     let (token, _) = dead_client_tokens(run, a.key, size)?;
     let (mut slow, mut failed) = (0, 0);
     for round in 0..ROUNDS {
@@ -461,7 +464,7 @@ async fn receiving(run: &Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> 
     check(slow > 0, || {
         format!(
             "{ROUNDS} bursts of {at_once} RDMA PUTs of {size} bytes at once, --max-receiving-bytes {}: none refused",
-            a.max_receiving_bytes
+            a.bounds.max_receiving_bytes
         )
     })?;
     Ok((slow, failed))
@@ -606,11 +609,11 @@ fn storage_full(r: &Option<Refusal>) -> bool {
 async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) -> Result<String> {
     let size = (run.exposed.mr().len() as u64)
         .min(64 << 20)
-        .min(a.max_stored_bytes / 2) as usize;
+        .min(a.bounds.max_stored_bytes / 2) as usize;
     if size == 0 {
         return Err(format!(
             "--max-stored-bytes {}: the stored case needs room for two objects of a byte at least",
-            a.max_stored_bytes
+            a.bounds.max_stored_bytes
         )
         .into());
     }
@@ -625,14 +628,14 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     };
     // Overwrites: one after the other past the bound in all, then several at once.
     let over = format!("{key}-overwritten");
-    let times = a.max_stored_bytes / size as u64 + 2;
+    let times = a.bounds.max_stored_bytes / size as u64 + 2;
     for i in 0..times {
         let (s, r) = put(over.clone(), None).await;
         check(r.is_none(), || {
             format!(
                 "overwrite {i} of {over} ({size} bytes, {} put in all, --max-stored-bytes {}): {s:?} {r:?}",
                 (i + 1) * size as u64,
-                a.max_stored_bytes
+                a.bounds.max_stored_bytes
             )
         })?;
     }
@@ -652,11 +655,11 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
             break (s, r);
         }
         filled.push(fill);
-        check(filled.len() as u64 * size as u64 <= a.max_stored_bytes, || {
+        check(filled.len() as u64 * size as u64 <= a.bounds.max_stored_bytes, || {
             format!(
                 "{} objects of {size} bytes stored, past --max-stored-bytes {}, none refused",
                 filled.len(),
-                a.max_stored_bytes
+                a.bounds.max_stored_bytes
             )
         })?;
     };
@@ -664,7 +667,7 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
         format!(
             "an RDMA PUT of {size} bytes with {} stored by this client, --max-stored-bytes {}: {seen:?} {refused:?}",
             filled.len() as u64 * size as u64,
-            a.max_stored_bytes
+            a.bounds.max_stored_bytes
         )
     })?;
     // A reader that stalls: a GET by body of one of these objects, its body left unread (the
@@ -685,7 +688,7 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
     check(
         if r.is_none() {
             // Taken: room freed by another client meanwhile, which a lone client rules out.
-            a.clients != 1 && (filled.len() as u64 + 1) * size as u64 <= a.max_stored_bytes
+            a.clients != 1 && (filled.len() as u64 + 1) * size as u64 <= a.bounds.max_stored_bytes
         } else {
             storage_full(&r)
         },
@@ -693,7 +696,7 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
             format!(
                 "a PUT of {size} bytes after {stalled_key} was DELETEd while a GET of it stalled, {} objects of this client's stored, --max-stored-bytes {}: {s:?} {r:?}",
                 filled.len(),
-                a.max_stored_bytes
+                a.bounds.max_stored_bytes
             )
         },
     )?;
@@ -723,13 +726,13 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
         check(storage_full(&r), || {
             format!("a PUT beside a stalled GET of the DELETEd {cut_key}, one client: {s:?} {r:?}")
         })?;
-        tokio::time::sleep(Duration::from_secs(a.send_timeout_secs + 1)).await;
+        tokio::time::sleep(Duration::from_secs(a.bounds.send_timeout_secs + 1)).await;
         let (s, r) = put(after.clone(), None).await;
         check(r.is_none(), || {
             format!(
                 "the PUT {}s after a GET of the DELETEd {cut_key} stalled (--send-timeout-secs {}): {s:?} {r:?}",
-                a.send_timeout_secs + 1,
-                a.send_timeout_secs
+                a.bounds.send_timeout_secs + 1,
+                a.bounds.send_timeout_secs
             )
         })?;
         filled.push(after);
@@ -739,7 +742,7 @@ async fn stored(run: &mut Run, raw: &aws_sdk_s3::Client, a: &Args, key: &str) ->
         })?;
         format!(
             ", cut past --send-timeout-secs {} and its room back",
-            a.send_timeout_secs
+            a.bounds.send_timeout_secs
         )
     } else {
         String::new()
