@@ -49,6 +49,7 @@ use s3s::dto::*;
 use s3s::{S3Error, S3ErrorCode, S3Request, S3Response, S3Result, S3};
 use std::collections::hash_map::{Entry, OccupiedEntry};
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -1097,7 +1098,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     };
     let mut builder = s3s::service::S3ServiceBuilder::new(server);
     builder.set_auth(s3s::auth::SimpleAuth::from_single(a.access_key, a.secret_key));
-    let service = builder.build();
+    let service = with_request_ids(builder.build());
     let listener = tokio::net::TcpListener::bind(&a.listen).await?;
     let url = format!("http://{}", listener.local_addr()?);
     eprintln!(
@@ -1127,6 +1128,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         "s3s_server: every client said goodbye; {stats:?}; {clients} clients and {ahs} address handles still held"
     );
     held_as_counted(&uploads, &objects, &limits)
+}
+
+/// `service` with S3's `x-amz-request-id` on every response, errors included (s3s sets none):
+/// the id the SDK reports with a failure (`aws_request_id`), so a client's failure line names
+/// the request. Ids are the server's sequence numbers, 16 hex digits as S3 writes them.
+fn with_request_ids(
+    service: s3s::service::S3Service,
+) -> impl hyper::service::Service<
+    http::Request<hyper::body::Incoming>,
+    Response = s3s::HttpResponse,
+    Error = s3s::HttpError,
+    Future = impl Future<Output = Result<s3s::HttpResponse, s3s::HttpError>> + Send,
+> + Clone {
+    let next = Arc::new(AtomicU64::new(1));
+    let service = Arc::new(service);
+    let call = move |req| {
+        let id = next.fetch_add(1, Ordering::Relaxed);
+        let service = Arc::clone(&service);
+        async move {
+            let mut resp = hyper::service::Service::call(&*service, req).await?;
+            if let Ok(value) = http::HeaderValue::from_str(&format!("{id:016X}")) {
+                resp.headers_mut().insert("x-amz-request-id", value);
+            }
+            Ok(resp)
+        }
+    };
+    hyper::service::service_fn(call)
 }
 
 /// Checks that the bounds count what is held: the open uploads and their parts' bytes, the

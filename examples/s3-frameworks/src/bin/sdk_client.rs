@@ -24,14 +24,18 @@
 //! `--max-uploads`, `--max-part-bytes`, `--max-receiving-bytes`, `--max-stored-bytes`,
 //! `--upload-idle-secs`, `--send-timeout-secs` (as its own flags; defaults the server's). With
 //! `--clients 1` a GET left unread past `--send-timeout-secs` is cut by the server and its
-//! object's room comes back.
+//! object's room comes back. With `--stall-once-secs S` the client keeps silent S seconds once
+//! inside its first multipart upload: past `--upload-idle-secs` the server must have aborted
+//! it, and the client makes it again (a client of a busy machine does the same, and fails
+//! only when the server aborted an upload a request named sooner than the idle time).
 //!
 //! A request refused for room the other clients' chaos holds a moment (503 SlowDown, 507
-//! storage full) is sent again after a backoff, for at most a minute.
+//! storage full) is sent again after a backoff for as long as it is so refused; one refused
+//! for 30 s is told (code, message, request id) every 30 s, the run's timeout the backstop.
 //!
 //! ```text
 //! sdk_client [--server URL] [--objects N] [--max-size B] [--id N] [--clients N] [--chaos]
-//!            [--device NAME]
+//!            [--stall-once-secs S] [--device NAME]
 //!            [--access-key K] [--secret-key S] [--key HEX]
 //!            [--max-uploads N] [--max-part-bytes B] [--max-receiving-bytes B]
 //!            [--max-stored-bytes B] [--upload-idle-secs S] [--send-timeout-secs S]
@@ -40,6 +44,7 @@
 use aws_sdk_s3::config::retry::RetryConfig;
 use aws_sdk_s3::config::{Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation};
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::operation::RequestId;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use aws_smithy_runtime_api::box_error::BoxError;
@@ -173,6 +178,10 @@ struct Args {
     /// room while a chaos case counts it.
     clients: u64,
     chaos: bool,
+    /// Seconds this client stays silent once, after the first part of its first multipart
+    /// upload of the objects (0: never), as a client descheduled that long would: past the
+    /// server's `--upload-idle-secs` the upload must be found aborted and made again, once.
+    stall_once_secs: u64,
     device: Option<String>,
     access_key: String,
     secret_key: String,
@@ -192,6 +201,7 @@ fn args() -> std::result::Result<Args, String> {
             .unwrap_or(1),
         clients: 0,
         chaos: false,
+        stall_once_secs: 0,
         device: None,
         access_key: "mlx5dv".into(),
         secret_key: "mlx5dv-secret".into(),
@@ -213,6 +223,7 @@ fn args() -> std::result::Result<Args, String> {
             "--id" => a.id = num(value()?)? as u64,
             "--clients" => a.clients = num(value()?)? as u64,
             "--chaos" => a.chaos = true,
+            "--stall-once-secs" => a.stall_once_secs = num(value()?)? as u64,
             "--device" => a.device = Some(value()?),
             "--access-key" => a.access_key = value()?,
             "--secret-key" => a.secret_key = value()?,
@@ -262,6 +273,42 @@ struct Run {
     exposed: Exposed<Vec<u8>>,
     port: u8,
     id: u64,
+    /// The server's `--upload-idle-secs`: an upload no request named for that long may be
+    /// aborted ([`Run::put_parts`]).
+    upload_idle: Duration,
+    /// Multipart uploads the server aborted as idle, rightly (see [`Run::put_parts`]), and
+    /// made again.
+    uploads_made_again: usize,
+    /// A silence to keep once after a part (`--stall-once-secs`), taken by the first upload.
+    stall_once: Option<Duration>,
+}
+
+/// What became of one try at a multipart upload.
+enum Upload {
+    Done,
+    /// Aborted by the server as idle: `silent` is at most how long no request of ours named
+    /// it, as the client can bound it (from the last request's sending to the answer that
+    /// found it gone).
+    Aborted {
+        silent: Duration,
+    },
+}
+
+/// How many times a multipart upload is made again after the server rightly aborted it as
+/// idle (each time this client was descheduled past `--upload-idle-secs`).
+const UPLOAD_TRIES: usize = 5;
+
+/// `e` and each of its sources, joined by ": ". An S3 failure reads
+/// `service error: unhandled error (SlowDown): Error { code: "SlowDown", message: "...",
+/// aws_request_id: "..." }`: the SDK's own Display stops at "service error".
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut at = e.source();
+    while let Some(source) = at {
+        text = format!("{text}: {source}");
+        at = source.source();
+    }
+    text
 }
 
 fn check(ok: bool, what: impl FnOnce() -> String) -> Result<()> {
@@ -281,14 +328,14 @@ impl Run {
     }
 
     /// PUTs `data` by RDMA (multipart above 8 MiB), sending it in the body where the server
-    /// declines, again later when it is busy or its store full (for at most a minute).
+    /// declines, again later while it is busy or its store full.
     async fn put(&mut self, key: &str, data: &[u8], n: usize) -> Result<()> {
         self.exposed.write(0, data)?;
         if data.len() > PART {
             return self.put_parts(key, data, n).await;
         }
         let sum = Digest::of(Algorithm::Crc64Nvme, data).header_value();
-        let start = Instant::now();
+        let mut patience = Patience::new(key);
         loop {
             let (_guard, token) = self.exposed.mint_guarded(0, data.len(), Direction::Put)?;
             let text = common::spelled(&token, n as u64, self.port);
@@ -304,7 +351,7 @@ impl Run {
                 .send()
                 .await;
             let (seen, action) = cap.action(Direction::Put)?;
-            if refused_for_now(&r, None) && start.elapsed() < Duration::from_secs(60) {
+            if patience.refused(&r, None) {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 continue;
             }
@@ -339,38 +386,99 @@ impl Run {
 
     /// A multipart upload: a token per 8 MiB part, each with its own checksum; each request
     /// sent again while the server answers SlowDown (its bounds reached by other clients).
+    ///
+    /// The server aborts an upload no request named for `--upload-idle-secs`; a machine busy
+    /// enough can hold this client that long between two requests. A NoSuchUpload for our
+    /// own upload is then taken as the server's right only if the time from the sending of
+    /// the last request that named it to the answer that found it gone (more than the
+    /// server's own measure of the silence) reached the idle time: the upload is made again
+    /// (at most [`UPLOAD_TRIES`] times, counted). Sooner, the server aborted an upload in use:
+    /// an error. So the verdict does not hang on the machine's load.
     async fn put_parts(&mut self, key: &str, data: &[u8], n: usize) -> Result<()> {
-        let s3 = &self.s3;
-        // The whole object's checksum first: no upload waits on it (an upload no request
-        // names for the server's --upload-idle-secs is aborted).
+        // Every checksum first, the whole object's and each part's: no upload waits on them
+        // (in a debug build on a busy machine an 8 MiB part's took seconds).
         let whole = Digest::of(Algorithm::Crc64Nvme, data).header_value();
+        let sums: Vec<String> = data
+            .chunks(PART)
+            .map(|part| Digest::of(Algorithm::Crc64Nvme, part).header_value())
+            .collect();
+        for _ in 0..UPLOAD_TRIES {
+            match self.put_parts_once(key, data, n, (&whole, &sums)).await? {
+                Upload::Done => return Ok(()),
+                Upload::Aborted { silent } if silent >= self.upload_idle => {
+                    self.uploads_made_again += 1;
+                    eprintln!(
+                        "sdk_client {}: {key}: the upload was aborted as idle after up to {:.1} s unnamed (--upload-idle-secs {}): the machine held this client; made again",
+                        self.id,
+                        silent.as_secs_f64(),
+                        self.upload_idle.as_secs()
+                    );
+                }
+                Upload::Aborted { silent } => {
+                    return Err(format!(
+                        "{key}: the server aborted the upload as idle though a request named it at most {:.3} s before (--upload-idle-secs {})",
+                        silent.as_secs_f64(),
+                        self.upload_idle.as_secs()
+                    )
+                    .into())
+                }
+            }
+        }
+        Err(format!("{key}: the upload was aborted as idle {UPLOAD_TRIES} times").into())
+    }
+
+    /// One try at [`Run::put_parts`].
+    async fn put_parts_once(
+        &mut self,
+        key: &str,
+        data: &[u8],
+        n: usize,
+        (whole, sums): (&str, &[String]),
+    ) -> Result<Upload> {
+        let s3 = &self.s3;
+        // When the request before this one that named the upload was sent (its last try; a
+        // try refused SlowDown names it too), and when this one was: the server may have
+        // found it idle only if the silence since `before` reached the idle time.
+        let (before, named) = (
+            std::cell::Cell::new(Instant::now()),
+            std::cell::Cell::new(Instant::now()),
+        );
+        let name = || before.set(named.replace(Instant::now()));
         let up = backing_off(None, || s3.create_multipart_upload().bucket(BUCKET).key(key).send()).await?;
         let upload_id = up.upload_id().ok_or("no upload id")?.to_owned();
         let mut done = Vec::new();
         for (i, at) in (0..data.len()).step_by(PART).enumerate() {
             let len = PART.min(data.len() - at);
             let part = (i + 1) as i32;
-            let sum = Digest::of(Algorithm::Crc64Nvme, &data[at..at + len]).header_value();
+            let sum = &sums[i];
             let (_guard, token) = self.exposed.mint_guarded(at, len, Direction::Put)?;
             let text = common::spelled(&token, (n + i) as u64, self.port);
             let cap = Capture::default();
             let out = backing_off(None, || {
+                name();
                 s3.upload_part()
                     .bucket(BUCKET)
                     .key(key)
                     .upload_id(&upload_id)
                     .part_number(part)
-                    .checksum_crc64_nvme(&sum)
+                    .checksum_crc64_nvme(sum)
                     .customize()
                     .rdma_token(text.clone(), &cap)
                     .send()
             })
-            .await?;
+            .await;
+            if let Some(aborted) = gone(&out, before.get()) {
+                return Ok(aborted);
+            }
+            let out = out?;
             let (seen, action) = cap.action(Direction::Put)?;
             check(action == ClientAction::Done, || format!("{key} part {part}: {seen:?}"))?;
             check(out.checksum_crc64_nvme() == Some(sum.as_str()), || {
                 format!("{key} part {part}: checksum {:?}", out.checksum_crc64_nvme())
             })?;
+            if let Some(stall) = self.stall_once.take() {
+                tokio::time::sleep(stall).await;
+            }
             done.push(
                 CompletedPart::builder()
                     .part_number(part)
@@ -380,6 +488,7 @@ impl Run {
         }
         let list = CompletedMultipartUpload::builder().set_parts(Some(done)).build();
         let out = backing_off(None, || {
+            name();
             s3.complete_multipart_upload()
                 .bucket(BUCKET)
                 .key(key)
@@ -387,13 +496,18 @@ impl Run {
                 .multipart_upload(list.clone())
                 .send()
         })
-        .await?;
-        check(out.checksum_crc64_nvme() == Some(whole.as_str()), || {
+        .await;
+        if let Some(aborted) = gone(&out, before.get()) {
+            return Ok(aborted);
+        }
+        let out = out?;
+        check(out.checksum_crc64_nvme() == Some(whole), || {
             format!(
                 "{key}: the whole object's checksum {:?}, mine {whole}",
                 out.checksum_crc64_nvme()
             )
-        })
+        })?;
+        Ok(Upload::Done)
     }
 
     /// GETs `range` (None: all) of the object by RDMA into the buffer and checks it against
@@ -499,27 +613,48 @@ async fn main() -> Result<()> {
         exposed,
         port: 1,
         id: a.id,
+        upload_idle: Duration::from_secs(a.bounds.upload_idle_secs),
+        uploads_made_again: 0,
+        stall_once: None,
     };
     if a.chaos {
-        chaos(&mut run, &a, &url).await?;
+        chaos(&mut run, &a, &url)
+            .await
+            .map_err(|e| format!("client {}: chaos: {}", a.id, chain(&*e)))?;
     }
     let start = std::time::Instant::now();
     let (mut bytes, mut largest) = (0, 0);
+    run.stall_once = (a.stall_once_secs > 0).then(|| Duration::from_secs(a.stall_once_secs));
     for n in 0..a.objects {
         let size = run
             .object(n, a.max_size)
             .await
-            .map_err(|e| format!("client {}: object {n}: {e}", a.id))?;
+            .map_err(|e| format!("client {}: object {n}: {}", a.id, chain(&*e)))?;
         bytes += size;
         largest = largest.max(size);
     }
     eprintln!(
-        "sdk_client {}: {} objects, {} MiB in all, the largest {largest} B (PUT, HEAD, GET, ranged GET, DELETE) by RDMA, every byte and checksum checked, in {:.1} s",
+        "sdk_client {}: {} objects, {} MiB in all, the largest {largest} B (PUT, HEAD, GET, ranged GET, DELETE) by RDMA, every byte and checksum checked, in {:.1} s; the longest a request waited for room: {:.1} s; uploads aborted as idle and made again: {}",
         a.id,
         a.objects,
         bytes >> 20,
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
+        longest_wait().as_secs_f64(),
+        run.uploads_made_again
     );
+    if a.stall_once_secs > 0 {
+        let want = usize::from(a.stall_once_secs >= a.bounds.upload_idle_secs);
+        check(run.stall_once.is_none() && run.uploads_made_again == want, || {
+            format!(
+                "client {}: silent {} s once inside an upload (--upload-idle-secs {}): {} uploads made again, {want} expected{}",
+                a.id,
+                a.stall_once_secs,
+                a.bounds.upload_idle_secs,
+                run.uploads_made_again,
+                if run.stall_once.is_some() { " (no multipart upload to stall)" } else { "" }
+            )
+        })?;
+    }
     run.s3
         .delete_object()
         .bucket(BUCKET)
@@ -554,6 +689,19 @@ fn refusal<T, E: ProvideErrorMetadata>(r: std::result::Result<T, SdkError<E, Htt
     })
 }
 
+/// The upload aborted, if `r` is S3's 404 NoSuchUpload; the request that named it before was
+/// sent at `named`.
+fn gone<T, E: ProvideErrorMetadata>(
+    r: &std::result::Result<T, SdkError<E, HttpResponse>>,
+    named: Instant,
+) -> Option<Upload> {
+    let e = r.as_ref().err()?;
+    let found = e.code() == Some("NoSuchUpload") && e.raw_response().is_some_and(|r| r.status().as_u16() == 404);
+    found.then(|| Upload::Aborted {
+        silent: named.elapsed(),
+    })
+}
+
 /// The code of a refused request.
 fn code_of(r: &Option<Refusal>) -> Option<&str> {
     r.as_ref().map(|r| r.code.as_str())
@@ -578,20 +726,92 @@ fn refused_for_now<T, E: ProvideErrorMetadata>(
     })
 }
 
+/// How long one request has been refused for room ([`refused_for_now`]). It is sent again for
+/// as long as the server refuses it so: no deadline, since the room another client's chaos
+/// holds comes back when that case ends, however slow the machine (a deadline of a minute
+/// failed a busy machine's CI run: client 1's store case holds the store about 50 s on an idle
+/// one). A refusal that lasts is told every [`Patience::TELL`] with its code, message and
+/// request id, so a leak shows as those lines and, at last, the run's own timeout. The longest
+/// wait is kept for the client's closing line ([`longest_wait`]).
+struct Patience<'a> {
+    what: &'a str,
+    start: Instant,
+    told: Duration,
+}
+
+/// The longest a request of this client waited for room, in milliseconds.
+static LONGEST_WAIT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The longest a request of this client waited for room (503 SlowDown, 507 storage full).
+fn longest_wait() -> Duration {
+    Duration::from_millis(LONGEST_WAIT_MS.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+impl<'a> Patience<'a> {
+    /// How often a refusal that lasts is told.
+    const TELL: Duration = Duration::from_secs(30);
+
+    fn new(what: &'a str) -> Self {
+        Patience {
+            what,
+            start: Instant::now(),
+            told: Duration::ZERO,
+        }
+    }
+
+    /// Whether `r` is refused for room (but for a message naming `but`), to be sent again;
+    /// tells a refusal that lasted another [`Patience::TELL`].
+    fn refused<T, E: ProvideErrorMetadata>(
+        &mut self,
+        r: &std::result::Result<T, SdkError<E, HttpResponse>>,
+        but: Option<&str>,
+    ) -> bool {
+        let Err(e) = r else { return false };
+        if !refused_for_now(r, but) {
+            return false;
+        }
+        let waited = self.start.elapsed();
+        let ms = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX);
+        LONGEST_WAIT_MS.fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
+        if waited >= self.told + Self::TELL {
+            self.told = waited;
+            eprintln!(
+                "sdk_client: {}: still refused after {:.0} s ({}); sending it again",
+                self.what,
+                waited.as_secs_f64(),
+                refusal_text(e)
+            );
+        }
+        true
+    }
+}
+
+/// A refusal's HTTP status, S3 error code, message and request id, for a person to read.
+fn refusal_text<E: ProvideErrorMetadata>(e: &SdkError<E, HttpResponse>) -> String {
+    format!(
+        "{} {}: {:?}, request id {}",
+        e.raw_response().map_or(0, |r| r.status().as_u16()),
+        e.code().unwrap_or("(no code)"),
+        e.message().unwrap_or_default(),
+        e.request_id().unwrap_or("(none)")
+    )
+}
+
 /// Sends a request (`send` builds and sends it) again while the server answers 503
 /// SlowDown, as S3 asks, or 507 storage full (see [`refused_for_now`]), backing off from
-/// 20 ms to 1 s, for at most a minute; a refusal whose message names `but` is returned.
+/// 20 ms to 1 s, for as long as it is so refused ([`Patience`]); a refusal whose message names
+/// `but` is returned.
 async fn backing_off<T, E, F, Fut>(but: Option<&str>, mut send: F) -> std::result::Result<T, SdkError<E, HttpResponse>>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = std::result::Result<T, SdkError<E, HttpResponse>>>,
     E: ProvideErrorMetadata,
 {
-    let start = Instant::now();
+    let mut patience = Patience::new("a request");
     let mut pause = Duration::from_millis(20);
     loop {
         let r = send().await;
-        if !refused_for_now(&r, but) || start.elapsed() > Duration::from_secs(60) {
+        if !patience.refused(&r, but) {
             return r;
         }
         tokio::time::sleep(pause).await;

@@ -341,7 +341,7 @@ async fn fill_uploads(raw: &aws_sdk_s3::Client, a: &Args, key: &str, mine: &mut 
 /// until one is refused, 503 SlowDown naming `--max-uploads`, at once. Once no request named
 /// them for the idle time, the server aborts them: an upload is created (the server, finding
 /// `--max-uploads` full, aborts the abandoned uploads before it refuses; a server that does
-/// not refuses it still after a minute of backoff) and completed, its bytes checked, and a
+/// not refuses it for ever: told every 30 s, and the run times out) and completed, its bytes checked, and a
 /// part of an abandoned upload is 404 NoSuchUpload. (The server's exit check finds whether
 /// the aborted uploads' room was given back.) The count of uploads abandoned, and the
 /// seconds the upload was created in after the idle time.
