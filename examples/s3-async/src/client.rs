@@ -12,6 +12,7 @@ use hyper::body::Bytes;
 use hyper::Request;
 use hyper_util::client::legacy::{connect::HttpConnector, Client as Http};
 use hyper_util::rt::TokioExecutor;
+use mlx5dv::s3::checksum::{Algorithm, Digest};
 use mlx5dv::s3::protocol::{self, Reply};
 use mlx5dv::s3::{Client, Direction, Exposed};
 use mlx5dv::{Access, Pd};
@@ -100,18 +101,34 @@ async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Pla
         // PUT
         if plain {
             let req = Request::put(&url).body(Full::new(Bytes::from(data.clone())));
-            let (status, _, _) = send(http, req).await?;
+            let (status, ..) = send(http, req).await?;
             check(status == 200, || format!("{url}: plain PUT answered {status}"))?;
         } else {
+            let sum = Digest::of(Algorithm::Crc64Nvme, &data);
+            if j == 0 {
+                // Once a task: the bytes changed after their checksum (one byte flipped in
+                // the buffer): 400 BadDigest, nothing stored.
+                let mut bad = data.clone();
+                bad[len / 2] ^= 0x01;
+                buf.write(0, &bad).map_err(|e| e.to_string())?;
+                let url = format!("{url}-bad");
+                let (status, reply, ..) = rdma_put(http, &mut buf, &url, len, sum).await?;
+                check(status == 400 && reply.is_none(), || {
+                    format!("{url}: an RDMA PUT with one byte unlike its checksum answered {status} {reply:?}")
+                })?;
+                let (status, ..) = send(http, Request::get(&url).body(Full::default())).await?;
+                check(status == 404, || format!("{url}: stored after BadDigest ({status})"))?;
+            }
             buf.write(0, &data).map_err(|e| e.to_string())?;
-            let (guard, token) = buf.mint_guarded(0, len, Direction::Put).map_err(|e| e.to_string())?;
-            let req = Request::put(&url)
-                .header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?)
-                .body(Full::default());
-            let (status, reply, _) = send(http, req).await?;
-            drop(guard);
+            let (status, reply, echoed, _) = rdma_put(http, &mut buf, &url, len, sum).await?;
             check(status == 200 && reply == Some(Reply::Moved(200)), || {
                 format!("{url}: RDMA PUT of {len} bytes answered {status} {reply:?}")
+            })?;
+            check(echoed == Some(sum.header_value()), || {
+                format!(
+                    "{url}: RDMA PUT: checksum echoed {echoed:?}, sent {}",
+                    sum.header_value()
+                )
             })?;
         }
         // GET: by range one time in three.
@@ -128,7 +145,7 @@ async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Pla
         }
         let expect = if ranged { 206 } else { 200 };
         if plain {
-            let (status, _, body) = send(http, req.body(Full::default())).await?;
+            let (status, _, _, body) = send(http, req.body(Full::default())).await?;
             check(status == expect && body == want, || {
                 format!("{url}: plain GET {a}-{b}: {status}, bytes differ")
             })?;
@@ -137,11 +154,22 @@ async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Pla
             let (guard, token) = buf
                 .mint_guarded(0, want.len(), Direction::Get)
                 .map_err(|e| e.to_string())?;
-            let req = req.header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?);
-            let (status, reply, _) = send(http, req.body(Full::default())).await?;
+            let req = req
+                .header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?)
+                .header(protocol::CHECKSUM_MODE_HEADER, "ENABLED");
+            let (status, reply, sent, _) = send(http, req.body(Full::default())).await?;
             drop(guard);
             check(status == expect && reply == Some(Reply::Moved(expect)), || {
                 format!("{url}: RDMA GET {a}-{b} answered {status} {reply:?}")
+            })?;
+            // The bytes that landed, checksummed in the buffer (no copy), against the
+            // server's checksum of its range.
+            let landed = Digest::of_region(Algorithm::Crc64Nvme, buf.mr(), 0, want.len()).map_err(|e| e.to_string())?;
+            check(sent == Some(landed.header_value()), || {
+                format!(
+                    "{url}: RDMA GET {a}-{b}: the server's checksum {sent:?}, of the bytes that landed {}",
+                    landed.header_value()
+                )
             })?;
             let mut got = vec![0u8; want.len()];
             buf.mr().read(0, &mut got).map_err(|e| e.to_string())?;
@@ -163,11 +191,28 @@ fn unexpose(buf: Exposed<Vec<u8>>) -> Result<(), String> {
     buf.unexpose().map(drop).map_err(|e| e.to_string())
 }
 
-/// Sends `req`; the status, the `x-amz-rdma-reply` and the body.
+/// An RDMA PUT of the buffer's first `len` bytes to `url` with `sum` as its CRC64NVME (the
+/// token revoked once answered): what [`send`] gives.
+async fn rdma_put(
+    http: &HttpClient,
+    buf: &mut Exposed<Vec<u8>>,
+    url: &str,
+    len: usize,
+    sum: Digest,
+) -> Result<(u16, Option<Reply>, Option<String>, Bytes), String> {
+    let (_guard, token) = buf.mint_guarded(0, len, Direction::Put).map_err(|e| e.to_string())?;
+    let req = Request::put(url)
+        .header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?)
+        .header(sum.algorithm.header(), sum.header_value())
+        .body(Full::default());
+    send(http, req).await
+}
+
+/// Sends `req`; the status, the `x-amz-rdma-reply`, the CRC64NVME header and the body.
 async fn send(
     http: &HttpClient,
     req: Result<Request<Full<Bytes>>, hyper::http::Error>,
-) -> Result<(u16, Option<Reply>, Bytes), String> {
+) -> Result<(u16, Option<Reply>, Option<String>, Bytes), String> {
     let resp = http
         .request(req.map_err(|e| e.to_string())?)
         .await
@@ -178,8 +223,13 @@ async fn send(
         .map(|r| Reply::parse(Some(r)))
         .transpose()
         .map_err(|e| e.to_string())?;
+    let sum = resp
+        .headers()
+        .get(Algorithm::Crc64Nvme.header())
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let body = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
-    Ok((status, reply, body))
+    Ok((status, reply, sum, body))
 }
 
 fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {

@@ -11,6 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{post, put};
 use axum::Router;
+use mlx5dv::s3::checksum::{self, Algorithm, Digest};
 use mlx5dv::s3::protocol::{self, Outcome};
 use mlx5dv::s3::{AsyncExecutor, Direction, RdmaToken};
 use mlx5dv::{Access, Pd};
@@ -107,11 +108,13 @@ fn token_of(headers: &HeaderMap) -> Option<Result<RdmaToken, Outcome>> {
     Some(text.and_then(|t| RdmaToken::parse(t).map_err(|e| Outcome::of_token_error(&e))))
 }
 
-/// The response the protocol gives `outcome`, with `body` when it says the object goes in it.
+/// The response the protocol gives `outcome`, with `body` when it says the object goes in it,
+/// and the bytes' checksum `sum` (a PUT's, echoed; a GET's range) when it succeeded.
 fn answer(
     direction: Direction,
     range: Option<(usize, usize, usize)>,
     outcome: Outcome,
+    sum: Option<Digest>,
     body: impl FnOnce() -> Vec<u8>,
 ) -> Response {
     let r = protocol::respond(direction, range.is_some(), outcome);
@@ -124,6 +127,9 @@ fn answer(
     }
     if let (Some((first, last, total)), 200..=299) = (range, r.status) {
         b = b.header("content-range", format!("bytes {first}-{last}/{total}"));
+    }
+    if let (Some(sum), 200..=299) = (sum, r.status) {
+        b = b.header(sum.algorithm.header(), sum.header_value());
     }
     let body = match (r.body, r.error) {
         (protocol::Body::Object, _) => Body::from(body()),
@@ -148,20 +154,31 @@ fn store_bytes(pd: &Pd, bytes: &[u8]) -> Option<Stored> {
 async fn put_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
     let stored = match token_of(&headers) {
         Some(Ok(token)) => {
+            // The request's checksum, refused before any byte moves when it is malformed.
+            let expected = match checksum::requested(|h| headers.get(h).and_then(|v| v.to_str().ok())) {
+                Ok(expected) => expected,
+                Err(e) => return answer(Direction::Put, None, Outcome::of_checksum_error(&e), None, Vec::new),
+            };
             let (outcome, object) = store.path.put(&store.pd, &token).await;
             let Some(object) = object else {
-                return answer(Direction::Put, None, outcome, Vec::new);
+                return answer(Direction::Put, None, outcome, None, Vec::new);
             };
-            store.rdma_moved.fetch_add(1, Ordering::Relaxed);
+            // The bytes that moved, checksummed where they landed (no copy): the transfer
+            // resolved, so nothing writes the object's region any more.
             let len = token.len as usize;
-            store
-                .objects
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key, Stored { object, len });
-            return answer(Direction::Put, None, outcome, Vec::new);
+            let computed = expected.and_then(|d| Digest::of_region(d.algorithm, &object, 0, len).ok());
+            let outcome = outcome.verified(expected, computed);
+            if matches!(outcome, Outcome::Moved { .. }) {
+                store.rdma_moved.fetch_add(1, Ordering::Relaxed);
+                store
+                    .objects
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, Stored { object, len });
+            }
+            return answer(Direction::Put, None, outcome, computed, Vec::new);
         }
-        Some(Err(outcome)) => return answer(Direction::Put, None, outcome, Vec::new),
+        Some(Err(outcome)) => return answer(Direction::Put, None, outcome, None, Vec::new),
         None => store_bytes(&store.pd, &body),
     };
     let Some(stored) = stored else {
@@ -202,6 +219,16 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
         v
     };
     let content_range = range.map(|(a, b)| (a, b, stored.len));
+    // The range's CRC64NVME when the client asks for it (x-amz-checksum-mode), read in place
+    // from the object's region, which no transfer writes once stored.
+    let mode = headers
+        .get(protocol::CHECKSUM_MODE_HEADER)
+        .and_then(|v| v.to_str().ok());
+    let sum = || {
+        protocol::checksum_mode_enabled(mode)
+            .then(|| Digest::of_region(Algorithm::Crc64Nvme, &stored.object, at, len).ok())
+            .flatten()
+    };
     match token_of(&headers) {
         Some(Ok(token)) => {
             let outcome = if len == 0 {
@@ -212,9 +239,9 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
             if matches!(outcome, Outcome::Moved { .. }) {
                 store.rdma_moved.fetch_add(1, Ordering::Relaxed);
             }
-            answer(Direction::Get, content_range, outcome, bytes)
+            answer(Direction::Get, content_range, outcome, sum(), bytes)
         }
-        Some(Err(outcome)) => answer(Direction::Get, content_range, outcome, bytes),
+        Some(Err(outcome)) => answer(Direction::Get, content_range, outcome, sum(), bytes),
         None => {
             store.plain.fetch_add(1, Ordering::Relaxed);
             let mut b = Response::builder().status(if range.is_some() { 206 } else { 200 });

@@ -597,6 +597,15 @@ impl<B: RegionBuffer> Mr<B> {
         unsafe { std::slice::from_raw_parts(self.region.host, self.len()) }
     }
 
+    /// The host address of `len` bytes at `offset`, checked to lie inside the region (EINVAL,
+    /// naming `op`, otherwise). Never dereferenced here; the bytes stay allocated while the
+    /// region is borrowed.
+    pub(crate) fn host_range(&self, offset: usize, len: usize, op: &'static str) -> Result<*const u8> {
+        self.check(offset, len, op)?;
+        // SAFETY: offset <= len of the allocation the region holds (checked above).
+        Ok(unsafe { self.region.host.add(offset) }.cast_const())
+    }
+
     fn check(&self, offset: usize, len: usize, op: &'static str) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if end <= self.len() => Ok(()),

@@ -17,6 +17,7 @@
 //! A request's checksum header is untrusted input: [`Digest::parse`] takes exactly the
 //! canonical base64 of the checksum's bytes and names what else it got ([`ChecksumError`]).
 
+use crate::{Mr, RegionBuffer};
 use std::fmt;
 
 /// The request and response header of a CRC64/NVME checksum.
@@ -149,6 +150,31 @@ impl Engine {
         words.remainder().iter().fold(crc, |c, &b| self.step1(c, b))
     }
 
+    /// `update` over the `len` bytes at `at`, read in place by volatile loads (aligned 8-byte
+    /// words, single bytes at the ends): memory the adapter may write, so no Rust reference to
+    /// it is ever formed. A byte written meanwhile is folded in as some version of it.
+    ///
+    /// # Safety
+    /// `at..at + len` is readable memory that stays allocated for the call.
+    unsafe fn update_in_place(&self, mut crc: u64, at: *const u8, len: usize) -> u64 {
+        let head = at.align_offset(8).min(len);
+        for i in 0..head {
+            // SAFETY: i < len: inside the readable range (the caller's contract).
+            crc = self.step1(crc, unsafe { at.add(i).read_volatile() });
+        }
+        let words = (len - head) / 8;
+        for w in 0..words {
+            // SAFETY: at + head is 8-aligned and every word ends inside the range.
+            let word = unsafe { at.add(head + 8 * w).cast::<u64>().read_volatile() };
+            crc = self.step8(crc, u64::from_le(word));
+        }
+        for i in head + 8 * words..len {
+            // SAFETY: i < len.
+            crc = self.step1(crc, unsafe { at.add(i).read_volatile() });
+        }
+        crc
+    }
+
     /// `update` over `src` while copying it into `dst` (the same length): each word is
     /// read once, stored and folded in.
     fn copy(&self, mut crc: u64, dst: &mut [u8], src: &[u8]) -> u64 {
@@ -212,6 +238,25 @@ impl Hasher {
         self.crc = self.algorithm.engine().copy(self.crc, dst, src);
     }
 
+    /// Folds in `len` bytes at `offset` of a registered region, read where they lie: no copy,
+    /// no `unsafe` in the caller, and no reference to memory the adapter may write (the bytes
+    /// are read as [`Mr::read`] reads them). Take it once the transfer that wrote the range
+    /// has resolved: a region the executor lends (`submit_region`) is written only by the
+    /// transfers run on it, so after a PUT's `Done` (or a GET's, for what was sent) the range
+    /// holds exactly the bytes that moved. Bytes something still writes (a transfer in
+    /// flight, a peer with remote write access) are each folded in as some version of them,
+    /// never a wrong read of memory.
+    ///
+    /// # Errors
+    /// EINVAL when the range does not fit in the region.
+    pub fn update_region<B: RegionBuffer>(&mut self, region: &Mr<B>, offset: usize, len: usize) -> crate::Result<()> {
+        let at = region.host_range(offset, len, "Hasher::update_region")?;
+        // SAFETY: `host_range` checked the range against the memory the region holds, which
+        // stays allocated while `region` is borrowed.
+        self.crc = unsafe { self.algorithm.engine().update_in_place(self.crc, at, len) };
+        Ok(())
+    }
+
     /// The checksum of every byte folded in so far (the hasher may go on).
     pub fn finish(&self) -> Digest {
         Digest {
@@ -255,6 +300,36 @@ impl Digest {
         let mut h = Hasher::new(algorithm);
         h.update(data);
         h.finish()
+    }
+
+    /// The checksum of `len` bytes at `offset` of a registered region, read in place (see
+    /// [`Hasher::update_region`]: after the transfer that wrote them resolved):
+    ///
+    /// ```no_run
+    /// # async fn f(exec: &mlx5dv::s3::AsyncExecutor, pd: &mlx5dv::Pd, token: &mlx5dv::s3::RdmaToken) -> mlx5dv::Result<()> {
+    /// use mlx5dv::s3::checksum::{Algorithm, Digest};
+    /// use mlx5dv::s3::Direction;
+    /// let region = pd.register(vec![0u8; token.len as usize], mlx5dv::Access::LOCAL_WRITE)?;
+    /// let len = region.len();
+    /// let (done, region) = exec.submit_region(token, 0, Direction::Put, region, 0, len)?.await;
+    /// if done.is_ok() {
+    ///     let sum = Digest::of_region(Algorithm::Crc64Nvme, &region, 0, len)?;
+    ///     println!("{}", sum.header_value());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// EINVAL when the range does not fit in the region.
+    pub fn of_region<B: RegionBuffer>(
+        algorithm: Algorithm,
+        region: &Mr<B>,
+        offset: usize,
+        len: usize,
+    ) -> crate::Result<Digest> {
+        let mut h = Hasher::new(algorithm);
+        h.update_region(region, offset, len)?;
+        Ok(h.finish())
     }
 
     /// The checksum's bytes, big-endian (4 or 8 of them), as S3 encodes them.
@@ -517,6 +592,23 @@ mod tests {
         for a in Algorithm::ALL {
             for n in 0..data.len() {
                 assert_eq!(Digest::of(a, &data[..n]).value, bitwise(a, &data[..n]), "{a:?} {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_in_place_read_agrees_with_the_bitwise_definition_at_every_alignment_and_length() {
+        let mut rng = Rng(7);
+        let data = rng.bytes(300);
+        for a in Algorithm::ALL {
+            for start in 0..16 {
+                for n in 0..data.len() - start {
+                    let at = data[start..].as_ptr();
+                    // SAFETY: at..at + n lies inside `data`.
+                    let crc = unsafe { a.engine().update_in_place(a.engine().ones, at, n) };
+                    let want = bitwise(a, &data[start..start + n]);
+                    assert_eq!(crc ^ a.engine().ones, want, "{a:?} from {start}, {n} bytes");
+                }
             }
         }
     }
