@@ -13,6 +13,7 @@ use hyper::Request;
 use hyper_util::client::legacy::{connect::HttpConnector, Client as Http};
 use hyper_util::rt::TokioExecutor;
 use mlx5dv::s3::checksum::{Algorithm, Digest};
+use mlx5dv::s3::http::token_header;
 use mlx5dv::s3::protocol::{self, Reply};
 use mlx5dv::s3::{Client, Direction, Exposed};
 use mlx5dv::{Access, Pd};
@@ -155,7 +156,7 @@ async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Pla
                 .mint_guarded(0, want.len(), Direction::Get)
                 .map_err(|e| e.to_string())?;
             let req = req
-                .header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?)
+                .header(protocol::TOKEN_HEADER, token_header(&token).map_err(|e| e.to_string())?)
                 .header(protocol::CHECKSUM_MODE_HEADER, "ENABLED");
             let (status, reply, sent, _) = send(http, req.body(Full::default())).await?;
             drop(guard);
@@ -202,7 +203,7 @@ async fn rdma_put(
 ) -> Result<(u16, Option<Reply>, Option<String>, Bytes), String> {
     let (_guard, token) = buf.mint_guarded(0, len, Direction::Put).map_err(|e| e.to_string())?;
     let req = Request::put(url)
-        .header(protocol::TOKEN_HEADER, token.format().map_err(|e| e.to_string())?)
+        .header(protocol::TOKEN_HEADER, token_header(&token).map_err(|e| e.to_string())?)
         .header(sum.algorithm.header(), sum.header_value())
         .body(Full::default());
     send(http, req).await

@@ -123,7 +123,7 @@ async fn serve(a: &Args, publish: Option<&std::path::Path>) -> Result<(), Failur
         Some(file) => common::publish(file, &url)?,
         None => println!("serving on {url}"),
     }
-    let (rdma, plain) = server::serve(listener, pd, path.clone(), a.clients).await?;
+    let (rdma, plain) = server::serve(listener, pd, path.clone(), a.clients, a.plan.max_size).await?;
     let (s, in_flight, wakes) = match path {
         DataPath::Async(exec) => {
             let st = exec.stats();

@@ -6,12 +6,13 @@
 use crate::rdma::{self, Object};
 use crate::rdma_sync::{self, SyncPath};
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{post, put};
 use axum::Router;
-use mlx5dv::s3::checksum::{self, Algorithm, Digest};
+use mlx5dv::s3::checksum::{Algorithm, Digest};
+use mlx5dv::s3::http::{self as s3http, ContentRange};
 use mlx5dv::s3::protocol::{self, Outcome};
 use mlx5dv::s3::{AsyncExecutor, Direction, RdmaToken};
 use mlx5dv::{Access, Pd};
@@ -63,13 +64,14 @@ impl DataPath {
     }
 }
 
-/// Serves on `listener` until `clients` clients said bye; returns the number of transfers
-/// moved by RDMA and over plain bodies.
+/// Serves on `listener` (plain bodies up to `max_body` bytes) until `clients` clients said
+/// bye; returns the number of transfers moved by RDMA and over plain bodies.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     pd: Pd,
     path: DataPath,
     clients: usize,
+    max_body: usize,
 ) -> std::io::Result<(u64, u64)> {
     let store = Arc::new(Store {
         objects: RwLock::new(HashMap::new()),
@@ -81,9 +83,12 @@ pub async fn serve(
         rdma_moved: AtomicU64::new(0),
         plain: AtomicU64::new(0),
     });
+    // axum refuses bodies past 2 MiB (413) unless told: plain PUTs here carry whole objects,
+    // up to the largest RDMA size, so the limit is set to it. An RDMA PUT's body is empty.
     let app = Router::new()
         .route("/_bye", post(bye))
         .route("/{*key}", put(put_object).get(get_object))
+        .layer(DefaultBodyLimit::max(max_body))
         .with_state(Arc::clone(&store));
     let stop = Arc::clone(&store);
     axum::serve(listener, app)
@@ -102,41 +107,22 @@ async fn bye(State(store): State<Shared>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-fn token_of(headers: &HeaderMap) -> Option<Result<RdmaToken, Outcome>> {
-    let value = headers.get(protocol::TOKEN_HEADER)?;
-    let text = value.to_str().map_err(|_| Outcome::InvalidToken);
-    Some(text.and_then(|t| RdmaToken::parse(t).map_err(|e| Outcome::of_token_error(&e))))
-}
-
-/// The response the protocol gives `outcome`, with `body` when it says the object goes in it,
-/// and the bytes' checksum `sum` (a PUT's, echoed; a GET's range) when it succeeded.
+/// The response the protocol gives `outcome` (`s3::http::response`: status, reply, bytes
+/// moved, Content-Range, the checksum `sum` when it succeeded), with `body` when it says the
+/// object goes in it.
 fn answer(
     direction: Direction,
-    range: Option<(usize, usize, usize)>,
+    range: Option<ContentRange>,
     outcome: Outcome,
     sum: Option<Digest>,
     body: impl FnOnce() -> Vec<u8>,
 ) -> Response {
-    let r = protocol::respond(direction, range.is_some(), outcome);
-    let mut b = Response::builder().status(r.status);
-    if let Some(reply) = r.reply {
-        b = b.header(protocol::REPLY_HEADER, reply);
-    }
-    if let Some(n) = r.bytes_transferred {
-        b = b.header(protocol::BYTES_TRANSFERRED_HEADER, n);
-    }
-    if let (Some((first, last, total)), 200..=299) = (range, r.status) {
-        b = b.header("content-range", format!("bytes {first}-{last}/{total}"));
-    }
-    if let (Some(sum), 200..=299) = (sum, r.status) {
-        b = b.header(sum.algorithm.header(), sum.header_value());
-    }
-    let body = match (r.body, r.error) {
-        (protocol::Body::Object, _) => Body::from(body()),
-        (protocol::Body::Error, Some((code, msg))) => Body::from(protocol::error_xml(code, msg)),
-        _ => Body::empty(),
-    };
-    b.body(body).unwrap_or_else(|_| Response::new(Body::empty()))
+    s3http::response(
+        &protocol::respond(direction, range.is_some(), outcome),
+        range,
+        sum,
+        body,
+    )
 }
 
 fn store_bytes(pd: &Pd, bytes: &[u8]) -> Option<Stored> {
@@ -152,10 +138,10 @@ fn store_bytes(pd: &Pd, bytes: &[u8]) -> Option<Stored> {
 }
 
 async fn put_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    let stored = match token_of(&headers) {
+    let stored = match s3http::request_token(&headers) {
         Some(Ok(token)) => {
             // The request's checksum, refused before any byte moves when it is malformed.
-            let expected = match checksum::requested(|h| headers.get(h).and_then(|v| v.to_str().ok())) {
+            let expected = match s3http::request_checksum(&headers) {
                 Ok(expected) => expected,
                 Err(e) => return answer(Direction::Put, None, Outcome::of_checksum_error(&e), None, Vec::new),
             };
@@ -203,13 +189,10 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
     else {
         return status(StatusCode::NOT_FOUND);
     };
-    let asked = headers.get("range").map(HeaderValue::to_str);
-    let range = match asked.map(|h| h.ok().and_then(|h| parse_range(h, stored.len))) {
-        None => None,
-        Some(Some(r)) => Some(r),
-        Some(None) => return status(StatusCode::RANGE_NOT_SATISFIABLE),
+    let Ok(range) = s3http::range(&headers, stored.len as u64) else {
+        return status(StatusCode::RANGE_NOT_SATISFIABLE);
     };
-    let (at, len) = range.map_or((0, stored.len), |(a, b)| (a, b + 1 - a));
+    let (at, len) = range.map_or((0, stored.len), |r| (r.first as usize, r.len() as usize));
     let bytes = || {
         let mut v = vec![0u8; len];
         if len > 0 {
@@ -218,18 +201,14 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
         }
         v
     };
-    let content_range = range.map(|(a, b)| (a, b, stored.len));
     // The range's CRC64NVME when the client asks for it (x-amz-checksum-mode), read in place
     // from the object's region, which no transfer writes once stored.
-    let mode = headers
-        .get(protocol::CHECKSUM_MODE_HEADER)
-        .and_then(|v| v.to_str().ok());
     let sum = || {
-        protocol::checksum_mode_enabled(mode)
+        s3http::checksum_mode(&headers)
             .then(|| Digest::of_region(Algorithm::Crc64Nvme, &stored.object, at, len).ok())
             .flatten()
     };
-    match token_of(&headers) {
+    match s3http::request_token(&headers) {
         Some(Ok(token)) => {
             let outcome = if len == 0 {
                 Outcome::Moved { bytes: 0 }
@@ -239,14 +218,14 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
             if matches!(outcome, Outcome::Moved { .. }) {
                 store.rdma_moved.fetch_add(1, Ordering::Relaxed);
             }
-            answer(Direction::Get, content_range, outcome, sum(), bytes)
+            answer(Direction::Get, range, outcome, sum(), bytes)
         }
-        Some(Err(outcome)) => answer(Direction::Get, content_range, outcome, sum(), bytes),
+        Some(Err(outcome)) => answer(Direction::Get, range, outcome, sum(), bytes),
         None => {
             store.plain.fetch_add(1, Ordering::Relaxed);
             let mut b = Response::builder().status(if range.is_some() { 206 } else { 200 });
-            if let Some((a, z, total)) = content_range {
-                b = b.header("content-range", format!("bytes {a}-{z}/{total}"));
+            if let Some(r) = range {
+                b = b.header("content-range", format!("bytes {}-{}/{}", r.first, r.last, r.total));
             }
             b.body(Body::from(bytes()))
                 .unwrap_or_else(|_| Response::new(Body::empty()))
@@ -258,18 +237,4 @@ fn status(code: StatusCode) -> Response {
     let mut r = Response::new(Body::empty());
     *r.status_mut() = code;
     r
-}
-
-/// `bytes=a-b`, `bytes=a-`, `bytes=-n` of an object of `len` bytes: the inclusive range,
-/// None when it is malformed or not satisfiable.
-fn parse_range(h: &str, len: usize) -> Option<(usize, usize)> {
-    let (a, b) = h.strip_prefix("bytes=")?.split_once('-')?;
-    let last = len.checked_sub(1)?;
-    let (first, end) = match (a.parse::<usize>(), b.parse::<usize>()) {
-        (Ok(a), Ok(b)) => (a, b.min(last)),
-        (Ok(a), Err(_)) if b.is_empty() => (a, last),
-        (Err(_), Ok(n)) if a.is_empty() && n > 0 => (len.saturating_sub(n), last),
-        _ => return None,
-    };
-    (first <= end).then_some((first, end))
 }

@@ -53,6 +53,8 @@ mod asynchronous;
 pub mod checksum;
 mod client;
 mod executor;
+#[cfg(feature = "http")]
+pub mod http;
 mod keyed_hash;
 mod path;
 pub mod protocol;
