@@ -19,9 +19,6 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-#[path = "common/device.rs"]
-mod device;
-
 const KEY: DcKey = DcKey::new(0xA5_7C);
 const CHUNK: usize = 64;
 
@@ -157,7 +154,7 @@ impl Client {
 }
 
 fn run(o: Opts) -> Result<(), String> {
-    let ctx = device::open(o.device.as_deref())?;
+    let ctx = mlx5dv::open_device(o.device.as_deref()).map_err(|e| e.to_string())?;
     let port = 1;
     // -g, or the port's RoCE v2 GID index on RoCE (None on InfiniBand, which needs none).
     let gid_index = match o.gid_index {

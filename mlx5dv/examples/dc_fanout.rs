@@ -8,8 +8,6 @@
 //! NIC's). The peers are DCTs (and, for RC, partner QPs) on the same port; every request is an
 //! 8-byte RDMA write to its peer's slot, posted round-robin over the peers; a refused post
 //! (EAGAIN: backpressure) moves on to the next peer.
-#[path = "common/device.rs"]
-mod device;
 #[path = "common/provider_mem.rs"]
 mod provider_mem;
 
@@ -138,7 +136,7 @@ fn print(n: usize, what: &str, qps: usize, kib: f64, f: &Figures) {
 }
 
 fn run(o: &Opts) -> Result<(), String> {
-    let ctx = device::open(o.dev.as_deref())?;
+    let ctx = mlx5dv::open_device(o.dev.as_deref()).map_err(|e| e.to_string())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.port).map_err(|e| e.to_string())?;
     if port.link_layer_str() == "Ethernet" {

@@ -30,8 +30,6 @@
 //! sends (or, for writes, checks that the client's data landed in its buffer and prints the
 //! client's report). Give both sides the same `-s` and `-n`, and a GID index on both (perftest
 //! `-x`) or on neither; the DC key is perftest's, ffeeddcc, unless `-k` says otherwise.
-#[path = "common/device.rs"]
-mod device;
 #[path = "common/perftest.rs"]
 mod perftest;
 
@@ -151,7 +149,7 @@ fn wait(cqs: &[&Cq], want: impl Fn(&Completion) -> bool) -> Result<Completion, S
 }
 
 fn run(o: &Opts) -> Result<(), String> {
-    let ctx = device::open(o.dev.as_deref())?;
+    let ctx = mlx5dv::open_device(o.dev.as_deref()).map_err(|e| e.to_string())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.ib_port).map_err(|e| e.to_string())?;
     let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
@@ -404,7 +402,7 @@ fn perftest_dest(
 /// `--perftest`: the client of a perftest DC server (see the module docs).
 fn run_perftest(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
     let host = o.server.as_deref().ok_or("--perftest needs the server's address")?;
-    let ctx = device::open(o.dev.as_deref())?;
+    let ctx = mlx5dv::open_device(o.dev.as_deref()).map_err(|e| e.to_string())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.ib_port).map_err(|e| e.to_string())?;
     let mut session = perftest::Session::connect(host, o.tcp_port, port.0.active_mtu)?;
@@ -503,7 +501,7 @@ fn run_perftest(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
 
 /// `--perftest` without SERVER: the DC target of a perftest client (see the module docs).
 fn run_perftest_server(o: &Opts, verb: PerftestVerb) -> Result<(), String> {
-    let ctx = device::open(o.dev.as_deref())?;
+    let ctx = mlx5dv::open_device(o.dev.as_deref()).map_err(|e| e.to_string())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.ib_port).map_err(|e| e.to_string())?;
     let mut session = perftest::Session::accept(o.tcp_port, port.0.active_mtu)?;

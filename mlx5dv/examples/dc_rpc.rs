@@ -46,9 +46,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-#[path = "common/device.rs"]
-mod device;
-
 /// The service's DC access key: a DCT accepts only initiators that present it.
 const KEY: DcKey = DcKey::new(0x5e_4c_1c_e0);
 /// Every message, request or reply, is one fixed-size buffer.
@@ -360,7 +357,7 @@ impl Node {
 
 fn server(o: &Opts, publish: &Path, clients: usize) -> Result<(), String> {
     // Room for every client plus a few that reconnect under a new DCT number.
-    let ctx = device::open(o.device.as_deref())?;
+    let ctx = mlx5dv::open_device(o.device.as_deref()).map_err(|e| e.to_string())?;
     let mut node = Node::new(ctx, o, SERVER_SLOTS, (clients * 2).max(8)).map_err(|e| e.to_string())?;
     // Publish the address: written under a temporary name and renamed, so a reader never
     // sees half of it.
@@ -534,7 +531,7 @@ fn read_addr(file: &Path, timeout: Duration) -> Result<DcTargetAddr, String> {
 
 fn client(o: &Opts, connect: &Path, id: u64) -> Result<(), String> {
     let server_addr = read_addr(connect, o.timeout)?;
-    let ctx = device::open(o.device.as_deref())?;
+    let ctx = mlx5dv::open_device(o.device.as_deref()).map_err(|e| e.to_string())?;
     let mut node = Node::new(ctx, o, o.window + 1, 1).map_err(|e| e.to_string())?;
     let me = node.addr.encode().map_err(|e| e.to_string())?;
     let mut cache = HashMap::new();

@@ -22,8 +22,6 @@
 //! peers' side and are neither timed nor counted. Times on soft-mlx5 are the emulated kernel's,
 //! not firmware's.
 use mlx5dv::{Access, Cq, DcKey, DciBuilder, DctBuilder, Mlx5Context, Pd, PeerPath, RcCaps, RcQp, RcRemote, RtsAttr};
-#[path = "common/device.rs"]
-mod device;
 #[path = "common/provider_mem.rs"]
 mod provider_mem;
 
@@ -149,7 +147,7 @@ fn dc(mlx5: &Mlx5Context, pd: &Pd, cq: &Cq, port: u8, w: usize) -> Result<Row, S
 }
 
 fn run(o: &Opts) -> Result<(), String> {
-    let ctx = device::open(o.dev.as_deref())?;
+    let ctx = mlx5dv::open_device(o.dev.as_deref()).map_err(|e| e.to_string())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let port = ctx.query_port(o.port).map_err(|e| e.to_string())?;
     if port.link_layer_str() == "Ethernet" {

@@ -20,9 +20,6 @@ use std::sync::Arc;
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
-#[path = "common/device.rs"]
-mod device;
-
 fn main() -> Result<(), Failure> {
     let mut args = std::env::args().skip(1);
     let mode = args
@@ -30,7 +27,7 @@ fn main() -> Result<(), Failure> {
         .ok_or("usage: s3_async_count sync|async|floor [TRANSFERS] [IN_FLIGHT] [BYTES]")?;
     let mut num = |d: usize| args.next().map_or(Ok(d), |v| v.parse::<usize>());
     let (transfers, in_flight, bytes) = (num(20_000)?, num(32)?, num(4096)?);
-    let ctx = device::open(std::env::var("MLX5DV_TEST_DEVICE").ok().as_deref())?;
+    let ctx = mlx5dv::open_device_from_env()?;
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     let key = mlx5dv::s3::REFERENCE_DC_KEY;
     let client = Client::new(&mlx5, &pd, key, ClientConfig::default())?;

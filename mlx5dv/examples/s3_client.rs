@@ -53,8 +53,6 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::time::Duration;
 
-#[path = "common/device.rs"]
-mod device;
 #[path = "common/s3.rs"]
 mod s3;
 
@@ -178,7 +176,7 @@ struct Run {
 
 impl Run {
     fn new(o: &Opts, url: &str) -> Result<Run, String> {
-        let ctx = device::open(o.device.as_deref())?;
+        let ctx = mlx5dv::open_device(o.device.as_deref()).map_err(|e| e.to_string())?;
         let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
         let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
         let cfg = ClientConfig {

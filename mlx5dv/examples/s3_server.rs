@@ -65,8 +65,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tiny_http::{Header, Method, Request, Response, Server};
 
-#[path = "common/device.rs"]
-mod device;
 #[path = "common/s3.rs"]
 mod s3;
 
@@ -616,7 +614,7 @@ fn serve(o: Opts) -> Result<(), String> {
         let (http, store, tx) = (http.clone(), store.clone(), tx.clone());
         std::thread::spawn(move || worker(http, store, tx, o.rdma));
     }
-    let ctx = device::open(o.device.as_deref())?;
+    let ctx = mlx5dv::open_device(o.device.as_deref()).map_err(|e| e.to_string())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
     let pd = ctx.alloc_pd().map_err(|e| e.to_string())?;
     let mut cfg = ExecutorConfig {

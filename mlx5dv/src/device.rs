@@ -44,6 +44,55 @@ pub fn devices() -> Result<DeviceList> {
     }
 }
 
+/// The environment variables [`open_device_from_env`] reads, in order: the application's
+/// (`MLX5DV_DEVICE`), then the one soft-mlx5 and this crate's hardware tests set
+/// (`MLX5DV_TEST_DEVICE`).
+pub const DEVICE_ENV: [&str; 2] = ["MLX5DV_DEVICE", "MLX5DV_TEST_DEVICE"];
+
+/// Opens the device named `name`, or the first mlx5 device when `name` is None: what a
+/// program's `--device` flag does. (By an address of one of its ports: [`crate::open_by_ip`].)
+///
+/// # Errors
+/// `ibv_get_device_list`'s and `ibv_open_device`'s; ENODEV (operation `mlx5dv::open_device`)
+/// when no device has that name (the message lists the devices there are), or, for None,
+/// when no mlx5 device is present (run on a ConnectX-5 or newer, or under soft-mlx5).
+pub fn open_device(name: Option<&str>) -> Result<crate::Context> {
+    let list = devices()?;
+    let found = match name {
+        Some(name) => list.iter().find(|d| d.name() == name),
+        None => list.iter().find(Device::is_mlx5),
+    };
+    match found {
+        Some(dev) => dev.open(),
+        None => {
+            let names: Vec<String> = list.iter().map(|d| d.name()).collect();
+            let there = if names.is_empty() {
+                "this machine has no RDMA device".to_owned()
+            } else {
+                format!("the devices here: {}", names.join(", "))
+            };
+            let why = match name {
+                Some(name) => format!("no device is named {name:?}; {there}"),
+                None => format!("no mlx5 device; {there}: run on a ConnectX-5 or newer, or under soft-mlx5 (emulated)"),
+            };
+            Err(Error::from_errno("mlx5dv::open_device", libc::ENODEV, why))
+        }
+    }
+}
+
+/// Opens the device the environment names ([`DEVICE_ENV`]: the first set and not empty), or
+/// the first mlx5 device when none does, as [`open_device`].
+///
+/// # Errors
+/// As [`open_device`].
+pub fn open_device_from_env() -> Result<crate::Context> {
+    let named = DEVICE_ENV
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .find(|v| !v.is_empty());
+    open_device(named.as_deref())
+}
+
 impl DeviceList {
     /// Number of devices.
     pub fn len(&self) -> usize {
@@ -159,6 +208,36 @@ impl std::fmt::Debug for Device<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn opening_a_device_no_one_has_is_enodev_naming_it_and_the_devices_there_are() {
+        let Err(e) = open_device(Some("no-such-device")) else {
+            panic!("a device named no-such-device was opened")
+        };
+        assert_eq!(e.errno(), Some(libc::ENODEV));
+        let text = e.to_string();
+        assert!(
+            text.contains("\"no-such-device\"") && text.contains("mlx5dv::open_device"),
+            "{text}"
+        );
+        let names: Vec<String> = devices().unwrap().iter().map(|d| d.name()).collect();
+        if names.is_empty() {
+            assert!(text.contains("no RDMA device"), "{text}");
+        } else {
+            assert!(
+                names.iter().all(|n| text.contains(n.as_str())),
+                "{text} lists {names:?}"
+            );
+        }
+        // Without an mlx5 device (here, or rxe in the guest), the first mlx5 device is none.
+        if !devices().unwrap().iter().any(|d| d.is_mlx5()) {
+            let Err(e) = open_device(None) else {
+                panic!("an mlx5 device was opened where none is listed")
+            };
+            assert_eq!(e.errno(), Some(libc::ENODEV));
+            assert!(e.to_string().contains("soft-mlx5"), "{e}");
+        }
+    }
 
     #[test]
     fn listing_devices_succeeds_and_is_empty_without_a_kernel_rdma_stack() {

@@ -87,7 +87,7 @@ pub use dc::{
     DcKey, DcPeer, Dci, DciBuilder, DciParts, Dct, DctAttributes, DctBuilder, DctContext, DctState, Mlx5Caps,
     Mlx5Context, OooRecvWrsCaps,
 };
-pub use device::{devices, Device, DeviceList};
+pub use device::{devices, open_device, open_device_from_env, Device, DeviceList, DEVICE_ENV};
 #[doc(hidden)]
 pub use direct::probe::DirectQueueProbe;
 pub use direct::SendBackend;

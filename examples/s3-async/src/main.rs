@@ -14,8 +14,6 @@
 mod client;
 #[path = "../../../mlx5dv/examples/common/s3.rs"]
 mod common;
-#[path = "../../../mlx5dv/examples/common/device.rs"]
-mod device;
 mod rdma;
 mod rdma_sync;
 mod server;
@@ -109,7 +107,7 @@ fn main() -> Result<(), Failure> {
 }
 
 async fn serve(a: &Args, publish: Option<&std::path::Path>) -> Result<(), Failure> {
-    let ctx = device::open(std::env::var("MLX5DV_TEST_DEVICE").ok().as_deref())?;
+    let ctx = mlx5dv::open_device_from_env()?;
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     let key = common::DEFAULT_KEY;
     let path = if a.sync {
@@ -155,7 +153,7 @@ async fn serve(a: &Args, publish: Option<&std::path::Path>) -> Result<(), Failur
 
 async fn run_client(a: &Args) -> Result<(), Failure> {
     let url = a.url.clone().ok_or("client mode needs --url")?;
-    let ctx = device::open(std::env::var("MLX5DV_TEST_DEVICE").ok().as_deref())?;
+    let ctx = mlx5dv::open_device_from_env()?;
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     let cfg = ClientConfig {
         windows: a.windows,

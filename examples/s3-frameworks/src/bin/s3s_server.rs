@@ -58,8 +58,6 @@ use std::time::{Duration, Instant};
 mod bounds;
 #[path = "../../../../mlx5dv/examples/common/s3.rs"]
 mod common;
-#[path = "../../../../mlx5dv/examples/common/device.rs"]
-mod device;
 #[path = "s3s_server/limits.rs"]
 mod limits;
 #[path = "s3s_server/send_timeout.rs"]
@@ -1057,7 +1055,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             (cfg.pool.port, cfg.gid_index) = (local.port, local.gid_index);
             local.context
         }
-        None => device::open(a.device.as_deref())?,
+        None => mlx5dv::open_device(a.device.as_deref())?,
     };
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     let (port, gid_index) = (cfg.pool.port, cfg.gid_index);

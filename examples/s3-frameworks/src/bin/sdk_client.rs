@@ -69,8 +69,6 @@ mod bounds;
 mod bounds_chaos;
 #[path = "../../../../mlx5dv/examples/common/s3.rs"]
 mod common;
-#[path = "../../../../mlx5dv/examples/common/device.rs"]
-mod device;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -597,7 +595,7 @@ async fn main() -> Result<()> {
             common::wait_for(&path, Duration::from_secs(120))?
         }
     };
-    let ctx = device::open(a.device.as_deref())?;
+    let ctx = mlx5dv::open_device(a.device.as_deref())?;
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     let client = Client::new(&mlx5, &pd, a.key, ClientConfig::default())?;
     let exposed = client.expose(pd.register(vec![0u8; a.max_size.max(PART)], Access::LOCAL_WRITE)?)?;
