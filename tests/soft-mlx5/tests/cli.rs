@@ -119,3 +119,54 @@ fn a_node_still_running_at_the_timeout_is_stopped_and_reported_as_timed_out() {
         "{out}"
     );
 }
+
+#[test]
+fn a_lossy_run_says_each_node_is_emulated_and_tells_at_exit_what_its_wire_did() {
+    // perftest's ib_write_bw between two nodes at 5% loss: each node's log is labelled
+    // emulated, and each process tells at exit how many messages its wire lost (perftest is
+    // installed by scripts/setup; without it the test says so and checks the labels only).
+    let have_perftest = Command::new("sh")
+        .args(["-c", "command -v ib_write_bw"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let port = 20_000 + std::process::id() % 20_000;
+    let script = if have_perftest {
+        format!(
+            "if [ $SOFT_MLX5_NODE_INDEX = 0 ]; then ib_write_bw -d mlx5_0 -n 300 -p {port}; \
+             else sleep 1; ib_write_bw -d mlx5_0 -n 300 -p {port} 127.0.0.1; fi >/dev/null"
+        )
+    } else {
+        eprintln!("ib_write_bw not installed: the tally is not checked");
+        "true".to_owned()
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_soft-mlx5"))
+        .args(["--nodes", "2", "--timeout", "120", "--", "sh", "-c", &script])
+        .env("SOFT_MLX5_CACHE", cache())
+        .env("SOFT_MLX5_FAULTS", "loss=0.05,seed=5")
+        .env_remove("SOFT_MLX5_FABRIC")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let out = stdout(&o);
+    for i in 0..2 {
+        assert!(
+            out.contains(&format!(
+                "node {i}: soft-mlx5 (emulated): profile cx5-ib, rdma-core system, node {i}\n"
+            )),
+            "{out}"
+        );
+        if have_perftest {
+            let tally = out
+                .lines()
+                .find(|l| l.starts_with(&format!("node {i}: soft-mlx5 (emulated): node {i} (pid ")))
+                .unwrap_or_else(|| panic!("no tally from node {i}: {out}"));
+            let lost: u64 = tally
+                .split(" lost ")
+                .nth(1)
+                .and_then(|t| t.split(',').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{tally}"));
+            assert!(lost > 0, "300 writes at 5% loss lost nothing: {tally}");
+        }
+    }
+}

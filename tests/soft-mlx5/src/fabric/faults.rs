@@ -7,6 +7,8 @@
 //! probability per message, 0 to 1) and `seed=N`, e.g. `loss=0.01,seed=7`. The same seed
 //! gives the same faults for the same sequence of messages.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Once;
 use std::time::Duration;
 
 /// How long a reordered message is held: messages sent meanwhile overtake it.
@@ -81,11 +83,15 @@ impl Faults {
     }
 
     /// The faults `SOFT_MLX5_FAULTS` asks for (None: a perfect wire). A value that does not
-    /// parse is reported on stderr and ignored.
+    /// parse is reported on stderr and ignored. With faults, the process tells at exit what
+    /// it injected ([`Tally`]).
     pub fn from_env() -> Option<Faults> {
         let spec = std::env::var("SOFT_MLX5_FAULTS").ok()?;
         match Faults::parse(&spec) {
-            Ok(f) => Some(f),
+            Ok(f) => {
+                Tally::report_at_exit();
+                Some(f)
+            }
             Err(e) => {
                 eprintln!("soft-mlx5 (emulated): SOFT_MLX5_FAULTS ignored: {e}");
                 None
@@ -102,20 +108,74 @@ impl Faults {
         (x >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// Draws the fate of the next message.
+    /// Draws the fate of the next message (counted in the process's [`Tally`]).
     pub fn fate(&mut self) -> Fate {
         let (loss, dup, reorder, delay) = (self.loss, self.dup, self.reorder, self.delay);
-        if self.draw() < loss {
-            Fate::Lose
+        let (fate, count) = if self.draw() < loss {
+            (Fate::Lose, &TALLY.lost)
         } else if self.draw() < dup {
-            Fate::Duplicate
+            (Fate::Duplicate, &TALLY.duplicated)
         } else if self.draw() < reorder {
-            Fate::Hold(REORDER_HOLD)
+            (Fate::Hold(REORDER_HOLD), &TALLY.reordered)
         } else if self.draw() < delay {
-            Fate::Hold(DELAY_HOLD)
+            (Fate::Hold(DELAY_HOLD), &TALLY.delayed)
         } else {
-            Fate::Deliver
+            (Fate::Deliver, &TALLY.delivered)
+        };
+        count.fetch_add(1, Ordering::Relaxed);
+        fate
+    }
+}
+
+/// What this process's lossy wire did to the messages its devices sent (requests and their
+/// answers), told on stderr at exit (`soft-mlx5 (emulated): node N (pid P): the lossy wire
+/// lost ..., duplicated ..., reordered ..., delayed ... of M messages`), so a lossy run shows
+/// that its faults happened, and how many.
+pub struct Tally {
+    lost: AtomicU64,
+    duplicated: AtomicU64,
+    reordered: AtomicU64,
+    delayed: AtomicU64,
+    delivered: AtomicU64,
+}
+
+static TALLY: Tally = Tally {
+    lost: AtomicU64::new(0),
+    duplicated: AtomicU64::new(0),
+    reordered: AtomicU64::new(0),
+    delayed: AtomicU64::new(0),
+    delivered: AtomicU64::new(0),
+};
+
+impl Tally {
+    /// The counts so far: lost, duplicated, reordered, delayed, and every message drawn.
+    pub fn counts() -> [u64; 5] {
+        let t = &TALLY;
+        let c = [&t.lost, &t.duplicated, &t.reordered, &t.delayed, &t.delivered].map(|a| a.load(Ordering::Relaxed));
+        [c[0], c[1], c[2], c[3], c.iter().sum()]
+    }
+
+    /// The line told at exit.
+    pub fn line() -> String {
+        let [lost, dup, reordered, delayed, all] = Tally::counts();
+        let node = std::env::var("SOFT_MLX5_NODE").unwrap_or_else(|_| "0".into());
+        format!(
+            "soft-mlx5 (emulated): node {node} (pid {}): the lossy wire (SOFT_MLX5_FAULTS) lost {lost}, duplicated {dup}, reordered {reordered}, delayed {delayed} of {all} messages",
+            std::process::id()
+        )
+    }
+
+    /// Registers the exit report, once a process.
+    fn report_at_exit() {
+        static ONCE: Once = Once::new();
+        extern "C" fn report() {
+            eprintln!("{}", Tally::line());
         }
+        ONCE.call_once(|| {
+            // SAFETY: `report` is a plain function of this library, which stays loaded until
+            // exit (an LD_PRELOAD library is never unloaded).
+            unsafe { libc::atexit(report) };
+        });
     }
 }
 

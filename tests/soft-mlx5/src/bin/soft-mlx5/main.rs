@@ -73,14 +73,7 @@ fn run_one(opts: &args::Options) -> Result<i32, String> {
     };
     let shared = node::Shared::new(opts, fabric)?;
     let env = shared.node_env(opts.profile, opts.node)?;
-    let rdma_core = match &opts.rdma_core {
-        args::RdmaCore::System => "system".to_string(),
-        args::RdmaCore::Version(v) => v.clone(),
-    };
-    eprintln!(
-        "soft-mlx5 (emulated): profile {}, rdma-core {rdma_core}, node {}",
-        opts.profile.name, opts.node
-    );
+    eprintln!("{}", node::banner(opts, opts.node));
     let err = Command::new(&opts.command[0])
         .args(&opts.command[1..])
         .envs(env)

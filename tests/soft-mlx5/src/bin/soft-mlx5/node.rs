@@ -193,3 +193,15 @@ fn remove_stale(dir: &Path, prefix: &str, keep: &Path, age: Duration) {
         }
     }
 }
+
+/// The line that says a node is emulated: its profile, its rdma-core and its number.
+pub fn banner(opts: &crate::args::Options, node: u32) -> String {
+    let rdma_core = match &opts.rdma_core {
+        crate::args::RdmaCore::System => "system".to_string(),
+        crate::args::RdmaCore::Version(v) => v.clone(),
+    };
+    format!(
+        "soft-mlx5 (emulated): profile {}, rdma-core {rdma_core}, node {node}",
+        opts.profile.name
+    )
+}

@@ -65,6 +65,10 @@ pub fn run(opts: &Options, n: u32) -> Result<i32, String> {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
+    // Every node's log says it is emulated (a single run says it too, in main.rs).
+    for i in 0..n {
+        println!("node {i}: {}", crate::node::banner(opts, i));
+    }
     let mut children: Vec<Child> = Vec::new();
     let mut readers = Vec::new();
     for (i, env) in envs.into_iter().enumerate() {
