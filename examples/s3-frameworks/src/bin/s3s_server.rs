@@ -41,7 +41,8 @@
 //! Under `scripts/soft-mlx5 --nodes N` it publishes its URL in the rendezvous directory and
 //! serves until a client sends `DELETE /<bucket>/goodbye-<n>` for each of `--clients` clients.
 
-use mlx5dv::s3::checksum::{self, Digest, Hasher};
+use mlx5dv::s3::checksum::{self, Digest};
+use mlx5dv::s3::http as s3http;
 use mlx5dv::s3::protocol::{self, Body as ReplyBody, Outcome};
 use mlx5dv::s3::{AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken};
 use mlx5dv::{Access, Mr, Pd};
@@ -320,18 +321,10 @@ fn reply_headers(r: &protocol::Response) -> http::HeaderMap {
     h
 }
 
-/// The digest of `range` of a region's bytes, read a chunk at a time.
+/// The digest of `range` of a region's bytes, read where they lie (no copy): the object's
+/// region, which no transfer writes once its PUT resolved.
 fn digest_of(mr: &Mr<Vec<u8>>, range: std::ops::Range<usize>, algorithm: checksum::Algorithm) -> Digest {
-    let mut h = Hasher::new(algorithm);
-    let mut chunk = vec![0u8; CHUNK.min(range.len())];
-    let mut at = range.start;
-    while at < range.end {
-        let n = chunk.len().min(range.end - at);
-        mr.read(at, &mut chunk[..n]).expect("inside the region");
-        h.update(&chunk[..n]);
-        at += n;
-    }
-    h.finish()
+    Digest::of_region(algorithm, mr, range.start, range.len()).expect("a range inside the region")
 }
 
 /// A GET's body: `range` of the object, read from its memory a chunk at a time as the
@@ -440,7 +433,7 @@ impl Server {
         part: bool,
     ) -> S3Result<(Arc<Object>, Option<protocol::Response>)> {
         let expected =
-            checksum::requested(|n| header(req, n)).map_err(|e| put_refused(Outcome::of_checksum_error(&e)))?;
+            s3http::request_checksum(&req.headers).map_err(|e| put_refused(Outcome::of_checksum_error(&e)))?;
         let content_type = header(req, "content-type").map(str::to_owned);
         let Some(text) = header(req, protocol::TOKEN_HEADER) else {
             let len = length.and_then(|l| u64::try_from(l).ok()).ok_or_else(|| {
@@ -690,7 +683,7 @@ impl S3 for Server {
             None => (0..len, false),
         };
         let n = (range.end - range.start) as usize;
-        let mode = protocol::checksum_mode_enabled(header(&req, protocol::CHECKSUM_MODE_HEADER));
+        let mode = s3http::checksum_mode(&req.headers);
         let mut out = GetObjectOutput {
             e_tag: Some(ETag::Strong(obj.etag.trim_matches('"').to_owned())),
             last_modified: Some(obj.modified.clone()),
@@ -712,10 +705,10 @@ impl S3 for Server {
             }
         });
         out.checksum_crc64nvme = sum.map(|d| d.header_value());
-        let outcome = match header(&req, protocol::TOKEN_HEADER) {
+        let outcome = match s3http::request_token(&req.headers) {
             None => None,
-            Some(text) => Some(match RdmaToken::parse(text) {
-                Err(e) => Outcome::of_token_error(&e),
+            Some(token) => Some(match token {
+                Err(refused) => refused,
                 Ok(t) if (t.len as usize) < n || n as u64 > MAX_RDMA => Outcome::Declined,
                 Ok(_) if n == 0 => Outcome::Moved { bytes: 0 },
                 Ok(t) => {
