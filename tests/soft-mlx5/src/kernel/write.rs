@@ -839,6 +839,8 @@ fn create_cq(
     };
     let h = dev.handle();
     let cqn = dev.number();
+    // Every arm of this CQ must change its arm record (completer.rs ARM_RECORD_UNARMED).
+    crate::engine::completer::init_arm_record(dev.dma.as_ref(), u.db_addr);
     dev.cqs.insert(
         h,
         Cq {
@@ -851,7 +853,7 @@ fn create_cq(
             pi: 0,
             channel,
             armed_sn: None,
-            last_arm: Some(0),
+            last_arm: None,
             overrun: false,
         },
     );

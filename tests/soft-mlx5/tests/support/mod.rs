@@ -662,6 +662,8 @@ impl Bed {
         let h = self.dev.handle();
         let cqn = self.dev.number();
         let user_handle = 0xc000_0000 | u64::from(h);
+        // As kernel/write.rs create_cq leaves the arm record.
+        soft_mlx5::engine::completer::init_arm_record(&soft_mlx5::mem::LocalDma, db.addr());
         self.dev.cqs.insert(
             h,
             Cq {
@@ -674,7 +676,7 @@ impl Bed {
                 pi: 0,
                 channel: None,
                 armed_sn: None,
-                last_arm: Some(0),
+                last_arm: None,
                 overrun: false,
             },
         );

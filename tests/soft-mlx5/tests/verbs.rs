@@ -1,0 +1,89 @@
+//! Small C programs under tests/c, built against the system's libibverbs/libmlx5 and run
+//! through the `soft-mlx5` tool as an application runs: each drives the real, unmodified
+//! libraries over the emulated device, prints what it saw and exits 0 when the device behaved
+//! as the kernel and silicon it names would. A time limit turns a hang into a failure.
+//! Not built for another machine (`soft_mlx5_cross`, build.rs): there the tool cannot be started.
+#![cfg(not(soft_mlx5_cross))]
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tmp() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// Builds tests/c/`name`.c into the test's temporary directory.
+fn build(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
+    let bin = tmp().join(format!("verbs-{name}"));
+    let out = Command::new("cc")
+        .args(["-O1", "-Wall", "-Werror", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(["-libverbs", "-lmlx5"])
+        .output()
+        .unwrap_or_else(|e| panic!("these tests build C programs with `cc` ({e}): install gcc and libibverbs-dev"));
+    assert!(
+        out.status.success(),
+        "cc {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}
+
+/// Runs tests/c/`name`.c under `soft-mlx5 --profile <profile> <extra>` on a fabric of its own;
+/// fails when it exits non-zero or is still running after `limit`. Returns its stdout.
+fn run(name: &str, profile: &str, extra: &[&str], args: &[&str], limit: Duration) -> String {
+    let bin = build(name);
+    let fabric = tmp().join(format!("verbs-fabric-{name}-{profile}-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_soft-mlx5"))
+        .args(["--profile", profile, "--fabric"])
+        .arg(&fabric)
+        .args(extra)
+        .arg("--")
+        .arg(&bin)
+        .args(args)
+        .env("SOFT_MLX5_CACHE", tmp().join("soft-mlx5-verbs-cache"))
+        .env_remove("SOFT_MLX5_FABRIC")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    match status {
+        None => panic!("{name} on {profile} still running after {limit:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"),
+        Some(s) => assert!(
+            s.success(),
+            "{name} on {profile}: {s}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        ),
+    }
+    stdout
+}
+
+const PROFILES: [&str; 2] = ["cx5-ib", "cx6dx-roce"];
+
+#[test]
+fn two_cqs_of_one_channel_armed_back_to_back_each_raise_their_event() {
+    for p in PROFILES {
+        run("cq_arm_two", p, &[], &[], Duration::from_secs(20));
+    }
+}
