@@ -131,7 +131,12 @@ fn fetch(dev: &mut Device, h: u32) -> bool {
     let Some(qp) = qps.get_mut(&h) else {
         return false;
     };
-    let pi = dma.read_be32(qp.db + 4) & 0xffff;
+    let record = dma.read_be32(qp.db + 4) & 0xffff;
+    let pi = qp.sq_producer(record);
+    if pi == record {
+        // Software rang since RESET: the record is live again.
+        qp.sq_stale_record = None;
+    }
     let datagram = matches!(qp.kind, QpKind::Dci | QpKind::Ud);
     let in_err = qp.state == QpState::Err;
     let check_sig = qp.wq_sig && strict.wqe_sig;

@@ -281,6 +281,8 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
         // To RESET the HCA forgets the rings' progress: counters restart at 0, as libmlx5
         // resets its own (mlx5_modify_qp -> mlx5_init_qp_indices).
         qp.reset_send_queue();
+        // The record keeps the old producer until software rings again (Qp::sq_producer).
+        qp.sq_stale_record = (qp.sq.cnt > 0 && qp.db != 0).then(|| dev.dma.read_be32(qp.db + 4) & 0xffff);
         qp.rq_ci = 0;
         qp.errored_streams.clear();
     }
