@@ -87,3 +87,48 @@ fn two_cqs_of_one_channel_armed_back_to_back_each_raise_their_event() {
         run("cq_arm_two", p, &[], &[], Duration::from_secs(20));
     }
 }
+
+/// Parses qp_many's line: (created, errno, seconds of the last call, seconds in all).
+fn qp_many(out: &str) -> (u64, i32, f64, f64) {
+    let w: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(
+        (w.first(), w.get(2), w.get(4), w.get(6)),
+        (Some(&"created"), Some(&"errno"), Some(&"last"), Some(&"total")),
+        "{out}"
+    );
+    (
+        w[1].parse().unwrap(),
+        w[3].parse().unwrap(),
+        w[5].parse().unwrap(),
+        w[7].parse().unwrap(),
+    )
+}
+
+#[test]
+fn one_process_creates_20000_qps_past_what_one_slot_once_held() {
+    let out = run("qp_many", "cx5-ib", &[], &["20000"], Duration::from_secs(120));
+    let (n, errno, _, total) = qp_many(&out);
+    assert_eq!((n, errno), (20_000, 0), "{out}");
+    eprintln!("20,000 QPs in {total:.3} s");
+}
+
+#[test]
+fn when_its_nodes_qp_numbers_run_out_create_qp_fails_enomem_within_a_second() {
+    // Every block (fabric::QPN_BLOCKS) of node 0's QP numbers but two is held by a live device (slot 1, which the
+    // program's own device claims, of process 1): 2 x 1024 numbers are left.
+    let fabric = tmp().join(format!("verbs-fabric-qp_many-cx6dx-roce-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&fabric);
+    let node = fabric.join("node0");
+    std::fs::create_dir_all(&node).unwrap();
+    for b in 0..1u32 << 14 {
+        if b != 16 && b != 9000 {
+            std::os::unix::fs::symlink("1.1", node.join(format!("qpn{b}"))).unwrap();
+        }
+    }
+    let out = run("qp_many", "cx6dx-roce", &[], &["100000"], Duration::from_secs(60));
+    let _ = std::fs::remove_dir_all(&fabric);
+    let (n, errno, last, _) = qp_many(&out);
+    assert_eq!((n, errno), (2048, libc::ENOMEM), "{out}");
+    assert!(last < 1.0, "the failing create took {last} s");
+    eprintln!("the failing create took {last:.6} s");
+}

@@ -26,7 +26,7 @@ use crate::device::objects::{Path, Qp, QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
 use crate::fabric::faults::Fate;
 use crate::fabric::message::Target;
-use crate::fabric::{MAX_NODES, SLOT_SHIFT};
+use crate::fabric::MAX_NODES;
 use crate::profile::LinkLayer;
 use std::time::{Duration, Instant};
 
@@ -775,7 +775,7 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe) -> (Option<Respons
         Dest::Nowhere => {
             // A DCT of this device that refused the key counts it.
             if let Some(av) = wqe.av {
-                if av_node(dev, &av) == Some(dev.node) && av.dqpn >> SLOT_SHIFT == dev.slot {
+                if av_node(dev, &av) == Some(dev.node) && dev.owns_qpn(av.dqpn) {
                     responder::count_key_violation(dev, kind, av.dqpn, av.key);
                 }
             }
@@ -841,13 +841,14 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
     let Some(node) = node else {
         return Dest::Nowhere;
     };
-    let slot = dqpn >> SLOT_SHIFT;
-    if node == dev.node && slot == dev.slot {
+    if node == dev.node && dev.owns_qpn(dqpn) {
         return responder::accept(dev, qp.kind, dqpn, key, qp.qpn).map_or(Dest::Nowhere, Dest::Local);
     }
-    if dev.fabric.is_none() {
+    // The process holding the number's block (fabric/mod.rs QPN_BLOCK_SHIFT); nobody's is
+    // lost on the wire.
+    let Some(slot) = dev.qpn_holder(node, dqpn) else {
         return Dest::Nowhere;
-    }
+    };
     Dest::Remote(
         node,
         slot,

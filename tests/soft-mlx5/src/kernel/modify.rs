@@ -229,7 +229,7 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
         return Err(libc::EOPNOTSUPP);
     }
     let assign_dctn = kind == QpKind::Dct && new == QpState::Rtr && cur == QpState::Init;
-    let new_dctn = if assign_dctn { Some(dev.qpn()) } else { None };
+    let new_dctn = if assign_dctn { Some(dev.qpn()?) } else { None };
     let qp = dev.qps.get_mut(&r.qp_handle).ok_or(libc::EINVAL)?;
     let m = r.attr_mask;
     if m & PORT != 0 {

@@ -1098,7 +1098,7 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
     let has_recv_cq = cq_ok(r.recv_cq_handle);
     let h = dev.handle();
     // A DCT gets its number at RTR (mlx5_ib_modify_dct creates the firmware object there).
-    let qpn = if kind == QpKind::Dct { 0 } else { dev.qpn() };
+    let qpn = if kind == QpKind::Dct { 0 } else { dev.qpn()? };
     // create_user_qp: the register the library chose (MLX5_QP_FLAG_BFREG_INDEX, a dynamic
     // UAR), else mlx5_ib's allocation; a DCT sends nothing and gets none.
     let (bfregn, bfreg_index) = if kind == QpKind::Dct || u.flags & MLX5_QP_FLAG_BFREG_INDEX != 0 {

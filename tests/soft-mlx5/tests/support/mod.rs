@@ -746,7 +746,7 @@ impl Bed {
         let buf = Buf::new(rq_bytes + cfg.sq_cnt as usize * 64);
         let db = Buf::new(64);
         let h = self.dev.handle();
-        let qpn = self.dev.qpn();
+        let qpn = self.dev.qpn().unwrap();
         let uidx = self.uidx();
         let user_handle = 0x9000_0000 | u64::from(h);
         let lid = self.dev.profile.lid_of(self.dev.node);
@@ -845,7 +845,7 @@ impl Bed {
     pub fn dct(&mut self, pd: u32, cq: &TCq, srq: &TSrq, key: u64, cfg: &QpCfg) -> TDct {
         let h = self.dev.handle();
         let uidx = self.uidx();
-        let dctn = self.dev.qpn();
+        let dctn = self.dev.qpn().unwrap();
         let lid = self.dev.profile.lid_of(self.dev.node);
         let qp = Qp {
             user_handle: 0xd000_0000 | u64::from(h),
