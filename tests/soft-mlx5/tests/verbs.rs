@@ -132,3 +132,8 @@ fn when_its_nodes_qp_numbers_run_out_create_qp_fails_enomem_within_a_second() {
     assert!(last < 1.0, "the failing create took {last} s");
     eprintln!("the failing create took {last:.6} s");
 }
+
+#[test]
+fn an_srq_of_max_wr_0_is_created_with_one_entry_as_mlx5_ib_makes_it() {
+    run("srq_zero", "cx5-ib", &[], &[], Duration::from_secs(20));
+}

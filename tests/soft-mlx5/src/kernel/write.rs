@@ -918,7 +918,9 @@ fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     if !dev.pds.contains_key(&r.pd_handle) {
         return Err(libc::EINVAL);
     }
-    if r.max_wr == 0 || r.max_wr >= profile::MAX_SRQ_WR || r.max_sge > 31 {
+    // mlx5_ib_create_srq checks max_wr only against the device's maximum (max_wr 0 makes a
+    // ring of roundup_pow_of_two(0 + 1) = 1 entry, as pyverbs' SrqInitAttr() asks).
+    if r.max_wr >= profile::MAX_SRQ_WR || r.max_sge > 31 {
         return Err(libc::EINVAL);
     }
     let wqe_cnt = (r.max_wr + 1).next_power_of_two();
