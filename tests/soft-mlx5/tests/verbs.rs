@@ -137,3 +137,10 @@ fn when_its_nodes_qp_numbers_run_out_create_qp_fails_enomem_within_a_second() {
 fn an_srq_of_max_wr_0_is_created_with_one_entry_as_mlx5_ib_makes_it() {
     run("srq_zero", "cx5-ib", &[], &[], Duration::from_secs(20));
 }
+
+#[test]
+fn a_source_gid_index_without_an_entry_is_refused_einval_past_the_table_enodata_when_empty() {
+    for p in PROFILES {
+        run("sgid_index", p, &[], &[], Duration::from_secs(20));
+    }
+}

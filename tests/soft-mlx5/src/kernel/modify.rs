@@ -169,12 +169,23 @@ pub fn modify_qp_ex(
     Ok(())
 }
 
+/// ib_core's `rdma_fill_sgid_attr` -> `rdma_get_gid_attr` (cache.c) for an address with a GRH:
+/// an index past the port's GID table is EINVAL, one whose entry is empty ENODATA.
+pub fn sgid_entry(profile: &crate::profile::Profile, index: u8) -> Result<(), i32> {
+    if u32::from(index) >= profile.gid_tbl_len() {
+        Err(libc::EINVAL)
+    } else if u32::from(index) >= profile.gid_count() {
+        Err(libc::ENODATA)
+    } else {
+        Ok(())
+    }
+}
+
 /// Applies a MODIFY_QP. For a DCT reaching RTR, `dctn` receives the DCT number the firmware
 /// assigned (mlx5_ib_modify_dct returns it in the udata response).
 pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Option<u32>>) -> Result<(), i32> {
     let link_layer = dev.profile.link_layer;
     let atomics = dev.profile.atomics;
-    let gid_count = dev.profile.gid_count();
     let qp = dev.qps.get(&r.qp_handle).ok_or(libc::EINVAL)?;
     let kind = qp.kind;
     let cur = if r.attr_mask & CUR_STATE != 0 {
@@ -210,8 +221,8 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
         if link_layer == LinkLayer::Ethernet && !p.is_global {
             return Err(libc::EINVAL);
         }
-        if p.is_global && u32::from(p.sgid_index) >= gid_count {
-            return Err(libc::EINVAL);
+        if p.is_global {
+            sgid_entry(dev.profile, p.sgid_index)?;
         }
     }
     if r.attr_mask & PATH_MTU != 0 && !(1..=5).contains(&r.path_mtu) {

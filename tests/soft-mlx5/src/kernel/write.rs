@@ -982,6 +982,10 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     if dev.profile.link_layer == LinkLayer::Ethernet && r.attr.is_global == 0 {
         return Err(libc::EINVAL);
     }
+    // ib_uverbs create_ah -> rdma_create_user_ah -> rdma_fill_sgid_attr.
+    if r.attr.is_global != 0 {
+        super::modify::sgid_entry(dev.profile, r.attr.grh.sgid_index)?;
+    }
     let h = dev.handle();
     let path = Path {
         dlid: r.attr.dlid,
