@@ -144,3 +144,25 @@ fn a_source_gid_index_without_an_entry_is_refused_einval_past_the_table_enodata_
         run("sgid_index", p, &[], &[], Duration::from_secs(20));
     }
 }
+
+#[test]
+fn an_rc_qp_addressed_to_the_wrong_lid_exhausts_its_retries_instead_of_talking_to_itself() {
+    let out = run(
+        "rc_pair",
+        "cx5-ib",
+        &["--nodes", "2", "--timeout", "30"],
+        &["right"],
+        Duration::from_secs(40),
+    );
+    assert!(
+        out.contains("node 0: send status 0") && out.contains("node 1: send status 0"),
+        "{out}"
+    );
+    run(
+        "rc_pair",
+        "cx5-ib",
+        &["--nodes", "2", "--timeout", "30"],
+        &["wrong"],
+        Duration::from_secs(40),
+    );
+}

@@ -352,6 +352,12 @@ impl Device {
             self.qpn_block_set.insert(b);
             self.qpn_cursor = self.qpn_blocks.len() - 1;
             self.next_qpn = qpn_block_start(b);
+            if self.qpn_blocks.len() == 1 {
+                // Each HCA numbers its QPs on its own: devices of different nodes start at
+                // different numbers, so a QP number meant for one node is not also a QP of
+                // another (a path to the wrong LID then finds no QP, as on a real fabric).
+                self.next_qpn += 16 * (self.node % 48);
+            }
         }
         // A free number exists in the blocks held: this ends within one round of them.
         let span = 1u32 << crate::fabric::QPN_BLOCK_SHIFT;

@@ -842,7 +842,8 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
         return Dest::Nowhere;
     };
     if node == dev.node && dev.owns_qpn(dqpn) {
-        return responder::accept(dev, qp.kind, dqpn, key, qp.qpn).map_or(Dest::Nowhere, Dest::Local);
+        let slid = dev.profile.lid_of(dev.node);
+        return responder::accept(dev, qp.kind, dqpn, key, qp.qpn, slid).map_or(Dest::Nowhere, Dest::Local);
     }
     // The process holding the number's block (fabric/mod.rs QPN_BLOCK_SHIFT); nobody's is
     // lost on the wire.
@@ -866,11 +867,20 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
 }
 
 /// The node an RC path leads to: by DLID on InfiniBand, by GID on RoCE.
+/// On InfiniBand a path with a GRH reaches a port only if the DGID is one of its GIDs (IBA
+/// 9.6.1.1 GRH checks: a DGID the port does not own is dropped silently).
 fn path_node(dev: &Device, path: &Path) -> Option<u32> {
     match dev.profile.link_layer {
-        LinkLayer::InfiniBand => node_of_lid(dev, path.dlid),
+        LinkLayer::InfiniBand => {
+            node_of_lid(dev, path.dlid).filter(|&n| !path.is_global || owns_gid(dev, n, &path.dgid))
+        }
         LinkLayer::Ethernet => node_of_gid(dev, &path.dgid),
     }
+}
+
+/// Whether `gid` is one of node `n`'s port GIDs.
+fn owns_gid(dev: &Device, n: u32, gid: &[u8; 16]) -> bool {
+    (0..dev.profile.gid_count()).any(|i| dev.profile.gid(n, i).as_ref() == Some(gid))
 }
 
 /// The node an address vector leads to: by LID (or a GRH's GID) on InfiniBand; always by GID
@@ -879,7 +889,11 @@ fn path_node(dev: &Device, path: &Path) -> Option<u32> {
 fn av_node(dev: &Device, av: &super::wqe::Av) -> Option<u32> {
     match dev.profile.link_layer {
         LinkLayer::InfiniBand => {
-            node_of_lid(dev, av.rlid).or_else(|| av.grh.then(|| node_of_gid(dev, &av.rgid)).flatten())
+            // The DLID decides where the packet goes; there a GRH's DGID must be the port's.
+            match node_of_lid(dev, av.rlid) {
+                Some(n) => Some(n).filter(|&n| !av.grh || owns_gid(dev, n, &av.rgid)),
+                None => av.grh.then(|| node_of_gid(dev, &av.rgid)).flatten(),
+            }
         }
         LinkLayer::Ethernet => node_of_gid(dev, &av.rgid),
     }
