@@ -166,3 +166,8 @@ fn an_rc_qp_addressed_to_the_wrong_lid_exhausts_its_retries_instead_of_talking_t
         Duration::from_secs(40),
     );
 }
+
+#[test]
+fn on_roce_rtr_toward_a_gid_no_node_has_times_out_resolving_its_mac() {
+    run("roce_unreachable", "cx6dx-roce", &[], &[], Duration::from_secs(30));
+}

@@ -107,19 +107,14 @@ pub fn handle(fd: i32, buf: &[u8]) -> Result<usize, i32> {
             driver_resp_len: out.saturating_sub(core_resp),
         }
     };
-    if (command, extended) == (IB_USER_VERBS_CMD_CREATE_AH, false) {
-        // Outside the device lock: the kernel resolves a neighbour per call, and a silent one
-        // stalls only the thread that asked.
-        let r: ib_uverbs_create_ah = cmd.req();
-        let ethernet = device::global().profile.link_layer == LinkLayer::Ethernet;
-        if ethernet && r.attr.is_global != 0 && silent_neighbour(&r.attr.grh.dgid) {
-            std::thread::sleep(crate::engine::timing::neighbour_timeout());
-            crate::log(format_args!(
-                "create_ah: the neighbour of GID {:02x?} never answered (SOFT_MLX5_SILENT_GID): ETIMEDOUT",
-                r.attr.grh.dgid
-            ));
-            return Err(libc::ETIMEDOUT);
-        }
+    // Outside the device lock: the kernel resolves a neighbour per call, and a silent one
+    // stalls only the thread that asked.
+    if let Some(dgid) = unresolved_neighbour(command, extended, &cmd) {
+        std::thread::sleep(crate::engine::timing::neighbour_timeout());
+        crate::log(format_args!(
+            "command {command}: the neighbour of GID {dgid:02x?} never answered: ETIMEDOUT"
+        ));
+        return Err(libc::ETIMEDOUT);
     }
     let mut dev = device::global();
     let r = if dev.fatal && !destroys(command, extended) {
@@ -956,6 +951,51 @@ fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         },
     )?;
     cmd.respond_driver(dev, &mlx5_ib_create_srq_resp { srqn, reserved: 0 })
+}
+
+/// The DGID whose MAC the kernel cannot resolve, for a command that resolves one on RoCE:
+/// CREATE_AH (`rdma_create_user_ah`) and MODIFY_QP with an address vector on an RC/UC QP
+/// (`_ib_modify_qp`: `is_qp_type_connected`), both through `ib_resolve_eth_dmac`, once the
+/// source GID entry was found (`rdma_fill_sgid_attr` comes first; its errors are the command's
+/// own). Multicast DGIDs map to a MAC, and a link-local DGID from a RoCE v1 source GID takes
+/// its MAC from the GID (`ib_resolve_unicast_gid_dmac`); any other is resolved through the IP
+/// neighbour table, which times out (`rdma_resolve_ip`, ETIMEDOUT) for an address whose
+/// neighbour never answers: one `SOFT_MLX5_SILENT_GID` names, or one no node of the fabric has.
+fn unresolved_neighbour(command: u32, extended: bool, cmd: &Cmd<'_>) -> Option<[u8; 16]> {
+    let (sgid_index, dgid) = match (command, extended) {
+        (IB_USER_VERBS_CMD_CREATE_AH, false) => {
+            let r: ib_uverbs_create_ah = cmd.req();
+            if r.attr.is_global == 0 {
+                return None;
+            }
+            (r.attr.grh.sgid_index, r.attr.grh.dgid)
+        }
+        (IB_USER_VERBS_CMD_MODIFY_QP, false) | (IB_USER_VERBS_EX_CMD_MODIFY_QP, true) => {
+            let r: ib_uverbs_modify_qp = cmd.req();
+            if r.attr_mask & modify::mask::AV == 0 || r.dest.is_global == 0 {
+                return None;
+            }
+            let kind = device::global().qps.get(&r.qp_handle).map(|q| q.kind);
+            if !matches!(kind, Some(QpKind::Rc | QpKind::Uc)) {
+                return None;
+            }
+            (r.dest.sgid_index, r.dest.dgid)
+        }
+        _ => return None,
+    };
+    let profile = device::global().profile;
+    if profile.link_layer != LinkLayer::Ethernet || modify::sgid_entry(profile, sgid_index).is_err() || dgid[0] == 0xff
+    {
+        return None;
+    }
+    // The emulated port's GID 0 is its RoCE v1 one (sysfs gid_attrs/types).
+    let link_local = dgid[0] == 0xfe && dgid[1] & 0xc0 == 0x80;
+    if link_local && sgid_index == 0 {
+        return None;
+    }
+    let on_fabric =
+        (0..crate::fabric::MAX_NODES).any(|n| (0..profile.gid_count()).any(|i| profile.gid(n, i) == Some(dgid)));
+    (silent_neighbour(&dgid) || !on_fabric).then_some(dgid)
 }
 
 /// Whether `gid` is an IPv4-mapped address (`::ffff:a.b.c.d`) whose dotted form starts with
