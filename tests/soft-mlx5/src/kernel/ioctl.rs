@@ -166,6 +166,7 @@ fn method(object: u16, method: u16) -> Option<Method> {
             |dev, _, call| super::devx::event_channel_alloc(dev, call)
         }
         (UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR) => |dev, _, call| advise_mr(dev, call),
+        (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT) => query_context,
         (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE) => |dev, _, call| query_gid_table(dev, call),
         (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY) => |dev, _, call| query_gid_entry(dev, call),
         _ => return None,
@@ -540,6 +541,29 @@ fn query_gid_table(dev: &Device, call: &Call) -> Result<(), i32> {
 
 /// UVERBS_METHOD_QUERY_GID_ENTRY (ib_uverbs_query_gid_entry): one entry; an invalid port is
 /// EINVAL, an empty index ENODATA (rdma_get_gid_attr).
+/// UVERBS_METHOD_QUERY_CONTEXT (ib_uverbs `UVERBS_HANDLER(UVERBS_METHOD_QUERY_CONTEXT)`):
+/// the completion vectors, the core's optional features (IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS)
+/// and, from mlx5_ib `mlx5_ib_query_context`, the ucontext response GET_CONTEXT gave; what
+/// ibv_import_device asks of a copied command fd.
+fn query_context(dev: &mut Device, fd: i32, call: &Call) -> Result<(), i32> {
+    let (total, cqe_version) = {
+        let ctxs = super::contexts();
+        let ctx = ctxs.get(&fd).filter(|c| c.ready).ok_or(libc::EINVAL)?;
+        (ctx.tot_bfregs, ctx.cqe_version)
+    };
+    call.output(dev, UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, &1u32.to_ne_bytes())?;
+    if call.attr(UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT).is_some() {
+        call.output(dev, UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, &1u64.to_ne_bytes())?;
+    }
+    if call.attr(MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX).is_some() {
+        let resp = super::write::ucontext_resp(dev, total, cqe_version);
+        let mut out = vec![0u8; std::mem::size_of_val(&resp)];
+        crate::uapi::write_struct(&mut out, &resp);
+        call.output(dev, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, &out)?;
+    }
+    Ok(())
+}
+
 fn query_gid_entry(dev: &Device, call: &Call) -> Result<(), i32> {
     let port = call.attr(UVERBS_ATTR_QUERY_GID_ENTRY_PORT).ok_or(libc::EINVAL)?.data as u32;
     let index = call

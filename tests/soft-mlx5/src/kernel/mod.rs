@@ -21,6 +21,11 @@ use std::sync::Mutex;
 pub struct Ucontext {
     /// GET_CONTEXT done.
     pub ready: bool,
+    /// The bfregs GET_CONTEXT gave (`tot_bfregs`) and the CQE version: what QUERY_CONTEXT
+    /// answers again.
+    pub tot_bfregs: u32,
+    /// See `tot_bfregs`.
+    pub cqe_version: u8,
     /// The async event file (the fd handed to the library).
     pub async_fd: Option<i32>,
     /// Completion channels created on this context (their fds).
@@ -285,14 +290,23 @@ pub fn is_device_fd(fd: i32) -> bool {
 /// A dup of a device fd shares its context, as a dup of the real file would.
 pub fn dup(old: i32, new: i32) {
     let mut c = contexts();
-    if c.contains_key(&old) {
-        c.insert(
-            new,
-            Ucontext {
-                ready: true,
-                ..Default::default()
-            },
-        );
+    // The copy is the same file, so the same ucontext (ibv_import_device works on it): its
+    // bfreg layout, DEVX uid and CQE version. What the emulator keeps per fd (its own
+    // mappings of pages mapped through this fd, the async file made at GET_CONTEXT) stays
+    // with the fd it belongs to, so closing either fd leaves the other's intact.
+    if let Some(o) = c.get(&old) {
+        let copy = Ucontext {
+            ready: o.ready,
+            tot_bfregs: o.tot_bfregs,
+            cqe_version: o.cqe_version,
+            devx_uid: o.devx_uid,
+            bfreg_count: o.bfreg_count.clone(),
+            low_latency_bfregs: o.low_latency_bfregs,
+            num_static_sys_pages: o.num_static_sys_pages,
+            file_ino: o.file_ino,
+            ..Default::default()
+        };
+        c.insert(new, copy);
     }
 }
 

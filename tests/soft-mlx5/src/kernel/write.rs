@@ -503,6 +503,10 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     drop(ctxs);
     dev.async_fds.push(rd);
     let total = req.total_num_bfregs.next_multiple_of(4);
+    let cqe_version = req.max_cqe_version.min(1);
+    if let Some(ctx) = contexts().get_mut(&fd) {
+        (ctx.tot_bfregs, ctx.cqe_version) = (total, cqe_version);
+    }
     cmd.respond(
         dev,
         &ib_uverbs_get_context_resp {
@@ -510,7 +514,15 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
             num_comp_vectors: 1,
         },
     )?;
-    let resp = mlx5_ib_alloc_ucontext_resp {
+    cmd.respond_driver(dev, &ucontext_resp(dev, total, cqe_version))?;
+    crate::engine::start();
+    Ok(())
+}
+
+/// The driver part of the ucontext as GET_CONTEXT answers it and QUERY_CONTEXT repeats it
+/// (mlx5_ib `set_ucontext_resp`, shared by mlx5_ib_alloc_ucontext and mlx5_ib_query_context).
+pub(super) fn ucontext_resp(dev: &Device, total: u32, cqe_version: u8) -> mlx5_ib_alloc_ucontext_resp {
+    mlx5_ib_alloc_ucontext_resp {
         qp_tab_size: profile::MAX_QP,
         bf_reg_size: super::BF_REG_SIZE,
         tot_bfregs: total,
@@ -523,7 +535,7 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
         num_ports: 1,
         comp_mask: 0,
         response_length: std::mem::size_of::<mlx5_ib_alloc_ucontext_resp>() as u32,
-        cqe_version: req.max_cqe_version.min(1),
+        cqe_version,
         cmds_supp_uhw: MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE | MLX5_USER_CMDS_SUPP_UHW_CREATE_AH,
         eth_min_inline: if dev.profile.link_layer == LinkLayer::Ethernet {
             MLX5_USER_INLINE_MODE_NONE + 1
@@ -537,10 +549,7 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
         // (`mlx5_attach_dedicated_uar`, legacy dynamic UARs mapped with MLX5_IB_MMAP_ALLOC_WC).
         num_dyn_bfregs: super::NUM_DYN_BFREGS,
         ..Default::default()
-    };
-    cmd.respond_driver(dev, &resp)?;
-    crate::engine::start();
-    Ok(())
+    }
 }
 
 fn query_device_base(dev: &Device) -> ib_uverbs_query_device_resp {
