@@ -183,3 +183,10 @@ fn on_roce_rtr_toward_a_gid_no_node_has_times_out_resolving_its_mac() {
 fn a_copy_of_the_command_fd_by_dup_dup3_or_fcntl64_is_the_device_as_fstat_shows_it() {
     run("dup_import", "cx5-ib", &[], &[], Duration::from_secs(20));
 }
+
+#[test]
+fn devx_general_caps_say_the_port_type_and_one_port_and_the_vport_context_is_answered() {
+    for p in PROFILES {
+        run("devx_general", p, &[], &[], Duration::from_secs(20));
+    }
+}

@@ -193,6 +193,33 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
         let out = vec![0u8; call.out_len(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT)?];
         return call.output(dev, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, &out);
     }
+    if opcode == prm::MLX5_CMD_OP_QUERY_HCA_VPORT_CONTEXT {
+        // devx_is_general_cmd allows it: the port's own vport (port_num 0 on a single-port
+        // function), as the firmware reports it (mlx5_ifc hca_vport_context).
+        let mut out = vec![0u8; call.out_len(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT)?];
+        if out.len() < 16 + 0x100 {
+            return fw_error(
+                dev,
+                call,
+                MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT,
+                prm::MLX5_CMD_STAT_BAD_OUTP_LEN_ERR,
+            );
+        }
+        let c = prm::QUERY_HCA_VPORT_CONTEXT_OUT_CONTEXT;
+        let guid = crate::profile::NODE_GUID_BASE + u64::from(dev.node);
+        set(&mut out, prm::HCA_VPORT_CONTEXT_PORT_PHYSICAL_STATE.within(c), 5);
+        set(&mut out, prm::HCA_VPORT_CONTEXT_PORT_STATE.within(c), dev.port_state);
+        set(&mut out, prm::HCA_VPORT_CONTEXT_VPORT_STATE.within(c), dev.port_state);
+        set64(&mut out, prm::HCA_VPORT_CONTEXT_SYSTEM_IMAGE_GUID.within(c), guid);
+        set64(&mut out, prm::HCA_VPORT_CONTEXT_PORT_GUID.within(c), guid);
+        set64(&mut out, prm::HCA_VPORT_CONTEXT_NODE_GUID.within(c), guid);
+        set(
+            &mut out,
+            prm::HCA_VPORT_CONTEXT_LID.within(c),
+            u32::from(dev.profile.lid_of(dev.node)),
+        );
+        return call.output(dev, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, &out);
+    }
     if opcode != prm::MLX5_CMD_OP_QUERY_HCA_CAP {
         // devx_is_general_cmd: anything else is not a general command (of those answered here).
         return Err(libc::EINVAL);
@@ -250,6 +277,14 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
                 cap(prm::CMD_HCA_CAP_ROCE),
                 u32::from(p.link_layer == LinkLayer::Ethernet),
             );
+            // A ConnectX says which link its port runs (port_type 1: Ethernet) and that the
+            // function has one port.
+            set(
+                &mut out,
+                cap(prm::CMD_HCA_CAP_PORT_TYPE),
+                u32::from(p.link_layer == LinkLayer::Ethernet),
+            );
+            set(&mut out, cap(prm::CMD_HCA_CAP_NUM_PORTS), 1);
         }
         prm::MLX5_SET_HCA_CAP_OP_MOD_ODP => {
             let on = u32::from(p.odp);
