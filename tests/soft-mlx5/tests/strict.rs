@@ -195,6 +195,41 @@ fn after_reset_to_rts_a_stale_doorbell_record_is_not_acted_on_until_software_rin
 }
 
 #[test]
+fn after_reset_a_record_software_zeroed_and_rang_back_to_its_old_value_is_new_work() {
+    // libmlx5: MODIFY_QP(RESET), then both records zeroed (mlx5_modify_qp), INIT..RTS and a
+    // post that brings the send record back to the value it had at RESET.
+    let mut l = Link::new(Transport::Dc);
+    let rk = l.remote.key;
+    let i = l.post(Wr::write_inline(&[1; 8], l.remote.at(0), rk));
+    l.run();
+    assert_eq!(l.scq.drain().len(), 1);
+    let h = l.req.h;
+    modify_state(&mut l, h, QpState::Err);
+    l.run();
+    modify_state(&mut l, h, QpState::Reset);
+    l.req.db.put_be32(4, 0);
+    l.req.sq_pi = 0;
+    let r = soft_mlx5::uapi::ib_user_verbs::ib_uverbs_modify_qp {
+        qp_handle: h,
+        attr_mask: {
+            use soft_mlx5::kernel::modify::mask::*;
+            STATE | PKEY_INDEX | PORT
+        },
+        qp_state: QpState::Init as u8,
+        port_num: 1,
+        ..Default::default()
+    };
+    soft_mlx5::kernel::modify::modify_qp(&mut l.bed.dev, &r, None).unwrap();
+    // RTR, RTS with the attributes the DCI already has.
+    l.bed.dev.qps.get_mut(&h).unwrap().state = QpState::Rts;
+    assert_eq!(l.post(Wr::write_inline(&[2; 8], l.remote.at(0), rk)), i);
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!(c.len(), 1, "the post after RESET executes: {c:?}");
+    assert_eq!(l.remote.buf.read(0, 8), [2; 8]);
+}
+
+#[test]
 fn posting_more_receives_than_the_receive_ring_holds_fails_naming_the_qp() {
     let mut l = Link::new(Transport::Rc);
     let k = l.remote.key;

@@ -288,6 +288,14 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
     if m & QKEY != 0 {
         qp.qkey = r.qkey;
     }
+    // Software that rewrote the send record since RESET (libmlx5 zeroes it as soon as
+    // MODIFY_QP(RESET) returns) made it live again, whatever it writes later
+    // (Qp::sq_producer): a record back at its old value after a zeroing is new work.
+    if let Some(stale) = qp.sq_stale_record {
+        if qp.db != 0 && dev.dma.read_be32(qp.db + 4) & 0xffff != stale {
+            qp.sq_stale_record = None;
+        }
+    }
     if new == QpState::Reset {
         // To RESET the HCA forgets the rings' progress: counters restart at 0, as libmlx5
         // resets its own (mlx5_modify_qp -> mlx5_init_qp_indices).
