@@ -190,3 +190,8 @@ fn devx_general_caps_say_the_port_type_and_one_port_and_the_vport_context_is_ans
         run("devx_general", p, &[], &[], Duration::from_secs(20));
     }
 }
+
+#[test]
+fn the_clock_info_page_is_offered_and_mlx5dv_get_clock_info_converts_to_wall_clock_time() {
+    run("clock_info", "cx5-ib", &[], &[], Duration::from_secs(20));
+}

@@ -548,6 +548,9 @@ pub(super) fn ucontext_resp(dev: &Device, total: u32, cqe_version: u8) -> mlx5_i
         // 1024), rounded to whole system pages: the registers libmlx5 hands to thread domains
         // (`mlx5_attach_dedicated_uar`, legacy dynamic UARs mapped with MLX5_IB_MMAP_ALLOC_WC).
         num_dyn_bfregs: super::NUM_DYN_BFREGS,
+        // mlx5_ib_alloc_ucontext: BIT(MLX5_IB_CLOCK_INFO_V1) when mlx5_core keeps a clock
+        // info page (kernel/mod.rs write_clock_info).
+        clock_info_versions: 1,
         ..Default::default()
     }
 }
