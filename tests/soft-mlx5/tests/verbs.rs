@@ -185,7 +185,7 @@ fn a_copy_of_the_command_fd_by_dup_dup3_or_fcntl64_is_the_device_as_fstat_shows_
 }
 
 #[test]
-fn devx_general_caps_say_the_port_type_and_one_port_and_the_vport_context_is_answered() {
+fn devx_general_caps_say_the_port_type_and_one_port_the_vport_context_is_answered_and_flow_tables_are_absent() {
     for p in PROFILES {
         run("devx_general", p, &[], &[], Duration::from_secs(20));
     }

@@ -33,6 +33,15 @@ int main(void)
     printf("QUERY_HCA_VPORT_CONTEXT: %d (errno %d) status %u lid %u (port lid %u)\n", r, r ? errno : 0, vout[0],
            lid, pa.lid);
     fails += r != 0 || vout[0] != 0 || lid != pa.lid;
+    unsigned char fin[16] = {0x01, 0x00}, fout[16 + 4096];
+    memset(fout, 0xa5, sizeof fout);
+    fin[7] = 0x0e | 1; /* op_mod: NIC flow table caps, current */
+    r = mlx5dv_devx_general_cmd(ctx, fin, sizeof fin, fout, sizeof fout);
+    int zero = 1;
+    for (size_t i = 16; i < sizeof fout; i++)
+        zero &= fout[i] == 0;
+    printf("QUERY_HCA_CAP NIC flow table: %d (errno %d) status %u all zero %d\n", r, r ? errno : 0, fout[0], zero);
+    fails += r != 0 || fout[0] != 0 || !zero;
     if (fails) {
         printf("FAIL %d\n", fails);
         return 1;
