@@ -140,6 +140,95 @@ fn a_reset_qps_stale_doorbell_record_is_no_overrun_before_libmlx5_zeroes_it() {
     assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
 }
 
+/// MODIFY_QP to `state` with the state alone in the mask, through the kernel path.
+fn modify_state(l: &mut Link, h: u32, state: QpState) {
+    let r = soft_mlx5::uapi::ib_user_verbs::ib_uverbs_modify_qp {
+        qp_handle: h,
+        attr_mask: soft_mlx5::kernel::modify::mask::STATE,
+        qp_state: state as u8,
+        ..Default::default()
+    };
+    soft_mlx5::kernel::modify::modify_qp(&mut l.bed.dev, &r, None).unwrap();
+}
+
+#[test]
+fn after_reset_to_rts_a_stale_doorbell_record_is_not_acted_on_until_software_rings_again() {
+    // UCX's DCI recovery (uct_ib_mlx5_txwq_reset): ERR -> RST -> RTS with its own producer
+    // counter back at 0 but the doorbell record left as it was. Silicon reads the record only
+    // when rung, and software rewrites it before it rings: until then the device's send queue
+    // is empty, whatever the record says.
+    for (rounds, extra) in [(3, 0), (0, 5)] {
+        let mut l = Link::new(Transport::Dc);
+        let rk = l.remote.key;
+        // A DC write with inline data takes two basic blocks: 8 fill the 16 of the ring.
+        for _round in 0..rounds {
+            for n in 0..8 {
+                l.post(Wr::write_inline(&[n; 8], l.remote.at(8 * usize::from(n)), rk).unsignaled());
+            }
+            l.run();
+        }
+        for n in 0..extra {
+            l.post(Wr::write_inline(&[n; 8], l.remote.at(8 * usize::from(n)), rk));
+        }
+        l.run();
+        assert_eq!(l.scq.drain().len(), extra as usize);
+        let h = l.req.h;
+        modify_state(&mut l, h, QpState::Err);
+        l.run();
+        modify_state(&mut l, h, QpState::Reset);
+        l.run();
+        // INIT, RTR, RTS with the attributes the DCI already has.
+        l.bed.dev.qps.get_mut(&h).unwrap().state = QpState::Rts;
+        l.req.sq_pi = 0;
+        l.run();
+        assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
+        assert_eq!(l.scq.drain(), vec![], "nothing executes before software rings");
+        l.remote.buf.write(0, &[0; 8]);
+        let i = l.post(Wr::write_inline(&[0xa5; 8], l.remote.at(0), rk));
+        l.run();
+        assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
+        let c = l.scq.drain();
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!((c[0].opcode, c[0].wqe_counter), (op::REQ, i), "{c:?}");
+        assert_eq!(l.remote.buf.read(0, 8), [0xa5; 8]);
+    }
+}
+
+#[test]
+fn after_reset_a_record_software_zeroed_and_rang_back_to_its_old_value_is_new_work() {
+    // libmlx5: MODIFY_QP(RESET), then both records zeroed (mlx5_modify_qp), INIT..RTS and a
+    // post that brings the send record back to the value it had at RESET.
+    let mut l = Link::new(Transport::Dc);
+    let rk = l.remote.key;
+    let i = l.post(Wr::write_inline(&[1; 8], l.remote.at(0), rk));
+    l.run();
+    assert_eq!(l.scq.drain().len(), 1);
+    let h = l.req.h;
+    modify_state(&mut l, h, QpState::Err);
+    l.run();
+    modify_state(&mut l, h, QpState::Reset);
+    l.req.db.put_be32(4, 0);
+    l.req.sq_pi = 0;
+    let r = soft_mlx5::uapi::ib_user_verbs::ib_uverbs_modify_qp {
+        qp_handle: h,
+        attr_mask: {
+            use soft_mlx5::kernel::modify::mask::*;
+            STATE | PKEY_INDEX | PORT
+        },
+        qp_state: QpState::Init as u8,
+        port_num: 1,
+        ..Default::default()
+    };
+    soft_mlx5::kernel::modify::modify_qp(&mut l.bed.dev, &r, None).unwrap();
+    // RTR, RTS with the attributes the DCI already has.
+    l.bed.dev.qps.get_mut(&h).unwrap().state = QpState::Rts;
+    assert_eq!(l.post(Wr::write_inline(&[2; 8], l.remote.at(0), rk)), i);
+    l.run();
+    let c = l.scq.drain();
+    assert_eq!(c.len(), 1, "the post after RESET executes: {c:?}");
+    assert_eq!(l.remote.buf.read(0, 8), [2; 8]);
+}
+
 #[test]
 fn posting_more_receives_than_the_receive_ring_holds_fails_naming_the_qp() {
     let mut l = Link::new(Transport::Rc);

@@ -561,6 +561,14 @@ pub unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
     r as c_int
 }
 
+/// fcntl64: what `fcntl` is in a program built with 64-bit file offsets against glibc 2.28+
+/// (Python's `os.dup` calls it with F_DUPFD_CLOEXEC).
+#[no_mangle]
+pub unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
+    // SAFETY: as fcntl.
+    unsafe { fcntl(fd, cmd, arg) }
+}
+
 /// socket(2): an RDMA netlink socket is answered by the emulated device's nldev model (see
 /// `netlink_fd`), so `rdma` and libibverbs see only the emulated device, even on a host whose
 /// kernel has RDMA devices of its own.

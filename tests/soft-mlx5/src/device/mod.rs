@@ -12,6 +12,17 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// First QP number handed out (mlx5 firmware starts user QPs above the reserved range).
 pub const FIRST_QPN: u32 = 0x100;
+/// The first number of QP number block `b` that is handed out (block 0 starts at
+/// [`FIRST_QPN`]).
+fn qpn_block_start(b: u32) -> u32 {
+    (b << crate::fabric::QPN_BLOCK_SHIFT).max(FIRST_QPN)
+}
+
+/// How many numbers of block `b` are handed out.
+fn qpn_block_len(b: u32) -> u32 {
+    ((b + 1) << crate::fabric::QPN_BLOCK_SHIFT) - qpn_block_start(b)
+}
+
 /// First mkey index; keys are index << 8 | variant, as mlx5 mkeys are.
 pub const FIRST_MKEY_INDEX: u32 = 0x10;
 
@@ -230,6 +241,15 @@ pub struct Device {
     freed_qpns: Vec<u32>,
     next_handle: u32,
     next_qpn: u32,
+    /// The blocks of QP/DCT numbers this device holds, in the order claimed
+    /// ([`crate::fabric::QPN_BLOCK_SHIFT`]), and the same as a set.
+    qpn_blocks: Vec<u32>,
+    qpn_block_set: std::collections::BTreeSet<u32>,
+    /// Which of `qpn_blocks` `next_qpn` is in.
+    qpn_cursor: usize,
+    /// Holders of other devices' blocks seen so far: (node, block) -> slot. A block is let go
+    /// only when its device is gone, so an entry goes stale only with a dead peer.
+    qpn_holders: std::cell::RefCell<std::collections::HashMap<(u32, u32), u32>>,
     next_mkey: u32,
     next_num: u32,
 }
@@ -274,6 +294,10 @@ impl Device {
             freed_qpns: Vec::new(),
             next_handle: 1,
             next_qpn: FIRST_QPN,
+            qpn_blocks: Vec::new(),
+            qpn_block_set: Default::default(),
+            qpn_cursor: 0,
+            qpn_holders: Default::default(),
             next_mkey: FIRST_MKEY_INDEX,
             next_num: 1,
         }
@@ -302,27 +326,92 @@ impl Device {
         self.fabric = None;
     }
 
-    /// A fresh QP/DCT number (24 bits): `slot << SLOT_SHIFT | n`, n from [`FIRST_QPN`],
-    /// skipping numbers still in use after a wrap. With `strict.qpn_reuse` the most recently
-    /// freed number comes back first: firmware allocates QP numbers from a bitmap and may hand
-    /// a freed one out at once, so a stale completion of a destroyed QP meets its successor.
-    pub fn qpn(&mut self) -> u32 {
+    /// A fresh QP/DCT number (24 bits), from the blocks this device holds: the one its slot
+    /// names first ([`crate::fabric::SLOT_SHIFT`]), then whatever blocks of its node are free
+    /// (claimed in the node directory, [`crate::fabric::Fabric::claim_qpn_block`]; off the
+    /// fabric, the whole space is this device's). Numbers start at [`FIRST_QPN`] and skip
+    /// those in use after a wrap. With `strict.qpn_reuse` the most recently freed number comes
+    /// back first: firmware allocates QP numbers from a bitmap and may hand a freed one out at
+    /// once, so a stale completion of a destroyed QP meets its successor.
+    ///
+    /// Err(ENOMEM) when every number of the node is in use: the firmware fails CREATE_QP /
+    /// CREATE_DCT with status LIM_ERR (resources past the device's limits), which mlx5_core's
+    /// `cmd_status_to_err` makes -ENOMEM.
+    pub fn qpn(&mut self) -> Result<u32, i32> {
         if self.strict.qpn_reuse {
             while let Some(qpn) = self.freed_qpns.pop() {
                 if !self.qpn_to_handle.contains_key(&qpn) {
-                    return qpn;
+                    return Ok(qpn);
                 }
             }
         }
-        let span = 1u32 << crate::fabric::SLOT_SHIFT;
-        loop {
-            let n = self.next_qpn;
-            self.next_qpn = if n + 1 >= span { FIRST_QPN } else { n + 1 };
-            let qpn = (self.slot << crate::fabric::SLOT_SHIFT) | n;
-            if !self.qpn_to_handle.contains_key(&qpn) {
-                return qpn;
+        let capacity: usize = self.qpn_blocks.iter().map(|&b| qpn_block_len(b) as usize).sum();
+        if self.qpn_to_handle.len() >= capacity {
+            let b = self.claim_qpn_block().ok_or(libc::ENOMEM)?;
+            self.qpn_blocks.push(b);
+            self.qpn_block_set.insert(b);
+            self.qpn_cursor = self.qpn_blocks.len() - 1;
+            self.next_qpn = qpn_block_start(b);
+            if self.qpn_blocks.len() == 1 {
+                // Each HCA numbers its QPs on its own: devices of different nodes start at
+                // different numbers, so a QP number meant for one node is not also a QP of
+                // another (a path to the wrong LID then finds no QP, as on a real fabric).
+                self.next_qpn += 16 * (self.node % 48);
             }
         }
+        // A free number exists in the blocks held: this ends within one round of them.
+        let span = 1u32 << crate::fabric::QPN_BLOCK_SHIFT;
+        loop {
+            let qpn = self.next_qpn;
+            if (qpn + 1) % span == 0 {
+                self.qpn_cursor = (self.qpn_cursor + 1) % self.qpn_blocks.len();
+                self.next_qpn = qpn_block_start(self.qpn_blocks[self.qpn_cursor]);
+            } else {
+                self.next_qpn = qpn + 1;
+            }
+            if !self.qpn_to_handle.contains_key(&qpn) {
+                return Ok(qpn);
+            }
+        }
+    }
+
+    /// One more block of QP numbers: after the last one held (the slot's own first).
+    fn claim_qpn_block(&self) -> Option<u32> {
+        use crate::fabric::{QPN_BLOCKS, QPN_BLOCK_SHIFT, SLOT_SHIFT};
+        let first = self
+            .qpn_blocks
+            .last()
+            .map_or((self.slot << SLOT_SHIFT) >> QPN_BLOCK_SHIFT, |b| (b + 1) % QPN_BLOCKS);
+        match &self.fabric {
+            Some(f) => f.claim_qpn_block(self.node, first),
+            None => (0..QPN_BLOCKS)
+                .map(|i| (first + i) % QPN_BLOCKS)
+                .find(|b| !self.qpn_block_set.contains(b)),
+        }
+    }
+
+    /// Whether QP/DCT number `qpn` is one of this device's.
+    pub fn owns_qpn(&self, qpn: u32) -> bool {
+        self.qpn_block_set.contains(&(qpn >> crate::fabric::QPN_BLOCK_SHIFT))
+    }
+
+    /// The slot of the device on `node` that holds QP/DCT number `qpn`: this device's for its
+    /// own, else the fabric's record (None off the fabric, or for a number nobody holds).
+    pub fn qpn_holder(&self, node: u32, qpn: u32) -> Option<u32> {
+        if node == self.node && self.owns_qpn(qpn) {
+            return Some(self.slot);
+        }
+        let block = qpn >> crate::fabric::QPN_BLOCK_SHIFT;
+        if let Some(&slot) = self.qpn_holders.borrow().get(&(node, block)) {
+            return Some(slot);
+        }
+        let slot = self.fabric.as_ref()?.qpn_block_holder(node, block)?;
+        if node == self.node && slot == self.slot {
+            // A block a former device of this slot held: nobody's now.
+            return None;
+        }
+        self.qpn_holders.borrow_mut().insert((node, block), slot);
+        Some(slot)
     }
 
     /// DESTROY_QP of QP or DCT `h`: it leaves the tables and its number is free again.

@@ -335,6 +335,9 @@ pub struct Qp {
     pub rq_ci: u32,
     /// SQ WQEBB counter past the last WQE the requester fetched.
     pub sq_fetched: u32,
+    /// The send doorbell record's value when the QP went to RESET, while software has not
+    /// rung since (see [`Qp::sq_producer`]).
+    pub sq_stale_record: Option<u32>,
     /// The WQEs fetched and not yet completed, in send-queue order (engine/requester.rs).
     pub outstanding: std::collections::VecDeque<crate::engine::requester::Outstanding>,
     /// Per channel (a DCI stream channel; 0 otherwise): the retry its head waits for.
@@ -436,6 +439,7 @@ impl Qp {
             sq_ci: 0,
             rq_ci: 0,
             sq_fetched: 0,
+            sq_stale_record: None,
             outstanding: Default::default(),
             stalls: Default::default(),
             wire: Default::default(),
@@ -477,6 +481,23 @@ impl Qp {
     /// requests dropped because they carried a wrong DC access key.
     pub fn dc_access_key_violation_count(&self) -> u32 {
         self.dc_key_violations
+    }
+
+    /// The send producer counter the device acts on, given the doorbell record's 16 bits.
+    /// To RESET the HCA forgets the send queue (its producer is 0 in the QP context, PRM
+    /// "QP context" `sq_wqe_counter`) and reads the record again only when software rings
+    /// the next doorbell, having written the record first (libmlx5 zeroes it after
+    /// MODIFY_QP(RESET); UCX `uct_ib_mlx5_txwq_reset` zeroes only its own counter and leaves
+    /// the old value there until its next post). So a record still holding the value it had
+    /// at RESET says nothing: the device's queue is what it fetched. A record written since
+    /// with that very value again would not be told apart (software would have posted exactly
+    /// as many basic blocks as before the reset without one doorbell in between).
+    pub fn sq_producer(&self, record: u32) -> u32 {
+        if self.sq_stale_record == Some(record) {
+            self.sq_fetched & 0xffff
+        } else {
+            record
+        }
     }
 
     /// Forgets the send queue's progress (to RESET: libmlx5 restarts its counters too).

@@ -67,6 +67,24 @@ pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
     true
 }
 
+/// What the arm doorbell record holds until software first arms the CQ: bits 25..27, which no
+/// arm doorbell sets (PRM "CQ doorbell": `arm_sn` 31..28, `cmd` 24, `ci` 23..0; libmlx5
+/// `mlx5_arm_cq` writes `sn << 28 | cmd | ci`).
+///
+/// A ConnectX acts on every CQ doorbell written to the UAR; the emulator cannot see a store,
+/// only memory: the UAR word (0x20) holds the last one alone, so of two CQs armed back to back
+/// only the second would be seen there, and the first arm of a CQ (sn 0, ci 0) leaves a zeroed
+/// record as it was. CREATE_CQ therefore leaves this value in the record (libmlx5 zeroes it
+/// before the command and never reads it again; `mlx5_create_cq`), so every CQ's first arm
+/// changes its own record and is acted on whatever else was rung after it.
+pub const ARM_RECORD_UNARMED: u32 = 0x0e00_0000;
+
+/// CREATE_CQ's side of [`ARM_RECORD_UNARMED`]: the record at `db` (the CQ's doorbell record,
+/// arm word at +4) before software arms the CQ.
+pub fn init_arm_record(dma: &dyn crate::mem::Dma, db: u64) {
+    dma.write(db + 4, &ARM_RECORD_UNARMED.to_be_bytes());
+}
+
 /// Looks at the CQ's arm doorbell record and remembers an arm request not yet acted on.
 pub fn check_arm(dev: &mut Device, cq: u32) {
     let dma = &dev.dma;
@@ -76,7 +94,7 @@ pub fn check_arm(dev: &mut Device, cq: u32) {
     let arm = dma.read_be32(c.db + 4);
     let sn = arm >> 28;
     let ci = arm & 0xff_ffff;
-    if c.channel.is_none() || c.armed_sn.is_some() || c.last_arm == Some(arm) {
+    if c.channel.is_none() || c.armed_sn.is_some() || c.last_arm == Some(arm) || arm & ARM_RECORD_UNARMED != 0 {
         return;
     }
     c.last_arm = Some(arm);

@@ -98,8 +98,9 @@ fn flush_receive_queue(dev: &mut Device, h: u32) -> bool {
 }
 
 /// The CQ arm doorbell libmlx5 writes into the UAR page (offset MLX5_CQ_DOORBELL 0x20:
-/// `sn << 28 | cmd | ci`, then the CQ number): the first arm of a CQ whose consumer index is
-/// still 0 leaves the doorbell record unchanged, so the UAR write is what tells.
+/// `sn << 28 | cmd | ci`, then the CQ number): a re-arm that writes the record's value again
+/// leaves it unchanged, so the UAR write is what tells. It holds only the last doorbell rung;
+/// every CQ's first arm is seen in its own record (completer.rs `ARM_RECORD_UNARMED`).
 fn scan_uar_doorbells(dev: &mut Device) {
     for &uar in &dev.uars.clone() {
         let word = dev.dma.read_be64(uar + 0x20);

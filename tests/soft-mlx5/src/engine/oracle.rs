@@ -11,7 +11,9 @@
 //! `db[MLX5_SND_DBR] = db[MLX5_RCV_DBR] = 0`), and the device has reset its consumer counters
 //! before that: in between, the record still holds the old producer counter. A ConnectX reads
 //! the record only when rung, which software does in RTS (send) or from INIT (receive), long
-//! after the zeroing; so the send ring is checked from RTS on, the receive ring out of RESET.
+//! after the zeroing; so the send ring is checked from RTS on, the receive ring out of RESET,
+//! and a send record still holding its value from RESET (software that, like UCX, rewrites it
+//! only with its next post) is not checked until it changes.
 
 use crate::device::objects::{QpKind, QpState};
 use crate::device::Device;
@@ -27,7 +29,8 @@ pub fn check(dev: &Device, h: u32) -> Result<(), String> {
     // The doorbell records carry 16-bit counters (MLX5_SND_DBR / MLX5_RCV_DBR).
     let executes_sends = !matches!(qp.state, QpState::Reset | QpState::Init | QpState::Rtr);
     if qp.sq.cnt > 0 && executes_sends {
-        let pi = dev.dma.read_be32(qp.db + 4) & 0xffff;
+        // A record left as it was at RESET is not acted on (Qp::sq_producer).
+        let pi = qp.sq_producer(dev.dma.read_be32(qp.db + 4) & 0xffff);
         let ahead = pi.wrapping_sub(qp.sq_ci) & 0xffff;
         if ahead > qp.sq.cnt {
             return Err(format!(

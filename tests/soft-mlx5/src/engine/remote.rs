@@ -106,7 +106,7 @@ fn serve(dev: &mut Device, packet: &message::Packet) -> Response {
     let t = packet.target;
     let key = (t.origin, t.epoch, t.channel);
     responder::respond_in_order(dev, key, t.psn, t.first, packet.opcode, |dev| {
-        match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn) {
+        match responder::accept(dev, t.kind, t.dqpn, t.key, packet.src_qpn, packet.slid) {
             Some(th) => responder::respond(dev, th, &packet.request()),
             None => {
                 responder::count_key_violation(dev, t.kind, t.dqpn, t.key);

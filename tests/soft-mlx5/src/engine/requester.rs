@@ -26,7 +26,7 @@ use crate::device::objects::{Path, Qp, QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
 use crate::fabric::faults::Fate;
 use crate::fabric::message::Target;
-use crate::fabric::{MAX_NODES, SLOT_SHIFT};
+use crate::fabric::MAX_NODES;
 use crate::profile::LinkLayer;
 use std::time::{Duration, Instant};
 
@@ -131,7 +131,12 @@ fn fetch(dev: &mut Device, h: u32) -> bool {
     let Some(qp) = qps.get_mut(&h) else {
         return false;
     };
-    let pi = dma.read_be32(qp.db + 4) & 0xffff;
+    let record = dma.read_be32(qp.db + 4) & 0xffff;
+    let pi = qp.sq_producer(record);
+    if pi == record {
+        // Software rang since RESET: the record is live again.
+        qp.sq_stale_record = None;
+    }
     let datagram = matches!(qp.kind, QpKind::Dci | QpKind::Ud);
     let in_err = qp.state == QpState::Err;
     let check_sig = qp.wq_sig && strict.wqe_sig;
@@ -770,7 +775,7 @@ fn execute(dev: &mut Device, h: u32, i: usize, wqe: &SendWqe) -> (Option<Respons
         Dest::Nowhere => {
             // A DCT of this device that refused the key counts it.
             if let Some(av) = wqe.av {
-                if av_node(dev, &av) == Some(dev.node) && av.dqpn >> SLOT_SHIFT == dev.slot {
+                if av_node(dev, &av) == Some(dev.node) && dev.owns_qpn(av.dqpn) {
                     responder::count_key_violation(dev, kind, av.dqpn, av.key);
                 }
             }
@@ -836,13 +841,15 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
     let Some(node) = node else {
         return Dest::Nowhere;
     };
-    let slot = dqpn >> SLOT_SHIFT;
-    if node == dev.node && slot == dev.slot {
-        return responder::accept(dev, qp.kind, dqpn, key, qp.qpn).map_or(Dest::Nowhere, Dest::Local);
+    if node == dev.node && dev.owns_qpn(dqpn) {
+        let slid = dev.profile.lid_of(dev.node);
+        return responder::accept(dev, qp.kind, dqpn, key, qp.qpn, slid).map_or(Dest::Nowhere, Dest::Local);
     }
-    if dev.fabric.is_none() {
+    // The process holding the number's block (fabric/mod.rs QPN_BLOCK_SHIFT); nobody's is
+    // lost on the wire.
+    let Some(slot) = dev.qpn_holder(node, dqpn) else {
         return Dest::Nowhere;
-    }
+    };
     Dest::Remote(
         node,
         slot,
@@ -860,11 +867,20 @@ fn route(dev: &Device, h: u32, wqe: &SendWqe) -> Dest {
 }
 
 /// The node an RC path leads to: by DLID on InfiniBand, by GID on RoCE.
+/// On InfiniBand a path with a GRH reaches a port only if the DGID is one of its GIDs (IBA
+/// 9.6.1.1 GRH checks: a DGID the port does not own is dropped silently).
 fn path_node(dev: &Device, path: &Path) -> Option<u32> {
     match dev.profile.link_layer {
-        LinkLayer::InfiniBand => node_of_lid(dev, path.dlid),
+        LinkLayer::InfiniBand => {
+            node_of_lid(dev, path.dlid).filter(|&n| !path.is_global || owns_gid(dev, n, &path.dgid))
+        }
         LinkLayer::Ethernet => node_of_gid(dev, &path.dgid),
     }
+}
+
+/// Whether `gid` is one of node `n`'s port GIDs.
+fn owns_gid(dev: &Device, n: u32, gid: &[u8; 16]) -> bool {
+    (0..dev.profile.gid_count()).any(|i| dev.profile.gid(n, i).as_ref() == Some(gid))
 }
 
 /// The node an address vector leads to: by LID (or a GRH's GID) on InfiniBand; always by GID
@@ -873,7 +889,11 @@ fn path_node(dev: &Device, path: &Path) -> Option<u32> {
 fn av_node(dev: &Device, av: &super::wqe::Av) -> Option<u32> {
     match dev.profile.link_layer {
         LinkLayer::InfiniBand => {
-            node_of_lid(dev, av.rlid).or_else(|| av.grh.then(|| node_of_gid(dev, &av.rgid)).flatten())
+            // The DLID decides where the packet goes; there a GRH's DGID must be the port's.
+            match node_of_lid(dev, av.rlid) {
+                Some(n) => Some(n).filter(|&n| !av.grh || owns_gid(dev, n, &av.rgid)),
+                None => av.grh.then(|| node_of_gid(dev, &av.rgid)).flatten(),
+            }
         }
         LinkLayer::Ethernet => node_of_gid(dev, &av.rgid),
     }

@@ -12,6 +12,7 @@ use crate::device::events::Owner;
 use crate::device::objects::{QpKind, QpState};
 use crate::device::{event, AsyncEvent, Device, WindowAccess};
 use crate::mem::AtomicOp;
+use crate::profile::LinkLayer;
 
 /// IB_ACCESS_REMOTE_WRITE.
 pub const ACCESS_REMOTE_WRITE: u32 = 1 << 1;
@@ -146,11 +147,17 @@ pub fn respond_in_order(
 /// or None, when it is dropped: an RC request only reaches the RC QP connected to the
 /// requester, a DC request only a DCT whose access key it carries (a wrong key is dropped
 /// silently: the mlx5 DC access key check), a UD one only a UD QP.
-pub fn accept(dev: &Device, kind: QpKind, dqpn: u32, key: u64, src_qpn: u32) -> Option<u32> {
+pub fn accept(dev: &Device, kind: QpKind, dqpn: u32, key: u64, src_qpn: u32, slid: u16) -> Option<u32> {
     let (h, t) = dev.qp_by_num(dqpn)?;
+    // IBA 9.6.1.5 (connected services): the packet's source QP and, on InfiniBand, its SLID
+    // must be the receiving QP's remote end (its dest QPN and its path's DLID); a packet that
+    // is not is silently dropped, and its requester runs out of retries.
+    let from_peer = |t: &crate::device::objects::Qp| {
+        t.dest_qpn == src_qpn && (dev.profile.link_layer != LinkLayer::InfiniBand || t.path.dlid == slid)
+    };
     let ok = match kind {
-        QpKind::Rc => t.kind == QpKind::Rc && t.dest_qpn == src_qpn,
-        QpKind::Uc => t.kind == QpKind::Uc && t.dest_qpn == src_qpn,
+        QpKind::Rc => t.kind == QpKind::Rc && from_peer(t),
+        QpKind::Uc => t.kind == QpKind::Uc && from_peer(t),
         QpKind::Dci => t.kind == QpKind::Dct && t.dc_key == key,
         QpKind::Ud => t.kind == QpKind::Ud,
         QpKind::Dct => false,

@@ -5,9 +5,10 @@
 //! the processes meet there: every device joins a node directory (`node<N>`, one node = one
 //! port with its own LID and GIDs) and claims a slot in it, a unix datagram socket
 //! `node<N>/slot<K>`. The slot is part of every QP/DCT number and memory key the device hands
-//! out ([`SLOT_SHIFT`]), so the numbers stay unique across all processes of a node, as they are
-//! across the users of one HCA, and a requester finds the process that owns a destination QP
-//! from its number alone.
+//! out ([`SLOT_SHIFT`]; QP numbers in blocks each process claims in the node directory,
+//! [`QPN_BLOCK_SHIFT`]), so the numbers stay unique across all processes of a node, as they
+//! are across the users of one HCA, and a requester finds the process that owns a destination
+//! QP from its number.
 //!
 //! A request for a QP of another process travels as a message to that process's socket; the
 //! device thread there executes it against its own memory (the responder needs nothing else)
@@ -25,9 +26,16 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// QP/DCT numbers and mkey indexes are `slot << SLOT_SHIFT | n`: 2^14 numbers per process,
-/// 2^10 processes per node (numbers are 24 bits).
+/// Mkey indexes are `slot << SLOT_SHIFT | n`; a device's first block of QP/DCT numbers is the
+/// one its slot names ([`QPN_BLOCK_SHIFT`]). 2^10 processes per node (numbers are 24 bits).
 pub const SLOT_SHIFT: u32 = 14;
+/// QP/DCT numbers belong to processes in blocks of 2^QPN_BLOCK_SHIFT: a node's 24-bit space
+/// (one HCA's, as several processes share it) holds [`QPN_BLOCKS`] blocks, each claimed by one
+/// process in the node directory (`node<N>/qpn<B>`, a symlink to `<slot>.<pid>`), so a process
+/// may hold as many as the node has free and a requester finds the owner of any number.
+pub const QPN_BLOCK_SHIFT: u32 = 10;
+/// Blocks of QP numbers in a node.
+pub const QPN_BLOCKS: u32 = 1 << (24 - QPN_BLOCK_SHIFT);
 /// Slots per node.
 pub const MAX_SLOTS: u32 = 1 << (24 - SLOT_SHIFT);
 /// Nodes a fabric may have (LIDs and GIDs are derived from the node index).
@@ -111,6 +119,59 @@ impl Fabric {
             }
         }
         Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+    }
+
+    /// Claims a block of `node`'s QP numbers for this device: `first` if free, else the next
+    /// free one (wrapping). A block held by a device that is gone (its slot's socket unread,
+    /// or its process dead) is free. None when every block is held: the node's QP numbers
+    /// are exhausted. Under the node directory's lock, as slots are claimed.
+    pub fn claim_qpn_block(&self, node: u32, first: u32) -> Option<u32> {
+        let dir = self.root.join(format!("node{node}"));
+        let lock = std::fs::File::create(dir.join("lock")).ok()?;
+        // SAFETY: flock on a file descriptor this function owns; released when `lock` drops.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return None;
+        }
+        let me = format!("{}.{}", self.slot, std::process::id());
+        // Most blocks share a few holders: each is looked at once per claim.
+        let mut gone: HashMap<(u32, u32), bool> = HashMap::new();
+        for i in 0..QPN_BLOCKS {
+            let b = (first + i) % QPN_BLOCKS;
+            let path = dir.join(format!("qpn{b}"));
+            match std::os::unix::fs::symlink(&me, &path) {
+                Ok(()) => return Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder = read_holder(&path);
+                    let is_gone = match holder {
+                        Some(h) => *gone.entry(h).or_insert_with(|| self.holder_gone(&dir, h)),
+                        None => true,
+                    };
+                    if is_gone {
+                        let _ = std::fs::remove_file(&path);
+                        if std::os::unix::fs::symlink(&me, &path).is_ok() {
+                            return Some(b);
+                        }
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Whether the device (slot, pid) that claimed a block in `node_dir` is gone: its slot's socket has no
+    /// reader, or its process no longer exists (its slot may have been taken over since).
+    fn holder_gone(&self, node_dir: &Path, (slot, pid): (u32, u32)) -> bool {
+        if probe(&self.fd, &node_dir.join(format!("slot{slot}"))) == Delivery::Lost {
+            return true;
+        }
+        // SAFETY: kill with signal 0 sends nothing; it only checks the process exists.
+        pid != std::process::id() && unsafe { libc::kill(pid as libc::pid_t, 0) } != 0 && errno() == libc::ESRCH
+    }
+
+    /// The slot of the device holding block `block` of `node`'s QP numbers, if any.
+    pub fn qpn_block_holder(&self, node: u32, block: u32) -> Option<u32> {
+        read_holder(&self.root.join(format!("node{node}")).join(format!("qpn{block}"))).map(|(slot, _)| slot)
     }
 
     fn bound(fd: OwnedFd, root: &Path, slot: u32) -> Fabric {
@@ -262,6 +323,17 @@ fn incarnation() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     (u64::from(std::process::id()) << 40 ^ nanos) | 1
+}
+
+/// (slot, pid) of a QP number block's holder (`<slot>.<pid>`).
+fn read_holder(path: &Path) -> Option<(u32, u32)> {
+    let target = std::fs::read_link(path).ok()?;
+    let (slot, pid) = target.to_str()?.split_once('.')?;
+    Some((slot.parse().ok()?, pid.parse().ok()?))
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 fn slot_path(root: &Path, node: u32, slot: u32) -> PathBuf {

@@ -250,8 +250,11 @@ pub(super) fn create_qp(dev: &mut Device, fd: i32, call: &Call, input: &[u8]) ->
     let Some(db) = umem_at(dev, q(prm::QPC_DBR_UMEM_ID), dbr_off, 8) else {
         return bad(dev);
     };
+    // Device::qpn: out of numbers is the firmware's LIM_ERR.
+    let Ok(qpn) = dev.qpn() else {
+        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_LIM_ERR);
+    };
     let h = dev.handle();
-    let qpn = dev.qpn();
     let mut qp = Qp::new(kind, qpn, pd);
     qp.send_cq = Some(scq);
     qp.recv_cq = Some(rcq);
@@ -315,8 +318,10 @@ pub(super) fn create_dct(dev: &mut Device, call: &Call, input: &[u8]) -> Result<
     {
         return bad(dev);
     }
+    let Ok(dctn) = dev.qpn() else {
+        return fw_error(dev, call, out_attr, prm::MLX5_CMD_STAT_LIM_ERR);
+    };
     let h = dev.handle();
-    let dctn = dev.qpn();
     let mut qp = Qp::new(QpKind::Dct, dctn, pd);
     qp.recv_cq = Some(cq);
     qp.srq = Some(srq);

@@ -166,6 +166,7 @@ fn method(object: u16, method: u16) -> Option<Method> {
             |dev, _, call| super::devx::event_channel_alloc(dev, call)
         }
         (UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR) => |dev, _, call| advise_mr(dev, call),
+        (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT) => query_context,
         (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE) => |dev, _, call| query_gid_table(dev, call),
         (UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY) => |dev, _, call| query_gid_entry(dev, call),
         _ => return None,
@@ -190,6 +191,33 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
     if opcode == prm::MLX5_CMD_OP_QUERY_LAG {
         // A single-port function is in no LAG: lag_state 0 (mlx5_ifc lag_context).
         let out = vec![0u8; call.out_len(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT)?];
+        return call.output(dev, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, &out);
+    }
+    if opcode == prm::MLX5_CMD_OP_QUERY_HCA_VPORT_CONTEXT {
+        // devx_is_general_cmd allows it: the port's own vport (port_num 0 on a single-port
+        // function), as the firmware reports it (mlx5_ifc hca_vport_context).
+        let mut out = vec![0u8; call.out_len(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT)?];
+        if out.len() < 16 + 0x100 {
+            return fw_error(
+                dev,
+                call,
+                MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT,
+                prm::MLX5_CMD_STAT_BAD_OUTP_LEN_ERR,
+            );
+        }
+        let c = prm::QUERY_HCA_VPORT_CONTEXT_OUT_CONTEXT;
+        let guid = crate::profile::NODE_GUID_BASE + u64::from(dev.node);
+        set(&mut out, prm::HCA_VPORT_CONTEXT_PORT_PHYSICAL_STATE.within(c), 5);
+        set(&mut out, prm::HCA_VPORT_CONTEXT_PORT_STATE.within(c), dev.port_state);
+        set(&mut out, prm::HCA_VPORT_CONTEXT_VPORT_STATE.within(c), dev.port_state);
+        set64(&mut out, prm::HCA_VPORT_CONTEXT_SYSTEM_IMAGE_GUID.within(c), guid);
+        set64(&mut out, prm::HCA_VPORT_CONTEXT_PORT_GUID.within(c), guid);
+        set64(&mut out, prm::HCA_VPORT_CONTEXT_NODE_GUID.within(c), guid);
+        set(
+            &mut out,
+            prm::HCA_VPORT_CONTEXT_LID.within(c),
+            u32::from(dev.profile.lid_of(dev.node)),
+        );
         return call.output(dev, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, &out);
     }
     if opcode != prm::MLX5_CMD_OP_QUERY_HCA_CAP {
@@ -249,6 +277,14 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
                 cap(prm::CMD_HCA_CAP_ROCE),
                 u32::from(p.link_layer == LinkLayer::Ethernet),
             );
+            // A ConnectX says which link its port runs (port_type 1: Ethernet) and that the
+            // function has one port.
+            set(
+                &mut out,
+                cap(prm::CMD_HCA_CAP_PORT_TYPE),
+                u32::from(p.link_layer == LinkLayer::Ethernet),
+            );
+            set(&mut out, cap(prm::CMD_HCA_CAP_NUM_PORTS), 1);
         }
         prm::MLX5_SET_HCA_CAP_OP_MOD_ODP => {
             let on = u32::from(p.odp);
@@ -277,6 +313,10 @@ fn devx_other(dev: &Device, call: &Call) -> Result<(), i32> {
                 );
             }
         }
+        // The NIC flow table page of a function without NIC flow steering: the firmware
+        // answers the page, every capability 0 (ft_support and the rest), which mlx5dv_dr and
+        // rdma-core's flow tests read as "not supported".
+        prm::MLX5_SET_HCA_CAP_OP_MOD_NIC_FLOW_TABLE => {}
         _ => {
             return fw_error(
                 dev,
@@ -540,6 +580,29 @@ fn query_gid_table(dev: &Device, call: &Call) -> Result<(), i32> {
 
 /// UVERBS_METHOD_QUERY_GID_ENTRY (ib_uverbs_query_gid_entry): one entry; an invalid port is
 /// EINVAL, an empty index ENODATA (rdma_get_gid_attr).
+/// UVERBS_METHOD_QUERY_CONTEXT (ib_uverbs `UVERBS_HANDLER(UVERBS_METHOD_QUERY_CONTEXT)`):
+/// the completion vectors, the core's optional features (IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS)
+/// and, from mlx5_ib `mlx5_ib_query_context`, the ucontext response GET_CONTEXT gave; what
+/// ibv_import_device asks of a copied command fd.
+fn query_context(dev: &mut Device, fd: i32, call: &Call) -> Result<(), i32> {
+    let (total, cqe_version) = {
+        let ctxs = super::contexts();
+        let ctx = ctxs.get(&fd).filter(|c| c.ready).ok_or(libc::EINVAL)?;
+        (ctx.tot_bfregs, ctx.cqe_version)
+    };
+    call.output(dev, UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, &1u32.to_ne_bytes())?;
+    if call.attr(UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT).is_some() {
+        call.output(dev, UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, &1u64.to_ne_bytes())?;
+    }
+    if call.attr(MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX).is_some() {
+        let resp = super::write::ucontext_resp(dev, total, cqe_version);
+        let mut out = vec![0u8; std::mem::size_of_val(&resp)];
+        crate::uapi::write_struct(&mut out, &resp);
+        call.output(dev, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, &out)?;
+    }
+    Ok(())
+}
+
 fn query_gid_entry(dev: &Device, call: &Call) -> Result<(), i32> {
     let port = call.attr(UVERBS_ATTR_QUERY_GID_ENTRY_PORT).ok_or(libc::EINVAL)?.data as u32;
     let index = call

@@ -21,6 +21,11 @@ use std::sync::Mutex;
 pub struct Ucontext {
     /// GET_CONTEXT done.
     pub ready: bool,
+    /// The bfregs GET_CONTEXT gave (`tot_bfregs`) and the CQE version: what QUERY_CONTEXT
+    /// answers again.
+    pub tot_bfregs: u32,
+    /// See `tot_bfregs`.
+    pub cqe_version: u8,
     /// The async event file (the fd handed to the library).
     pub async_fd: Option<i32>,
     /// Completion channels created on this context (their fds).
@@ -285,14 +290,23 @@ pub fn is_device_fd(fd: i32) -> bool {
 /// A dup of a device fd shares its context, as a dup of the real file would.
 pub fn dup(old: i32, new: i32) {
     let mut c = contexts();
-    if c.contains_key(&old) {
-        c.insert(
-            new,
-            Ucontext {
-                ready: true,
-                ..Default::default()
-            },
-        );
+    // The copy is the same file, so the same ucontext (ibv_import_device works on it): its
+    // bfreg layout, DEVX uid and CQE version. What the emulator keeps per fd (its own
+    // mappings of pages mapped through this fd, the async file made at GET_CONTEXT) stays
+    // with the fd it belongs to, so closing either fd leaves the other's intact.
+    if let Some(o) = c.get(&old) {
+        let copy = Ucontext {
+            ready: o.ready,
+            tot_bfregs: o.tot_bfregs,
+            cqe_version: o.cqe_version,
+            devx_uid: o.devx_uid,
+            bfreg_count: o.bfreg_count.clone(),
+            low_latency_bfregs: o.low_latency_bfregs,
+            num_static_sys_pages: o.num_static_sys_pages,
+            file_ino: o.file_ino,
+            ..Default::default()
+        };
+        c.insert(new, copy);
     }
 }
 
@@ -340,6 +354,8 @@ pub fn decode_mmap_offset(offset: i64) -> (u32, u32) {
 const STATIC_UAR_CMDS: [u32; 3] = [0, 2, 3];
 /// MLX5_IB_MMAP_ALLOC_WC: a dynamic UAR page the library picked (legacy dynamic UARs).
 const MMAP_ALLOC_WC: u32 = 6;
+/// MLX5_IB_MMAP_CLOCK_INFO, with index MLX5_IB_CLOCK_INFO_V1 (0): the clock info page.
+const MMAP_CLOCK_INFO: u32 = 7;
 
 /// Whether mlx5_ib's mmap serves `offset` of the command device (uar_mmap's commands;
 /// anything else: EINVAL; EIO once the device is disassociated). What the library maps
@@ -350,17 +366,49 @@ pub fn mmap_check(offset: i64) -> Result<(), i32> {
     if device::global().fatal {
         return Err(libc::EIO);
     }
-    let (cmd, _) = decode_mmap_offset(offset);
-    if STATIC_UAR_CMDS.contains(&cmd) || cmd == MMAP_ALLOC_WC {
+    let (cmd, index) = decode_mmap_offset(offset);
+    if STATIC_UAR_CMDS.contains(&cmd) || cmd == MMAP_ALLOC_WC || (cmd == MMAP_CLOCK_INFO && index == 0) {
         Ok(())
     } else {
         Err(libc::EINVAL)
     }
 }
 
+/// The clock info page (mlx5_ib `mlx5_ib_mmap_clock_info_page`, the page mlx5_core's clock
+/// keeps in `mdev->clock_info`): written into the device file at its mmap offset, so the
+/// library's read-only mapping of it shows what mlx5dv_get_clock_info reads. The device's
+/// free-running counter runs at `hca_core_clock` (156,250 kHz: 6.4 ns a cycle, mult/shift as
+/// mlx5_core's `clocksource_khz2mult`-style conversion with shift 23); the page pins cycle 0 to
+/// the wall-clock time the page was written (sign 0: no update in progress).
+fn write_clock_info(fd: i32, offset: i64) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let shift = 23u32;
+    let info = crate::uapi::mlx5_abi::mlx5_ib_clock_info {
+        sign: 0,
+        resv: 0,
+        nsec: now,
+        cycles: 0,
+        frac: 0,
+        mult: ((1_000_000u64 << shift) / 156_250) as u32,
+        shift,
+        mask: (1 << 63) - 1,
+        overflow_period: 0,
+    };
+    let mut page = vec![0u8; std::mem::size_of_val(&info)];
+    crate::uapi::write_struct(&mut page, &info);
+    // SAFETY: pwrite of our own buffer to the device file the library mapped (a memfd).
+    unsafe { libc::syscall(libc::SYS_pwrite64, fd, page.as_ptr(), page.len(), offset) };
+}
+
 /// The library mapped `len` bytes at `offset` of the command device `fd` (through the
 /// interposer): the device maps the same pages of the device file for itself.
 pub fn mmap(fd: i32, len: usize, offset: i64) {
+    if decode_mmap_offset(offset).0 == MMAP_CLOCK_INFO {
+        write_clock_info(fd, offset);
+        return;
+    }
     let mut dev = device::global();
     for page in 0..len.div_ceil(4096) as i64 {
         map_page(&mut dev, fd, offset + page * 4096);
@@ -649,8 +697,11 @@ mod tests {
         assert_eq!(decode_mmap_offset(3 << 12), (0, 3));
         assert_eq!(decode_mmap_offset(((1 << 16) | (6 << 8) | 5) << 12), (6, 0x105));
         assert_eq!(mmap_check(((6 << 8) | 5) << 12), Ok(()));
-        // MLX5_IB_MMAP_CORE_CLOCK (5) and the rest are not UAR pages here.
+        // MLX5_IB_MMAP_CORE_CLOCK (5) and the rest are not UAR pages here; the clock info
+        // page (7, version 1 at index 0) is mapped.
         assert_eq!(mmap_check((5 << 8) << 12), Err(libc::EINVAL));
+        assert_eq!(mmap_check((7 << 8) << 12), Ok(()));
+        assert_eq!(mmap_check(((7 << 8) | 1) << 12), Err(libc::EINVAL));
     }
 
     #[test]

@@ -169,12 +169,23 @@ pub fn modify_qp_ex(
     Ok(())
 }
 
+/// ib_core's `rdma_fill_sgid_attr` -> `rdma_get_gid_attr` (cache.c) for an address with a GRH:
+/// an index past the port's GID table is EINVAL, one whose entry is empty ENODATA.
+pub fn sgid_entry(profile: &crate::profile::Profile, index: u8) -> Result<(), i32> {
+    if u32::from(index) >= profile.gid_tbl_len() {
+        Err(libc::EINVAL)
+    } else if u32::from(index) >= profile.gid_count() {
+        Err(libc::ENODATA)
+    } else {
+        Ok(())
+    }
+}
+
 /// Applies a MODIFY_QP. For a DCT reaching RTR, `dctn` receives the DCT number the firmware
 /// assigned (mlx5_ib_modify_dct returns it in the udata response).
 pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Option<u32>>) -> Result<(), i32> {
     let link_layer = dev.profile.link_layer;
     let atomics = dev.profile.atomics;
-    let gid_count = dev.profile.gid_count();
     let qp = dev.qps.get(&r.qp_handle).ok_or(libc::EINVAL)?;
     let kind = qp.kind;
     let cur = if r.attr_mask & CUR_STATE != 0 {
@@ -210,8 +221,8 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
         if link_layer == LinkLayer::Ethernet && !p.is_global {
             return Err(libc::EINVAL);
         }
-        if p.is_global && u32::from(p.sgid_index) >= gid_count {
-            return Err(libc::EINVAL);
+        if p.is_global {
+            sgid_entry(dev.profile, p.sgid_index)?;
         }
     }
     if r.attr_mask & PATH_MTU != 0 && !(1..=5).contains(&r.path_mtu) {
@@ -229,7 +240,7 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
         return Err(libc::EOPNOTSUPP);
     }
     let assign_dctn = kind == QpKind::Dct && new == QpState::Rtr && cur == QpState::Init;
-    let new_dctn = if assign_dctn { Some(dev.qpn()) } else { None };
+    let new_dctn = if assign_dctn { Some(dev.qpn()?) } else { None };
     let qp = dev.qps.get_mut(&r.qp_handle).ok_or(libc::EINVAL)?;
     let m = r.attr_mask;
     if m & PORT != 0 {
@@ -277,10 +288,20 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
     if m & QKEY != 0 {
         qp.qkey = r.qkey;
     }
+    // Software that rewrote the send record since RESET (libmlx5 zeroes it as soon as
+    // MODIFY_QP(RESET) returns) made it live again, whatever it writes later
+    // (Qp::sq_producer): a record back at its old value after a zeroing is new work.
+    if let Some(stale) = qp.sq_stale_record {
+        if qp.db != 0 && dev.dma.read_be32(qp.db + 4) & 0xffff != stale {
+            qp.sq_stale_record = None;
+        }
+    }
     if new == QpState::Reset {
         // To RESET the HCA forgets the rings' progress: counters restart at 0, as libmlx5
         // resets its own (mlx5_modify_qp -> mlx5_init_qp_indices).
         qp.reset_send_queue();
+        // The record keeps the old producer until software rings again (Qp::sq_producer).
+        qp.sq_stale_record = (qp.sq.cnt > 0 && qp.db != 0).then(|| dev.dma.read_be32(qp.db + 4) & 0xffff);
         qp.rq_ci = 0;
         qp.errored_streams.clear();
     }

@@ -478,6 +478,27 @@ pub const CMD_HCA_CAP_SF: Field = Field::new(0x680, 1);
 pub const CMD_HCA_CAP_MATCH_DEFINER_FORMAT_SUPPORTED: Field = Field::new(0x7c0, 64);
 /// `cmd_hca_cap.roce`: read by libmlx5 44+59 by mlx5dv_dr (dr_devx.c).
 pub const CMD_HCA_CAP_ROCE: Field = Field::new(0x21d, 1);
+/// `cmd_hca_cap.port_type` (mlx5_ifc.h): 0 InfiniBand, 1 Ethernet; mlx5_ib takes the link
+/// layer from it (mlx5_port_type_cap_to_rdma_ll).
+pub const CMD_HCA_CAP_PORT_TYPE: Field = Field::new(0x1b6, 2);
+/// `cmd_hca_cap.num_ports` (mlx5_ifc.h).
+pub const CMD_HCA_CAP_NUM_PORTS: Field = Field::new(0x1b8, 8);
+/// `query_hca_vport_context_out.hca_vport_context` (mlx5_ifc.h): after the 16-byte header.
+pub const QUERY_HCA_VPORT_CONTEXT_OUT_CONTEXT: Field = Field::new(0x80, 0x800);
+/// `hca_vport_context.port_physical_state` (5: LinkUp).
+pub const HCA_VPORT_CONTEXT_PORT_PHYSICAL_STATE: Field = Field::new(0x110, 4);
+/// `hca_vport_context.port_state` (enum ib_port_state).
+pub const HCA_VPORT_CONTEXT_PORT_STATE: Field = Field::new(0x118, 4);
+/// `hca_vport_context.vport_state`.
+pub const HCA_VPORT_CONTEXT_VPORT_STATE: Field = Field::new(0x11c, 4);
+/// `hca_vport_context.system_image_guid`.
+pub const HCA_VPORT_CONTEXT_SYSTEM_IMAGE_GUID: Field = Field::new(0x140, 64);
+/// `hca_vport_context.port_guid`.
+pub const HCA_VPORT_CONTEXT_PORT_GUID: Field = Field::new(0x180, 64);
+/// `hca_vport_context.node_guid`.
+pub const HCA_VPORT_CONTEXT_NODE_GUID: Field = Field::new(0x1c0, 64);
+/// `hca_vport_context.lid`.
+pub const HCA_VPORT_CONTEXT_LID: Field = Field::new(0x300, 16);
 /// `cmd_hca_cap.steering_format_version`: read by libmlx5 44+59 by mlx5dv_dr (dr_devx.c).
 pub const CMD_HCA_CAP_STEERING_FORMAT_VERSION: Field = Field::new(0x444, 4);
 /// `cmd_hca_cap.fl_rc_qp_when_roce_disabled`: read by libmlx5 59 only by mlx5dv_dr (dr_devx.c) (absent from v44 ifc).
@@ -1075,6 +1096,8 @@ const ALL_FIELDS: &[(&str, Field, usize)] = &[
         CMD_HCA_CAP_SZ_BYTES,
     ),
     ("CMD_HCA_CAP_ROCE", CMD_HCA_CAP_ROCE, CMD_HCA_CAP_SZ_BYTES),
+    ("CMD_HCA_CAP_PORT_TYPE", CMD_HCA_CAP_PORT_TYPE, CMD_HCA_CAP_SZ_BYTES),
+    ("CMD_HCA_CAP_NUM_PORTS", CMD_HCA_CAP_NUM_PORTS, CMD_HCA_CAP_SZ_BYTES),
     (
         "CMD_HCA_CAP_STEERING_FORMAT_VERSION",
         CMD_HCA_CAP_STEERING_FORMAT_VERSION,

@@ -107,19 +107,14 @@ pub fn handle(fd: i32, buf: &[u8]) -> Result<usize, i32> {
             driver_resp_len: out.saturating_sub(core_resp),
         }
     };
-    if (command, extended) == (IB_USER_VERBS_CMD_CREATE_AH, false) {
-        // Outside the device lock: the kernel resolves a neighbour per call, and a silent one
-        // stalls only the thread that asked.
-        let r: ib_uverbs_create_ah = cmd.req();
-        let ethernet = device::global().profile.link_layer == LinkLayer::Ethernet;
-        if ethernet && r.attr.is_global != 0 && silent_neighbour(&r.attr.grh.dgid) {
-            std::thread::sleep(crate::engine::timing::neighbour_timeout());
-            crate::log(format_args!(
-                "create_ah: the neighbour of GID {:02x?} never answered (SOFT_MLX5_SILENT_GID): ETIMEDOUT",
-                r.attr.grh.dgid
-            ));
-            return Err(libc::ETIMEDOUT);
-        }
+    // Outside the device lock: the kernel resolves a neighbour per call, and a silent one
+    // stalls only the thread that asked.
+    if let Some(dgid) = unresolved_neighbour(command, extended, &cmd) {
+        std::thread::sleep(crate::engine::timing::neighbour_timeout());
+        crate::log(format_args!(
+            "command {command}: the neighbour of GID {dgid:02x?} never answered: ETIMEDOUT"
+        ));
+        return Err(libc::ETIMEDOUT);
     }
     let mut dev = device::global();
     let r = if dev.fatal && !destroys(command, extended) {
@@ -508,6 +503,10 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
     drop(ctxs);
     dev.async_fds.push(rd);
     let total = req.total_num_bfregs.next_multiple_of(4);
+    let cqe_version = req.max_cqe_version.min(1);
+    if let Some(ctx) = contexts().get_mut(&fd) {
+        (ctx.tot_bfregs, ctx.cqe_version) = (total, cqe_version);
+    }
     cmd.respond(
         dev,
         &ib_uverbs_get_context_resp {
@@ -515,7 +514,15 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
             num_comp_vectors: 1,
         },
     )?;
-    let resp = mlx5_ib_alloc_ucontext_resp {
+    cmd.respond_driver(dev, &ucontext_resp(dev, total, cqe_version))?;
+    crate::engine::start();
+    Ok(())
+}
+
+/// The driver part of the ucontext as GET_CONTEXT answers it and QUERY_CONTEXT repeats it
+/// (mlx5_ib `set_ucontext_resp`, shared by mlx5_ib_alloc_ucontext and mlx5_ib_query_context).
+pub(super) fn ucontext_resp(dev: &Device, total: u32, cqe_version: u8) -> mlx5_ib_alloc_ucontext_resp {
+    mlx5_ib_alloc_ucontext_resp {
         qp_tab_size: profile::MAX_QP,
         bf_reg_size: super::BF_REG_SIZE,
         tot_bfregs: total,
@@ -528,7 +535,7 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
         num_ports: 1,
         comp_mask: 0,
         response_length: std::mem::size_of::<mlx5_ib_alloc_ucontext_resp>() as u32,
-        cqe_version: req.max_cqe_version.min(1),
+        cqe_version,
         cmds_supp_uhw: MLX5_USER_CMDS_SUPP_UHW_QUERY_DEVICE | MLX5_USER_CMDS_SUPP_UHW_CREATE_AH,
         eth_min_inline: if dev.profile.link_layer == LinkLayer::Ethernet {
             MLX5_USER_INLINE_MODE_NONE + 1
@@ -541,11 +548,11 @@ fn get_context(dev: &mut Device, fd: i32, cmd: &Cmd<'_>) -> Result<(), i32> {
         // 1024), rounded to whole system pages: the registers libmlx5 hands to thread domains
         // (`mlx5_attach_dedicated_uar`, legacy dynamic UARs mapped with MLX5_IB_MMAP_ALLOC_WC).
         num_dyn_bfregs: super::NUM_DYN_BFREGS,
+        // mlx5_ib_alloc_ucontext: BIT(MLX5_IB_CLOCK_INFO_V1) when mlx5_core keeps a clock
+        // info page (kernel/mod.rs write_clock_info).
+        clock_info_versions: 1,
         ..Default::default()
-    };
-    cmd.respond_driver(dev, &resp)?;
-    crate::engine::start();
-    Ok(())
+    }
 }
 
 fn query_device_base(dev: &Device) -> ib_uverbs_query_device_resp {
@@ -839,6 +846,8 @@ fn create_cq(
     };
     let h = dev.handle();
     let cqn = dev.number();
+    // Every arm of this CQ must change its arm record (completer.rs ARM_RECORD_UNARMED).
+    crate::engine::completer::init_arm_record(dev.dma.as_ref(), u.db_addr);
     dev.cqs.insert(
         h,
         Cq {
@@ -851,7 +860,7 @@ fn create_cq(
             pi: 0,
             channel,
             armed_sn: None,
-            last_arm: Some(0),
+            last_arm: None,
             overrun: false,
         },
     );
@@ -916,7 +925,9 @@ fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     if !dev.pds.contains_key(&r.pd_handle) {
         return Err(libc::EINVAL);
     }
-    if r.max_wr == 0 || r.max_wr >= profile::MAX_SRQ_WR || r.max_sge > 31 {
+    // mlx5_ib_create_srq checks max_wr only against the device's maximum (max_wr 0 makes a
+    // ring of roundup_pow_of_two(0 + 1) = 1 entry, as pyverbs' SrqInitAttr() asks).
+    if r.max_wr >= profile::MAX_SRQ_WR || r.max_sge > 31 {
         return Err(libc::EINVAL);
     }
     let wqe_cnt = (r.max_wr + 1).next_power_of_two();
@@ -954,6 +965,51 @@ fn create_srq(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     cmd.respond_driver(dev, &mlx5_ib_create_srq_resp { srqn, reserved: 0 })
 }
 
+/// The DGID whose MAC the kernel cannot resolve, for a command that resolves one on RoCE:
+/// CREATE_AH (`rdma_create_user_ah`) and MODIFY_QP with an address vector on an RC/UC QP
+/// (`_ib_modify_qp`: `is_qp_type_connected`), both through `ib_resolve_eth_dmac`, once the
+/// source GID entry was found (`rdma_fill_sgid_attr` comes first; its errors are the command's
+/// own). Multicast DGIDs map to a MAC, and a link-local DGID from a RoCE v1 source GID takes
+/// its MAC from the GID (`ib_resolve_unicast_gid_dmac`); any other is resolved through the IP
+/// neighbour table, which times out (`rdma_resolve_ip`, ETIMEDOUT) for an address whose
+/// neighbour never answers: one `SOFT_MLX5_SILENT_GID` names, or one no node of the fabric has.
+fn unresolved_neighbour(command: u32, extended: bool, cmd: &Cmd<'_>) -> Option<[u8; 16]> {
+    let (sgid_index, dgid) = match (command, extended) {
+        (IB_USER_VERBS_CMD_CREATE_AH, false) => {
+            let r: ib_uverbs_create_ah = cmd.req();
+            if r.attr.is_global == 0 {
+                return None;
+            }
+            (r.attr.grh.sgid_index, r.attr.grh.dgid)
+        }
+        (IB_USER_VERBS_CMD_MODIFY_QP, false) | (IB_USER_VERBS_EX_CMD_MODIFY_QP, true) => {
+            let r: ib_uverbs_modify_qp = cmd.req();
+            if r.attr_mask & modify::mask::AV == 0 || r.dest.is_global == 0 {
+                return None;
+            }
+            let kind = device::global().qps.get(&r.qp_handle).map(|q| q.kind);
+            if !matches!(kind, Some(QpKind::Rc | QpKind::Uc)) {
+                return None;
+            }
+            (r.dest.sgid_index, r.dest.dgid)
+        }
+        _ => return None,
+    };
+    let profile = device::global().profile;
+    if profile.link_layer != LinkLayer::Ethernet || modify::sgid_entry(profile, sgid_index).is_err() || dgid[0] == 0xff
+    {
+        return None;
+    }
+    // The emulated port's GID 0 is its RoCE v1 one (sysfs gid_attrs/types).
+    let link_local = dgid[0] == 0xfe && dgid[1] & 0xc0 == 0x80;
+    if link_local && sgid_index == 0 {
+        return None;
+    }
+    let on_fabric =
+        (0..crate::fabric::MAX_NODES).any(|n| (0..profile.gid_count()).any(|i| profile.gid(n, i) == Some(dgid)));
+    (silent_neighbour(&dgid) || !on_fabric).then_some(dgid)
+}
+
 /// Whether `gid` is an IPv4-mapped address (`::ffff:a.b.c.d`) whose dotted form starts with
 /// one of the comma-separated prefixes of `SOFT_MLX5_SILENT_GID` (e.g. `10.78.200.`): an
 /// on-link address whose neighbour never answers ARP, so the kernel's resolution for
@@ -977,6 +1033,10 @@ fn create_ah(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
     }
     if dev.profile.link_layer == LinkLayer::Ethernet && r.attr.is_global == 0 {
         return Err(libc::EINVAL);
+    }
+    // ib_uverbs create_ah -> rdma_create_user_ah -> rdma_fill_sgid_attr.
+    if r.attr.is_global != 0 {
+        super::modify::sgid_entry(dev.profile, r.attr.grh.sgid_index)?;
     }
     let h = dev.handle();
     let path = Path {
@@ -1096,7 +1156,7 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
     let has_recv_cq = cq_ok(r.recv_cq_handle);
     let h = dev.handle();
     // A DCT gets its number at RTR (mlx5_ib_modify_dct creates the firmware object there).
-    let qpn = if kind == QpKind::Dct { 0 } else { dev.qpn() };
+    let qpn = if kind == QpKind::Dct { 0 } else { dev.qpn()? };
     // create_user_qp: the register the library chose (MLX5_QP_FLAG_BFREG_INDEX, a dynamic
     // UAR), else mlx5_ib's allocation; a DCT sends nothing and gets none.
     let (bfregn, bfreg_index) = if kind == QpKind::Dct || u.flags & MLX5_QP_FLAG_BFREG_INDEX != 0 {

@@ -662,6 +662,8 @@ impl Bed {
         let h = self.dev.handle();
         let cqn = self.dev.number();
         let user_handle = 0xc000_0000 | u64::from(h);
+        // As kernel/write.rs create_cq leaves the arm record.
+        soft_mlx5::engine::completer::init_arm_record(&soft_mlx5::mem::LocalDma, db.addr());
         self.dev.cqs.insert(
             h,
             Cq {
@@ -674,7 +676,7 @@ impl Bed {
                 pi: 0,
                 channel: None,
                 armed_sn: None,
-                last_arm: Some(0),
+                last_arm: None,
                 overrun: false,
             },
         );
@@ -744,7 +746,7 @@ impl Bed {
         let buf = Buf::new(rq_bytes + cfg.sq_cnt as usize * 64);
         let db = Buf::new(64);
         let h = self.dev.handle();
-        let qpn = self.dev.qpn();
+        let qpn = self.dev.qpn().unwrap();
         let uidx = self.uidx();
         let user_handle = 0x9000_0000 | u64::from(h);
         let lid = self.dev.profile.lid_of(self.dev.node);
@@ -799,6 +801,7 @@ impl Bed {
             sq_ci: 0,
             rq_ci: 0,
             sq_fetched: 0,
+            sq_stale_record: None,
             outstanding: Default::default(),
             stalls: Default::default(),
             wire: Default::default(),
@@ -842,7 +845,7 @@ impl Bed {
     pub fn dct(&mut self, pd: u32, cq: &TCq, srq: &TSrq, key: u64, cfg: &QpCfg) -> TDct {
         let h = self.dev.handle();
         let uidx = self.uidx();
-        let dctn = self.dev.qpn();
+        let dctn = self.dev.qpn().unwrap();
         let lid = self.dev.profile.lid_of(self.dev.node);
         let qp = Qp {
             user_handle: 0xd000_0000 | u64::from(h),
@@ -886,6 +889,7 @@ impl Bed {
             sq_ci: 0,
             rq_ci: 0,
             sq_fetched: 0,
+            sq_stale_record: None,
             outstanding: Default::default(),
             stalls: Default::default(),
             wire: Default::default(),

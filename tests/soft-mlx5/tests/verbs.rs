@@ -1,0 +1,197 @@
+//! Small C programs under tests/c, built against the system's libibverbs/libmlx5 and run
+//! through the `soft-mlx5` tool as an application runs: each drives the real, unmodified
+//! libraries over the emulated device, prints what it saw and exits 0 when the device behaved
+//! as the kernel and silicon it names would. A time limit turns a hang into a failure.
+//! Not built for another machine (`soft_mlx5_cross`, build.rs): there the tool cannot be started.
+#![cfg(not(soft_mlx5_cross))]
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tmp() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// Builds tests/c/`name`.c into the test's temporary directory.
+fn build(name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
+    let bin = tmp().join(format!("verbs-{name}"));
+    let out = Command::new("cc")
+        .args(["-O1", "-Wall", "-Werror", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .args(["-libverbs", "-lmlx5"])
+        .output()
+        .unwrap_or_else(|e| panic!("these tests build C programs with `cc` ({e}): install gcc and libibverbs-dev"));
+    assert!(
+        out.status.success(),
+        "cc {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}
+
+/// Runs tests/c/`name`.c under `soft-mlx5 --profile <profile> <extra>` on a fabric of its own;
+/// fails when it exits non-zero or is still running after `limit`. Returns its stdout.
+fn run(name: &str, profile: &str, extra: &[&str], args: &[&str], limit: Duration) -> String {
+    let bin = build(name);
+    let fabric = tmp().join(format!("verbs-fabric-{name}-{profile}-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_soft-mlx5"))
+        .args(["--profile", profile, "--fabric"])
+        .arg(&fabric)
+        .args(extra)
+        .arg("--")
+        .arg(&bin)
+        .args(args)
+        .env("SOFT_MLX5_CACHE", tmp().join("soft-mlx5-verbs-cache"))
+        .env_remove("SOFT_MLX5_FABRIC")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&fabric);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    match status {
+        None => panic!("{name} on {profile} still running after {limit:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"),
+        Some(s) => assert!(
+            s.success(),
+            "{name} on {profile}: {s}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        ),
+    }
+    stdout
+}
+
+const PROFILES: [&str; 2] = ["cx5-ib", "cx6dx-roce"];
+
+#[test]
+fn two_cqs_of_one_channel_armed_back_to_back_each_raise_their_event() {
+    for p in PROFILES {
+        run("cq_arm_two", p, &[], &[], Duration::from_secs(20));
+    }
+}
+
+/// Parses qp_many's line: (created, errno, seconds of the last call, seconds in all).
+fn qp_many(out: &str) -> (u64, i32, f64, f64) {
+    let w: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(
+        (w.first(), w.get(2), w.get(4), w.get(6)),
+        (Some(&"created"), Some(&"errno"), Some(&"last"), Some(&"total")),
+        "{out}"
+    );
+    (
+        w[1].parse().unwrap(),
+        w[3].parse().unwrap(),
+        w[5].parse().unwrap(),
+        w[7].parse().unwrap(),
+    )
+}
+
+/// The two QP-number tests run one at a time: each measures time, and 20,000 creates take
+/// both cores.
+static QP_NUMBERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn one_process_creates_20000_qps_past_what_one_slot_once_held() {
+    let _one = QP_NUMBERS.lock().unwrap_or_else(|p| p.into_inner());
+    let out = run("qp_many", "cx5-ib", &[], &["20000"], Duration::from_secs(120));
+    let (n, errno, _, total) = qp_many(&out);
+    assert_eq!((n, errno), (20_000, 0), "{out}");
+    eprintln!("20,000 QPs in {total:.3} s");
+}
+
+#[test]
+fn when_its_nodes_qp_numbers_run_out_create_qp_fails_enomem_within_a_second() {
+    let _one = QP_NUMBERS.lock().unwrap_or_else(|p| p.into_inner());
+    // Every block (fabric::QPN_BLOCKS) of node 0's QP numbers but two is held by a live device (slot 1, which the
+    // program's own device claims, of process 1): 2 x 1024 numbers are left.
+    let fabric = tmp().join(format!("verbs-fabric-qp_many-cx6dx-roce-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&fabric);
+    let node = fabric.join("node0");
+    std::fs::create_dir_all(&node).unwrap();
+    for b in 0..1u32 << 14 {
+        if b != 16 && b != 9000 {
+            std::os::unix::fs::symlink("1.1", node.join(format!("qpn{b}"))).unwrap();
+        }
+    }
+    let out = run("qp_many", "cx6dx-roce", &[], &["100000"], Duration::from_secs(60));
+    let _ = std::fs::remove_dir_all(&fabric);
+    let (n, errno, last, _) = qp_many(&out);
+    assert_eq!((n, errno), (2048, libc::ENOMEM), "{out}");
+    assert!(last < 1.0, "the failing create took {last} s");
+    eprintln!("the failing create took {last:.6} s");
+}
+
+#[test]
+fn an_srq_of_max_wr_0_is_created_with_one_entry_as_mlx5_ib_makes_it() {
+    run("srq_zero", "cx5-ib", &[], &[], Duration::from_secs(20));
+}
+
+#[test]
+fn a_source_gid_index_without_an_entry_is_refused_einval_past_the_table_enodata_when_empty() {
+    for p in PROFILES {
+        run("sgid_index", p, &[], &[], Duration::from_secs(20));
+    }
+}
+
+#[test]
+fn an_rc_qp_addressed_to_the_wrong_lid_exhausts_its_retries_instead_of_talking_to_itself() {
+    let out = run(
+        "rc_pair",
+        "cx5-ib",
+        &["--nodes", "2", "--timeout", "30"],
+        &["right"],
+        Duration::from_secs(40),
+    );
+    assert!(
+        out.contains("node 0: send status 0") && out.contains("node 1: send status 0"),
+        "{out}"
+    );
+    run(
+        "rc_pair",
+        "cx5-ib",
+        &["--nodes", "2", "--timeout", "30"],
+        &["wrong"],
+        Duration::from_secs(40),
+    );
+}
+
+#[test]
+fn on_roce_rtr_toward_a_gid_no_node_has_times_out_resolving_its_mac() {
+    run("roce_unreachable", "cx6dx-roce", &[], &[], Duration::from_secs(30));
+}
+
+#[test]
+fn a_copy_of_the_command_fd_by_dup_dup3_or_fcntl64_is_the_device_as_fstat_shows_it() {
+    run("dup_import", "cx5-ib", &[], &[], Duration::from_secs(20));
+}
+
+#[test]
+fn devx_general_caps_say_the_port_type_and_one_port_the_vport_context_is_answered_and_flow_tables_are_absent() {
+    for p in PROFILES {
+        run("devx_general", p, &[], &[], Duration::from_secs(20));
+    }
+}
+
+#[test]
+fn the_clock_info_page_is_offered_and_mlx5dv_get_clock_info_converts_to_wall_clock_time() {
+    run("clock_info", "cx5-ib", &[], &[], Duration::from_secs(20));
+}
