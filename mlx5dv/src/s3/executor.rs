@@ -11,7 +11,7 @@ use crate::cq::{Cq, WcStatus};
 use crate::dc::{DcKey, DcPeer, Mlx5Context};
 use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Probation, Request};
 use crate::error::{Error, Result};
-use crate::mr::{Access, Held, Mr, Returned, Sge};
+use crate::mr::{Access, BoundedBuffer, Held, Mr, Returned, Sge};
 use crate::pd::Pd;
 use crate::qp::RtsAttr;
 use crate::DcTargetAddr;
@@ -427,7 +427,17 @@ impl Executor {
     ///
     /// # Errors
     /// EINVAL for a region of another PD.
-    pub fn hold<B: Send + 'static>(&mut self, mr: &Mr<B>) -> Result<()> {
+    ///
+    /// An implicit on-demand-paging region is not held (it spans the whole address space):
+    ///
+    /// ```compile_fail,E0277
+    /// # fn f(pd: &mlx5dv::Pd, exec: &mut mlx5dv::s3::Executor) -> mlx5dv::Result<()> {
+    /// let odp = pd.register_implicit_odp(mlx5dv::Access::LOCAL_WRITE)?;
+    /// exec.hold(&odp)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn hold<B: BoundedBuffer + 'static>(&mut self, mr: &Mr<B>) -> Result<()> {
         self.pool.hold(mr)
     }
 
@@ -485,8 +495,37 @@ impl Executor {
     ///   executor's; for [`Direction::Put`] the region lacks [`Access::LOCAL_WRITE`] (the
     ///   device writes it);
     /// - otherwise [`Executor::submit`]'s.
+    ///
+    /// # Which regions
+    /// A region over memory it owns or borrows ([`RegionBuffer`](crate::RegionBuffer): `Vec<u8>`,
+    /// [`crate::AlignedBuf`], [`crate::MmapBuf`], ...; or a [`crate::DmaBuf`]): the buffer type
+    /// is a [`BoundedBuffer`](crate::mr::BoundedBuffer). So this compiles:
+    ///
+    /// ```
+    /// # use mlx5dv::s3::{Direction, Executor, RdmaToken};
+    /// # fn f(pd: &mlx5dv::Pd, exec: &mut Executor, token: &RdmaToken) -> mlx5dv::Result<()> {
+    /// let mr = pd.register(vec![0u8; 4096], mlx5dv::Access::LOCAL_WRITE)?;
+    /// exec.submit_region(1, token, 0, Direction::Put, &mr, 0, 4096)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// and an implicit on-demand-paging region, whose key covers the whole address space (so
+    /// `at` would be any address of the process, a live `Vec`'s or freed memory), does not:
+    ///
+    /// ```compile_fail,E0277
+    /// # use mlx5dv::s3::{Direction, Executor, RdmaToken};
+    /// # fn f(pd: &mlx5dv::Pd, exec: &mut Executor, token: &RdmaToken) -> mlx5dv::Result<()> {
+    /// let odp = pd.register_implicit_odp(mlx5dv::Access::LOCAL_WRITE)?;
+    /// let victim = vec![0u8; 4096];
+    /// let view: &[u8] = &victim;
+    /// // The device would write the client's bytes under a shared borrow.
+    /// exec.submit_region(1, token, 0, Direction::Put, &odp, view.as_ptr() as usize, 4096)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     #[allow(clippy::too_many_arguments)]
-    pub fn submit_region<B: Send + 'static>(
+    pub fn submit_region<B: BoundedBuffer + 'static>(
         &mut self,
         id: u64,
         token: &RdmaToken,
@@ -502,7 +541,7 @@ impl Executor {
 
     /// The local buffer `at..at + len` of `region` for a transfer `direction`, checked, and
     /// a keep-alive handle on the region ([`Executor::submit_region`]'s errors).
-    pub(super) fn lend<B: Send + 'static>(
+    pub(super) fn lend<B: BoundedBuffer + 'static>(
         &self,
         region: &Mr<B>,
         direction: Direction,
