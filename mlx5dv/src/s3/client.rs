@@ -357,7 +357,7 @@ use sealed::{ExposedPart, Sealed as _, Witness};
 /// An implicit on-demand-paging region is not one: it spans the whole address space and is
 /// registered for local access only (expose a buffer of your own instead).
 ///
-/// ```compile_fail
+/// ```compile_fail,E0599
 /// # fn f(pd: &mlx5dv::Pd) -> mlx5dv::Result<()> {
 /// use mlx5dv::s3::Expose;
 /// use mlx5dv::Access;
@@ -368,13 +368,18 @@ use sealed::{ExposedPart, Sealed as _, Witness};
 /// # }
 /// ```
 ///
-/// Nor through a generic bound:
+/// Nor through a generic bound: the method is reachable there (a supertrait's), but it takes
+/// a `Witness`, which no other crate can name or make (E0603: its module is private):
 ///
-/// ```compile_fail
+/// ```compile_fail,E0603
 /// fn part<T: mlx5dv::s3::Expose>(region: &T) {
-///     let _ = region.register_part(0, 4096, mlx5dv::Access::REMOTE_WRITE);
+///     let witness = mlx5dv::s3::client::sealed::Witness::new();
+///     let _ = region.register_part(witness, 4096, 4096, mlx5dv::Access::REMOTE_WRITE);
 /// }
 /// ```
+///
+/// (rustdoc checks the error code on nightly, or with `RUSTC_BOOTSTRAP=1`; on stable only that
+/// it fails.)
 pub trait Expose: sealed::Sealed {}
 
 impl<B: RegionBuffer> Expose for Mr<B> {}
