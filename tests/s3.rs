@@ -1217,6 +1217,75 @@ fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_
 
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn clients_proven_once_then_dead_go_back_on_probation_and_take_no_dci_from_a_proven_client() {
+    // dc-review-5 finding 2: a proof is not banked. Clients that answered once, were kept
+    // idle, then died (their DCTs destroyed) are back on probation when their tokens come
+    // after proven_idle: they fail on the probation DCIs, and an honest proven client's GET
+    // submitted behind them finishes first. More of them than the executor has main DCIs.
+    let n = node();
+    const DEAD: u64 = 8;
+    const IDLE: Duration = Duration::from_millis(100);
+    let mut exec = n.executor(|c| c.proven_idle = IDLE);
+    assert!(DEAD as usize > ExecutorConfig::default().pool.dcis);
+    let object = n.local(&mut exec, 4096, 7);
+    let bad = n.local(&mut exec, 4096, 99);
+    let mut stale = Vec::new();
+    for i in 0..DEAD {
+        let client = n.client(KEY);
+        let mut buf = n.exposed(&client, 4096, 0);
+        let (_, t) = buf.mint(0, 64, Direction::Get).unwrap();
+        exec.submit(i, &t, 0, Direction::Get, object.sge(0, 64).unwrap())
+            .unwrap();
+        assert!(finish(&mut exec, 1)[0].is_ok(), "client {i}'s tiny GET");
+        stale.push(t);
+        // Its DCT destroyed: it answers nothing from now on.
+        drop((buf, client));
+    }
+    assert_eq!(
+        (exec.stats().proven, exec.clients()),
+        (DEAD, DEAD as usize),
+        "proven, kept idle"
+    );
+    // Ten times proven_idle (a margin the scheduler cannot eat), then an honest client
+    // proves itself just before its GET.
+    std::thread::sleep(IDLE * 10);
+    let honest = n.client(KEY);
+    let mut hbuf = n.exposed(&honest, 2 * 4096, 0);
+    let (_, first) = hbuf.mint(0, 4096, Direction::Get).unwrap();
+    exec.submit(100, &first, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert!(finish(&mut exec, 1)[0].is_ok(), "the honest client's first GET");
+    for (i, t) in stale.iter().enumerate() {
+        exec.submit(1000 + i as u64, t, 0, Direction::Get, bad.sge(0, 64).unwrap())
+            .unwrap();
+    }
+    let (_, get) = hbuf.mint(4096, 4096, Direction::Get).unwrap();
+    exec.submit(101, &get, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    let mut order = Vec::new();
+    let mut out = vec![Done::default(); 16];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while order.len() < 1 + DEAD as usize {
+        let k = exec.poll(&mut out).expect("poll");
+        order.extend(out[..k].iter().cloned());
+        assert!(Instant::now() < deadline, "only {} finished: {order:?}", order.len());
+    }
+    let s = exec.stats();
+    assert_eq!(
+        (s.demoted, s.unproven_failed),
+        (DEAD, DEAD),
+        "every proven-then-dead client went back on probation, and its transfer failed there: {s:?}"
+    );
+    assert!(
+        order[0].id == 101 && order[0].is_ok(),
+        "the honest proven client's GET finished first, not behind the dead ones: {order:?}"
+    );
+    assert!(order[1..].iter().all(|d| d.id >= 1000 && !d.is_ok()), "{order:?}");
+    assert!(bytes(hbuf.mr())[4096..] == s3_pattern(4096, 7)[..], "the GET's bytes");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn strangers_past_unproven_transfers_are_refused_while_proven_and_new_clients_still_get_through() {
     let n = node();
     let mut exec = n.executor(|c| c.unproven_transfers = 4);

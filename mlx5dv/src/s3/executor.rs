@@ -18,6 +18,7 @@ use crate::DcTargetAddr;
 use mlx5dv_raw as raw;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// How an [`Executor`] is built.
 #[derive(Copy, Clone, Debug)]
@@ -41,6 +42,10 @@ pub struct ExecutorConfig {
     pub max_transfers: usize,
     /// Idle clients whose endpoint and address handle are kept for their next transfer.
     pub keep_idle: usize,
+    /// How long a kept idle client stays proven: one idle longer goes back on probation
+    /// until a message of it completes again (a proof is not banked: see the [`Executor`]
+    /// documentation).
+    pub proven_idle: Duration,
     /// Transfers of clients on probation (none of their messages completed yet) accepted at
     /// once, 1 to `max_transfers`: the rest of the table stays for proven clients (see the
     /// [`Executor`] documentation).
@@ -53,7 +58,7 @@ pub struct ExecutorConfig {
 impl Default for ExecutorConfig {
     /// The pool's defaults with 16 reads in flight per DCI and 2 probation DCIs (ACK timeout
     /// 12: 16.8 ms, 3 retries), the reference's key, the port's message limit, 256 transfers
-    /// at once of which 64 of clients on probation, 64 idle clients kept.
+    /// at once of which 64 of clients on probation, 64 idle clients kept, proven for 2 s.
     fn default() -> Self {
         let mut pool = PoolConfig::default();
         pool.rts.max_rd_atomic = 16;
@@ -72,6 +77,7 @@ impl Default for ExecutorConfig {
             max_message: None,
             max_transfers: 256,
             keep_idle: 64,
+            proven_idle: Duration::from_secs(2),
             unproven_transfers: 64,
             path: PathSettings::default(),
         }
@@ -157,6 +163,9 @@ struct ClientEp {
     idle: Option<u64>,
     /// A message of it completed: its endpoint left probation.
     proven: bool,
+    /// When it last went idle, its last transfer finished (it had answered): kept idle
+    /// longer than `proven_idle`, it goes back on probation.
+    idle_since: Instant,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -227,6 +236,9 @@ pub struct ExecutorStats {
     /// Transfers failed because their path's address handle could not be made (RoCE: the
     /// neighbour never answered).
     pub unresolved: u64,
+    /// Kept clients sent back to probation: idle longer than
+    /// [`ExecutorConfig::proven_idle`] when their next transfer came.
+    pub demoted: u64,
 }
 
 /// Executes S3-over-RDMA tokens over a pool of DCIs.
@@ -262,8 +274,14 @@ pub struct ExecutorStats {
 /// slowly than the probation timeout fails (it fails, it is not retried on the other DCIs),
 /// a new client may wait behind strangers for a probation DCI (or be refused while
 /// `unproven_transfers` of theirs run), and a proven client released (idle past
-/// `keep_idle`) starts on probation again. A client that answered once and then dies still
-/// holds a proven DCI for the full retry time, as any client that dies does.
+/// `keep_idle`) starts on probation again. A proof is not banked: a kept idle client whose
+/// next transfer comes more than [`ExecutorConfig::proven_idle`] (2 s) after its last one
+/// finished is back on probation until a message of it completes again
+/// ([`ExecutorStats::demoted`]), so clients that answered once, were kept, and then died
+/// (an attacker's DCTs, each proven by one small request) fail on the probation DCIs, not on
+/// the ones proven clients share. What remains: a client that dies within `proven_idle` of
+/// its last answer (or while busy) holds a proven DCI for the full retry time once, as any
+/// client that dies does.
 ///
 /// # New paths on RoCE
 /// On RoCE the address handle of a new GID makes the kernel resolve the neighbour, which for
@@ -297,6 +315,7 @@ pub struct Executor {
     key: DcKey,
     max_message: u64,
     keep_idle: usize,
+    proven_idle: Duration,
     transfers: Vec<Transfer>,
     free: Vec<u32>,
     /// Transfers with messages not yet posted, in the order they came.
@@ -401,6 +420,7 @@ impl Executor {
             key: cfg.key,
             max_message: u64::from(max_msg),
             keep_idle: cfg.keep_idle.min(endpoints),
+            proven_idle: cfg.proven_idle,
             transfers: (0..cfg.max_transfers).map(|_| Transfer::free()).collect(),
             free: (0..cfg.max_transfers as u32).rev().collect(),
             ready: VecDeque::with_capacity(cfg.max_transfers),
@@ -876,6 +896,16 @@ impl Executor {
         admitted: bool,
     ) -> Result<Option<(EndpointId, bool)>> {
         let full = !admitted && self.unproven >= self.max_unproven;
+        if self
+            .clients
+            .get(&client)
+            .is_some_and(|c| c.proven && c.idle.is_some() && c.idle_since.elapsed() > self.proven_idle)
+        {
+            if full {
+                return Err(self.unproven_refused());
+            }
+            self.demote(client);
+        }
         if let Some(c) = self.clients.get_mut(&client) {
             if !c.proven && full {
                 return Err(self.unproven_refused());
@@ -931,6 +961,7 @@ impl Executor {
                 replaying: 0,
                 idle: None,
                 proven: false,
+                idle_since: Instant::now(),
             },
         );
         Ok(Some((ep, false)))
@@ -1020,6 +1051,41 @@ impl Executor {
             self.stats.proven += 1;
             // (Its endpoint is live: it has this transfer running.)
             let _ = self.pool.prove(c.ep);
+        }
+    }
+
+    /// A kept idle client idle past `proven_idle` goes back on probation (its endpoint
+    /// removed and added again on probation, its address handle kept): a proof is not banked.
+    /// Where its endpoint cannot be added again it is released (the caller adds it anew).
+    #[cold]
+    fn demote(&mut self, client: ClientKey) {
+        let Some(c) = self.clients.get(&client) else {
+            return;
+        };
+        let Ok(peer) = self.pool.remove_endpoint(c.ep) else {
+            // Requests outstanding (cannot happen for an idle client): leave it as it is.
+            return;
+        };
+        self.stats.demoted += 1;
+        match self.pool.add_endpoint_on_probation(peer) {
+            Ok(ep) => {
+                if let Some(c) = self.clients.get_mut(&client) {
+                    (c.ep, c.proven) = (ep, false);
+                }
+            }
+            Err(_) => {
+                // (Cannot happen: its place was just freed.) Released as `release` does.
+                if self.clients.remove(&client).is_some_and(|c| c.idle.is_some()) {
+                    self.idle_clients -= 1;
+                }
+                self.stats.released += 1;
+                if let Some(entry) = self.ahs.get_mut(&client.path) {
+                    entry.1 -= 1;
+                    if entry.1 == 0 {
+                        self.ahs.remove(&client.path);
+                    }
+                }
+            }
         }
     }
 
@@ -1237,6 +1303,7 @@ impl Executor {
         self.next_idle_stamp += 1;
         if let Some(c) = self.clients.get_mut(&client) {
             c.idle = Some(stamp);
+            c.idle_since = Instant::now();
             self.idle_clients += 1;
             self.idle.push_back((client, stamp));
         }
