@@ -20,6 +20,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long a RoCE path whose address handle could not be made is refused at once, with the
+/// error it failed with, before it is resolved again: a silent neighbour costs a resolution
+/// (a second) once, not once per token naming it.
+const UNREACHABLE_FOR: Duration = Duration::from_secs(10);
+
 /// How an [`Executor`] is built.
 #[derive(Copy, Clone, Debug)]
 pub struct ExecutorConfig {
@@ -285,12 +290,18 @@ pub struct ExecutorStats {
 ///
 /// # New paths on RoCE
 /// On RoCE the address handle of a new GID makes the kernel resolve the neighbour, which for
-/// an address that never answers takes a second (`rdma_resolve_ip`'s timeout). A thread of
-/// the executor's makes those handles: [`Executor::submit`] only asks, and the transfers of
-/// a path being resolved wait (counted among the strangers' `unproven_transfers`) until its
-/// handle is made, then run; if it cannot be made they finish with `GeneralErr` and the
-/// kernel's error (ETIMEDOUT: the neighbour never answered), counted in
-/// [`ExecutorStats::unresolved`]. On InfiniBand a handle names a LID and is made at once.
+/// an address that never answers takes a second (`rdma_resolve_ip`'s timeout). Threads of
+/// the executor's make those handles, one per path being resolved, concurrently (so a silent
+/// neighbour delays only the transfers to its own path, and a new client's handle is made
+/// within about one resolution however many silent paths were asked before it; the paths
+/// being resolved are bounded by `unproven_transfers`, and so the threads):
+/// [`Executor::submit`] only asks, and the transfers of a path being resolved wait (counted
+/// among the strangers' `unproven_transfers`) until its handle is made, then run; if it
+/// cannot be made they finish with `GeneralErr` and the kernel's error (ETIMEDOUT: the
+/// neighbour never answered), counted in [`ExecutorStats::unresolved`], and the path is
+/// remembered for 10 s (at most `unproven_transfers` paths): a transfer to it submitted
+/// meanwhile is refused at once with that error, so a silent neighbour costs one resolution,
+/// not one per token. On InfiniBand a handle names a LID and is made at once.
 ///
 /// Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
 /// released when its client has no transfer left, except that up to
@@ -343,6 +354,9 @@ pub struct Executor {
     resolver: Option<Resolver<PathKey>>,
     /// Paths whose handle is being made, with the transfers (and their targets) waiting.
     resolving: HashMap<PathKey, Vec<(u32, DcTargetAddr)>, KeyedHash>,
+    /// Paths whose handle could not be made, when and why (at most `unproven_transfers`,
+    /// for [`UNREACHABLE_FOR`]): asked again meanwhile, they are refused at once.
+    unreachable: HashMap<PathKey, (Instant, Error), KeyedHash>,
     stats: ExecutorStats,
     /// Why [`Executor::stop`] stopped it: nothing is submitted or posted any more.
     stopped: Option<Error>,
@@ -403,10 +417,7 @@ impl Executor {
             );
             return Err(Returned::new(error, cq));
         }
-        let resolver = match sgid_index.map(|_| Resolver::start(pd, cfg.pool.port)).transpose() {
-            Ok(r) => r,
-            Err(error) => return Err(Returned::new(error, cq)),
-        };
+        let resolver = sgid_index.map(|_| Resolver::new(pd, cfg.pool.port));
         let pool = DciPool::new(mlx5, pd, cq, pool_cfg)?;
         let endpoints = cfg.pool.max_endpoints;
         let max_unproven = cfg.unproven_transfers.min(cfg.max_transfers);
@@ -436,6 +447,7 @@ impl Executor {
             max_unproven,
             resolver,
             resolving: HashMap::with_capacity_and_hasher(max_unproven, KeyedHash::random()),
+            unreachable: HashMap::with_capacity_and_hasher(max_unproven, KeyedHash::random()),
             stats: ExecutorStats::default(),
             stopped: None,
             loose: Vec::new(),
@@ -478,7 +490,9 @@ impl Executor {
     ///   503 Slow Down), or submit it again later, but do not queue it ahead of other clients'
     ///   (it may wait long: strangers' tokens may be dead);
     /// - `ibv_create_ah`'s error for a new client's path on InfiniBand (on RoCE the handle is
-    ///   made off the data path: its failure comes as the transfer's [`Done`]).
+    ///   made off the data path: its failure comes as the transfer's [`Done`]); on RoCE, the
+    ///   error a path's handle failed with in the last 10 s (ETIMEDOUT: its neighbour never
+    ///   answered), at once.
     pub fn submit(
         &mut self,
         id: u64,
@@ -924,6 +938,11 @@ impl Executor {
         let ah = match (self.ahs.get(&client.path), &self.resolver) {
             (Some((ah, _)), _) => ah.clone(),
             (None, Some(resolver)) => {
+                if let Some((at, e)) = self.unreachable.get(&client.path) {
+                    if at.elapsed() < UNREACHABLE_FOR {
+                        return Err(e.clone());
+                    }
+                }
                 if let std::collections::hash_map::Entry::Vacant(v) = self.resolving.entry(client.path) {
                     resolver.ask(client.path, path);
                     v.insert(Vec::new());
@@ -978,16 +997,21 @@ impl Executor {
             let made = match made {
                 Ok(ah) => {
                     self.ahs.entry(path).or_insert((ah, 0));
+                    self.unreachable.remove(&path);
                     Ok(())
                 }
-                Err(e) => Err(Error::from_errno(
-                    OP_SUBMIT,
-                    e.errno().unwrap_or(libc::EHOSTUNREACH),
-                    format!(
-                        "the client's address could not be resolved (ETIMEDOUT: its neighbour never answered): it is \
-                         unreachable from this port; refuse its request ({e})"
-                    ),
-                )),
+                Err(e) => {
+                    let e = Error::from_errno(
+                        OP_SUBMIT,
+                        e.errno().unwrap_or(libc::EHOSTUNREACH),
+                        format!(
+                            "the client's address could not be resolved (ETIMEDOUT: its neighbour never answered): it \
+                             is unreachable from this port; refuse its request ({e})"
+                        ),
+                    );
+                    self.remember_unreachable(path, &e);
+                    Err(e)
+                }
             };
             for (slot, target) in waiting {
                 let client = self.transfers[slot as usize].client;
@@ -1026,6 +1050,23 @@ impl Executor {
                 self.ahs.remove(&path);
             }
         }
+    }
+
+    /// Remembers that `path`'s handle could not be made (for [`UNREACHABLE_FOR`]), in a table
+    /// of at most `unproven_transfers` paths: the expired ones go first, else the oldest.
+    #[cold]
+    fn remember_unreachable(&mut self, path: PathKey, e: &Error) {
+        let cap = self.max_unproven.max(1);
+        if self.unreachable.len() >= cap && !self.unreachable.contains_key(&path) {
+            self.unreachable.retain(|_, (at, _)| at.elapsed() < UNREACHABLE_FOR);
+            if self.unreachable.len() >= cap {
+                let oldest = self.unreachable.iter().min_by_key(|(_, (at, _))| *at).map(|(k, _)| *k);
+                if let Some(k) = oldest {
+                    self.unreachable.remove(&k);
+                }
+            }
+        }
+        self.unreachable.insert(path, (Instant::now(), e.clone()));
     }
 
     /// The refusal of a client on probation while `unproven_transfers` such transfers run.
