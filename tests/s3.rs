@@ -405,7 +405,30 @@ fn stale_token_reaches_the_next(windows: bool) -> (bool, u32, u32) {
     let mut buf = n.exposed(&client, 4096, 4);
     let (old, stale) = buf.mint(0, 4096, Direction::Get).expect("mint");
     buf.revoke(old).expect("revoke");
-    let (_, next) = buf.mint(0, 4096, Direction::Get).expect("mint the next");
+    let (mut id, mut next) = buf.mint(0, 4096, Direction::Get).expect("mint the next");
+    if windows {
+        // Wear windows out: a worn window gives way to a new one after 254 binds (127 mints
+        // and revokes), which mlx5_ib may place on a recycled mkey index with a variant from
+        // its device-wide counter (soft-mlx5 does both). Until a token comes with the stale
+        // key, mint and revoke over the same range for 8 windows' worth. A mint binds the
+        // window's tag + an odd number (a revoke, + an even one), so a window on the stale
+        // token's index mints its key only if the counter moved by an even number since the
+        // stale one's window: one or two more mkeys (registrations, kept) are made per window,
+        // in turn, so that happens within a few windows.
+        let mut extra = Vec::new();
+        for cycle in 1..8 * 127 {
+            if next.rkey == stale.rkey {
+                break;
+            }
+            buf.revoke(id).expect("revoke");
+            if cycle % 127 == 0 {
+                for _ in 0..1 + (cycle / 127) % 2 {
+                    extra.push(n.local(&mut exec, 64 * (1 + extra.len()), 1));
+                }
+            }
+            (id, next) = buf.mint(0, 4096, Direction::Get).expect("mint the next");
+        }
+    }
     let object = n.local(&mut exec, 4096, 6);
     exec.submit(1, &stale, 0, Direction::Get, object.sge(0, 4096).unwrap())
         .unwrap();
@@ -1194,6 +1217,75 @@ fn forged_tokens_naming_dead_dcts_take_no_dci_a_proven_client_needs_under_every_
 
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn clients_proven_once_then_dead_go_back_on_probation_and_take_no_dci_from_a_proven_client() {
+    // dc-review-5 finding 2: a proof is not banked. Clients that answered once, were kept
+    // idle, then died (their DCTs destroyed) are back on probation when their tokens come
+    // after proven_idle: they fail on the probation DCIs, and an honest proven client's GET
+    // submitted behind them finishes first. More of them than the executor has main DCIs.
+    let n = node();
+    const DEAD: u64 = 8;
+    const IDLE: Duration = Duration::from_millis(100);
+    let mut exec = n.executor(|c| c.proven_idle = IDLE);
+    assert!(DEAD as usize > ExecutorConfig::default().pool.dcis);
+    let object = n.local(&mut exec, 4096, 7);
+    let bad = n.local(&mut exec, 4096, 99);
+    let mut stale = Vec::new();
+    for i in 0..DEAD {
+        let client = n.client(KEY);
+        let mut buf = n.exposed(&client, 4096, 0);
+        let (_, t) = buf.mint(0, 64, Direction::Get).unwrap();
+        exec.submit(i, &t, 0, Direction::Get, object.sge(0, 64).unwrap())
+            .unwrap();
+        assert!(finish(&mut exec, 1)[0].is_ok(), "client {i}'s tiny GET");
+        stale.push(t);
+        // Its DCT destroyed: it answers nothing from now on.
+        drop((buf, client));
+    }
+    assert_eq!(
+        (exec.stats().proven, exec.clients()),
+        (DEAD, DEAD as usize),
+        "proven, kept idle"
+    );
+    // Ten times proven_idle (a margin the scheduler cannot eat), then an honest client
+    // proves itself just before its GET.
+    std::thread::sleep(IDLE * 10);
+    let honest = n.client(KEY);
+    let mut hbuf = n.exposed(&honest, 2 * 4096, 0);
+    let (_, first) = hbuf.mint(0, 4096, Direction::Get).unwrap();
+    exec.submit(100, &first, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    assert!(finish(&mut exec, 1)[0].is_ok(), "the honest client's first GET");
+    for (i, t) in stale.iter().enumerate() {
+        exec.submit(1000 + i as u64, t, 0, Direction::Get, bad.sge(0, 64).unwrap())
+            .unwrap();
+    }
+    let (_, get) = hbuf.mint(4096, 4096, Direction::Get).unwrap();
+    exec.submit(101, &get, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .unwrap();
+    let mut order = Vec::new();
+    let mut out = vec![Done::default(); 16];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while order.len() < 1 + DEAD as usize {
+        let k = exec.poll(&mut out).expect("poll");
+        order.extend(out[..k].iter().cloned());
+        assert!(Instant::now() < deadline, "only {} finished: {order:?}", order.len());
+    }
+    let s = exec.stats();
+    assert_eq!(
+        (s.demoted, s.unproven_failed),
+        (DEAD, DEAD),
+        "every proven-then-dead client went back on probation, and its transfer failed there: {s:?}"
+    );
+    assert!(
+        order[0].id == 101 && order[0].is_ok(),
+        "the honest proven client's GET finished first, not behind the dead ones: {order:?}"
+    );
+    assert!(order[1..].iter().all(|d| d.id >= 1000 && !d.is_ok()), "{order:?}");
+    assert!(bytes(hbuf.mr())[4096..] == s3_pattern(4096, 7)[..], "the GET's bytes");
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn strangers_past_unproven_transfers_are_refused_while_proven_and_new_clients_still_get_through() {
     let n = node();
     let mut exec = n.executor(|c| c.unproven_transfers = 4);
@@ -1320,6 +1412,79 @@ fn a_token_naming_a_silent_roce_neighbour_never_blocks_submit_and_fails_alone() 
         (0, 1),
         "no handle kept for the silent path"
     );
+}
+
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
+fn a_new_clients_path_resolves_while_silent_roce_neighbours_resolve_and_a_silent_one_costs_once() {
+    // dc-review-5 finding 3: address handles are made concurrently, so a new honest client's
+    // first transfer does not wait behind every silent path asked before it (each costs a
+    // second); a path that failed is remembered, so asking it again costs nothing.
+    let Some(prefix) = std::env::var("SOFT_MLX5_SILENT_GID")
+        .ok()
+        .and_then(|l| l.split(',').next().map(str::to_string))
+    else {
+        println!("silent neighbours: not run (set SOFT_MLX5_SILENT_GID, e.g. 10.78.200.)");
+        return;
+    };
+    let n = node();
+    if n.gid_index.is_none() {
+        println!("silent neighbours: not run (InfiniBand: no neighbour to resolve)");
+        return;
+    }
+    const SILENT: u8 = 8;
+    let mut exec = n.executor(|_| {});
+    let honest = n.client(KEY);
+    let mut buf = n.exposed(&honest, 4096, 0);
+    let object = n.local(&mut exec, 4096, 7);
+    let bad = n.local(&mut exec, 4096, 99);
+    let (_, get) = buf.mint(0, 4096, Direction::Get).unwrap();
+    let net: Vec<u8> = prefix.split('.').filter_map(|p| p.parse().ok()).take(3).collect();
+    assert_eq!(net.len(), 3, "SOFT_MLX5_SILENT_GID names a /24 prefix: {prefix}");
+    let silent = |host: u8| {
+        let mut gid = [0u8; 16];
+        gid[10..12].copy_from_slice(&[0xff, 0xff]);
+        gid[12..15].copy_from_slice(&net);
+        gid[15] = host;
+        RdmaToken { gid: Some(gid), ..get }
+    };
+    // Eight silent paths asked first, then the honest client's (new: no handle yet).
+    for host in 1..=SILENT {
+        exec.submit(
+            100 + u64::from(host),
+            &silent(host),
+            0,
+            Direction::Get,
+            bad.sge(0, 4096).unwrap(),
+        )
+        .expect("queued while its path resolves");
+    }
+    exec.submit(1, &get, 0, Direction::Get, object.sge(0, 4096).unwrap())
+        .expect("queued while its path resolves");
+    let mut order = Vec::new();
+    let mut out = vec![Done::default(); 16];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while order.len() < 1 + usize::from(SILENT) {
+        let k = exec.poll(&mut out).expect("poll");
+        order.extend(out[..k].iter().cloned());
+        assert!(Instant::now() < deadline, "only {} finished: {order:?}", order.len());
+    }
+    assert!(
+        order[0].id == 1 && order[0].is_ok(),
+        "the new honest client's GET finished before the silent paths failed: {order:?}"
+    );
+    for d in &order[1..] {
+        assert_eq!(d.status, WcStatus::GeneralErr, "{d:?}");
+        assert_eq!(d.error.as_ref().and_then(|e| e.errno()), Some(libc::ETIMEDOUT), "{d:?}");
+    }
+    assert!(bytes(buf.mr()) == s3_pattern(4096, 7), "the GET's bytes");
+    assert_eq!(exec.stats().unresolved, u64::from(SILENT));
+    // Asked again, a silent path is refused at once with what it failed with.
+    let e = exec
+        .submit(200, &silent(1), 0, Direction::Get, bad.sge(0, 4096).unwrap())
+        .expect_err("a path that failed is remembered");
+    assert_eq!(e.errno(), Some(libc::ETIMEDOUT), "{e}");
+    assert_eq!(exec.in_flight(), 0);
 }
 
 // ---- Executor::stop, on its own (the async layer's driver calls it: tests/s3_async.rs) ----

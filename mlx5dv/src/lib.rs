@@ -95,7 +95,7 @@ pub use endpoint::{DciPool, EndpointId, EpCompletion, Policy, PoolConfig, Probat
 pub use error::{Error, Result};
 pub use local_ip::{open_by_ip, LocalPort};
 pub use mlx5dv_raw as raw;
-pub use mr::{Access, AlignedBuf, DmaBuf, MmapBuf, Mr, RegionBuffer, Returned, Sge};
+pub use mr::{Access, AlignedBuf, BoundedBuffer, DmaBuf, MmapBuf, Mr, RegionBuffer, Returned, Sge};
 pub use pd::Pd;
 pub use qp::{state, QpState, RtsAttr, TransitionError};
 pub use rc::{RcCaps, RcQp, RcRemote};

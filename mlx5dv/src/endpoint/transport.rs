@@ -36,7 +36,7 @@ impl Endpoints {
     ///
     /// # Errors
     /// As [`DciPool::hold`].
-    pub fn hold<B: Send + 'static>(&mut self, mr: &crate::mr::Mr<B>) -> Result<()> {
+    pub fn hold<B: crate::mr::BoundedBuffer + 'static>(&mut self, mr: &crate::mr::Mr<B>) -> Result<()> {
         match self {
             Endpoints::Rc(_) => Ok(()),
             Endpoints::Dc(dc) => dc.hold(mr),

@@ -333,9 +333,32 @@ impl DmaBuf {
     }
 }
 
+mod sealed {
+    /// Sealed: [`super::BoundedBuffer`]'s impls below only.
+    pub trait Sealed {}
+}
+
+/// A buffer whose registration covers exactly memory the value owns or borrows: every
+/// [`RegionBuffer`] (`Vec<u8>`, [`AlignedBuf`], [`MmapBuf`], ...) and a [`DmaBuf`], never an
+/// [`ImplicitOdp`] region, whose key reaches every address of the process. What a pool or an
+/// executor posts from at an offset the caller names ([`crate::DciPool::hold`],
+/// [`crate::s3::Executor::submit_region`], [`crate::s3::LentRegion`]): an offset inside such a
+/// region is inside its memory, so a safe caller cannot aim the device at memory of the
+/// process that is not the region's.
+///
+/// Sealed: implemented by the crate only (a `RegionBuffer` of your own is one through that
+/// trait's contract).
+pub trait BoundedBuffer: sealed::Sealed + Send {}
+
+impl<T: RegionBuffer> sealed::Sealed for T {}
+impl<T: RegionBuffer> BoundedBuffer for T {}
+impl sealed::Sealed for DmaBuf {}
+impl BoundedBuffer for DmaBuf {}
+
 /// The whole address space of the process, registered with implicit on-demand paging
 /// ([`crate::Pd::register_implicit_odp`]): any address can be used with its local key, so
-/// scatter/gather entries for it are made with the unsafe [`crate::Sge::from_raw`].
+/// scatter/gather entries for it are made with the unsafe [`crate::Sge::from_raw`]. Not a
+/// [`BoundedBuffer`]: no pool or executor posts from it.
 #[derive(Debug)]
 pub struct ImplicitOdp(());
 

@@ -44,7 +44,7 @@
 mod buffer;
 mod sge;
 
-pub use buffer::{AlignedBuf, Borrowed, DmaBuf, ImplicitOdp, MmapBuf, RawMemory, RegionBuffer};
+pub use buffer::{AlignedBuf, Borrowed, BoundedBuffer, DmaBuf, ImplicitOdp, MmapBuf, RawMemory, RegionBuffer};
 pub use sge::Sge;
 
 use crate::addr::RemoteMemory;

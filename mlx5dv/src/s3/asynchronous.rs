@@ -4,7 +4,7 @@ use super::executor::{Done, Executor};
 use super::{Direction, RdmaToken};
 use crate::cq::WcStatus;
 use crate::error::{Error, Result};
-use crate::mr::{Held, Mr, Returned, Sge};
+use crate::mr::{BoundedBuffer, Held, Mr, Returned, Sge};
 use mlx5dv_raw as raw;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -65,22 +65,45 @@ pub enum Step {
 }
 
 /// Memory a transfer names for its own length ([`AsyncExecutor::submit_region`]): a region
-/// owned, or shared (several GETs of one object at once).
+/// owned, or shared (several GETs of one object at once), over memory of its own (its buffer
+/// a [`BoundedBuffer`](crate::mr::BoundedBuffer)). So this compiles:
+///
+/// ```
+/// # use mlx5dv::s3::{AsyncExecutor, Direction, RdmaToken};
+/// # fn f(pd: &mlx5dv::Pd, exec: &AsyncExecutor, token: &RdmaToken) -> mlx5dv::Result<()> {
+/// let mr = pd.register(vec![0u8; 4096], mlx5dv::Access::LOCAL_WRITE)?;
+/// let _transfer = exec.submit_region(token, 0, Direction::Put, mr, 0, 4096)?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// and an implicit on-demand-paging region (its key reaches every address of the process)
+/// is not one:
+///
+/// ```compile_fail,E0277
+/// # use mlx5dv::s3::{AsyncExecutor, Direction, RdmaToken};
+/// # fn f(pd: &mlx5dv::Pd, exec: &AsyncExecutor, token: &RdmaToken) -> mlx5dv::Result<()> {
+/// let odp = pd.register_implicit_odp(mlx5dv::Access::LOCAL_WRITE)?;
+/// let victim = vec![0u8; 4096];
+/// let _transfer = exec.submit_region(token, 0, Direction::Put, odp, victim.as_ptr() as usize, 4096)?;
+/// # Ok(())
+/// # }
+/// ```
 pub trait LentRegion: Send + 'static {
     /// The region's buffer type.
-    type Buffer: Send + 'static;
+    type Buffer: BoundedBuffer + 'static;
     /// The region.
     fn region(&self) -> &Mr<Self::Buffer>;
 }
 
-impl<B: Send + 'static> LentRegion for Mr<B> {
+impl<B: BoundedBuffer + 'static> LentRegion for Mr<B> {
     type Buffer = B;
     fn region(&self) -> &Mr<B> {
         self
     }
 }
 
-impl<B: Send + 'static> LentRegion for Arc<Mr<B>> {
+impl<B: BoundedBuffer + 'static> LentRegion for Arc<Mr<B>> {
     type Buffer = B;
     fn region(&self) -> &Mr<B> {
         self

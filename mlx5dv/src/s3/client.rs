@@ -42,6 +42,14 @@ pub struct ClientConfig {
     /// binder) and one registration of each exposed region with [`Access::MW_BIND`]. Tokens
     /// over a dma-buf stay registrations.
     pub windows: bool,
+    /// With `windows`: the windows the client allocates over its life (16,384 by default).
+    /// Every window stays allocated until the client and its buffers are dropped, unbound
+    /// once its tokens are revoked: a window deallocated could have its mkey index handed to
+    /// a new window, whose tags would come round to the revoked keys (see
+    /// [`Exposed::revoke`]). A window serves 127 tokens (254 binds), so the default lets a
+    /// client mint about 2 million tokens, and holds at most 16,384 mkeys (a small struct
+    /// each here, an mkey at the device); past it [`Exposed::mint`] answers ENOSPC.
+    pub max_windows: usize,
     /// The DCT's partition (its P_Key index: the executor's DCIs must be in the same one) and
     /// its answers' SL, traffic class, hop limit and flow label (RoCE).
     pub path: PathSettings,
@@ -55,6 +63,7 @@ impl Default for ClientConfig {
             gid_index: None,
             mtu_bytes: None,
             windows: false,
+            max_windows: 16_384,
             path: PathSettings::default(),
         }
     }
@@ -66,15 +75,28 @@ struct Target {
     dct: Dct,
     _srq: Srq,
     _cq: KeptCq,
+    /// Binds windows, with `ClientConfig::windows`; holds the client's windows (before the
+    /// PD they are allocated on).
+    binder: Option<Mutex<Binder>>,
     pd: Pd,
     lid: u16,
     /// The GID tokens carry: on RoCE only.
     gid: Option<[u8; 16]>,
-    /// Binds windows, with `ClientConfig::windows`.
-    binder: Option<Mutex<Binder>>,
 }
 
 impl Target {
+    /// Unbinds `window` (a token revoked): the binder keeps it, for the next tokens or, worn,
+    /// until the client is dropped. Where the unbind fails the window is deallocated instead,
+    /// which ends its binding too.
+    fn unbind(&self, mut window: Window) {
+        if let Some(b) = &self.binder {
+            let mut binder = self.binder_lock(b);
+            if binder.bind(&mut window, None).is_ok() {
+                binder.keep(window);
+            }
+        }
+    }
+
     /// The binder, locked; a poisoned lock (a panic while binding) is taken as it is: the
     /// binder marks itself broken before anything that could leave it half-done.
     fn binder_lock<'a>(&self, b: &'a Mutex<Binder>) -> std::sync::MutexGuard<'a, Binder> {
@@ -150,7 +172,7 @@ impl Client {
                 None => crate::PeerPath::Lid { lid: addr.lid, sl: 0 },
             };
             let mtu = cfg.mtu_bytes.unwrap_or_else(|| port.active_mtu_bytes());
-            Some(Mutex::new(Binder::new(pd, cfg.port, path, mtu)?))
+            Some(Mutex::new(Binder::new(pd, cfg.port, path, mtu, cfg.max_windows)?))
         } else {
             None
         };
@@ -195,12 +217,7 @@ impl Client {
         }
         let windows = match &self.target.binder {
             Some(_) => match mr.register_base(Witness::new()) {
-                Ok(base) => base.map(|b| {
-                    Box::new(Windows {
-                        base: b.0,
-                        spare: Vec::new(),
-                    })
-                }),
+                Ok(base) => base.map(|b| Box::new(Windows { base: b.0 })),
                 Err(error) => return Err(Returned::new(error, mr)),
             },
             None => None,
@@ -357,7 +374,7 @@ use sealed::{ExposedPart, Sealed as _, Witness};
 /// An implicit on-demand-paging region is not one: it spans the whole address space and is
 /// registered for local access only (expose a buffer of your own instead).
 ///
-/// ```compile_fail
+/// ```compile_fail,E0599
 /// # fn f(pd: &mlx5dv::Pd) -> mlx5dv::Result<()> {
 /// use mlx5dv::s3::Expose;
 /// use mlx5dv::Access;
@@ -368,25 +385,30 @@ use sealed::{ExposedPart, Sealed as _, Witness};
 /// # }
 /// ```
 ///
-/// Nor through a generic bound:
+/// Nor through a generic bound: the method is reachable there (a supertrait's), but it takes
+/// a `Witness`, which no other crate can name or make (E0603: its module is private):
 ///
-/// ```compile_fail
+/// ```compile_fail,E0603
 /// fn part<T: mlx5dv::s3::Expose>(region: &T) {
-///     let _ = region.register_part(0, 4096, mlx5dv::Access::REMOTE_WRITE);
+///     let witness = mlx5dv::s3::client::sealed::Witness::new();
+///     let _ = region.register_part(witness, 4096, 4096, mlx5dv::Access::REMOTE_WRITE);
 /// }
 /// ```
+///
+/// (rustdoc checks the error code on nightly, or with `RUSTC_BOOTSTRAP=1`; on stable only that
+/// it fails.)
 pub trait Expose: sealed::Sealed {}
 
 impl<B: RegionBuffer> Expose for Mr<B> {}
 
 impl Expose for Mr<DmaBuf> {}
 
-/// What an exposed buffer binds its tokens' windows in, and its unbound windows.
+/// What an exposed buffer binds its tokens' windows in (the client's binder keeps the
+/// windows themselves).
 struct Windows {
-    /// The region registered whole for windows ([`Part::Host`]): dropped after every window.
+    /// The region registered whole for windows ([`Part::Host`]): dropped after every window
+    /// bound in it is unbound.
     base: Part,
-    /// Unbound windows, for the next tokens.
-    spare: Vec<Window>,
 }
 
 /// Names one token of an [`Exposed`] buffer, to revoke it. A revoked token's id names nothing,
@@ -461,6 +483,14 @@ impl<B> Drop for Exposed<B> {
         let parts = self.tokens.iter_mut().filter_map(|s| s.part.take().map(|p| p.0));
         let base = self.windows.take().map(|w| w.base);
         for part in parts.chain(base) {
+            // A window is unbound and kept by the client (its index is not handed out again).
+            let part = match part {
+                Part::Window(window, _) => {
+                    self.target.unbind(window);
+                    continue;
+                }
+                part => part,
+            };
             if let Err((e, part)) = part.deregister() {
                 eprintln!("mlx5dv: {e}; the exposed buffer is leaked: a token's registration still reaches it");
                 std::mem::forget(part);
@@ -506,13 +536,10 @@ where
                 };
                 // Within the region, so within `base` (which covers it whole).
                 sealed::check_range(offset, len, self.mr.len())?;
-                let mut window = match w.spare.pop() {
-                    Some(w) => w,
-                    None => Window::alloc(&self.target.pd)?,
-                };
                 let addr = base.addr() + offset as u64;
                 let to = (base.as_raw(), addr, len as u64, access);
                 let mut binder = self.target.binder_lock(binder);
+                let mut window = binder.window(&self.target.pd)?;
                 if let Err(e) = binder.bind(&mut window, Some(to)) {
                     drop(binder);
                     // A window whose bind failed is dropped: its state is the device's guess.
@@ -674,12 +701,18 @@ impl<B> Exposed<B> {
     /// # What revocation guarantees
     /// With [`ClientConfig::windows`] (a token is a type 1 memory window): the revoke is an
     /// unbind, a work request that gives the window a new 8-bit tag, so once this returns the
-    /// token's key reaches nothing, and it does not come back while the client has the
-    /// window: a window is bound at most 254 times (a mint and a revoke are two binds), then
-    /// deallocated, so its tag never comes round. A later key equal to a revoked one needs
-    /// the kernel to hand out the same mkey index with the same variant again, after the
-    /// window is gone. Where an unbind fails the window is deallocated instead, which ends
-    /// its binding too.
+    /// token's key reaches nothing, and it does not come back while the client lives: a
+    /// window is bound at most 254 times (a mint and a revoke are two binds), so its 8-bit tag
+    /// never comes round, and then kept allocated, unbound, until the client and its buffers
+    /// are dropped ([`ClientConfig::max_windows`] bounds how many), so its mkey index is not
+    /// handed to another window meanwhile. That matters: mlx5_ib gives each new mkey its
+    /// variant from a device-wide 8-bit counter (`assign_mkey_variant`), so a window on a
+    /// recycled index starts at an arbitrary tag and its next 254 binds pass through almost
+    /// every tag the old window's revoked tokens carried. What remains: a window whose unbind
+    /// (or bind) fails is deallocated instead, which ends its binding, and once the client is
+    /// dropped its windows are deallocated; then a later window on the same PD (another
+    /// client's) may be given such an index, and a revoked key of it may name that window's
+    /// token.
     ///
     /// With registrations (the default, and tokens over a dma-buf), once this returns the
     /// token's memory key names no registration, until a later registration is given the
@@ -719,18 +752,7 @@ impl<B> Exposed<B> {
         match part {
             // An unbind gives the window a new key: the token's reaches nothing. Where the
             // unbind fails, the window is deallocated instead, which ends its binding too.
-            Some(Part::Window(mut window, _)) => {
-                let unbound = self
-                    .target
-                    .binder
-                    .as_ref()
-                    .map(|b| self.target.binder_lock(b).bind(&mut window, None));
-                if matches!(unbound, Some(Ok(()))) && !window.worn() {
-                    if let Some(w) = &mut self.windows {
-                        w.spare.push(window);
-                    }
-                }
-            }
+            Some(Part::Window(window, _)) => self.target.unbind(window),
             Some(part) => {
                 if let Err((error, part)) = part.deregister() {
                     slot.part = Some(ExposedPart(part));
@@ -774,13 +796,9 @@ impl<B> Exposed<B> {
                 return Err(Returned::new(error, self));
             }
         }
-        if let Some(mut w) = self.windows.take() {
-            w.spare.clear();
+        if let Some(w) = self.windows.take() {
             if let Err((error, base)) = w.base.deregister() {
-                self.windows = Some(Box::new(Windows {
-                    base,
-                    spare: Vec::new(),
-                }));
+                self.windows = Some(Box::new(Windows { base }));
                 return Err(Returned::new(error, self));
             }
         }

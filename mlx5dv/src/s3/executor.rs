@@ -11,13 +11,19 @@ use crate::cq::{Cq, WcStatus};
 use crate::dc::{DcKey, DcPeer, Mlx5Context};
 use crate::endpoint::{DciPool, EndpointId, EpCompletion, PoolConfig, Probation, Request};
 use crate::error::{Error, Result};
-use crate::mr::{Access, Held, Mr, Returned, Sge};
+use crate::mr::{Access, BoundedBuffer, Held, Mr, Returned, Sge};
 use crate::pd::Pd;
 use crate::qp::RtsAttr;
 use crate::DcTargetAddr;
 use mlx5dv_raw as raw;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a RoCE path whose address handle could not be made is refused at once, with the
+/// error it failed with, before it is resolved again: a silent neighbour costs a resolution
+/// (a second) once, not once per token naming it.
+const UNREACHABLE_FOR: Duration = Duration::from_secs(10);
 
 /// How an [`Executor`] is built.
 #[derive(Copy, Clone, Debug)]
@@ -41,6 +47,10 @@ pub struct ExecutorConfig {
     pub max_transfers: usize,
     /// Idle clients whose endpoint and address handle are kept for their next transfer.
     pub keep_idle: usize,
+    /// How long a kept idle client stays proven: one idle longer goes back on probation
+    /// until a message of it completes again (a proof is not banked: see the [`Executor`]
+    /// documentation).
+    pub proven_idle: Duration,
     /// Transfers of clients on probation (none of their messages completed yet) accepted at
     /// once, 1 to `max_transfers`: the rest of the table stays for proven clients (see the
     /// [`Executor`] documentation).
@@ -53,7 +63,7 @@ pub struct ExecutorConfig {
 impl Default for ExecutorConfig {
     /// The pool's defaults with 16 reads in flight per DCI and 2 probation DCIs (ACK timeout
     /// 12: 16.8 ms, 3 retries), the reference's key, the port's message limit, 256 transfers
-    /// at once of which 64 of clients on probation, 64 idle clients kept.
+    /// at once of which 64 of clients on probation, 64 idle clients kept, proven for 2 s.
     fn default() -> Self {
         let mut pool = PoolConfig::default();
         pool.rts.max_rd_atomic = 16;
@@ -72,6 +82,7 @@ impl Default for ExecutorConfig {
             max_message: None,
             max_transfers: 256,
             keep_idle: 64,
+            proven_idle: Duration::from_secs(2),
             unproven_transfers: 64,
             path: PathSettings::default(),
         }
@@ -157,6 +168,9 @@ struct ClientEp {
     idle: Option<u64>,
     /// A message of it completed: its endpoint left probation.
     proven: bool,
+    /// When it last went idle, its last transfer finished (it had answered): kept idle
+    /// longer than `proven_idle`, it goes back on probation.
+    idle_since: Instant,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -227,6 +241,9 @@ pub struct ExecutorStats {
     /// Transfers failed because their path's address handle could not be made (RoCE: the
     /// neighbour never answered).
     pub unresolved: u64,
+    /// Kept clients sent back to probation: idle longer than
+    /// [`ExecutorConfig::proven_idle`] when their next transfer came.
+    pub demoted: u64,
 }
 
 /// Executes S3-over-RDMA tokens over a pool of DCIs.
@@ -262,17 +279,29 @@ pub struct ExecutorStats {
 /// slowly than the probation timeout fails (it fails, it is not retried on the other DCIs),
 /// a new client may wait behind strangers for a probation DCI (or be refused while
 /// `unproven_transfers` of theirs run), and a proven client released (idle past
-/// `keep_idle`) starts on probation again. A client that answered once and then dies still
-/// holds a proven DCI for the full retry time, as any client that dies does.
+/// `keep_idle`) starts on probation again. A proof is not banked: a kept idle client whose
+/// next transfer comes more than [`ExecutorConfig::proven_idle`] (2 s) after its last one
+/// finished is back on probation until a message of it completes again
+/// ([`ExecutorStats::demoted`]), so clients that answered once, were kept, and then died
+/// (an attacker's DCTs, each proven by one small request) fail on the probation DCIs, not on
+/// the ones proven clients share. What remains: a client that dies within `proven_idle` of
+/// its last answer (or while busy) holds a proven DCI for the full retry time once, as any
+/// client that dies does.
 ///
 /// # New paths on RoCE
 /// On RoCE the address handle of a new GID makes the kernel resolve the neighbour, which for
-/// an address that never answers takes a second (`rdma_resolve_ip`'s timeout). A thread of
-/// the executor's makes those handles: [`Executor::submit`] only asks, and the transfers of
-/// a path being resolved wait (counted among the strangers' `unproven_transfers`) until its
-/// handle is made, then run; if it cannot be made they finish with `GeneralErr` and the
-/// kernel's error (ETIMEDOUT: the neighbour never answered), counted in
-/// [`ExecutorStats::unresolved`]. On InfiniBand a handle names a LID and is made at once.
+/// an address that never answers takes a second (`rdma_resolve_ip`'s timeout). Threads of
+/// the executor's make those handles, one per path being resolved, concurrently (so a silent
+/// neighbour delays only the transfers to its own path, and a new client's handle is made
+/// within about one resolution however many silent paths were asked before it; the paths
+/// being resolved are bounded by `unproven_transfers`, and so the threads):
+/// [`Executor::submit`] only asks, and the transfers of a path being resolved wait (counted
+/// among the strangers' `unproven_transfers`) until its handle is made, then run; if it
+/// cannot be made they finish with `GeneralErr` and the kernel's error (ETIMEDOUT: the
+/// neighbour never answered), counted in [`ExecutorStats::unresolved`], and the path is
+/// remembered for 10 s (at most `unproven_transfers` paths): a transfer to it submitted
+/// meanwhile is refused at once with that error, so a silent neighbour costs one resolution,
+/// not one per token. On InfiniBand a handle names a LID and is made at once.
 ///
 /// Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
 /// released when its client has no transfer left, except that up to
@@ -297,6 +326,7 @@ pub struct Executor {
     key: DcKey,
     max_message: u64,
     keep_idle: usize,
+    proven_idle: Duration,
     transfers: Vec<Transfer>,
     free: Vec<u32>,
     /// Transfers with messages not yet posted, in the order they came.
@@ -324,6 +354,9 @@ pub struct Executor {
     resolver: Option<Resolver<PathKey>>,
     /// Paths whose handle is being made, with the transfers (and their targets) waiting.
     resolving: HashMap<PathKey, Vec<(u32, DcTargetAddr)>, KeyedHash>,
+    /// Paths whose handle could not be made, when and why (at most `unproven_transfers`,
+    /// for [`UNREACHABLE_FOR`]): asked again meanwhile, they are refused at once.
+    unreachable: HashMap<PathKey, (Instant, Error), KeyedHash>,
     stats: ExecutorStats,
     /// Why [`Executor::stop`] stopped it: nothing is submitted or posted any more.
     stopped: Option<Error>,
@@ -384,10 +417,7 @@ impl Executor {
             );
             return Err(Returned::new(error, cq));
         }
-        let resolver = match sgid_index.map(|_| Resolver::start(pd, cfg.pool.port)).transpose() {
-            Ok(r) => r,
-            Err(error) => return Err(Returned::new(error, cq)),
-        };
+        let resolver = sgid_index.map(|_| Resolver::new(pd, cfg.pool.port));
         let pool = DciPool::new(mlx5, pd, cq, pool_cfg)?;
         let endpoints = cfg.pool.max_endpoints;
         let max_unproven = cfg.unproven_transfers.min(cfg.max_transfers);
@@ -401,6 +431,7 @@ impl Executor {
             key: cfg.key,
             max_message: u64::from(max_msg),
             keep_idle: cfg.keep_idle.min(endpoints),
+            proven_idle: cfg.proven_idle,
             transfers: (0..cfg.max_transfers).map(|_| Transfer::free()).collect(),
             free: (0..cfg.max_transfers as u32).rev().collect(),
             ready: VecDeque::with_capacity(cfg.max_transfers),
@@ -416,6 +447,7 @@ impl Executor {
             max_unproven,
             resolver,
             resolving: HashMap::with_capacity_and_hasher(max_unproven, KeyedHash::random()),
+            unreachable: HashMap::with_capacity_and_hasher(max_unproven, KeyedHash::random()),
             stats: ExecutorStats::default(),
             stopped: None,
             loose: Vec::new(),
@@ -427,7 +459,17 @@ impl Executor {
     ///
     /// # Errors
     /// EINVAL for a region of another PD.
-    pub fn hold<B: Send + 'static>(&mut self, mr: &Mr<B>) -> Result<()> {
+    ///
+    /// An implicit on-demand-paging region is not held (it spans the whole address space):
+    ///
+    /// ```compile_fail,E0277
+    /// # fn f(pd: &mlx5dv::Pd, exec: &mut mlx5dv::s3::Executor) -> mlx5dv::Result<()> {
+    /// let odp = pd.register_implicit_odp(mlx5dv::Access::LOCAL_WRITE)?;
+    /// exec.hold(&odp)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn hold<B: BoundedBuffer + 'static>(&mut self, mr: &Mr<B>) -> Result<()> {
         self.pool.hold(mr)
     }
 
@@ -448,7 +490,9 @@ impl Executor {
     ///   503 Slow Down), or submit it again later, but do not queue it ahead of other clients'
     ///   (it may wait long: strangers' tokens may be dead);
     /// - `ibv_create_ah`'s error for a new client's path on InfiniBand (on RoCE the handle is
-    ///   made off the data path: its failure comes as the transfer's [`Done`]).
+    ///   made off the data path: its failure comes as the transfer's [`Done`]); on RoCE, the
+    ///   error a path's handle failed with in the last 10 s (ETIMEDOUT: its neighbour never
+    ///   answered), at once.
     pub fn submit(
         &mut self,
         id: u64,
@@ -485,8 +529,37 @@ impl Executor {
     ///   executor's; for [`Direction::Put`] the region lacks [`Access::LOCAL_WRITE`] (the
     ///   device writes it);
     /// - otherwise [`Executor::submit`]'s.
+    ///
+    /// # Which regions
+    /// A region over memory it owns or borrows ([`RegionBuffer`](crate::RegionBuffer): `Vec<u8>`,
+    /// [`crate::AlignedBuf`], [`crate::MmapBuf`], ...; or a [`crate::DmaBuf`]): the buffer type
+    /// is a [`BoundedBuffer`](crate::mr::BoundedBuffer). So this compiles:
+    ///
+    /// ```
+    /// # use mlx5dv::s3::{Direction, Executor, RdmaToken};
+    /// # fn f(pd: &mlx5dv::Pd, exec: &mut Executor, token: &RdmaToken) -> mlx5dv::Result<()> {
+    /// let mr = pd.register(vec![0u8; 4096], mlx5dv::Access::LOCAL_WRITE)?;
+    /// exec.submit_region(1, token, 0, Direction::Put, &mr, 0, 4096)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// and an implicit on-demand-paging region, whose key covers the whole address space (so
+    /// `at` would be any address of the process, a live `Vec`'s or freed memory), does not:
+    ///
+    /// ```compile_fail,E0277
+    /// # use mlx5dv::s3::{Direction, Executor, RdmaToken};
+    /// # fn f(pd: &mlx5dv::Pd, exec: &mut Executor, token: &RdmaToken) -> mlx5dv::Result<()> {
+    /// let odp = pd.register_implicit_odp(mlx5dv::Access::LOCAL_WRITE)?;
+    /// let victim = vec![0u8; 4096];
+    /// let view: &[u8] = &victim;
+    /// // The device would write the client's bytes under a shared borrow.
+    /// exec.submit_region(1, token, 0, Direction::Put, &odp, view.as_ptr() as usize, 4096)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     #[allow(clippy::too_many_arguments)]
-    pub fn submit_region<B: Send + 'static>(
+    pub fn submit_region<B: BoundedBuffer + 'static>(
         &mut self,
         id: u64,
         token: &RdmaToken,
@@ -502,7 +575,7 @@ impl Executor {
 
     /// The local buffer `at..at + len` of `region` for a transfer `direction`, checked, and
     /// a keep-alive handle on the region ([`Executor::submit_region`]'s errors).
-    pub(super) fn lend<B: Send + 'static>(
+    pub(super) fn lend<B: BoundedBuffer + 'static>(
         &self,
         region: &Mr<B>,
         direction: Direction,
@@ -837,6 +910,16 @@ impl Executor {
         admitted: bool,
     ) -> Result<Option<(EndpointId, bool)>> {
         let full = !admitted && self.unproven >= self.max_unproven;
+        if self
+            .clients
+            .get(&client)
+            .is_some_and(|c| c.proven && c.idle.is_some() && c.idle_since.elapsed() > self.proven_idle)
+        {
+            if full {
+                return Err(self.unproven_refused());
+            }
+            self.demote(client);
+        }
         if let Some(c) = self.clients.get_mut(&client) {
             if !c.proven && full {
                 return Err(self.unproven_refused());
@@ -855,6 +938,11 @@ impl Executor {
         let ah = match (self.ahs.get(&client.path), &self.resolver) {
             (Some((ah, _)), _) => ah.clone(),
             (None, Some(resolver)) => {
+                if let Some((at, e)) = self.unreachable.get(&client.path) {
+                    if at.elapsed() < UNREACHABLE_FOR {
+                        return Err(e.clone());
+                    }
+                }
                 if let std::collections::hash_map::Entry::Vacant(v) = self.resolving.entry(client.path) {
                     resolver.ask(client.path, path);
                     v.insert(Vec::new());
@@ -892,6 +980,7 @@ impl Executor {
                 replaying: 0,
                 idle: None,
                 proven: false,
+                idle_since: Instant::now(),
             },
         );
         Ok(Some((ep, false)))
@@ -908,16 +997,21 @@ impl Executor {
             let made = match made {
                 Ok(ah) => {
                     self.ahs.entry(path).or_insert((ah, 0));
+                    self.unreachable.remove(&path);
                     Ok(())
                 }
-                Err(e) => Err(Error::from_errno(
-                    OP_SUBMIT,
-                    e.errno().unwrap_or(libc::EHOSTUNREACH),
-                    format!(
-                        "the client's address could not be resolved (ETIMEDOUT: its neighbour never answered): it is \
-                         unreachable from this port; refuse its request ({e})"
-                    ),
-                )),
+                Err(e) => {
+                    let e = Error::from_errno(
+                        OP_SUBMIT,
+                        e.errno().unwrap_or(libc::EHOSTUNREACH),
+                        format!(
+                            "the client's address could not be resolved (ETIMEDOUT: its neighbour never answered): it \
+                             is unreachable from this port; refuse its request ({e})"
+                        ),
+                    );
+                    self.remember_unreachable(path, &e);
+                    Err(e)
+                }
             };
             for (slot, target) in waiting {
                 let client = self.transfers[slot as usize].client;
@@ -958,6 +1052,23 @@ impl Executor {
         }
     }
 
+    /// Remembers that `path`'s handle could not be made (for [`UNREACHABLE_FOR`]), in a table
+    /// of at most `unproven_transfers` paths: the expired ones go first, else the oldest.
+    #[cold]
+    fn remember_unreachable(&mut self, path: PathKey, e: &Error) {
+        let cap = self.max_unproven.max(1);
+        if self.unreachable.len() >= cap && !self.unreachable.contains_key(&path) {
+            self.unreachable.retain(|_, (at, _)| at.elapsed() < UNREACHABLE_FOR);
+            if self.unreachable.len() >= cap {
+                let oldest = self.unreachable.iter().min_by_key(|(_, (at, _))| *at).map(|(k, _)| *k);
+                if let Some(k) = oldest {
+                    self.unreachable.remove(&k);
+                }
+            }
+        }
+        self.unreachable.insert(path, (Instant::now(), e.clone()));
+    }
+
     /// The refusal of a client on probation while `unproven_transfers` such transfers run.
     #[cold]
     fn unproven_refused(&mut self) -> Error {
@@ -981,6 +1092,41 @@ impl Executor {
             self.stats.proven += 1;
             // (Its endpoint is live: it has this transfer running.)
             let _ = self.pool.prove(c.ep);
+        }
+    }
+
+    /// A kept idle client idle past `proven_idle` goes back on probation (its endpoint
+    /// removed and added again on probation, its address handle kept): a proof is not banked.
+    /// Where its endpoint cannot be added again it is released (the caller adds it anew).
+    #[cold]
+    fn demote(&mut self, client: ClientKey) {
+        let Some(c) = self.clients.get(&client) else {
+            return;
+        };
+        let Ok(peer) = self.pool.remove_endpoint(c.ep) else {
+            // Requests outstanding (cannot happen for an idle client): leave it as it is.
+            return;
+        };
+        self.stats.demoted += 1;
+        match self.pool.add_endpoint_on_probation(peer) {
+            Ok(ep) => {
+                if let Some(c) = self.clients.get_mut(&client) {
+                    (c.ep, c.proven) = (ep, false);
+                }
+            }
+            Err(_) => {
+                // (Cannot happen: its place was just freed.) Released as `release` does.
+                if self.clients.remove(&client).is_some_and(|c| c.idle.is_some()) {
+                    self.idle_clients -= 1;
+                }
+                self.stats.released += 1;
+                if let Some(entry) = self.ahs.get_mut(&client.path) {
+                    entry.1 -= 1;
+                    if entry.1 == 0 {
+                        self.ahs.remove(&client.path);
+                    }
+                }
+            }
         }
     }
 
@@ -1198,6 +1344,7 @@ impl Executor {
         self.next_idle_stamp += 1;
         if let Some(c) = self.clients.get_mut(&client) {
             c.idle = Some(stamp);
+            c.idle_since = Instant::now();
             self.idle_clients += 1;
             self.idle.push_back((client, stamp));
         }

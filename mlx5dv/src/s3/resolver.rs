@@ -1,8 +1,11 @@
 //! Address handles made off the data path: on RoCE `ibv_create_ah` for a new GID makes the
 //! kernel resolve the neighbour (`ib_resolve_eth_dmac` -> `rdma_addr_find_l2_eth_by_grh` ->
 //! `rdma_resolve_ip(..., 1000 ms)`), so one for an address that never answers blocks its
-//! caller for a second. A thread of the executor's makes them; the data path asks and
-//! collects answers without waiting.
+//! caller for a second. Each handle is made on a thread of its own (the kernel resolves
+//! concurrent calls independently, each caller waiting on its own request), so a silent
+//! neighbour delays only the transfers to its own path; the data path asks and collects
+//! answers without waiting. The executor bounds the paths asked at once (each has a transfer
+//! counted among `unproven_transfers`), and so the threads.
 
 use crate::ah::{Ah, PeerPath};
 use crate::error::{Error, Result};
@@ -11,56 +14,52 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
-/// A thread that makes address handles on `pd`, one request at a time, in order.
+/// Makes address handles on `pd`, each on a thread of its own (`mlx5dv-s3-ah`).
 pub(super) struct Resolver<K> {
-    requests: Sender<(K, PeerPath)>,
+    pd: Pd,
+    port: u8,
+    /// Cloned into each thread, which sends its answer and ends.
+    outbox: Sender<(K, Result<Ah>)>,
     answers: Receiver<(K, Result<Ah>)>,
     /// Woken after each answer (the async layer's driver: nothing else tells it one is in).
     waker: Arc<Mutex<Option<Waker>>>,
 }
 
-impl<K: Send + 'static> Resolver<K> {
-    /// Starts the thread (`mlx5dv-s3-ah`) for port `port` of `pd`. It ends once the
-    /// resolver is dropped and the handle it may be making is made (then dropped).
-    ///
-    /// # Errors
-    /// The thread could not be started (std's error, as EAGAIN).
-    pub(super) fn start(pd: &Pd, port: u8) -> Result<Self> {
-        let (requests, inbox) = channel::<(K, PeerPath)>();
+impl<K: Clone + Send + 'static> Resolver<K> {
+    /// A resolver for port `port` of `pd` (no thread yet: one per [`Resolver::ask`]). A
+    /// thread still making a handle when the resolver is dropped ends once it is made (then
+    /// dropped).
+    pub(super) fn new(pd: &Pd, port: u8) -> Self {
         let (outbox, answers) = channel();
-        let pd = pd.clone();
-        let waker = Arc::new(Mutex::new(None::<Waker>));
-        let wake = Arc::clone(&waker);
-        std::thread::Builder::new()
-            .name("mlx5dv-s3-ah".into())
-            .spawn(move || {
-                for (key, path) in inbox {
-                    if outbox.send((key, pd.create_ah(port, &path))).is_err() {
-                        break;
-                    }
-                    if let Some(w) = wake.lock().ok().and_then(|w| w.clone()) {
-                        w.wake();
-                    }
-                }
-            })
-            .map_err(|e| {
-                Error::from_errno(
-                    "mlx5dv::s3::Executor::new",
-                    libc::EAGAIN,
-                    format!("the thread that makes address handles could not start: {e}"),
-                )
-            })?;
-        Ok(Resolver {
-            requests,
+        Resolver {
+            pd: pd.clone(),
+            port,
+            outbox,
             answers,
-            waker,
-        })
+            waker: Arc::new(Mutex::new(None::<Waker>)),
+        }
     }
 
-    /// Asks for the handle of `path`, answered under `key`; returns at once.
+    /// Asks for the handle of `path`, answered under `key`; returns at once. Where no thread
+    /// can be started, the answer is that error (EAGAIN), at once.
     pub(super) fn ask(&self, key: K, path: PeerPath) {
-        // The thread lives as long as the resolver (it ends only on a closed channel).
-        let _ = self.requests.send((key, path));
+        let (pd, port, outbox, wake) = (self.pd.clone(), self.port, self.outbox.clone(), Arc::clone(&self.waker));
+        let theirs = key.clone();
+        let started = std::thread::Builder::new().name("mlx5dv-s3-ah".into()).spawn(move || {
+            // A closed channel: the executor is gone, and the handle with this answer.
+            let _ = outbox.send((theirs, pd.create_ah(port, &path)));
+            if let Some(w) = wake.lock().ok().and_then(|w| w.clone()) {
+                w.wake();
+            }
+        });
+        if let Err(e) = started {
+            let error = Error::from_errno(
+                "mlx5dv::s3::Executor::submit",
+                libc::EAGAIN,
+                format!("the thread that makes the path's address handle could not start: {e}"),
+            );
+            let _ = self.outbox.send((key, Err(error)));
+        }
     }
 
     /// Wakes `waker` after each answer from now on.
@@ -74,7 +73,7 @@ impl<K: Send + 'static> Resolver<K> {
 
     /// An answer, if one is in.
     pub(super) fn answer(&self) -> Option<(K, Result<Ah>)> {
-        // Empty, or (never while the resolver lives) disconnected: nothing in.
+        // Empty (never disconnected: the resolver holds a sender): nothing in.
         self.answers.try_recv().ok()
     }
 }

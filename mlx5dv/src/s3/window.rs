@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 const OP_BIND: &str = "ibv_bind_mw (s3 token)";
 
-/// Binds a window at most this many times, then gives it back for a new one: its 8-bit tag
-/// never comes round to a key it had (a revoked token's) while the client has it.
+/// Binds a window at most this many times, then retires it (kept, unbound, until the client
+/// is dropped) for a new one: its 8-bit tag never comes round to a key it had (a revoked
+/// token's).
 pub(super) const BINDS_PER_WINDOW: u32 = 254;
 
 /// A bind completes in microseconds (a local work request); past this the binder is broken.
@@ -87,6 +88,14 @@ pub(super) struct Binder {
     device: String,
     /// A bind failed: the QP is in error and binds nothing more.
     broken: bool,
+    /// Unbound windows with binds left, for the next tokens (of any buffer of the client).
+    spare: Vec<Window>,
+    /// Worn windows, kept allocated (unbound) until the client is dropped: deallocated, their
+    /// mkey index could go to a new window whose tags pass through their revoked keys.
+    worn: Vec<Window>,
+    /// Windows allocated, and how many may be (`ClientConfig::max_windows`).
+    allocated: usize,
+    max_windows: usize,
 }
 
 // SAFETY: library objects without thread affinity, used under the client's lock only.
@@ -97,7 +106,7 @@ impl Binder {
     ///
     /// # Errors
     /// `ibv_create_cq`'s, `ibv_create_qp`'s and the transitions' errnos.
-    pub(super) fn new(pd: &Pd, port: u8, path: PeerPath, mtu_bytes: u32) -> Result<Binder> {
+    pub(super) fn new(pd: &Pd, port: u8, path: PeerPath, mtu_bytes: u32, max_windows: usize) -> Result<Binder> {
         let ctx = pd.context();
         // SAFETY: the context is open; no channel, no user context.
         let cq = unsafe { raw::ibv_create_cq(ctx.as_raw(), 4, std::ptr::null_mut(), std::ptr::null_mut(), 0) };
@@ -131,9 +140,47 @@ impl Binder {
             cq,
             device: ctx.name().to_string(),
             broken: false,
+            spare: Vec::new(),
+            worn: Vec::new(),
+            allocated: 0,
+            max_windows,
         };
         binder.connect(port, path, mtu_bytes)?;
         Ok(binder)
+    }
+
+    /// An unbound window for a token: a spare one, or a new one on `pd`.
+    ///
+    /// # Errors
+    /// ENOSPC once `max_windows` were allocated (they stay allocated for the client's life);
+    /// `ibv_alloc_mw`'s errno.
+    pub(super) fn window(&mut self, pd: &Pd) -> Result<Window> {
+        if let Some(w) = self.spare.pop() {
+            return Ok(w);
+        }
+        if self.allocated >= self.max_windows {
+            return Err(Error::from_errno(
+                "mlx5dv::s3::Exposed::mint",
+                libc::ENOSPC,
+                format!(
+                    "the client has allocated its {} windows (ClientConfig::max_windows), each kept until it is \
+                     dropped so that no revoked key comes back: create a new client",
+                    self.max_windows
+                ),
+            ));
+        }
+        let w = Window::alloc(pd)?;
+        self.allocated += 1;
+        Ok(w)
+    }
+
+    /// Takes back an unbound window: a spare, or kept for the client's life once worn.
+    pub(super) fn keep(&mut self, window: Window) {
+        if window.worn() {
+            self.worn.push(window);
+        } else {
+            self.spare.push(window);
+        }
     }
 
     /// RESET -> INIT -> RTR (to itself) -> RTS.

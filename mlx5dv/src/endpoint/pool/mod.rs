@@ -466,7 +466,19 @@ impl DciPool {
     ///
     /// # Errors
     /// EINVAL for a region of another PD (the DCIs could not use it).
-    pub fn hold<B: Send + 'static>(&mut self, mr: &Mr<B>) -> Result<()> {
+    ///
+    /// Only a region over memory of its own is held (its buffer a
+    /// [`BoundedBuffer`](crate::mr::BoundedBuffer)); an implicit on-demand-paging region,
+    /// whose key reaches every address of the process, is not:
+    ///
+    /// ```compile_fail,E0277
+    /// # fn f(pd: &mlx5dv::Pd, pool: &mut mlx5dv::DciPool) -> mlx5dv::Result<()> {
+    /// let odp = pd.register_implicit_odp(mlx5dv::Access::LOCAL_WRITE)?;
+    /// pool.hold(&odp)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn hold<B: crate::mr::BoundedBuffer + 'static>(&mut self, mr: &Mr<B>) -> Result<()> {
         if mr.pd().as_raw() != self.pd.as_raw() {
             return Err(Error::invalid(
                 "DciPool::hold",

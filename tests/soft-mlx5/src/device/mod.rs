@@ -251,8 +251,17 @@ pub struct Device {
     /// only when its device is gone, so an entry goes stale only with a dead peer.
     qpn_holders: std::cell::RefCell<std::collections::HashMap<(u32, u32), u32>>,
     next_mkey: u32,
+    /// Mkey indices handed out, most recent last (at most `MKEY_RECENT`): a freed one among
+    /// them is handed out again before a new index, as the firmware recycles mkey indices.
+    recent_mkeys: Vec<u32>,
+    /// The device-wide 8-bit counter each new mkey's variant comes from (mlx5_ib mr.c
+    /// `assign_mkey_variant`: `atomic_inc_return(&dev->mkey_var)`).
+    mkey_var: u8,
     next_num: u32,
 }
+
+/// How many recently handed-out mkey indices `Device::mkey` looks through for a freed one.
+const MKEY_RECENT: usize = 256;
 
 impl Device {
     /// A device of `profile` at node `node`, reaching memory through `dma`.
@@ -299,6 +308,8 @@ impl Device {
             qpn_cursor: 0,
             qpn_holders: Default::default(),
             next_mkey: FIRST_MKEY_INDEX,
+            recent_mkeys: Vec::new(),
+            mkey_var: 0,
             next_num: 1,
         }
     }
@@ -428,22 +439,39 @@ impl Device {
         Some(qp)
     }
 
-    /// A fresh mkey (lkey = rkey): index `slot << SLOT_SHIFT | n`, variant 0x42, skipping keys
-    /// still in use after a wrap.
+    /// A fresh mkey (lkey = rkey): index `slot << SLOT_SHIFT | n`, variant from the device's
+    /// 8-bit counter (mlx5_ib `assign_mkey_variant`), as unkind as mlx5_ib and the firmware:
+    /// a freed index is handed out again (the most recently handed-out free one first) before
+    /// a new one, so a new key may share its index with a key that was revoked.
     pub fn mkey(&mut self) -> u32 {
         let span = 1u32 << crate::fabric::SLOT_SHIFT;
-        loop {
-            let n = self.next_mkey;
-            self.next_mkey = if n + 1 >= span { FIRST_MKEY_INDEX } else { n + 1 };
-            let key = (((self.slot << crate::fabric::SLOT_SHIFT) | n) << 8) | 0x42;
-            if self.mr_by_key(key).is_none()
-                && !self.ksms.contains_key(&key)
-                && self.mw_by_index(key).is_none()
-                && !self.mr_cache.values().any(|keys| keys.contains(&key))
-            {
-                return key;
-            }
+        let base = self.slot << crate::fabric::SLOT_SHIFT;
+        let index_of = |key: u32| (key >> 8) & (span - 1);
+        // Indices still in use: registrations, KSMs, windows, keys kept by the MR cache.
+        let in_use: std::collections::HashSet<u32> = self
+            .mrs
+            .values()
+            .map(|m| index_of(m.lkey))
+            .chain(self.ksms.keys().map(|&k| index_of(k)))
+            .chain(self.mws.values().map(|w| index_of(w.key)))
+            .chain(self.mr_cache.values().flatten().map(|&k| index_of(k)))
+            .collect();
+        let n = match self.recent_mkeys.iter().rposition(|i| !in_use.contains(i)) {
+            Some(at) => self.recent_mkeys.remove(at),
+            None => loop {
+                let n = self.next_mkey;
+                self.next_mkey = if n + 1 >= span { FIRST_MKEY_INDEX } else { n + 1 };
+                if !in_use.contains(&n) {
+                    break n;
+                }
+            },
+        };
+        self.recent_mkeys.push(n);
+        if self.recent_mkeys.len() > MKEY_RECENT {
+            self.recent_mkeys.remove(0);
         }
+        self.mkey_var = self.mkey_var.wrapping_add(1);
+        ((base | n) << 8) | u32::from(self.mkey_var)
     }
 
     /// A fresh PD/CQ/SRQ number.
