@@ -1,0 +1,80 @@
+//! What an [`Executor`] is built with: [`ExecutorConfig`].
+
+use super::*;
+
+/// How an [`Executor`] is built.
+#[derive(Copy, Clone, Debug)]
+pub struct ExecutorConfig {
+    /// The DCI pool: DCIs, assignment policy, queue depth, port, backend. Its `max_endpoints`
+    /// bounds the clients reached at once (idle ones kept included). Its
+    /// `rts.max_rd_atomic` (RDMA reads in flight per DCI: 16 by default here, so that PUTs
+    /// pipeline) is lowered to the device's DC requester limit where that is smaller (to 1
+    /// where the library cannot read the limit).
+    pub pool: PoolConfig,
+    /// The DC key the clients' DCTs expect: the application's secret
+    /// ([`crate::s3::REFERENCE_DC_KEY`] to talk to the reference implementations).
+    pub key: DcKey,
+    /// On RoCE, the local GID index to send from; None: the port's first RoCE v2 GID. Unused
+    /// on InfiniBand.
+    pub gid_index: Option<u8>,
+    /// The largest message posted: a longer transfer is split. None: the port's
+    /// `max_msg_sz`.
+    pub max_message: Option<u32>,
+    /// Transfers accepted at once (the table is allocated at creation).
+    pub max_transfers: usize,
+    /// Idle clients whose endpoint and address handle are kept for their next transfer.
+    pub keep_idle: usize,
+    /// How long a kept idle client stays proven: one idle longer goes back on probation
+    /// until a message of it completes again (a proof is not banked: see the [`Executor`]
+    /// documentation).
+    pub proven_idle: Duration,
+    /// Transfers of clients on probation (none of their messages completed yet) accepted at
+    /// once, 1 to `max_transfers`: the rest of the table stays for proven clients (see the
+    /// [`Executor`] documentation).
+    pub unproven_transfers: usize,
+    /// The requests' SL, traffic class, hop limit, flow label and the DCIs' P_Key index
+    /// (which replaces `pool.pkey_index`: leave that 0).
+    pub path: PathSettings,
+}
+
+impl Default for ExecutorConfig {
+    /// The pool's defaults with 16 reads in flight per DCI and 2 probation DCIs (ACK timeout
+    /// 12: 16.8 ms, 3 retries), the reference's key, the port's message limit, 256 transfers
+    /// at once of which 64 of clients on probation, 64 idle clients kept, proven for 2 s.
+    fn default() -> Self {
+        let mut pool = PoolConfig::default();
+        pool.rts.max_rd_atomic = 16;
+        pool.probation = Some(Probation {
+            dcis: 2,
+            rts: RtsAttr {
+                timeout: 12,
+                retry_cnt: 3,
+                ..pool.rts
+            },
+        });
+        ExecutorConfig {
+            pool,
+            key: crate::s3::REFERENCE_DC_KEY,
+            gid_index: None,
+            max_message: None,
+            max_transfers: 256,
+            keep_idle: 64,
+            proven_idle: Duration::from_secs(2),
+            unproven_transfers: 64,
+            path: PathSettings::default(),
+        }
+    }
+}
+
+impl ExecutorConfig {
+    /// The completions the executor's CQ must hold: a request of every DCI's send queue,
+    /// probation DCIs included (`(pool.dcis + pool.probation.dcis) x pool.max_send_wr`; the
+    /// library may round the queues up, which [`Executor::new`] checks), plus one.
+    pub fn cq_size(&self) -> u32 {
+        let dcis = self.pool.dcis + self.pool.probation.map_or(0, |p| p.dcis);
+        u32::try_from(dcis)
+            .unwrap_or(u32::MAX)
+            .saturating_mul(self.pool.max_send_wr)
+            .saturating_add(1)
+    }
+}

@@ -1,0 +1,435 @@
+//! The transfers an [`Executor`] runs: their slots, their messages posted and completed,
+//! replays after a flush, and the [`Done`] each is reported with.
+
+use super::*;
+
+/// A finished transfer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Done {
+    /// The id it was submitted with.
+    pub id: u64,
+    /// Bytes moved: the whole length on success; on failure those of its messages that
+    /// completed before it failed.
+    pub bytes: u64,
+    /// Success, or the first failure among its messages: `RetryExcErr` (the client is gone,
+    /// or its DCT expects another key), `RemAccessErr` (the token lies: rkey, range or right,
+    /// or it was revoked), `WrFlushErr` (flushed by other transfers' failures at the same
+    /// client more often than it is run again); `GeneralErr` when the provider refused to post
+    /// one of its messages, or the executor was stopped ([`Executor::stop`]; `error` says why,
+    /// and whether its local buffer may still be written or read by the device).
+    pub status: WcStatus,
+    /// The provider's refusal, where a message could not be posted.
+    pub error: Option<Error>,
+}
+
+impl Done {
+    /// Whether every byte moved.
+    pub fn is_ok(&self) -> bool {
+        self.status == WcStatus::Success
+    }
+}
+
+impl Default for Done {
+    /// A placeholder to fill arrays with before polling.
+    fn default() -> Self {
+        Done {
+            id: 0,
+            bytes: 0,
+            status: WcStatus::Success,
+            error: None,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    Free,
+    /// Waiting for its path's address handle (RoCE, a new GID).
+    Resolving,
+    /// Messages to post or outstanding.
+    Running,
+    /// Finished, waiting to be reported.
+    Finished,
+}
+
+pub(super) struct Transfer {
+    pub(super) state: State,
+    pub(super) id: u64,
+    pub(super) client: ClientKey,
+    pub(super) ep: EndpointId,
+    pub(super) direction: Direction,
+    /// The local buffer (inside a region the pool holds, or the one `lent` keeps).
+    pub(super) local: raw::ibv_sge,
+    /// The region of a transfer named with [`Executor::submit_region`]: kept registered
+    /// until the transfer is reported.
+    pub(super) lent: Option<Arc<dyn Held>>,
+    /// The client's bytes (offset applied, the transfer's length).
+    pub(super) remote: RemoteMemory,
+    /// Bytes posted so far (the next message starts there).
+    pub(super) next: u64,
+    /// Messages posted and not completed.
+    pub(super) posted: u32,
+    /// A message was flushed (another transfer to the same client failed before it): the
+    /// transfer runs again from its start once its messages are in (see `MAX_REPLAYS`).
+    pub(super) flushed: bool,
+    pub(super) replays: u8,
+    /// Waiting to run again, counted in its client's `replaying` until its first message is
+    /// posted or it ends.
+    pub(super) replay_waiting: bool,
+    /// Submitted while its client was on probation: counted in the executor's `unproven`.
+    pub(super) unproven: bool,
+    pub(super) bytes: u64,
+    pub(super) status: WcStatus,
+    pub(super) error: Option<Error>,
+}
+
+impl Executor {
+    /// Starts transfer `id` from `local` (checked: in a held region, or in `lent`'s, which
+    /// the transfer takes when it starts, and leaves where it is when it does not).
+    pub(in crate::s3) fn start(
+        &mut self,
+        id: u64,
+        token: &RdmaToken,
+        offset: u64,
+        direction: Direction,
+        local: raw::ibv_sge,
+        lent: &mut Option<Arc<dyn Held>>,
+    ) -> Result<()> {
+        if let Some(why) = &self.stopped {
+            return Err(stopped_refusal(why));
+        }
+        let len = u64::from(local.length);
+        if len == 0 {
+            return Err(Error::invalid(
+                OP_SUBMIT,
+                "an empty local buffer: a transfer moves at least one byte",
+            ));
+        }
+        let remote = token.remote().slice(offset, len).map_err(|_| {
+            Error::invalid(
+                OP_SUBMIT,
+                format!(
+                    "{len} bytes at offset {offset} lie outside the token's {}-byte buffer: refuse the request",
+                    token.len
+                ),
+            )
+        })?;
+        let target = token.target(self.mtu, self.sgid_index.is_some())?;
+        let Some(&slot) = self.free.last() else {
+            return Err(Error::from_errno(
+                OP_SUBMIT,
+                libc::EAGAIN,
+                "max_transfers transfers are running: poll, then submit again",
+            ));
+        };
+        let client = ClientKey {
+            path: match self.sgid_index {
+                Some(_) => PathKey::Gid(target.gid),
+                None => PathKey::Lid(target.lid),
+            },
+            dct_number: target.dct_number,
+        };
+        let Some((ep, proven)) = self.endpoint(client, &target, false)? else {
+            // Its path's address handle is being made: the transfer waits for it.
+            self.free.pop();
+            let mut t = Transfer::running(id, client, EndpointId::default(), direction, local, remote);
+            (t.state, t.unproven, t.lent) = (State::Resolving, true, lent.take());
+            self.unproven += 1;
+            self.transfers[slot as usize] = t;
+            self.stats.submitted += 1;
+            if let Some(waiting) = self.resolving.get_mut(&client.path) {
+                waiting.push((slot, target));
+            }
+            return Ok(());
+        };
+        self.free.pop();
+        let mut t = Transfer::running(id, client, ep, direction, local, remote);
+        (t.unproven, t.lent) = (!proven, lent.take());
+        self.unproven += usize::from(!proven);
+        self.transfers[slot as usize] = t;
+        self.stats.submitted += 1;
+        self.ready.push_back(slot);
+        self.pump();
+        Ok(())
+    }
+
+    /// [`Executor::poll`] with something to move on.
+    #[inline(never)]
+    pub(super) fn poll_moving(&mut self, out: &mut [Done]) -> Result<usize> {
+        if !self.resolving.is_empty() {
+            self.resolved();
+        }
+        let n = self.pool.poll(&mut self.scratch)?;
+        self.poll_read(n, out)
+    }
+
+    /// [`Executor::poll`] once the pool reported `n` completions (in `scratch`).
+    #[inline(never)]
+    pub(super) fn poll_read(&mut self, n: usize, out: &mut [Done]) -> Result<usize> {
+        for i in 0..n {
+            let c = self.scratch[i];
+            self.completed(c);
+        }
+        if !self.ready.is_empty() {
+            self.pump();
+        }
+        let mut k = 0;
+        while k < out.len() {
+            let Some(slot) = self.finished.pop_front() else {
+                break;
+            };
+            let t = &mut self.transfers[slot as usize];
+            out[k] = Done {
+                id: t.id,
+                bytes: t.bytes,
+                status: t.status,
+                error: t.error.take(),
+            };
+            t.state = State::Free;
+            // Reported: no request names its region any more.
+            t.lent = None;
+            self.free.push(slot);
+            k += 1;
+        }
+        Ok(k)
+    }
+
+    /// One message's completion.
+    pub(super) fn completed(&mut self, c: EpCompletion) {
+        let slot = (c.wr_id >> 32) as usize;
+        let index = c.wr_id & 0xffff_ffff;
+        let max = self.max_message;
+        let Some(t) = self.transfers.get_mut(slot).filter(|t| t.state == State::Running) else {
+            return;
+        };
+        t.posted -= 1;
+        if c.status == WcStatus::Success {
+            t.bytes += max.min(t.remote.len - index * max);
+            if t.unproven {
+                let client = t.client;
+                self.prove(client);
+            }
+        } else if c.status == WcStatus::WrFlushErr && t.replays < MAX_REPLAYS {
+            t.flushed = true;
+        } else if t.status == WcStatus::Success {
+            t.status = c.status;
+        }
+        self.finish_if_done(slot as u32);
+    }
+
+    /// Posts what the DCIs take of the transfers waiting, each in turn.
+    pub(super) fn pump(&mut self) {
+        for _ in 0..self.ready.len() {
+            let Some(slot) = self.ready.pop_front() else {
+                break;
+            };
+            if self.post_messages(slot) {
+                self.finish_if_done(slot);
+            } else {
+                self.ready.push_back(slot);
+            }
+        }
+    }
+
+    /// Posts transfer `slot`'s messages until the pool refuses; true once none is left to post
+    /// (all posted, or the transfer failed).
+    pub(super) fn post_messages(&mut self, slot: u32) -> bool {
+        let max = self.max_message;
+        loop {
+            let t = &mut self.transfers[slot as usize];
+            if t.next >= t.remote.len || t.status != WcStatus::Success || t.flushed {
+                return true;
+            }
+            if t.next == 0 {
+                if t.replay_waiting {
+                    if self.pool.outstanding(t.ep) > 0 {
+                        // A transfer runs again only with nothing of its client ahead of it,
+                        // so no other transfer's failure flushes it again.
+                        return false;
+                    }
+                } else if self.replaying > 0 && self.clients.get(&t.client).is_some_and(|c| c.replaying > 0) {
+                    // New transfers of a client wait behind its replays.
+                    return false;
+                }
+            }
+            let len = max.min(t.remote.len - t.next);
+            // SAFETY: a part of the transfer's local buffer, which lies in a region the pool
+            // holds for its life (checked by submit) or in the one `lent` keeps until the
+            // transfer is reported (checked by submit_region).
+            let local = unsafe {
+                Sge::from_raw(raw::ibv_sge {
+                    addr: t.local.addr + t.next,
+                    length: len as u32,
+                    lkey: t.local.lkey,
+                })
+            };
+            let remote = RemoteMemory {
+                addr: t.remote.addr + t.next,
+                len,
+                rkey: t.remote.rkey,
+            };
+            let req = match t.direction {
+                Direction::Put => Request::Read { local, remote },
+                Direction::Get => Request::Write { local, remote },
+            };
+            let wr_id = (u64::from(slot) << 32) | (t.next / max);
+            let posted = if t.lent.is_some() {
+                // SAFETY: `lent` keeps the region registered until the transfer is reported,
+                // after every message of it is (submit_region checked its range and access).
+                unsafe { self.pool.post_lent(t.ep, wr_id, req) }
+            } else {
+                self.pool.post(t.ep, wr_id, req)
+            };
+            match posted {
+                Ok(()) => {
+                    let t = &mut self.transfers[slot as usize];
+                    t.posted += 1;
+                    t.next += len;
+                    self.stats.messages += 1;
+                    self.replay_started(slot);
+                }
+                Err(e) if e.is_would_block() => return false,
+                Err(e) => {
+                    let t = &mut self.transfers[slot as usize];
+                    t.status = WcStatus::GeneralErr;
+                    t.error = Some(e);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Transfer `slot` no longer waits to run again (its first message is posted, or it
+    /// ends): its client's new transfers may go.
+    pub(super) fn replay_started(&mut self, slot: u32) {
+        let t = &mut self.transfers[slot as usize];
+        if std::mem::take(&mut t.replay_waiting) {
+            if let Some(c) = self.clients.get_mut(&t.client) {
+                c.replaying -= 1;
+                self.replaying -= 1;
+            }
+        }
+    }
+
+    /// Finishes transfer `slot` once nothing of it is left to post or outstanding.
+    pub(super) fn finish_if_done(&mut self, slot: u32) {
+        let t = &mut self.transfers[slot as usize];
+        let all_posted = t.next >= t.remote.len || t.status != WcStatus::Success || t.flushed;
+        if t.state != State::Running || t.posted > 0 || !all_posted {
+            return;
+        }
+        let gone = t.flushed && self.clients.get(&t.client).is_some_and(|c| c.gone);
+        if t.flushed && t.status == WcStatus::Success {
+            if gone {
+                // Its client is dead (or expects another key): running it again would only
+                // time out again, and flush the other clients on that DCI.
+                t.status = WcStatus::WrFlushErr;
+            } else {
+                // Run it again from its start (the bytes counted so far are moved again).
+                t.flushed = false;
+                t.replays += 1;
+                t.next = 0;
+                t.bytes = 0;
+                t.replay_waiting = true;
+                self.stats.replays += 1;
+                if let Some(c) = self.clients.get_mut(&t.client) {
+                    c.replaying += 1;
+                    self.replaying += 1;
+                }
+                if !self.ready.contains(&slot) {
+                    self.ready.push_back(slot);
+                }
+                return;
+            }
+        }
+        self.replay_started(slot);
+        let t = &mut self.transfers[slot as usize];
+        if t.unproven {
+            self.unproven -= 1;
+            if t.status != WcStatus::Success {
+                self.stats.unproven_failed += 1;
+            }
+        }
+        if t.status != WcStatus::Success {
+            // Still in `ready` if it failed before all was posted: drop it from there.
+            if let Some(at) = self.ready.iter().position(|&s| s == slot) {
+                self.ready.remove(at);
+            }
+            self.stats.failed += 1;
+        }
+        t.state = State::Finished;
+        self.stats.finished += 1;
+        let (client, status) = (t.client, t.status);
+        self.finished.push_back(slot);
+        let Some(c) = self.clients.get_mut(&client) else {
+            return;
+        };
+        c.active -= 1;
+        c.gone |= status == WcStatus::RetryExcErr;
+        if c.active > 0 {
+            return;
+        }
+        if c.gone || !c.proven || self.keep_idle == 0 {
+            self.release(client);
+            return;
+        }
+        if self.idle_clients >= self.keep_idle {
+            if let Some(old) = self.oldest_idle() {
+                self.release(old);
+            }
+        }
+        self.keep_idle_client(client);
+    }
+}
+
+impl Transfer {
+    pub(super) fn running(
+        id: u64,
+        client: ClientKey,
+        ep: EndpointId,
+        direction: Direction,
+        local: raw::ibv_sge,
+        remote: RemoteMemory,
+    ) -> Transfer {
+        Transfer {
+            state: State::Running,
+            id,
+            client,
+            ep,
+            direction,
+            local,
+            lent: None,
+            remote,
+            next: 0,
+            posted: 0,
+            flushed: false,
+            replays: 0,
+            replay_waiting: false,
+            unproven: false,
+            bytes: 0,
+            status: WcStatus::Success,
+            error: None,
+        }
+    }
+
+    pub(super) fn free() -> Transfer {
+        let nowhere = ClientKey {
+            path: PathKey::Lid(0),
+            dct_number: 0,
+        };
+        let local = raw::ibv_sge {
+            addr: 0,
+            length: 0,
+            lkey: 0,
+        };
+        let remote = RemoteMemory {
+            addr: 0,
+            len: 0,
+            rkey: 0,
+        };
+        Transfer {
+            state: State::Free,
+            ..Transfer::running(0, nowhere, EndpointId::default(), Direction::Get, local, remote)
+        }
+    }
+}
