@@ -1116,10 +1116,24 @@ fn streams_with_dead_peers(log_errored: u8, dead_eps: usize, dead: usize) -> Opt
     let send = Request::Send {
         local: tx.sge(0, 8).unwrap(),
     };
+    // On soft-mlx5 the dead peers' requests are posted with the device paused, so it sends
+    // them in one pass and their retries run out together, as requests posted at once do on
+    // silicon. Otherwise whether a second stream errs before the pool resets the first
+    // depended on how busy the machine was (a loaded CI run reset the first stream before
+    // the second erred: two stream recoveries and no escalation).
+    let pause = pause_hook();
+    if let Some(pause) = pause {
+        // SAFETY: soft-mlx5's hook, called with 1 (stop) and 0 (restart) as it documents.
+        unsafe { pause(1) };
+    }
     for &ep in &eps[..dead_eps] {
         for k in 0..dead {
             pool.post(ep, k as u64, send).unwrap();
         }
+    }
+    if let Some(pause) = pause {
+        // SAFETY: as above.
+        unsafe { pause(0) };
     }
     for &ep in &eps[dead_eps..] {
         pool.post(ep, 100, send).unwrap();
