@@ -550,6 +550,98 @@ fn sixty_four_tokio_tasks_put_and_get_through_one_executor_every_byte_checked() 
     }
 }
 
+/// `put_object` stores only bytes that all moved and match the request's checksum, checked
+/// where they landed: a byte flipped after the checksum is BadDigest with no object and the
+/// server's own checksum (of what arrived) to say so; a token naming no bytes or more than the
+/// server's bound is declined before anything is registered; and `get_object` writes exactly
+/// the range asked for into the client's buffer.
+#[test]
+#[ignore = "needs an mlx5 device: scripts/soft-mlx5 -- <test binary> --include-ignored --test-threads=1"]
+fn put_object_keeps_only_bytes_matching_their_checksum_and_get_object_writes_the_range() {
+    use mlx5dv::s3::checksum::{Algorithm, Digest};
+    use mlx5dv::s3::protocol::Outcome;
+    let rt = runtime();
+    let n = node();
+    let exec =
+        rt.block_on(async { mlx5dv::s3::tokio::spawn(n.executor(|_| {}), AsyncConfig::default()).expect("spawn") });
+    let client = n.client();
+    const LEN: usize = 10_000;
+    let mut buf = n.exposed(&client, LEN, 3);
+    let sent = s3_pattern(LEN, 3);
+    let sum = Digest::of(Algorithm::Crc64Nvme, &sent);
+    let (_, put) = buf.mint(0, LEN, Direction::Put).expect("mint");
+    let got = within(
+        &rt,
+        Duration::from_secs(30),
+        exec.put_object(&n.pd, &put, Some(sum), LEN),
+    )
+    .expect("PUT");
+    assert_eq!(got.outcome, Outcome::Moved { bytes: LEN as u64 });
+    assert_eq!(got.checksum, Some(sum), "the server's checksum of what landed");
+    let object = got.object.expect("the object");
+    assert!(bytes(&object) == sent);
+
+    // One byte flipped after its checksum was taken.
+    let mut flipped = sent.clone();
+    flipped[LEN / 2] ^= 1;
+    buf.write(0, &flipped).expect("write");
+    let got = within(
+        &rt,
+        Duration::from_secs(30),
+        exec.put_object(&n.pd, &put, Some(sum), LEN),
+    )
+    .expect("PUT");
+    assert_eq!(
+        got.outcome,
+        Outcome::BadDigest {
+            algorithm: Algorithm::Crc64Nvme
+        }
+    );
+    assert!(got.object.is_none(), "bytes unlike their checksum are never an object");
+    assert_eq!(got.checksum, Some(Digest::of(Algorithm::Crc64Nvme, &flipped)));
+
+    // No checksum: stored as it came. Past the bound, or nothing to move: declined.
+    let got = within(&rt, Duration::from_secs(30), exec.put_object(&n.pd, &put, None, LEN)).expect("PUT");
+    assert_eq!(
+        (got.outcome, got.checksum),
+        (Outcome::Moved { bytes: LEN as u64 }, None)
+    );
+    let got = within(
+        &rt,
+        Duration::from_secs(30),
+        exec.put_object(&n.pd, &put, None, LEN - 1),
+    )
+    .expect("PUT");
+    assert_eq!((got.outcome, got.object.is_none()), (Outcome::Declined, true));
+    let mut empty = put;
+    empty.len = 0;
+    let got = within(&rt, Duration::from_secs(30), exec.put_object(&n.pd, &empty, None, LEN)).expect("PUT");
+    assert_eq!(got.outcome, Outcome::Declined);
+
+    // GET of bytes 100..1100 of the object into the buffer's start.
+    buf.write(0, &vec![0u8; LEN]).expect("clear");
+    let (_, get) = buf.mint(0, 1000, Direction::Get).expect("mint");
+    let object = Arc::new(object);
+    let outcome = within(
+        &rt,
+        Duration::from_secs(30),
+        exec.get_object(&get, Arc::clone(&object), 100, 1000),
+    )
+    .expect("GET");
+    assert_eq!(outcome, Outcome::Moved { bytes: 1000 });
+    let mut landed = vec![0u8; LEN];
+    buf.mr().read(0, &mut landed).expect("read");
+    assert!(landed[..1000] == sent[100..1100] && landed[1000..].iter().all(|&b| b == 0));
+    // A range past the object: declined, nothing moved.
+    let outcome = within(
+        &rt,
+        Duration::from_secs(30),
+        exec.get_object(&get, object, LEN - 10, 1000),
+    )
+    .expect("GET");
+    assert_eq!(outcome, Outcome::Declined);
+}
+
 /// `f` run on `rt` for at most `limit`; None when it did not finish by then.
 fn within<F: Future>(rt: &tokio::runtime::Runtime, limit: Duration, f: F) -> Option<F::Output> {
     rt.block_on(async { tokio::time::timeout(limit, f).await.ok() })

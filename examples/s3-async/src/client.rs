@@ -13,8 +13,8 @@ use hyper::Request;
 use hyper_util::client::legacy::{connect::HttpConnector, Client as Http};
 use hyper_util::rt::TokioExecutor;
 use mlx5dv::s3::checksum::{Algorithm, Digest};
-use mlx5dv::s3::http::token_header;
-use mlx5dv::s3::protocol::{self, Reply};
+use mlx5dv::s3::http::{rdma_headers, read_answer, Answer};
+use mlx5dv::s3::protocol::Reply;
 use mlx5dv::s3::{Client, Direction, Exposed};
 use mlx5dv::{Access, Pd};
 use std::sync::Arc;
@@ -81,7 +81,7 @@ pub async fn run(base: &str, client: Arc<Client>, pd: Pd, plan: Plan) -> Result<
     }
     let bye = Request::post(format!("{base}/_bye"))
         .body(Full::default())
-        .map_err(|e| e.to_string())?;
+        .map_err(err)?;
     http.request(bye).await.map_err(|e| format!("bye: {e}"))?;
     Ok(tally)
 }
@@ -89,8 +89,8 @@ pub async fn run(base: &str, client: Arc<Client>, pd: Pd, plan: Plan) -> Result<
 async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Plan, t: u64) -> Result<Tally, String> {
     let mr = pd
         .register(vec![0u8; plan.max_size], Access::LOCAL_WRITE)
-        .map_err(|e| e.to_string())?;
-    let mut buf = client.expose(mr).map_err(|e| e.to_string())?;
+        .map_err(err)?;
+    let mut buf = client.expose(mr).map_err(err)?;
     let mut tally = Tally::default();
     let global = plan.node * 1000 + t;
     for j in 0..plan.transfers / 2 {
@@ -111,26 +111,21 @@ async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Pla
                 // the buffer): 400 BadDigest, nothing stored.
                 let mut bad = data.clone();
                 bad[len / 2] ^= 0x01;
-                buf.write(0, &bad).map_err(|e| e.to_string())?;
+                buf.write(0, &bad).map_err(err)?;
                 let url = format!("{url}-bad");
-                let (status, reply, ..) = rdma_put(http, &mut buf, &url, len, sum).await?;
-                check(status == 400 && reply.is_none(), || {
-                    format!("{url}: an RDMA PUT with one byte unlike its checksum answered {status} {reply:?}")
+                let a = rdma(http, &mut buf, Request::put(&url), len, Direction::Put, Some(sum)).await?;
+                check(a.status == 400 && a.reply == Reply::Absent, || {
+                    format!("{url}: an RDMA PUT with one byte unlike its checksum answered {a:?}")
                 })?;
-                let (status, ..) = send(http, Request::get(&url).body(Full::default())).await?;
+                let (status, _) = send(http, Request::get(&url).body(Full::default())).await?;
                 check(status == 404, || format!("{url}: stored after BadDigest ({status})"))?;
             }
-            buf.write(0, &data).map_err(|e| e.to_string())?;
-            let (status, reply, echoed, _) = rdma_put(http, &mut buf, &url, len, sum).await?;
-            check(status == 200 && reply == Some(Reply::Moved(200)), || {
-                format!("{url}: RDMA PUT of {len} bytes answered {status} {reply:?}")
-            })?;
-            check(echoed == Some(sum.header_value()), || {
-                format!(
-                    "{url}: RDMA PUT: checksum echoed {echoed:?}, sent {}",
-                    sum.header_value()
-                )
-            })?;
+            buf.write(0, &data).map_err(err)?;
+            let a = rdma(http, &mut buf, Request::put(&url), len, Direction::Put, Some(sum)).await?;
+            check(
+                a.status == 200 && a.moved(len as u64) && a.checksum == Some(sum),
+                || format!("{url}: RDMA PUT of {len} bytes (CRC64NVME {sum}) answered {a:?}"),
+            )?;
         }
         // GET: by range one time in three.
         let (a, b) = if j % 3 == 1 && len > 1 {
@@ -146,35 +141,25 @@ async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Pla
         }
         let expect = if ranged { 206 } else { 200 };
         if plain {
-            let (status, _, _, body) = send(http, req.body(Full::default())).await?;
+            let (status, body) = send(http, req.body(Full::default())).await?;
             check(status == expect && body == want, || {
                 format!("{url}: plain GET {a}-{b}: {status}, bytes differ")
             })?;
         } else {
-            buf.write(0, &vec![!want[0]; want.len()]).map_err(|e| e.to_string())?;
-            let (guard, token) = buf
-                .mint_guarded(0, want.len(), Direction::Get)
-                .map_err(|e| e.to_string())?;
-            let req = req
-                .header(protocol::TOKEN_HEADER, token_header(&token).map_err(|e| e.to_string())?)
-                .header(protocol::CHECKSUM_MODE_HEADER, "ENABLED");
-            let (status, reply, sent, _) = send(http, req.body(Full::default())).await?;
-            drop(guard);
-            check(status == expect && reply == Some(Reply::Moved(expect)), || {
-                format!("{url}: RDMA GET {a}-{b} answered {status} {reply:?}")
-            })?;
+            buf.write(0, &vec![!want[0]; want.len()]).map_err(err)?;
+            let ans = rdma(http, &mut buf, req, want.len(), Direction::Get, None).await?;
             // The bytes that landed, checksummed in the buffer (no copy), against the
-            // server's checksum of its range.
-            let landed = Digest::of_region(Algorithm::Crc64Nvme, buf.mr(), 0, want.len()).map_err(|e| e.to_string())?;
-            check(sent == Some(landed.header_value()), || {
+            // server's checksum of its range; then compared.
+            let landed = Digest::of_region(Algorithm::Crc64Nvme, buf.mr(), 0, want.len()).map_err(err)?;
+            let mut got = vec![0u8; want.len()];
+            buf.mr().read(0, &mut got).map_err(err)?;
+            let ok = ans.status == expect && ans.moved(want.len() as u64) && ans.checksum == Some(landed);
+            check(ok && got == want, || {
                 format!(
-                    "{url}: RDMA GET {a}-{b}: the server's checksum {sent:?}, of the bytes that landed {}",
-                    landed.header_value()
+                    "{url}: RDMA GET {a}-{b}: answered {ans:?}, landed CRC64NVME {landed}, bytes differ: {}",
+                    got != want
                 )
             })?;
-            let mut got = vec![0u8; want.len()];
-            buf.mr().read(0, &mut got).map_err(|e| e.to_string())?;
-            check(got == want, || format!("{url}: RDMA GET {a}-{b}: the bytes differ"))?;
         }
         let moved = (len + want.len()) as u64;
         tally.bytes += moved;
@@ -189,48 +174,41 @@ async fn task(base: &str, http: &HttpClient, client: &Client, pd: &Pd, plan: Pla
 }
 
 fn unexpose(buf: Exposed<Vec<u8>>) -> Result<(), String> {
-    buf.unexpose().map(drop).map_err(|e| e.to_string())
+    buf.unexpose().map(drop).map_err(err)
 }
 
-/// An RDMA PUT of the buffer's first `len` bytes to `url` with `sum` as its CRC64NVME (the
-/// token revoked once answered): what [`send`] gives.
-async fn rdma_put(
+/// Sends `req` with a token for the buffer's first `len` bytes moving `direction` (revoked once
+/// answered) and, for a PUT, their checksum `sum` (a GET asks for its range's): the server's
+/// answer, as the spec reads it.
+async fn rdma(
     http: &HttpClient,
     buf: &mut Exposed<Vec<u8>>,
-    url: &str,
+    req: hyper::http::request::Builder,
     len: usize,
-    sum: Digest,
-) -> Result<(u16, Option<Reply>, Option<String>, Bytes), String> {
-    let (_guard, token) = buf.mint_guarded(0, len, Direction::Put).map_err(|e| e.to_string())?;
-    let req = Request::put(url)
-        .header(protocol::TOKEN_HEADER, token_header(&token).map_err(|e| e.to_string())?)
-        .header(sum.algorithm.header(), sum.header_value())
-        .body(Full::default());
-    send(http, req).await
+    direction: Direction,
+    sum: Option<Digest>,
+) -> Result<Answer, String> {
+    let (_guard, token) = buf.mint_guarded(0, len, direction).map_err(err)?;
+    let mut req = req.body(Full::default()).map_err(err)?;
+    req.headers_mut().extend(rdma_headers(&token, sum).map_err(err)?);
+    let resp = http.request(req).await.map_err(err)?;
+    let answer = read_answer(direction, resp.status(), resp.headers()).map_err(err)?;
+    resp.into_body().collect().await.map_err(err)?;
+    Ok(answer)
 }
 
-/// Sends `req`; the status, the `x-amz-rdma-reply`, the CRC64NVME header and the body.
+/// Sends `req` over plain HTTP: the status and the body.
 async fn send(
     http: &HttpClient,
     req: Result<Request<Full<Bytes>>, hyper::http::Error>,
-) -> Result<(u16, Option<Reply>, Option<String>, Bytes), String> {
-    let resp = http
-        .request(req.map_err(|e| e.to_string())?)
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<(u16, Bytes), String> {
+    let resp = http.request(req.map_err(err)?).await.map_err(err)?;
     let status = resp.status().as_u16();
-    let reply = resp.headers().get(protocol::REPLY_HEADER).and_then(|v| v.to_str().ok());
-    let reply = reply
-        .map(|r| Reply::parse(Some(r)))
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    let sum = resp
-        .headers()
-        .get(Algorithm::Crc64Nvme.header())
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let body = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
-    Ok((status, reply, sum, body))
+    Ok((status, resp.into_body().collect().await.map_err(err)?.to_bytes()))
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
 }
 
 fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {

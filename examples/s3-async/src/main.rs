@@ -19,7 +19,7 @@ mod rdma_sync;
 mod server;
 
 use mlx5dv::s3::{Client, ClientConfig};
-use server::DataPath;
+use rdma::DataPath;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

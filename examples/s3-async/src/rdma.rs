@@ -1,10 +1,15 @@
-//! The server's RDMA data path, from a request's token to its transfer's `Done`, wake-ups
-//! included: the library's async executor on tokio moves the bytes straight between the
-//! client's buffer and the object's own registered memory (no staging, no copy).
+//! The server's RDMA data path, from a request's token to its response: the library's async
+//! executor on tokio moves the bytes straight between the client's buffer and the object's own
+//! registered memory (no staging, no copy), and checks a PUT's checksum where its bytes landed.
+//! `--data-path sync` runs the same transfers on the sync executor (src/rdma_sync.rs).
 
+use crate::rdma_sync::{self, SyncPath};
+use axum::response::Response;
+use mlx5dv::s3::checksum::Digest;
+use mlx5dv::s3::http as s3http;
 use mlx5dv::s3::protocol::Outcome;
 use mlx5dv::s3::{tokio::spawn, AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken};
-use mlx5dv::{Access, Context, DcKey, Mlx5Context, Mr, Pd};
+use mlx5dv::{Context, DcKey, Mlx5Context, Mr, Pd};
 use std::sync::Arc;
 
 /// An object: its bytes in a region of their own (registered once, when stored).
@@ -26,36 +31,44 @@ pub fn executor(ctx: &Context, mlx5: &Mlx5Context, pd: &Pd, key: DcKey) -> mlx5d
     spawn(core(ctx, mlx5, pd, key)?, AsyncConfig::default())
 }
 
-/// A new object's region for a PUT's bytes; None when there is nothing to move, or no memory
-/// (send it in the body).
-pub fn new_object(pd: &Pd, token: &RdmaToken) -> Option<Mr<Vec<u8>>> {
-    let len = token.len as usize;
-    (len > 0)
-        .then(|| pd.register(vec![0u8; len], Access::LOCAL_WRITE).ok())
-        .flatten()
+/// Which executor runs the transfers: the async one, or the sync one on a thread of its own.
+#[derive(Clone)]
+pub enum DataPath {
+    Async(AsyncExecutor),
+    Sync(SyncPath),
 }
 
-/// PUT: the client's bytes RDMA-read into a new object's region; the object once they all
-/// moved.
-pub async fn put(exec: &AsyncExecutor, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
-    let Some(region) = new_object(pd, token) else {
-        return (Outcome::Declined, None);
-    };
-    let len = region.len();
-    match exec.submit_region(token, 0, Direction::Put, region, 0, len) {
-        Ok(transfer) => {
-            let (done, region) = transfer.await;
-            (Outcome::of_done(&done), done.is_ok().then(|| Arc::new(region)))
+/// An RDMA PUT (its token and checksum, or the outcome a malformed one is answered) of at
+/// most `max` bytes: its response, and the object when every byte moved into the object's
+/// new region and matched the request's checksum there.
+pub async fn put(
+    path: &DataPath,
+    pd: &Pd,
+    request: Result<(RdmaToken, Option<Digest>), Outcome>,
+    max: usize,
+) -> (Response, Option<Object>) {
+    let (outcome, object, sum) = match (request, path) {
+        (Err(outcome), _) => (outcome, None, None),
+        (Ok((token, expected)), DataPath::Async(exec)) => {
+            let got = exec.put_object(pd, &token, expected, max).await;
+            (got.outcome, got.object.map(Arc::new), got.checksum)
         }
-        Err(refused) => (Outcome::of_refusal(refused.error()), None),
-    }
+        (Ok((token, expected)), DataPath::Sync(sync)) => rdma_sync::put(sync, pd, &token, expected, max).await,
+    };
+    (s3http::answer(Direction::Put, None, outcome, sum, Vec::new), object)
 }
 
-/// GET (and ranged GET): `len` bytes at `at` of the object RDMA-written into the client's
-/// buffer, the object shared with the other requests reading it meanwhile.
-pub async fn get(exec: &AsyncExecutor, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
-    match exec.submit_region(token, 0, Direction::Get, Arc::clone(object), at, len) {
-        Ok(transfer) => Outcome::of_done(&transfer.await.0),
-        Err(refused) => Outcome::of_refusal(refused.error()),
+/// An RDMA GET of `len` bytes at `at` of `object`: what the protocol answers.
+pub async fn get(
+    path: &DataPath,
+    token: Result<RdmaToken, Outcome>,
+    object: &Object,
+    at: usize,
+    len: usize,
+) -> Outcome {
+    match (token, path) {
+        (Err(outcome), _) => outcome,
+        (Ok(token), DataPath::Async(exec)) => exec.get_object(&token, Arc::clone(object), at, len).await,
+        (Ok(token), DataPath::Sync(sync)) => rdma_sync::get(sync, &token, object, at, len).await,
     }
 }

@@ -31,11 +31,12 @@
 //!   completion announces: `Executor::wake_on_resolved` is given a waker that writes the
 //!   eventfd (after the answer is in), so the next round posts what waited for it.
 
-use crate::rdma::{self, Object};
+use crate::rdma::Object;
 use crate::Failure;
+use mlx5dv::s3::checksum::Digest;
 use mlx5dv::s3::protocol::Outcome;
 use mlx5dv::s3::{Direction, Done, Executor, ExecutorStats, RdmaToken};
-use mlx5dv::{Pd, WcStatus};
+use mlx5dv::{Access, Pd, WcStatus};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{Read, Write};
@@ -205,18 +206,34 @@ impl SyncPath {
     }
 }
 
-/// PUT: as `rdma::put`, the transfer run by the thread.
-pub async fn put(path: &SyncPath, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
-    let Some(region) = rdma::new_object(pd, token) else {
-        return (Outcome::Declined, None);
+/// PUT of at most `max` bytes into a new object's region, checked against `expected` where
+/// the bytes landed: as `AsyncExecutor::put_object`, the transfer run by the thread. The
+/// outcome, the object when it is `Moved`, the server's checksum of the bytes.
+pub async fn put(
+    path: &SyncPath,
+    pd: &Pd,
+    token: &RdmaToken,
+    expected: Option<Digest>,
+    max: usize,
+) -> (Outcome, Option<Object>, Option<Digest>) {
+    let len = usize::try_from(token.len).unwrap_or(usize::MAX);
+    let region = (len > 0 && len <= max)
+        .then(|| pd.register(vec![0u8; len], Access::LOCAL_WRITE).ok())
+        .flatten();
+    let Some(region) = region else {
+        return (Outcome::Declined, None, None);
     };
     let object = Arc::new(region);
-    let len = object.len();
     let outcome = path.transfer(token, Direction::Put, Arc::clone(&object), 0, len).await;
-    (outcome, matches!(outcome, Outcome::Moved { .. }).then_some(object))
+    // Answered: nothing writes the region any more.
+    let sum = expected
+        .filter(|_| matches!(outcome, Outcome::Moved { .. }))
+        .and_then(|d| Digest::of_region(d.algorithm, &object, 0, len).ok());
+    let outcome = outcome.verified(expected, sum);
+    (outcome, matches!(outcome, Outcome::Moved { .. }).then_some(object), sum)
 }
 
-/// GET: as `rdma::get`, the transfer run by the thread.
+/// GET: as `AsyncExecutor::get_object`, the transfer run by the thread.
 pub async fn get(path: &SyncPath, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
     path.transfer(token, Direction::Get, Arc::clone(object), at, len).await
 }

@@ -3,18 +3,16 @@
 //! each outcome answers). `POST /_bye` counts clients that finished; the server stops after
 //! `clients` of them.
 
-use crate::rdma::{self, Object};
-use crate::rdma_sync::{self, SyncPath};
+use crate::rdma::{self, DataPath, Object};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{post, put};
 use axum::Router;
-use mlx5dv::s3::checksum::{Algorithm, Digest};
-use mlx5dv::s3::http::{self as s3http, ContentRange};
-use mlx5dv::s3::protocol::{self, Outcome};
-use mlx5dv::s3::{AsyncExecutor, Direction, RdmaToken};
+use mlx5dv::s3::http as s3http;
+use mlx5dv::s3::protocol::Outcome;
+use mlx5dv::s3::Direction;
 use mlx5dv::{Access, Pd};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -36,33 +34,18 @@ struct Store {
     done: tokio::sync::Notify,
     rdma_moved: AtomicU64,
     plain: AtomicU64,
+    /// The largest object (and RDMA PUT) taken.
+    max: usize,
+}
+
+impl Store {
+    fn insert(&self, key: String, stored: Stored) {
+        let mut objects = self.objects.write().unwrap_or_else(|p| p.into_inner());
+        objects.insert(key, stored);
+    }
 }
 
 type Shared = Arc<Store>;
-
-/// The RDMA data path the handlers use: the async executor (src/rdma.rs), or the sync one on
-/// a thread of its own (src/rdma_sync.rs).
-#[derive(Clone)]
-pub enum DataPath {
-    Async(AsyncExecutor),
-    Sync(SyncPath),
-}
-
-impl DataPath {
-    async fn put(&self, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
-        match self {
-            DataPath::Async(exec) => rdma::put(exec, pd, token).await,
-            DataPath::Sync(path) => rdma_sync::put(path, pd, token).await,
-        }
-    }
-
-    async fn get(&self, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
-        match self {
-            DataPath::Async(exec) => rdma::get(exec, token, object, at, len).await,
-            DataPath::Sync(path) => rdma_sync::get(path, token, object, at, len).await,
-        }
-    }
-}
 
 /// Serves on `listener` (plain bodies up to `max_body` bytes) until `clients` clients said
 /// bye; returns the number of transfers moved by RDMA and over plain bodies.
@@ -82,6 +65,7 @@ pub async fn serve(
         done: tokio::sync::Notify::new(),
         rdma_moved: AtomicU64::new(0),
         plain: AtomicU64::new(0),
+        max: max_body,
     });
     // axum refuses bodies past 2 MiB (413) unless told: plain PUTs here carry whole objects,
     // up to the largest RDMA size, so the limit is set to it. An RDMA PUT's body is empty.
@@ -107,24 +91,6 @@ async fn bye(State(store): State<Shared>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-/// The response the protocol gives `outcome` (`s3::http::response`: status, reply, bytes
-/// moved, Content-Range, the checksum `sum` when it succeeded), with `body` when it says the
-/// object goes in it.
-fn answer(
-    direction: Direction,
-    range: Option<ContentRange>,
-    outcome: Outcome,
-    sum: Option<Digest>,
-    body: impl FnOnce() -> Vec<u8>,
-) -> Response {
-    s3http::response(
-        &protocol::respond(direction, range.is_some(), outcome),
-        range,
-        sum,
-        body,
-    )
-}
-
 fn store_bytes(pd: &Pd, bytes: &[u8]) -> Option<Stored> {
     let mut v = bytes.to_vec();
     if v.is_empty() {
@@ -138,44 +104,23 @@ fn store_bytes(pd: &Pd, bytes: &[u8]) -> Option<Stored> {
 }
 
 async fn put_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    let stored = match s3http::request_token(&headers) {
-        Some(Ok(token)) => {
-            // The request's checksum, refused before any byte moves when it is malformed.
-            let expected = match s3http::request_checksum(&headers) {
-                Ok(expected) => expected,
-                Err(e) => return answer(Direction::Put, None, Outcome::of_checksum_error(&e), None, Vec::new),
-            };
-            let (outcome, object) = store.path.put(&store.pd, &token).await;
-            let Some(object) = object else {
-                return answer(Direction::Put, None, outcome, None, Vec::new);
-            };
-            // The bytes that moved, checksummed where they landed (no copy): the transfer
-            // resolved, so nothing writes the object's region any more.
-            let len = token.len as usize;
-            let computed = expected.and_then(|d| Digest::of_region(d.algorithm, &object, 0, len).ok());
-            let outcome = outcome.verified(expected, computed);
-            if matches!(outcome, Outcome::Moved { .. }) {
+    let stored = match s3http::put_request(&headers) {
+        Some(request) => {
+            let (response, object) = rdma::put(&store.path, &store.pd, request, store.max).await;
+            if let Some(object) = object {
                 store.rdma_moved.fetch_add(1, Ordering::Relaxed);
-                store
-                    .objects
-                    .write()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(key, Stored { object, len });
+                let len = object.len();
+                store.insert(key, Stored { object, len });
             }
-            return answer(Direction::Put, None, outcome, computed, Vec::new);
+            return response;
         }
-        Some(Err(outcome)) => return answer(Direction::Put, None, outcome, None, Vec::new),
         None => store_bytes(&store.pd, &body),
     };
     let Some(stored) = stored else {
         return status(StatusCode::INSUFFICIENT_STORAGE);
     };
     store.plain.fetch_add(1, Ordering::Relaxed);
-    store
-        .objects
-        .write()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(key, stored);
+    store.insert(key, stored);
     status(StatusCode::OK)
 }
 
@@ -201,36 +146,21 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
         }
         v
     };
-    // The range's CRC64NVME when the client asks for it (x-amz-checksum-mode), read in place
-    // from the object's region, which no transfer writes once stored.
-    let sum = || {
-        s3http::checksum_mode(&headers)
-            .then(|| Digest::of_region(Algorithm::Crc64Nvme, &stored.object, at, len).ok())
-            .flatten()
-    };
-    match s3http::request_token(&headers) {
-        Some(Ok(token)) => {
-            let outcome = if len == 0 {
-                Outcome::Moved { bytes: 0 }
-            } else {
-                store.path.get(&token, &stored.object, at, len).await
-            };
-            if matches!(outcome, Outcome::Moved { .. }) {
-                store.rdma_moved.fetch_add(1, Ordering::Relaxed);
-            }
-            answer(Direction::Get, range, outcome, sum(), bytes)
+    if let Some(token) = s3http::request_token(&headers) {
+        let outcome = rdma::get(&store.path, token, &stored.object, at, len).await;
+        if matches!(outcome, Outcome::Moved { .. }) {
+            store.rdma_moved.fetch_add(1, Ordering::Relaxed);
         }
-        Some(Err(outcome)) => answer(Direction::Get, range, outcome, sum(), bytes),
-        None => {
-            store.plain.fetch_add(1, Ordering::Relaxed);
-            let mut b = Response::builder().status(if range.is_some() { 206 } else { 200 });
-            if let Some(r) = range {
-                b = b.header("content-range", format!("bytes {}-{}/{}", r.first, r.last, r.total));
-            }
-            b.body(Body::from(bytes()))
-                .unwrap_or_else(|_| Response::new(Body::empty()))
-        }
+        let sum = s3http::response_checksum(&headers, &stored.object, at, len);
+        return s3http::answer(Direction::Get, range, outcome, sum, bytes);
     }
+    store.plain.fetch_add(1, Ordering::Relaxed);
+    let mut b = Response::builder().status(if range.is_some() { 206 } else { 200 });
+    if let Some(r) = range {
+        b = b.header("content-range", format!("bytes {}-{}/{}", r.first, r.last, r.total));
+    }
+    b.body(Body::from(bytes()))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
 fn status(code: StatusCode) -> Response {

@@ -4,7 +4,8 @@
 //!
 //! A server reads a request's token, checksum, checksum mode and range out of its
 //! [`HeaderMap`] ([`request_token`], [`request_checksum`], [`checksum_mode`], [`range`]) and
-//! turns the protocol's answer into an [`http::Response`] ([`response`]); a client puts its
+//! turns the protocol's answer into an [`http::Response`] ([`response`], or [`answer`] from
+//! the transfer's [`Outcome`]); a client puts its
 //! token in a header ([`token_header`]) and reads what came back ([`read_answer`]: the reply,
 //! the action the spec prescribes, the bytes moved and the checksum).
 //!
@@ -29,6 +30,7 @@
 use super::checksum::{self, Algorithm, ChecksumError, Digest};
 use super::protocol::{self, Body, ClientAction, Outcome, Reply, ReplyError, Response};
 use super::{Direction, RdmaToken};
+use crate::mr::{Mr, RegionBuffer};
 use http::header::{HeaderMap, HeaderValue, CONTENT_RANGE, CONTENT_TYPE, RANGE};
 use http::StatusCode;
 use std::fmt;
@@ -52,6 +54,56 @@ pub fn request_token(headers: &HeaderMap) -> Option<Result<RdmaToken, Outcome>> 
 pub fn request_checksum(headers: &HeaderMap) -> Result<Option<Digest>, ChecksumError> {
     // A value that is not text reads as one no algorithm accepts: refused as malformed.
     checksum::requested(|name| headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}")))
+}
+
+/// The checksum a GET's response carries, for a server: the CRC64NVME of `len` bytes at `at`
+/// of `region` when the request asks for it ([`checksum_mode`]), read in place. Call it only
+/// once no transfer writes that range (an object's stored region).
+pub fn response_checksum<B: RegionBuffer>(
+    headers: &HeaderMap,
+    region: &Mr<B>,
+    at: usize,
+    len: usize,
+) -> Option<Digest> {
+    // A range outside the region (refused by of_region) has no checksum to send.
+    checksum_mode(headers)
+        .then(|| Digest::of_region(Algorithm::Crc64Nvme, region, at, len).ok())
+        .flatten()
+}
+
+/// An RDMA PUT's token and the checksum its bytes must match, for a server: None when the
+/// request carries no token (plain S3); `Some(Err(outcome))`, to answer before any byte
+/// moves, when the token ([`request_token`]) or the checksum ([`request_checksum`]) is
+/// malformed, the token's refusal first.
+pub fn put_request(headers: &HeaderMap) -> Option<Result<(RdmaToken, Option<Digest>), Outcome>> {
+    let token = request_token(headers)?;
+    Some(token.and_then(|t| match request_checksum(headers) {
+        Ok(sum) => Ok((t, sum)),
+        Err(e) => Err(Outcome::of_checksum_error(&e)),
+    }))
+}
+
+/// The headers of a request that moves bytes by RDMA, for a client: `token` in
+/// `x-amz-rdma-token`, and `checksum` in its algorithm's header when given (a PUT's bytes'),
+/// else `x-amz-checksum-mode: ENABLED` (a GET asks for its range's).
+///
+/// # Errors
+/// As [`token_header`]: EINVAL when the token cannot be written in its form.
+pub fn rdma_headers(token: &RdmaToken, checksum: Option<Digest>) -> crate::Result<HeaderMap> {
+    let mut headers = HeaderMap::new();
+    headers.insert(protocol::TOKEN_HEADER, token_header(token)?);
+    match checksum {
+        // Base64: always a header value.
+        Some(d) => {
+            if let Ok(v) = HeaderValue::from_str(&d.header_value()) {
+                headers.insert(d.algorithm.header(), v);
+            }
+        }
+        None => {
+            headers.insert(protocol::CHECKSUM_MODE_HEADER, HeaderValue::from_static("ENABLED"));
+        }
+    }
+    Ok(headers)
 }
 
 /// Whether a GET asks for its checksum in the response (`x-amz-checksum-mode: ENABLED`).
@@ -204,6 +256,34 @@ pub fn response<B: From<Vec<u8>>>(
     resp
 }
 
+/// The response to `outcome`, the result of a request moving bytes `direction` (with
+/// `range` when it named one): [`protocol::respond`] then [`response`], for a server whose
+/// handler holds the outcome.
+///
+/// ```
+/// use mlx5dv::s3::http::answer;
+/// use mlx5dv::s3::protocol::Outcome;
+/// use mlx5dv::s3::Direction;
+///
+/// let resp: http::Response<Vec<u8>> = answer(Direction::Put, None, Outcome::Busy, None, Vec::new);
+/// assert_eq!(resp.status(), 503);
+/// assert!(resp.headers().get("x-amz-rdma-reply").is_none(), "S3's SlowDown, no reply");
+/// ```
+pub fn answer<B: From<Vec<u8>>>(
+    direction: Direction,
+    range: Option<ContentRange>,
+    outcome: Outcome,
+    checksum: Option<Digest>,
+    object: impl FnOnce() -> Vec<u8>,
+) -> http::Response<B> {
+    response(
+        &protocol::respond(direction, range.is_some(), outcome),
+        range,
+        checksum,
+        object,
+    )
+}
+
 /// A token as the value of `x-amz-rdma-token` ([`protocol::TOKEN_HEADER`]), for a client.
 ///
 /// # Errors
@@ -229,6 +309,15 @@ pub struct Answer {
     pub bytes_transferred: Option<u64>,
     /// The checksum header (CRC64NVME or CRC32C), if present.
     pub checksum: Option<Digest>,
+}
+
+impl Answer {
+    /// Whether the server says all `len` bytes moved by RDMA: a 2xx status with the reply
+    /// `Moved` ([`ClientAction::Done`]) and `x-amz-rdma-bytes-transferred` equal to `len` (a
+    /// server that leaves the count out, or counts other bytes, has not said so).
+    pub fn moved(&self, len: u64) -> bool {
+        self.action == ClientAction::Done && self.bytes_transferred == Some(len)
+    }
 }
 
 /// Why a response could not be read ([`read_answer`]).
@@ -441,6 +530,65 @@ mod tests {
                 "{k}: {v}"
             );
         }
+    }
+
+    #[test]
+    fn a_put_request_is_its_token_and_checksum_and_either_malformed_is_the_outcome_to_answer() {
+        let text = "00007f3a5c000000:00100000:001f2e97:0000:007a03:1:00000000000000000000ffffc0a8012a";
+        let token = RdmaToken::parse(text).unwrap();
+        let sum = Digest::of(Algorithm::Crc64Nvme, b"x");
+        let crc = Algorithm::Crc64Nvme.header();
+        assert_eq!(put_request(&headers(&[(crc, &sum.header_value())])), None);
+        assert_eq!(
+            put_request(&headers(&[(protocol::TOKEN_HEADER, text), (crc, &sum.header_value())])),
+            Some(Ok((token, Some(sum))))
+        );
+        assert_eq!(
+            put_request(&headers(&[(protocol::TOKEN_HEADER, text)])),
+            Some(Ok((token, None)))
+        );
+        let bad_sum = put_request(&headers(&[(protocol::TOKEN_HEADER, text), (crc, "not base64")]));
+        assert!(
+            matches!(bad_sum, Some(Err(Outcome::InvalidChecksum { .. }))),
+            "{bad_sum:?}"
+        );
+        let bad_token = put_request(&headers(&[(protocol::TOKEN_HEADER, "x"), (crc, "not base64")]));
+        assert_eq!(bad_token, Some(Err(Outcome::InvalidToken)), "the token's refusal first");
+
+        // A client's headers carry the token and either the checksum or the checksum mode,
+        // which a server reads back as sent.
+        let put = rdma_headers(&token, Some(sum)).unwrap();
+        assert_eq!(put_request(&put), Some(Ok((token, Some(sum)))));
+        assert!(!checksum_mode(&put));
+        let get = rdma_headers(&token, None).unwrap();
+        assert_eq!(request_token(&get), Some(Ok(token)));
+        assert!(checksum_mode(&get) && request_checksum(&get) == Ok(None));
+    }
+
+    #[test]
+    fn an_answer_says_moved_only_for_a_done_reply_counting_exactly_the_bytes_asked_for() {
+        let read = |status: u16, pairs: &[(&'static str, &str)]| {
+            read_answer(Direction::Get, StatusCode::from_u16(status).unwrap(), &headers(pairs)).unwrap()
+        };
+        let moved = read(
+            206,
+            &[
+                (protocol::REPLY_HEADER, "206"),
+                (protocol::BYTES_TRANSFERRED_HEADER, "10"),
+            ],
+        );
+        assert!(moved.moved(10));
+        assert!(!moved.moved(11), "another count");
+        assert!(!read(206, &[(protocol::REPLY_HEADER, "206")]).moved(10), "no count");
+        let failed = read(
+            500,
+            &[
+                (protocol::REPLY_HEADER, "500"),
+                (protocol::BYTES_TRANSFERRED_HEADER, "10"),
+            ],
+        );
+        assert!(!failed.moved(10), "a failure");
+        assert!(!read(200, &[(protocol::REPLY_HEADER, "501")]).moved(0), "declined");
     }
 
     #[test]

@@ -56,6 +56,7 @@ mod executor;
 #[cfg(feature = "http")]
 pub mod http;
 mod keyed_hash;
+mod objects;
 mod path;
 pub mod protocol;
 mod resolver;
@@ -67,6 +68,7 @@ mod window;
 pub use asynchronous::{AsyncConfig, AsyncExecutor, AsyncStats, Driver, LentRegion, RegionTransfer, Step, Transfer};
 pub use client::{Client, ClientConfig, Expose, Exposed, TokenGuard, TokenId};
 pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
+pub use objects::Received;
 pub use path::PathSettings;
 pub use token::{
     RdmaToken, TokenError, TokenErrorKind, TokenForm, TokenSpelling, HIP_TOKEN_LEN, SUFFIX_LEN, TOKEN_LEN,
