@@ -133,6 +133,8 @@ struct Slot {
     holder: Option<u32>,
     /// A probation DCI ([`Probation`]): only endpoints on probation post on it.
     probation: bool,
+    /// Requests posted on it so far (replays included): [`DciPool::posted_per_dci`].
+    posted: u64,
     /// The DCI is in ERR: no new requests until it is recovered (never, once the pool is
     /// stopped).
     failed: bool,
@@ -441,6 +443,7 @@ impl DciPool {
                 reporting: 0,
                 holder: None,
                 probation,
+                posted: 0,
                 failed: false,
                 stopped: false,
                 stream_failed: vec![false; streams],
@@ -674,6 +677,7 @@ impl DciPool {
         built?;
         b.commit()?;
         slot.inflight.push_back(*p);
+        slot.posted += 1;
         Ok(())
     }
 
@@ -936,6 +940,13 @@ impl DciPool {
     /// The pool's DCIs (for their states and numbers).
     pub fn dcis(&self) -> impl Iterator<Item = &Dci<Rts>> {
         self.slots.iter().filter_map(|s| s.dci.as_ref())
+    }
+
+    /// Requests posted so far on each DCI, in DCI index order (the main DCIs, then the
+    /// probation ones), replays included: how the pool shares its DCIs among endpoints. Each
+    /// item: whether it is a probation DCI, and its count.
+    pub fn posted_per_dci(&self) -> impl Iterator<Item = (bool, u64)> + '_ {
+        self.slots.iter().map(|s| (s.probation, s.posted))
     }
 
     /// Requests of `ep` posted and not yet reported (flushed ones waiting to be posted again
