@@ -86,6 +86,26 @@ static inline int to_rtr(struct ibv_qp *qp, struct ibv_ah_attr path, uint32_t de
                              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 }
 
+/* A new RC QP taken to INIT, then RTR toward (path, dest_qpn), then destroyed: what RTR
+ * answered (an errno). */
+static inline int rtr_once(struct ibv_pd *pd, struct ibv_cq *cq, struct ibv_ah_attr path, uint32_t dest_qpn)
+{
+    struct ibv_qp *qp = rc_qp(pd, cq, cq);
+    to_init(qp);
+    int r = to_rtr(qp, path, dest_qpn);
+    CHECK(ibv_destroy_qp(qp) == 0);
+    return r;
+}
+
+/* A PD and a 16-entry CQ of ctx. */
+static inline void pd_and_cq(struct ibv_context *ctx, struct ibv_pd **pd, struct ibv_cq **cq)
+{
+    *pd = ibv_alloc_pd(ctx);
+    CHECK(*pd);
+    *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+    CHECK(*cq);
+}
+
 static inline void to_rts(struct ibv_qp *qp, int retry_cnt)
 {
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTS, .timeout = 8, .retry_cnt = retry_cnt, .rnr_retry = 7,

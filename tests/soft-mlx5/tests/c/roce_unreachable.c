@@ -6,23 +6,18 @@
 
 static int rtr_to(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq, const char *gid)
 {
-    struct ibv_qp *qp = rc_qp(pd, cq, cq);
-    to_init(qp);
     struct ibv_ah_attr path = self_path(ctx);
     if (gid)
         CHECK(inet_pton(AF_INET6, gid, &path.grh.dgid) == 1);
-    int r = to_rtr(qp, path, 0x123);
-    CHECK(ibv_destroy_qp(qp) == 0);
-    return r;
+    return rtr_once(pd, cq, path, 0x123);
 }
 
 int main(void)
 {
     struct ibv_context *ctx = open_first();
-    struct ibv_pd *pd = ibv_alloc_pd(ctx);
-    CHECK(pd);
-    struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-    CHECK(cq);
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    pd_and_cq(ctx, &pd, &cq);
     int fails = 0;
     int r = rtr_to(ctx, pd, cq, NULL);
     printf("RTR to its own GID: %d\n", r);

@@ -6,24 +6,19 @@
 
 static int rtr_errno(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq, int sgid)
 {
-    struct ibv_qp *qp = rc_qp(pd, cq, cq);
-    to_init(qp);
     struct ibv_ah_attr path = self_path(ctx);
     path.is_global = 1;
     path.grh.hop_limit = 64;
     path.grh.sgid_index = sgid;
-    int r = to_rtr(qp, path, qp->qp_num);
-    CHECK(ibv_destroy_qp(qp) == 0);
-    return r;
+    return rtr_once(pd, cq, path, 0x123);
 }
 
 int main(void)
 {
     struct ibv_context *ctx = open_first();
-    struct ibv_pd *pd = ibv_alloc_pd(ctx);
-    CHECK(pd);
-    struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-    CHECK(cq);
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    pd_and_cq(ctx, &pd, &cq);
     struct ibv_port_attr pa;
     CHECK(ibv_query_port(ctx, 1, &pa) == 0);
     int roce = is_roce(ctx);
