@@ -170,3 +170,56 @@ fn a_lossy_run_says_each_node_is_emulated_and_tells_at_exit_what_its_wire_did() 
         }
     }
 }
+
+/// Another build's sysfs tree on a shared fabric is removed once it is old only if no run
+/// holds it: a run of that build (here: the test, holding the tree's lock as that build's tool
+/// does for its command's life) keeps it, however long the run lasts; once nothing holds it,
+/// the next run removes it. A tree deleted under a run fails every device open it makes later.
+#[test]
+fn another_builds_sysfs_tree_is_kept_while_a_run_holds_it_and_removed_once_stale_and_free() {
+    let fabric = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-stale-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&fabric);
+    let name = "sysfs-cx5-ib-0-0000000000000000-1";
+    let tree = fabric.join(name);
+    std::fs::create_dir_all(tree.join("class")).unwrap();
+    std::fs::write(tree.join(".complete"), b"").unwrap();
+    let lock = std::fs::File::create(fabric.join(format!(".lock-{name}"))).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_SH) },
+        0
+    );
+    // An hour unused, as a long test binary's tree is after its first device open.
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(&tree).unwrap().set_modified(hour_ago).unwrap();
+    let run = || {
+        let o = tool(&[
+            "--profile",
+            "cx5-ib",
+            "--fabric",
+            fabric.to_str().unwrap(),
+            "--",
+            "true",
+        ]);
+        assert!(o.status.success(), "{o:?}");
+    };
+    run();
+    assert!(tree.join(".complete").exists(), "a tree in use was removed");
+    // A run's own tree is held by its command (the tool execs it), for the command's life.
+    let o = tool(&[
+        "--profile",
+        "cx5-ib",
+        "--fabric",
+        fabric.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "lock=\"$(dirname \"$SYSFS_PATH\")/.lock-$(basename \"$SYSFS_PATH\")\"; \
+         if flock -n -x \"$lock\" true; then echo free; else echo held; fi",
+    ]);
+    assert_eq!(stdout(&o).trim(), "held", "{o:?}");
+    drop(lock);
+    run();
+    assert!(!tree.exists(), "a stale tree nothing holds was kept");
+    let _ = std::fs::remove_dir_all(&fabric);
+}

@@ -24,6 +24,9 @@ pub struct Shared {
     pub rdma_core: Option<PathBuf>,
     /// Names this build of the tool in the sysfs trees' directory names.
     stamp: String,
+    /// Shared locks on the sysfs trees this run uses ([`hold`]), kept while the tool (and so
+    /// its command) runs: another build's run removes a tree only under an exclusive one.
+    holds: std::sync::Mutex<Vec<fs::File>>,
 }
 
 impl Shared {
@@ -52,6 +55,7 @@ impl Shared {
             fabric,
             rdma_core,
             stamp: format!("{PRELOAD_HASH}-{built}"),
+            holds: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -87,7 +91,15 @@ impl Shared {
     /// directory, then renamed into place, so concurrent runs never read half a tree).
     fn sysfs_tree(&self, profile: &'static Profile, node: u32) -> Result<PathBuf, String> {
         let prefix = format!("sysfs-{}-{node}-", profile.name);
-        let tree = self.fabric.join(format!("{prefix}{}", self.stamp));
+        let name = format!("{prefix}{}", self.stamp);
+        let tree = self.fabric.join(&name);
+        // Held before the tree is looked at: a run of another build removing it holds the
+        // lock exclusively meanwhile, and this run then finds it gone and writes it again.
+        let lock = hold(&self.fabric, &name)?;
+        self.holds.lock().unwrap_or_else(|p| p.into_inner()).push(lock);
+        // Trees of other builds for this profile and node, unused for a while and held by no
+        // run, go (every run looks: a build's last run may long be over).
+        remove_stale_trees(&self.fabric, &prefix, &name, Duration::from_secs(600));
         if tree.join(".complete").exists() {
             return Ok(tree);
         }
@@ -103,10 +115,80 @@ impl Shared {
             // Another run put the same tree in place first.
             let _ = fs::remove_dir_all(&tmp);
         }
-        // Trees of other builds for this profile and node, unused for a while, go.
-        remove_stale(&self.fabric, &prefix, &tree, Duration::from_secs(600));
         Ok(tree)
     }
+}
+
+/// The lock file of the sysfs tree `name` in `fabric`.
+fn lock_path(fabric: &Path, name: &str) -> PathBuf {
+    fabric.join(format!(".lock-{name}"))
+}
+
+/// A shared lock on tree `name`'s lock file (flock(2), released when the file is closed, at
+/// the latest when this process ends). A remover unlinks the file under its exclusive lock, so
+/// a lock taken on a file no longer at the path is taken again on the new one.
+fn hold(fabric: &Path, name: &str) -> Result<fs::File, String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let path = lock_path(fabric, name);
+    let fail = |e: io::Error| format!("cannot lock the sysfs tree {name} ({}): {e}", path.display());
+    loop {
+        let f = fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(fail)?;
+        // SAFETY: flock on a descriptor this function owns; it blocks only while a remover
+        // holds the lock exclusively.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH) } != 0 {
+            return Err(fail(io::Error::last_os_error()));
+        }
+        let same = match (f.metadata(), fs::metadata(&path)) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        };
+        if same {
+            // Kept across exec (the tool becomes its command on one node): the command holds
+            // the tree for its life, and its children with it.
+            // SAFETY: F_SETFD on a descriptor this function owns.
+            unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFD, 0) };
+            return Ok(f);
+        }
+    }
+}
+
+/// Removes the sysfs trees of `fabric` whose name starts with `prefix`, other than `keep`, not
+/// modified for `age` and held by no run ([`hold`]): each under an exclusive lock, its lock
+/// file unlinked last.
+fn remove_stale_trees(fabric: &Path, prefix: &str, keep: &str, age: Duration) {
+    use std::os::fd::AsRawFd;
+    let Ok(entries) = fs::read_dir(fabric) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == keep || !name.starts_with(prefix) || !older(&e, age) {
+            continue;
+        }
+        let lock = lock_path(fabric, &name);
+        let Ok(f) = fs::File::options().create(true).truncate(false).write(true).open(&lock) else {
+            continue;
+        };
+        // SAFETY: flock on a descriptor this function owns; LOCK_NB: never waits on a run.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            continue;
+        }
+        let _ = fs::remove_dir_all(e.path());
+        let _ = fs::remove_file(&lock);
+    }
+}
+
+/// Whether `e` was not modified for `age`.
+fn older(e: &fs::DirEntry, age: Duration) -> bool {
+    e.metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|d| d > age)
 }
 
 /// `value` in front of the variable `var`'s current value, colon-separated.
@@ -178,13 +260,7 @@ fn remove_stale(dir: &Path, prefix: &str, keep: &Path, age: Duration) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let path = e.path();
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|d| d > age);
-        if old && path != keep && e.file_name().to_string_lossy().starts_with(prefix) {
+        if older(&e, age) && path != keep && e.file_name().to_string_lossy().starts_with(prefix) {
             let _ = if path.is_dir() {
                 fs::remove_dir_all(&path)
             } else {
