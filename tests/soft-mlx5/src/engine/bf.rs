@@ -28,7 +28,7 @@
 
 use crate::device::objects::BfReg;
 use crate::device::Device;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// WQEs remembered per register: the copies a half may still hold come from the last few
@@ -105,29 +105,34 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
     if !dev.strict.bf_oracle {
         return Ok(());
     }
-    let mut regs: BTreeMap<u64, (BfReg, Vec<u32>)> = BTreeMap::new();
-    // Each watched QP's send producer counter (its doorbell record).
-    let mut pi: HashMap<u32, u32> = HashMap::new();
-    for qp in dev.qps.values() {
-        if let Some(reg) = qp.bf {
-            regs.entry(reg.addr).or_insert((reg, Vec::new())).1.push(qp.qpn);
-            pi.insert(qp.qpn, dev.dma.read_be32(qp.db + 4) & 0xffff);
-        }
-    }
+    // The registers QPs were given and the QPs on each (Device::bf_regs), and each watched
+    // QP's send producer counter (its doorbell record), read when a half names it.
+    let Device {
+        bf_regs: regs,
+        bf: watch,
+        dma,
+        uars,
+        qps,
+        qpn_to_handle,
+        ..
+    } = dev;
+    let pi_of = |qpn: u32| {
+        let qp = qps.get(qpn_to_handle.get(&qpn)?)?;
+        qp.bf.map(|_| dma.read_be32(qp.db + 4) & 0xffff)
+    };
     let now = Instant::now();
     // Registers no QP uses any more (destroyed QPs, closed contexts) are forgotten.
-    let watch = &mut dev.bf;
     watch.recent.retain(|a, _| regs.contains_key(a));
     watch.halves.retain(|h, _| {
         regs.range(..=*h)
             .next_back()
             .is_some_and(|(a, (r, _))| *h < a + 2 * u64::from(r.half))
     });
-    for (addr, (reg, qpns)) in regs {
+    for (&addr, (reg, qpns)) in regs.iter() {
+        let reg = *reg;
         // Only a register of a page still mapped is read (kernel::munmap drops unmapped UAR
         // pages under the device lock).
-        let mapped = dev
-            .uars
+        let mapped = uars
             .iter()
             .any(|&u| addr >= u && addr + 2 * u64::from(reg.half) <= u + 4096);
         if !mapped || reg.half == 0 {
@@ -135,8 +140,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
         }
         for half_addr in [addr, addr + u64::from(reg.half)] {
             let mut bytes = vec![0u8; reg.half as usize];
-            dev.dma.read(half_addr, &mut bytes);
-            let watch = &mut dev.bf;
+            dma.read(half_addr, &mut bytes);
             let empty = VecDeque::new();
             let recent = watch.recent.get(&addr).unwrap_or(&empty);
             let fault = |what: String| {
@@ -162,7 +166,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
                 let word0_only = h.bytes[8..] == bytes[8..];
                 let settled = h.judged || h.doorbell_only || h.passes >= 1;
                 if word0_only && settled && !h.judged && !h.doorbell_only {
-                    if let Verdict::Bad(what) = judge(&h.bytes, &qpns, recent) {
+                    if let Verdict::Bad(what) = judge(&h.bytes, qpns, recent) {
                         h.judged = true;
                         return Err(fault(what));
                     }
@@ -182,7 +186,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
             let (named, index) = (qpn_of(&h.bytes), index_of(&h.bytes));
             let ds = u32::from(h.bytes[7] & 0x3f);
             let end = (index + (ds * 16).div_ceil(CHUNK as u32)) & 0xffff;
-            let reposted = pi.get(&named).is_some_and(|&p| p != end);
+            let reposted = pi_of(named).is_some_and(|p| p != end);
             let waited = now.duration_since(h.since);
             if waited < watch.settle && !(reposted && waited >= watch.settle_reposted) {
                 continue;
@@ -191,7 +195,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
                 h.judged = true;
                 continue;
             }
-            match judge(&h.bytes, &qpns, recent) {
+            match judge(&h.bytes, qpns, recent) {
                 Verdict::Fine => h.judged = true,
                 Verdict::Copy(qpn, index) => {
                     h.judged = true;
@@ -226,7 +230,7 @@ fn index_of(ctrl: &[u8]) -> u32 {
     (u32::from_be_bytes([ctrl[0], ctrl[1], ctrl[2], ctrl[3]]) >> 8) & 0xffff
 }
 
-fn judge(bytes: &[u8], qpns: &[u32], recent: &VecDeque<(u32, Vec<u8>)>) -> Verdict {
+fn judge(bytes: &[u8], qpns: &BTreeSet<u32>, recent: &VecDeque<(u32, Vec<u8>)>) -> Verdict {
     let qpn = qpn_of(bytes);
     if !qpns.contains(&qpn) {
         return Verdict::Fine;

@@ -571,6 +571,10 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
         let (answer, remote) = execute(dev, h, i, &wqe);
         let (acked, on_wire) = (matches!(answer, Some(Response::Ack(_))), answer.is_none());
         let after = dev.pass + 1;
+        if let Some(a) = &remote {
+            // Its answer finds it by this number (remote::poll).
+            dev.remote_seqs.insert(a.seq, h);
+        }
         if let Some(qp) = dev.qps.get_mut(&h) {
             qp.outstanding[i].state = ReqState::Sent { answer, after, remote };
         }

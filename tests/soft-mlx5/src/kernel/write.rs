@@ -357,7 +357,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
             {
                 return Err(libc::EBUSY);
             }
-            dev.cqs.remove(&r.cq_handle).ok_or(libc::EINVAL)?;
+            dev.remove_cq(r.cq_handle).ok_or(libc::EINVAL)?;
             let comp = dev.events.release(Owner::Cq(r.cq_handle));
             let asynchronous = dev.events.release(Owner::CqAsync(r.cq_handle));
             cmd.respond(
@@ -848,7 +848,7 @@ fn create_cq(
     let cqn = dev.number();
     // Every arm of this CQ must change its arm record (completer.rs ARM_RECORD_UNARMED).
     crate::engine::completer::init_arm_record(dev.dma.as_ref(), u.db_addr);
-    dev.cqs.insert(
+    dev.insert_cq(
         h,
         Cq {
             user_handle,
@@ -1210,7 +1210,7 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",
         qp.uidx, qp.sq.cnt, qp.rq.cnt
     ));
-    dev.qps.insert(h, qp);
+    dev.insert_qp(h, qp);
     if kind != QpKind::Dct {
         dev.qpn_to_handle.insert(qpn, h);
     }
