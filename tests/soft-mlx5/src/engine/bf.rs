@@ -28,7 +28,7 @@
 
 use crate::device::objects::BfReg;
 use crate::device::Device;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// WQEs remembered per register: the copies a half may still hold come from the last few
@@ -128,13 +128,18 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
             .next_back()
             .is_some_and(|(a, (r, _))| *h < a + 2 * u64::from(r.half))
     });
+    // The UAR pages mapped (page-aligned: the device's own mappings), looked up per register.
+    let pages: HashSet<u64> = if regs.is_empty() {
+        HashSet::new()
+    } else {
+        uars.iter().copied().collect()
+    };
     for (&addr, (reg, qpns)) in regs.iter() {
         let reg = *reg;
         // Only a register of a page still mapped is read (kernel::munmap drops unmapped UAR
         // pages under the device lock).
-        let mapped = uars
-            .iter()
-            .any(|&u| addr >= u && addr + 2 * u64::from(reg.half) <= u + 4096);
+        let page = addr & !0xfff;
+        let mapped = pages.contains(&page) && addr - page + 2 * u64::from(reg.half) <= 4096;
         if !mapped || reg.half == 0 {
             continue;
         }

@@ -122,7 +122,8 @@ fn flush_receive_queue(dev: &mut Device, h: u32) -> bool {
 /// leaves it unchanged, so the UAR write is what tells. It holds only the last doorbell rung;
 /// every CQ's first arm is seen in its own record (completer.rs `ARM_RECORD_UNARMED`).
 fn scan_uar_doorbells(dev: &mut Device) {
-    for &uar in &dev.uars.clone() {
+    for i in 0..dev.uars.len() {
+        let uar = dev.uars[i];
         let word = dev.dma.read_be64(uar + 0x20);
         if word == 0 {
             continue;

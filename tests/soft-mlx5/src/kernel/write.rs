@@ -1005,8 +1005,7 @@ fn unresolved_neighbour(command: u32, extended: bool, cmd: &Cmd<'_>) -> Option<[
     if link_local && sgid_index == 0 {
         return None;
     }
-    let on_fabric =
-        (0..crate::fabric::MAX_NODES).any(|n| (0..profile.gid_count()).any(|i| profile.gid(n, i) == Some(dgid)));
+    let on_fabric = profile.node_of_gid(&dgid).is_some();
     (silent_neighbour(&dgid) || !on_fabric).then_some(dgid)
 }
 
