@@ -51,6 +51,12 @@ pub struct Watch {
     recent: HashMap<u64, VecDeque<(u32, Vec<u8>)>>,
     /// Per half address: what it held at the last pass, since when, and whether judged.
     halves: HashMap<u64, Half>,
+    /// The registers read on each pass, with when a QP on each last had a WQE fetched: libmlx5
+    /// writes a register only in a post that rings the QP's doorbell record too, so a register
+    /// is read from its QPs' next fetch until its halves are judged and `settle` has passed
+    /// since (a copy may land after the fetch of its WQE); a register of QPs that post nothing
+    /// is not read at all.
+    active: HashMap<u64, Instant>,
 }
 
 impl Default for Watch {
@@ -60,6 +66,7 @@ impl Default for Watch {
             settle_reposted: Duration::from_millis(2),
             recent: HashMap::new(),
             halves: HashMap::new(),
+            active: HashMap::new(),
         }
     }
 }
@@ -91,6 +98,7 @@ enum Verdict {
 impl Watch {
     /// The device fetched `wqe` (its ds * 16 bytes) of QP `qpn`, whose register is `reg`.
     pub fn fetched(&mut self, reg: BfReg, qpn: u32, wqe: &[u8]) {
+        self.active.insert(reg.addr, Instant::now());
         let list = self.recent.entry(reg.addr).or_default();
         list.push_back((qpn, wqe.to_vec()));
         if list.len() > RECENT {
@@ -123,6 +131,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
     let now = Instant::now();
     // Registers no QP uses any more (destroyed QPs, closed contexts) are forgotten.
     watch.recent.retain(|a, _| regs.contains_key(a));
+    watch.active.retain(|a, _| regs.contains_key(a));
     watch.halves.retain(|h, _| {
         regs.range(..=*h)
             .next_back()
@@ -136,6 +145,9 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
     };
     for (&addr, (reg, qpns)) in regs.iter() {
         let reg = *reg;
+        let Some(&last_fetch) = watch.active.get(&addr) else {
+            continue;
+        };
         // Only a register of a page still mapped is read (kernel::munmap drops unmapped UAR
         // pages under the device lock).
         let page = addr & !0xfff;
@@ -215,6 +227,12 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
                     return Err(fault(what));
                 }
             }
+        }
+        let judged = [addr, addr + u64::from(reg.half)]
+            .iter()
+            .all(|a| watch.halves.get(a).is_some_and(|h| h.judged && h.passes >= 2));
+        if judged && now.duration_since(last_fetch) >= watch.settle {
+            watch.active.remove(&addr);
         }
     }
     Ok(())
