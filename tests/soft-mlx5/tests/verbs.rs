@@ -218,10 +218,11 @@ fn idle_scale(out: &str) -> (f64, f64, f64, f64) {
 /// a ConnectX reads a doorbell record when it is rung, and a DCT acts only when a request names
 /// it. Two RC QPs of one process write to each other through the real libmlx5 and the device
 /// thread; their round trips per second with 20,000 idle RESET QPs, DCTs or CQs (made by the
-/// real commands) beside them stay above a quarter of the rate without (the same process, best
-/// of five windows each). Wall-clock rates move with the machine's load by up to 2x either way,
-/// hence the wide margin; a device thread that visited every object on each pass gave 0.001
-/// (QPs), 0.003 (DCTs) and 0.006 (CQs) here. tests/scale.rs makes the load-free verdict (CPU
+/// real commands) beside them stay above a twentieth of the rate without (the same process,
+/// best of five windows each). Wall-clock rates move with the machine's load: idle the ratio is
+/// 0.5-1.3, and a run beside a UCX gtest and other sessions' builds (load 8-10 on 2 cores) gave
+/// 0.17; a device thread that visited every object on each pass gave 0.001 (QPs), 0.003 (DCTs)
+/// and 0.006 (CQs). The margin is for the load; tests/scale.rs makes the load-free verdict (CPU
 /// time per message at exact passes per message).
 #[test]
 fn twenty_thousand_idle_qps_dcts_or_cqs_do_not_slow_a_round_trip_down() {
@@ -232,7 +233,7 @@ fn twenty_thousand_idle_qps_dcts_or_cqs_do_not_slow_a_round_trip_down() {
         eprintln!(
             "20,000 idle {kind}s: {before:.0} round trips/s before, {after:.0} after (ratio {ratio:.3}); made in {made:.3} s"
         );
-        assert!(ratio > 0.25, "20,000 idle {kind}s slowed the device down: {out}");
+        assert!(ratio > 0.05, "20,000 idle {kind}s slowed the device down: {out}");
     }
 }
 
