@@ -6,7 +6,10 @@
 //! so the passes per message are exact and the figure compared is this thread's CPU time per
 //! message (the best of several rounds), which another process on the machine does not add to.
 //! A pass that visited every object gave 600-800x the CPU per message here with 20,000 of them
-//! (RESET QPs 806x, DCTs 808x, CQs 601x; with the indexed pass 0.96-1.10x from 2,000 to 80,000).
+//! (RESET QPs 806x, DCTs 808x, CQs 601x); the indexed pass 0.96-1.20x from 2,000 to 80,000 on
+//! an idle machine, up to 1.74x at load 8-10 on 2 cores (a bigger table misses the caches other
+//! processes share; the instructions per message stay within 0.3%, callgrind: CHANGELOG). The
+//! verdict is 3x: far below what a scan of the idle objects costs, above what the load does.
 mod support;
 
 use std::time::Duration;
@@ -77,7 +80,7 @@ fn idle_objects_cost_nothing_per_message(kind: &str) {
     );
     assert_eq!(passes0, passes1, "the idle objects changed how the message is carried");
     assert!(
-        ratio < 1.5,
+        ratio < 3.0,
         "{n} idle {kind}s made each message cost {ratio:.2}x the CPU"
     );
 }
