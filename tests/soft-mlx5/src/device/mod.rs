@@ -206,8 +206,10 @@ pub struct Device {
     pub dma: Box<dyn Dma + Send>,
     /// PDs by handle.
     pub pds: BTreeMap<u32, Pd>,
-    /// MRs by handle.
+    /// MRs by handle (kept with [`Device::insert_mr`] and [`Device::remove_mr`]).
     pub mrs: BTreeMap<u32, Mr>,
+    /// MR key (lkey = rkey) -> handle.
+    pub mr_keys: Table<u32>,
     /// CQs by handle.
     pub cqs: Table<Cq>,
     /// SRQs by handle.
@@ -331,6 +333,7 @@ impl Device {
             dma,
             pds: BTreeMap::new(),
             mrs: BTreeMap::new(),
+            mr_keys: Table::default(),
             cqs: Table::default(),
             srqs: BTreeMap::new(),
             qps: Table::default(),
@@ -622,9 +625,25 @@ impl Device {
         self.next_num - 1
     }
 
-    /// The MR whose lkey (or rkey) is `key`.
+    /// The MR whose lkey (or rkey) is `key`: found through [`Device::mr_keys`], so a request's
+    /// key costs the same however many regions the device holds.
     pub fn mr_by_key(&self, key: u32) -> Option<&Mr> {
-        self.mrs.values().find(|m| m.lkey == key)
+        self.mrs.get(self.mr_keys.get(&key)?).filter(|m| m.lkey == key)
+    }
+
+    /// REG_MR: region `h` into the tables, by handle and by key.
+    pub fn insert_mr(&mut self, h: u32, mr: Mr) {
+        self.mr_keys.insert(mr.lkey, h);
+        self.mrs.insert(h, mr);
+    }
+
+    /// DEREG_MR of region `h`.
+    pub fn remove_mr(&mut self, h: u32) -> Option<Mr> {
+        let mr = self.mrs.remove(&h)?;
+        if self.mr_keys.get(&mr.lkey) == Some(&h) {
+            self.mr_keys.remove(&mr.lkey);
+        }
+        Some(mr)
     }
 
     /// `len` bytes at `addr` under `key`, with an indirect (KSM) key resolved to the direct key

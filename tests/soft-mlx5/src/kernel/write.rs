@@ -289,7 +289,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
         (IB_USER_VERBS_CMD_REREG_MR, false) => rereg_mr(dev, cmd),
         (IB_USER_VERBS_CMD_DEREG_MR, false) => {
             let r: ib_uverbs_dereg_mr = cmd.req();
-            let mr = dev.mrs.remove(&r.mr_handle).ok_or(libc::EINVAL)?;
+            let mr = dev.remove_mr(r.mr_handle).ok_or(libc::EINVAL)?;
             if dev.strict.mr_cache {
                 let keys = dev
                     .mr_cache
@@ -708,7 +708,7 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         None => dev.mkey(),
     };
     let h = dev.handle();
-    dev.mrs.insert(
+    dev.insert_mr(
         h,
         Mr {
             pd: r.pd_handle,

@@ -636,7 +636,7 @@ impl Bed {
         let buf = Buf::new(len);
         let key = self.dev.mkey();
         let h = self.dev.handle();
-        self.dev.mrs.insert(
+        self.dev.insert_mr(
             h,
             Mr {
                 pd,
