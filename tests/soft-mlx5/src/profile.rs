@@ -229,7 +229,8 @@ impl Profile {
     }
 
     /// The GID at `index` of port 1: index 0 is the link-local GID from the port GUID; on
-    /// Ethernet index 1 is the IPv4-mapped RoCE v2 GID of 10.78.0.<node+1>.
+    /// Ethernet index 1 is the IPv4-mapped RoCE v2 GID of 10.78.hi.lo, hi.lo being node+1 in
+    /// 16 bits (10.78.0.<node+1> for the first 255 nodes).
     pub fn gid(&self, node: u32, index: u32) -> Option<[u8; 16]> {
         let guid = NODE_GUID_BASE + u64::from(node);
         let mut gid = [0u8; 16];
@@ -243,7 +244,8 @@ impl Profile {
             (1, LinkLayer::Ethernet) => {
                 gid[10] = 0xff;
                 gid[11] = 0xff;
-                gid[12..].copy_from_slice(&[10, 78, 0, node as u8 + 1]);
+                let [hi, lo] = ((node + 1) as u16).to_be_bytes();
+                gid[12..].copy_from_slice(&[10, 78, hi, lo]);
                 Some(gid)
             }
             _ => None,
@@ -257,8 +259,8 @@ impl Profile {
         let node = if gid[..2] == [0xfe, 0x80] {
             let guid = u64::from_be_bytes(gid[8..].try_into().ok()?);
             u32::try_from(guid.checked_sub(NODE_GUID_BASE)?).ok()?
-        } else if gid[..12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] && gid[12..15] == [10, 78, 0] {
-            u32::from(gid[15].checked_sub(1)?)
+        } else if gid[..12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] && gid[12..14] == [10, 78] {
+            u32::from(u16::from_be_bytes([gid[14], gid[15]]).checked_sub(1)?)
         } else {
             return None;
         };

@@ -237,17 +237,18 @@ fn twenty_thousand_idle_qps_dcts_or_cqs_do_not_slow_a_round_trip_down() {
     }
 }
 
-/// Runs tests/c/dct_farm.c: `procs` processes on node 1 of one fabric making `per` DCTs each,
-/// a server on node 0 writing into every one from `dcis` DCIs. Returns every process's output.
-fn dct_farm(profile: &str, procs: u32, per: u32, dcis: u32, limit: Duration) -> String {
+/// Runs tests/c/dct_farm.c: a process on each of `nodes` (of one fabric) making `per` DCTs, a
+/// server on node 0 writing into every one from `dcis` DCIs. Returns every process's output.
+fn dct_farm(profile: &str, nodes: &[u32], per: u32, dcis: u32, limit: Duration) -> String {
+    let procs = nodes.len();
     let bin = build("dct_farm");
     let root = tmp().join(format!("verbs-dct-farm-{profile}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let (fabric, dir) = (root.join("fabric"), root.join("rendezvous"));
     std::fs::create_dir_all(&dir).unwrap();
-    let start = |node: &str, args: &[String]| {
+    let start = |node: u32, args: &[String]| {
         Command::new(env!("CARGO_BIN_EXE_soft-mlx5"))
-            .args(["--profile", profile, "--node", node, "--fabric"])
+            .args(["--profile", profile, "--node", &node.to_string(), "--fabric"])
             .arg(&fabric)
             .arg("--")
             .arg(&bin)
@@ -260,10 +261,12 @@ fn dct_farm(profile: &str, procs: u32, per: u32, dcis: u32, limit: Duration) -> 
             .unwrap()
     };
     let d = dir.display().to_string();
-    let mut children: Vec<_> = (0..procs)
-        .map(|i| start("1", &["farm".into(), d.clone(), i.to_string(), per.to_string()]))
+    let mut children: Vec<_> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| start(n, &["farm".into(), d.clone(), i.to_string(), per.to_string()]))
         .collect();
-    children.push(start("0", &["server".into(), d, procs.to_string(), dcis.to_string()]));
+    children.push(start(0, &["server".into(), d, procs.to_string(), dcis.to_string()]));
     let t0 = Instant::now();
     let mut status = vec![None; children.len()];
     while status.iter().any(Option::is_none) && t0.elapsed() < limit {
@@ -301,7 +304,7 @@ fn dct_farm(profile: &str, procs: u32, per: u32, dcis: u32, limit: Duration) -> 
 fn processes_of_one_node_hold_10000_dcts_and_a_server_reaches_each() {
     let _one = QP_NUMBERS.lock().unwrap_or_else(|p| p.into_inner());
     for p in PROFILES {
-        let out = dct_farm(p, 4, 2_500, 8, Duration::from_secs(600));
+        let out = dct_farm(p, &[1; 4], 2_500, 8, Duration::from_secs(600));
         eprintln!("{p}:\n{out}");
         assert_eq!(out.matches("written as the server named them: yes").count(), 4, "{out}");
     }
@@ -314,7 +317,20 @@ fn processes_of_one_node_hold_10000_dcts_and_a_server_reaches_each() {
 fn processes_of_one_node_hold_100000_dcts_and_a_server_reaches_each() {
     let _one = QP_NUMBERS.lock().unwrap_or_else(|p| p.into_inner());
     let t = Instant::now();
-    let out = dct_farm("cx5-ib", 4, 25_000, 16, Duration::from_secs(1800));
+    let out = dct_farm("cx5-ib", &[1; 4], 25_000, 16, Duration::from_secs(1800));
     eprintln!("{out}in all {:.1} s", t.elapsed().as_secs_f64());
     assert_eq!(out.matches("written as the server named them: yes").count(), 4, "{out}");
+}
+
+/// Nodes past the 64 a fabric once had (fabric::MAX_NODES 4,096): DCTs on nodes 100, 1,000
+/// and 4,095 (LID 4,096; RoCE GID ::ffff:10.78.16.0) reached by a server on node 0, on both
+/// link layers. Still a process per node: one process cannot be several hosts (issue 44).
+#[test]
+fn a_server_reaches_dcts_on_nodes_100_1000_and_4095() {
+    let _one = QP_NUMBERS.lock().unwrap_or_else(|p| p.into_inner());
+    for p in PROFILES {
+        let out = dct_farm(p, &[100, 1000, 4095], 600, 8, Duration::from_secs(300));
+        eprintln!("{p}:\n{out}");
+        assert_eq!(out.matches("written as the server named them: yes").count(), 3, "{out}");
+    }
 }
