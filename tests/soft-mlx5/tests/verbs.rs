@@ -311,7 +311,7 @@ fn processes_of_one_node_hold_10000_dcts_and_a_server_reaches_each() {
 }
 
 /// As above with 100,000 DCTs (4 processes x 25,000); prints the times and each process's
-/// VmHWM. Run by hand: `cargo test -p soft-mlx5 --test verbs -- --ignored --nocapture dcts_100000`.
+/// VmHWM. Run by hand: `cargo test -p soft-mlx5 --test verbs -- --ignored --nocapture hold_100000`.
 #[test]
 #[ignore]
 fn processes_of_one_node_hold_100000_dcts_and_a_server_reaches_each() {
