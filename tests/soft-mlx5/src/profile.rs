@@ -229,7 +229,8 @@ impl Profile {
     }
 
     /// The GID at `index` of port 1: index 0 is the link-local GID from the port GUID; on
-    /// Ethernet index 1 is the IPv4-mapped RoCE v2 GID of 10.78.0.<node+1>.
+    /// Ethernet index 1 is the IPv4-mapped RoCE v2 GID of 10.78.hi.lo, hi.lo being node+1 in
+    /// 16 bits (10.78.0.<node+1> for the first 255 nodes).
     pub fn gid(&self, node: u32, index: u32) -> Option<[u8; 16]> {
         let guid = NODE_GUID_BASE + u64::from(node);
         let mut gid = [0u8; 16];
@@ -243,11 +244,35 @@ impl Profile {
             (1, LinkLayer::Ethernet) => {
                 gid[10] = 0xff;
                 gid[11] = 0xff;
-                gid[12..].copy_from_slice(&[10, 78, 0, node as u8 + 1]);
+                let [hi, lo] = ((node + 1) as u16).to_be_bytes();
+                gid[12..].copy_from_slice(&[10, 78, hi, lo]);
                 Some(gid)
             }
             _ => None,
         }
+    }
+
+    /// The node whose port has `gid` among its GIDs (the inverse of [`Profile::gid`], computed
+    /// rather than searched: resolving a message's destination costs the same however many
+    /// nodes there are).
+    pub fn node_of_gid(&self, gid: &[u8; 16]) -> Option<u32> {
+        let node = if gid[..2] == [0xfe, 0x80] {
+            let guid = u64::from_be_bytes(gid[8..].try_into().ok()?);
+            u32::try_from(guid.checked_sub(NODE_GUID_BASE)?).ok()?
+        } else if gid[..12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] && gid[12..14] == [10, 78] {
+            u32::from(u16::from_be_bytes([gid[14], gid[15]]).checked_sub(1)?)
+        } else {
+            return None;
+        };
+        let known =
+            node < crate::fabric::MAX_NODES && (0..self.gid_count()).any(|i| self.gid(node, i).as_ref() == Some(gid));
+        known.then_some(node)
+    }
+
+    /// The node whose port has LID `lid` (InfiniBand; none on Ethernet, whose LIDs are 0).
+    pub fn node_of_lid(&self, lid: u16) -> Option<u32> {
+        let node = u32::from(lid.checked_sub(self.lid)?);
+        (lid != 0 && node < crate::fabric::MAX_NODES && self.lid_of(node) == lid).then_some(node)
     }
 
     /// Size of port 1's GID table as mlx5 reports it (gid_tbl_len): 128 on InfiniBand, 256
@@ -310,5 +335,31 @@ mod tests {
         let g = p.gid(2, 1).unwrap();
         assert_eq!(&g[10..], &[0xff, 0xff, 10, 78, 0, 3]);
         assert!(Profile::by_name("cx5-ib").unwrap().gid(0, 1).is_none());
+    }
+
+    #[test]
+    fn the_node_of_a_gid_or_lid_is_the_one_whose_port_has_it_and_no_other() {
+        for p in Profile::all() {
+            for n in 0..crate::fabric::MAX_NODES {
+                for i in 0..p.gid_count() {
+                    assert_eq!(
+                        p.node_of_gid(&p.gid(n, i).unwrap()),
+                        Some(n),
+                        "{} node {n} gid {i}",
+                        p.name
+                    );
+                }
+                let lid = p.lid_of(n);
+                assert_eq!(p.node_of_lid(lid), (lid != 0).then_some(n), "{} node {n}", p.name);
+            }
+            let past = crate::fabric::MAX_NODES;
+            assert_eq!(p.node_of_gid(&p.gid(past, 0).unwrap()), None, "{}", p.name);
+            assert_eq!(p.node_of_lid(p.lid_of(past)), None, "{}", p.name);
+            assert_eq!(p.node_of_lid(0), None);
+            let mut other = p.gid(3, 0).unwrap();
+            other[2] = 1;
+            assert_eq!(p.node_of_gid(&other), None);
+            assert_eq!(p.node_of_gid(&[0; 16]), None);
+        }
     }
 }

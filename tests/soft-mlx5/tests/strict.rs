@@ -135,6 +135,7 @@ fn a_reset_qps_stale_doorbell_record_is_no_overrun_before_libmlx5_zeroes_it() {
     let qp = l.bed.dev.qps.get_mut(&l.req.h).unwrap();
     qp.state = QpState::Reset;
     qp.reset_send_queue();
+    l.bed.dev.reindex_qp(l.req.h);
     step(&mut l);
     step(&mut l);
     assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
@@ -179,6 +180,7 @@ fn after_reset_to_rts_a_stale_doorbell_record_is_not_acted_on_until_software_rin
         l.run();
         // INIT, RTR, RTS with the attributes the DCI already has.
         l.bed.dev.qps.get_mut(&h).unwrap().state = QpState::Rts;
+        l.bed.dev.reindex_qp(h);
         l.req.sq_pi = 0;
         l.run();
         assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
@@ -222,6 +224,7 @@ fn after_reset_a_record_software_zeroed_and_rang_back_to_its_old_value_is_new_wo
     soft_mlx5::kernel::modify::modify_qp(&mut l.bed.dev, &r, None).unwrap();
     // RTR, RTS with the attributes the DCI already has.
     l.bed.dev.qps.get_mut(&h).unwrap().state = QpState::Rts;
+    l.bed.dev.reindex_qp(h);
     assert_eq!(l.post(Wr::write_inline(&[2; 8], l.remote.at(0), rk)), i);
     l.run();
     let c = l.scq.drain();
@@ -474,7 +477,7 @@ fn share_bf_register(l: &mut Link, qps: &[u32]) -> (Buf, usize) {
 fn share_bf_register_at(l: &mut Link, qps: &[u32], page: Buf, reg: soft_mlx5::device::objects::BfReg) -> (Buf, usize) {
     l.bed.dev.uars.push(page.addr());
     for h in qps {
-        l.bed.dev.qps.get_mut(h).unwrap().bf = Some(reg);
+        l.bed.dev.set_bf(*h, Some(reg));
     }
     // Judge a half as soon as it stops changing (the default waits out a preempted writer).
     l.bed.dev.bf.settle = std::time::Duration::ZERO;

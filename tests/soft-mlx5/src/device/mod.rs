@@ -10,6 +10,44 @@ use objects::{Ah, Cq, Mr, Pd, Qp, Srq};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+/// A table keyed by a handle or an object number: a lookup costs the same however many
+/// objects the device holds (the data path looks QPs and CQs up several times per message).
+pub type Table<V> = std::collections::HashMap<u32, V, NumberHash>;
+
+/// Hashes a handle or object number (small, mostly consecutive integers) by Fibonacci
+/// multiplication: cheap, and spreading consecutive keys over the whole hash, so over a
+/// table's control bytes too. Not for keys an adversary picks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NumberHash;
+
+impl std::hash::BuildHasher for NumberHash {
+    type Hasher = NumberHasher;
+    fn build_hasher(&self) -> NumberHasher {
+        NumberHasher(0)
+    }
+}
+
+/// The hasher of [`NumberHash`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NumberHasher(u64);
+
+impl std::hash::Hasher for NumberHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// First QP number handed out (mlx5 firmware starts user QPs above the reserved range).
 pub const FIRST_QPN: u32 = 0x100;
 /// The first number of QP number block `b` that is handed out (block 0 starts at
@@ -168,18 +206,41 @@ pub struct Device {
     pub dma: Box<dyn Dma + Send>,
     /// PDs by handle.
     pub pds: BTreeMap<u32, Pd>,
-    /// MRs by handle.
+    /// MRs by handle (kept with [`Device::insert_mr`] and [`Device::remove_mr`]).
     pub mrs: BTreeMap<u32, Mr>,
+    /// MR key (lkey = rkey) -> handle.
+    pub mr_keys: Table<u32>,
     /// CQs by handle.
-    pub cqs: BTreeMap<u32, Cq>,
+    pub cqs: Table<Cq>,
     /// SRQs by handle.
     pub srqs: BTreeMap<u32, Srq>,
     /// QPs and DCTs by handle.
-    pub qps: BTreeMap<u32, Qp>,
+    pub qps: Table<Qp>,
     /// Kernel-created AHs by handle.
     pub ahs: BTreeMap<u32, Ah>,
     /// QP/DCT number -> handle.
-    pub qpn_to_handle: BTreeMap<u32, u32>,
+    pub qpn_to_handle: Table<u32>,
+    /// What a pass of the data path visits (engine::step), so that its work does not grow with
+    /// objects nothing can ring: the QPs whose rings the device executes or checks ([`Qp`]s
+    /// other than DCTs, out of RESET: the send ring from RTS on, the receive ring's overrun
+    /// oracle from INIT, the flush in ERR), by handle. Kept by [`Device::insert_qp`],
+    /// [`Device::reindex_qp`] (every state change) and [`Device::destroy_qp`].
+    pub live_qps: std::collections::BTreeSet<u32>,
+    /// The CQs created on a completion channel, by handle: the only ones an arm request can
+    /// concern (the others raise no event), so the only arm records a pass reads. Kept by
+    /// [`Device::insert_cq`] and [`Device::remove_cq`].
+    pub channel_cqs: std::collections::BTreeSet<u32>,
+    /// CQ number -> handle (the arm doorbell in the UAR page and DEVX commands name a CQ by
+    /// its number).
+    pub cqn_to_handle: Table<u32>,
+    /// The BlueFlame registers QPs were given (engine/bf.rs), by address: the register and the
+    /// numbers of the QPs on it. Kept by [`Device::insert_qp`] and [`Device::destroy_qp`].
+    pub bf_regs: BTreeMap<u64, (objects::BfReg, std::collections::BTreeSet<u32>)>,
+    /// Requests on the wire to another process whose answer has not come: the fabric sequence
+    /// number the answer carries -> the requester QP's handle (engine/remote.rs). An entry
+    /// whose request went away (retried, flushed, reset, destroyed) is dropped by the next
+    /// pass.
+    pub remote_seqs: std::collections::HashMap<u64, u32>,
     /// Async event files (one per open context), by the application's fd.
     pub async_fds: Vec<i32>,
     /// Async event files and completion channels.
@@ -272,11 +333,17 @@ impl Device {
             dma,
             pds: BTreeMap::new(),
             mrs: BTreeMap::new(),
-            cqs: BTreeMap::new(),
+            mr_keys: Table::default(),
+            cqs: Table::default(),
             srqs: BTreeMap::new(),
-            qps: BTreeMap::new(),
+            qps: Table::default(),
             ahs: BTreeMap::new(),
-            qpn_to_handle: BTreeMap::new(),
+            qpn_to_handle: Table::default(),
+            live_qps: Default::default(),
+            channel_cqs: Default::default(),
+            cqn_to_handle: Default::default(),
+            bf_regs: BTreeMap::new(),
+            remote_seqs: Default::default(),
             async_fds: Vec::new(),
             events: events::EventFiles::default(),
             port_state: 4,
@@ -425,9 +492,87 @@ impl Device {
         Some(slot)
     }
 
+    /// A QP or DCT made by a command: into the tables, and into what a pass visits when it
+    /// executes its rings already (its number is the caller's to map).
+    pub fn insert_qp(&mut self, h: u32, qp: Qp) {
+        if let Some(reg) = qp.bf {
+            self.bf_regs
+                .entry(reg.addr)
+                .or_insert((reg, Default::default()))
+                .1
+                .insert(qp.qpn);
+        }
+        self.qps.insert(h, qp);
+        self.reindex_qp(h);
+    }
+
+    /// Gives QP `h` the BlueFlame register `reg` (engine/bf.rs watches it from now on).
+    pub fn set_bf(&mut self, h: u32, reg: Option<objects::BfReg>) {
+        let Some(qp) = self.qps.get_mut(&h) else {
+            return;
+        };
+        let (old, qpn) = (std::mem::replace(&mut qp.bf, reg), qp.qpn);
+        if let Some(old) = old {
+            if let Some((_, on)) = self.bf_regs.get_mut(&old.addr) {
+                on.remove(&qpn);
+                if on.is_empty() {
+                    self.bf_regs.remove(&old.addr);
+                }
+            }
+        }
+        if let Some(reg) = reg {
+            self.bf_regs
+                .entry(reg.addr)
+                .or_insert((reg, Default::default()))
+                .1
+                .insert(qpn);
+        }
+    }
+
+    /// QP `h` changed state: a pass visits it from INIT to ERR, never in RESET, never a DCT
+    /// (responder-only: a request that names it is what makes it act).
+    pub fn reindex_qp(&mut self, h: u32) {
+        match self.qps.get(&h) {
+            Some(qp) if qp.kind != objects::QpKind::Dct && qp.state != objects::QpState::Reset => {
+                self.live_qps.insert(h);
+            }
+            _ => {
+                self.live_qps.remove(&h);
+            }
+        }
+    }
+
+    /// A CQ made by CREATE_CQ: into the tables, by number, and among those a pass reads the arm
+    /// record of when it has a completion channel.
+    pub fn insert_cq(&mut self, h: u32, cq: Cq) {
+        self.cqn_to_handle.insert(cq.cqn, h);
+        if cq.channel.is_some() {
+            self.channel_cqs.insert(h);
+        }
+        self.cqs.insert(h, cq);
+    }
+
+    /// DESTROY_CQ of CQ `h`.
+    pub fn remove_cq(&mut self, h: u32) -> Option<Cq> {
+        let cq = self.cqs.remove(&h)?;
+        if self.cqn_to_handle.get(&cq.cqn) == Some(&h) {
+            self.cqn_to_handle.remove(&cq.cqn);
+        }
+        self.channel_cqs.remove(&h);
+        Some(cq)
+    }
+
+    /// The handle of the CQ numbered `cqn`.
+    pub fn cq_by_num(&self, cqn: u32) -> Option<u32> {
+        self.cqn_to_handle.get(&cqn).copied()
+    }
+
     /// DESTROY_QP of QP or DCT `h`: it leaves the tables and its number is free again.
     pub fn destroy_qp(&mut self, h: u32) -> Option<Qp> {
+        // Off the register it had (engine/bf.rs) and out of what a pass visits.
+        self.set_bf(h, None);
         let qp = self.qps.remove(&h)?;
+        self.live_qps.remove(&h);
         if self.qpn_to_handle.get(&qp.qpn) == Some(&h) {
             self.qpn_to_handle.remove(&qp.qpn);
             self.freed_qpns.push(qp.qpn);
@@ -480,9 +625,25 @@ impl Device {
         self.next_num - 1
     }
 
-    /// The MR whose lkey (or rkey) is `key`.
+    /// The MR whose lkey (or rkey) is `key`: found through [`Device::mr_keys`], so a request's
+    /// key costs the same however many regions the device holds.
     pub fn mr_by_key(&self, key: u32) -> Option<&Mr> {
-        self.mrs.values().find(|m| m.lkey == key)
+        self.mrs.get(self.mr_keys.get(&key)?).filter(|m| m.lkey == key)
+    }
+
+    /// REG_MR: region `h` into the tables, by handle and by key.
+    pub fn insert_mr(&mut self, h: u32, mr: Mr) {
+        self.mr_keys.insert(mr.lkey, h);
+        self.mrs.insert(h, mr);
+    }
+
+    /// DEREG_MR of region `h`.
+    pub fn remove_mr(&mut self, h: u32) -> Option<Mr> {
+        let mr = self.mrs.remove(&h)?;
+        if self.mr_keys.get(&mr.lkey) == Some(&h) {
+            self.mr_keys.remove(&mr.lkey);
+        }
+        Some(mr)
     }
 
     /// `len` bytes at `addr` under `key`, with an indirect (KSM) key resolved to the direct key
@@ -558,7 +719,12 @@ impl Device {
             return;
         }
         qp.state = objects::QpState::Err;
-        if qp.srq.is_some() {
+        let on_srq = qp.srq.is_some();
+        self.reindex_qp(h);
+        let Some(qp) = self.qps.get(&h) else {
+            return;
+        };
+        if on_srq {
             let ev = AsyncEvent {
                 element: qp.user_handle,
                 event_type: event::QP_LAST_WQE_REACHED,

@@ -28,7 +28,7 @@
 
 use crate::device::objects::BfReg;
 use crate::device::Device;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// WQEs remembered per register: the copies a half may still hold come from the last few
@@ -51,6 +51,12 @@ pub struct Watch {
     recent: HashMap<u64, VecDeque<(u32, Vec<u8>)>>,
     /// Per half address: what it held at the last pass, since when, and whether judged.
     halves: HashMap<u64, Half>,
+    /// The registers read on each pass, with when a QP on each last had a WQE fetched: libmlx5
+    /// writes a register only in a post that rings the QP's doorbell record too, so a register
+    /// is read from its QPs' next fetch until its halves are judged and `settle` has passed
+    /// since (a copy may land after the fetch of its WQE); a register of QPs that post nothing
+    /// is not read at all.
+    active: HashMap<u64, Instant>,
 }
 
 impl Default for Watch {
@@ -60,6 +66,7 @@ impl Default for Watch {
             settle_reposted: Duration::from_millis(2),
             recent: HashMap::new(),
             halves: HashMap::new(),
+            active: HashMap::new(),
         }
     }
 }
@@ -91,6 +98,7 @@ enum Verdict {
 impl Watch {
     /// The device fetched `wqe` (its ds * 16 bytes) of QP `qpn`, whose register is `reg`.
     pub fn fetched(&mut self, reg: BfReg, qpn: u32, wqe: &[u8]) {
+        self.active.insert(reg.addr, Instant::now());
         let list = self.recent.entry(reg.addr).or_default();
         list.push_back((qpn, wqe.to_vec()));
         if list.len() > RECENT {
@@ -105,38 +113,51 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
     if !dev.strict.bf_oracle {
         return Ok(());
     }
-    let mut regs: BTreeMap<u64, (BfReg, Vec<u32>)> = BTreeMap::new();
-    // Each watched QP's send producer counter (its doorbell record).
-    let mut pi: HashMap<u32, u32> = HashMap::new();
-    for qp in dev.qps.values() {
-        if let Some(reg) = qp.bf {
-            regs.entry(reg.addr).or_insert((reg, Vec::new())).1.push(qp.qpn);
-            pi.insert(qp.qpn, dev.dma.read_be32(qp.db + 4) & 0xffff);
-        }
-    }
+    // The registers QPs were given and the QPs on each (Device::bf_regs), and each watched
+    // QP's send producer counter (its doorbell record), read when a half names it.
+    let Device {
+        bf_regs: regs,
+        bf: watch,
+        dma,
+        uars,
+        qps,
+        qpn_to_handle,
+        ..
+    } = dev;
+    let pi_of = |qpn: u32| {
+        let qp = qps.get(qpn_to_handle.get(&qpn)?)?;
+        qp.bf.map(|_| dma.read_be32(qp.db + 4) & 0xffff)
+    };
     let now = Instant::now();
     // Registers no QP uses any more (destroyed QPs, closed contexts) are forgotten.
-    let watch = &mut dev.bf;
     watch.recent.retain(|a, _| regs.contains_key(a));
+    watch.active.retain(|a, _| regs.contains_key(a));
     watch.halves.retain(|h, _| {
         regs.range(..=*h)
             .next_back()
             .is_some_and(|(a, (r, _))| *h < a + 2 * u64::from(r.half))
     });
-    for (addr, (reg, qpns)) in regs {
+    // The UAR pages mapped (page-aligned: the device's own mappings), looked up per register.
+    let pages: HashSet<u64> = if regs.is_empty() {
+        HashSet::new()
+    } else {
+        uars.iter().copied().collect()
+    };
+    for (&addr, (reg, qpns)) in regs.iter() {
+        let reg = *reg;
+        let Some(&last_fetch) = watch.active.get(&addr) else {
+            continue;
+        };
         // Only a register of a page still mapped is read (kernel::munmap drops unmapped UAR
         // pages under the device lock).
-        let mapped = dev
-            .uars
-            .iter()
-            .any(|&u| addr >= u && addr + 2 * u64::from(reg.half) <= u + 4096);
+        let page = addr & !0xfff;
+        let mapped = pages.contains(&page) && addr - page + 2 * u64::from(reg.half) <= 4096;
         if !mapped || reg.half == 0 {
             continue;
         }
         for half_addr in [addr, addr + u64::from(reg.half)] {
             let mut bytes = vec![0u8; reg.half as usize];
-            dev.dma.read(half_addr, &mut bytes);
-            let watch = &mut dev.bf;
+            dma.read(half_addr, &mut bytes);
             let empty = VecDeque::new();
             let recent = watch.recent.get(&addr).unwrap_or(&empty);
             let fault = |what: String| {
@@ -162,7 +183,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
                 let word0_only = h.bytes[8..] == bytes[8..];
                 let settled = h.judged || h.doorbell_only || h.passes >= 1;
                 if word0_only && settled && !h.judged && !h.doorbell_only {
-                    if let Verdict::Bad(what) = judge(&h.bytes, &qpns, recent) {
+                    if let Verdict::Bad(what) = judge(&h.bytes, qpns, recent) {
                         h.judged = true;
                         return Err(fault(what));
                     }
@@ -182,7 +203,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
             let (named, index) = (qpn_of(&h.bytes), index_of(&h.bytes));
             let ds = u32::from(h.bytes[7] & 0x3f);
             let end = (index + (ds * 16).div_ceil(CHUNK as u32)) & 0xffff;
-            let reposted = pi.get(&named).is_some_and(|&p| p != end);
+            let reposted = pi_of(named).is_some_and(|p| p != end);
             let waited = now.duration_since(h.since);
             if waited < watch.settle && !(reposted && waited >= watch.settle_reposted) {
                 continue;
@@ -191,7 +212,7 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
                 h.judged = true;
                 continue;
             }
-            match judge(&h.bytes, &qpns, recent) {
+            match judge(&h.bytes, qpns, recent) {
                 Verdict::Fine => h.judged = true,
                 Verdict::Copy(qpn, index) => {
                     h.judged = true;
@@ -206,6 +227,12 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
                     return Err(fault(what));
                 }
             }
+        }
+        let judged = [addr, addr + u64::from(reg.half)]
+            .iter()
+            .all(|a| watch.halves.get(a).is_some_and(|h| h.judged && h.passes >= 2));
+        if judged && now.duration_since(last_fetch) >= watch.settle {
+            watch.active.remove(&addr);
         }
     }
     Ok(())
@@ -226,7 +253,7 @@ fn index_of(ctrl: &[u8]) -> u32 {
     (u32::from_be_bytes([ctrl[0], ctrl[1], ctrl[2], ctrl[3]]) >> 8) & 0xffff
 }
 
-fn judge(bytes: &[u8], qpns: &[u32], recent: &VecDeque<(u32, Vec<u8>)>) -> Verdict {
+fn judge(bytes: &[u8], qpns: &BTreeSet<u32>, recent: &VecDeque<(u32, Vec<u8>)>) -> Verdict {
     let qpn = qpn_of(bytes);
     if !qpns.contains(&qpn) {
         return Verdict::Fine;

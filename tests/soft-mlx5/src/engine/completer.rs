@@ -29,7 +29,7 @@ pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
             event_type: event::CQ_ERR,
         };
         dev.raise(ev, Owner::CqAsync(cq));
-        let victims: Vec<(u32, u64)> = dev
+        let mut victims: Vec<(u32, u64)> = dev
             .qps
             .iter()
             .filter(|(_, q)| q.send_cq == Some(cq) || q.recv_cq == Some(cq))
@@ -38,6 +38,8 @@ pub fn post(dev: &mut Device, cq: u32, cqe: &Cqe) -> bool {
             })
             .map(|(&h, q)| (h, q.user_handle))
             .collect();
+        // In handle order (the order their events are raised in).
+        victims.sort_unstable();
         for (h, user_handle) in victims {
             dev.enter_error(h);
             dev.raise(

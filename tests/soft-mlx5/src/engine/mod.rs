@@ -20,18 +20,29 @@ use cqe::{op, syndrome, Cqe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// One pass over every queue: returns whether anything moved.
+/// One pass over the queues that may have been rung: returns whether anything moved.
+///
+/// A ConnectX reads a doorbell record when software rings it; the emulator cannot trap the
+/// store, so it reads the records of what may have been rung on every pass, and nothing else:
+/// the arm records of the CQs on a completion channel ([`Device::channel_cqs`]), and the QPs
+/// out of RESET other than DCTs ([`Device::live_qps`]), in handle order. A DCT is driven by
+/// the requests that name it, a RESET QP executes nothing, a CQ without a channel raises no
+/// event: however many of them a process holds, a pass does not look at them.
 pub fn step(dev: &mut Device) -> bool {
     let now = Instant::now();
     dev.pass += 1;
     let mut moved = remote::poll(dev);
-    let cqs: Vec<u32> = dev.cqs.keys().copied().collect();
     scan_uar_doorbells(dev);
-    for cq in &cqs {
-        completer::check_arm(dev, *cq);
+    let mut at = None;
+    while let Some(cq) = next_after(&dev.channel_cqs, at) {
+        at = Some(cq);
+        completer::check_arm(dev, cq);
     }
-    let qps: Vec<u32> = dev.qps.keys().copied().collect();
-    for h in qps {
+    // A QP that enters the set during the pass (a CQ overrun's victim) is visited in it when
+    // its handle is past the cursor, as a pass over every handle in order would.
+    let mut at = None;
+    while let Some(h) = next_after(&dev.live_qps, at) {
+        at = Some(h);
         if let Err(msg) = oracle::check(dev, h) {
             // The QP's rings no longer say what software meant: nothing more of it runs, and
             // the device thread ends the process with this message (see `start`).
@@ -53,6 +64,15 @@ pub fn step(dev: &mut Device) -> bool {
         }
     }
     moved
+}
+
+/// The first handle of `set` past `at` (the first of all when None).
+fn next_after(set: &std::collections::BTreeSet<u32>, at: Option<u32>) -> Option<u32> {
+    use std::ops::Bound::{Excluded, Unbounded};
+    match at {
+        None => set.first().copied(),
+        Some(a) => set.range((Excluded(a), Unbounded)).next().copied(),
+    }
 }
 
 /// Runs the data path until nothing moves (bounded): what a firmware command that observes
@@ -102,14 +122,15 @@ fn flush_receive_queue(dev: &mut Device, h: u32) -> bool {
 /// leaves it unchanged, so the UAR write is what tells. It holds only the last doorbell rung;
 /// every CQ's first arm is seen in its own record (completer.rs `ARM_RECORD_UNARMED`).
 fn scan_uar_doorbells(dev: &mut Device) {
-    for &uar in &dev.uars.clone() {
+    for i in 0..dev.uars.len() {
+        let uar = dev.uars[i];
         let word = dev.dma.read_be64(uar + 0x20);
         if word == 0 {
             continue;
         }
         dev.dma.write(uar + 0x20, &[0u8; 8]);
         let cqn = (word & 0xff_ffff) as u32;
-        if let Some(c) = dev.cqs.values_mut().find(|c| c.cqn == cqn) {
+        if let Some(c) = dev.cq_by_num(cqn).and_then(|h| dev.cqs.get_mut(&h)) {
             c.last_arm = None;
         }
     }

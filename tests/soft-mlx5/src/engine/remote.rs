@@ -75,19 +75,16 @@ pub fn poll(dev: &mut Device) -> bool {
                 }
             }
             Some(Message::Answer { seq, response }) => {
-                let sent = dev.qps.values_mut().flat_map(|q| q.outstanding.iter_mut());
-                for o in sent {
-                    if let ReqState::Sent {
-                        answer: answer @ None,
-                        remote: Some(a),
-                        ..
-                    } = &mut o.state
-                    {
-                        if a.seq == seq {
-                            *answer = Some(response);
-                            break;
-                        }
-                    }
+                // The requester QP the answer's sequence number names (Device::remote_seqs);
+                // an answer to a request that went away (retried, flushed, reset) finds none.
+                let Some(h) = dev.remote_seqs.remove(&seq) else {
+                    continue;
+                };
+                let Some(qp) = dev.qps.get_mut(&h) else {
+                    continue;
+                };
+                if let Some(answer) = qp.outstanding.iter_mut().find_map(|o| awaiting(o, seq)) {
+                    *answer = Some(response);
                 }
             }
             None => crate::log(format_args!(
@@ -116,22 +113,47 @@ fn serve(dev: &mut Device, packet: &message::Packet) -> Response {
     })
 }
 
+/// The answer slot of `o` when it is the request on the wire numbered `seq` whose answer has
+/// not come.
+fn awaiting(o: &mut super::requester::Outstanding, seq: u64) -> Option<&mut Option<Response>> {
+    match &mut o.state {
+        ReqState::Sent {
+            answer: answer @ None,
+            remote: Some(a),
+            ..
+        } if a.seq == seq => Some(answer),
+        _ => None,
+    }
+}
+
 /// A requester whose peer no longer listens gets "dropped" as its answer: it times out and
-/// retries as on a wire where the peer vanished.
+/// retries as on a wire where the peer vanished. Only the requests awaiting an answer are
+/// looked at ([`Device::remote_seqs`]); an entry whose request went away is dropped here.
 fn check_peers(dev: &mut Device) {
-    let Device { fabric, qps, .. } = dev;
+    let Device {
+        fabric,
+        qps,
+        remote_seqs,
+        ..
+    } = dev;
     let Some(fabric) = fabric.as_ref() else {
         return;
     };
     let now = Instant::now();
-    for o in qps.values_mut().flat_map(|q| q.outstanding.iter_mut()) {
+    remote_seqs.retain(|&seq, h| {
+        let Some(qp) = qps.get_mut(h) else {
+            return false;
+        };
+        let Some(o) = qp.outstanding.iter_mut().find(|o| awaiting_ref(o, seq)) else {
+            return false;
+        };
         let ReqState::Sent {
-            answer: answer @ None,
+            answer,
             remote: Some(a),
             ..
         } = &mut o.state
         else {
-            continue;
+            return false;
         };
         if now.duration_since(a.checked) >= PROBE_EVERY {
             if fabric.alive(&a.peer) {
@@ -139,7 +161,14 @@ fn check_peers(dev: &mut Device) {
             } else {
                 crate::log(format_args!("fabric: peer {} gone", String::from_utf8_lossy(&a.peer)));
                 *answer = Some(Response::Dropped);
+                return false;
             }
         }
-    }
+        true
+    });
+}
+
+/// Whether `o` is the request on the wire numbered `seq` whose answer has not come.
+fn awaiting_ref(o: &super::requester::Outstanding, seq: u64) -> bool {
+    matches!(&o.state, ReqState::Sent { answer: None, remote: Some(a), .. } if a.seq == seq)
 }

@@ -26,7 +26,6 @@ use crate::device::objects::{Path, Qp, QpKind, QpState, Stall};
 use crate::device::{event, AsyncEvent, Device};
 use crate::fabric::faults::Fate;
 use crate::fabric::message::Target;
-use crate::fabric::MAX_NODES;
 use crate::profile::LinkLayer;
 use std::time::{Duration, Instant};
 
@@ -571,6 +570,10 @@ fn issue(dev: &mut Device, h: u32, now: Instant) -> bool {
         let (answer, remote) = execute(dev, h, i, &wqe);
         let (acked, on_wire) = (matches!(answer, Some(Response::Ack(_))), answer.is_none());
         let after = dev.pass + 1;
+        if let Some(a) = &remote {
+            // Its answer finds it by this number (remote::poll).
+            dev.remote_seqs.insert(a.seq, h);
+        }
         if let Some(qp) = dev.qps.get_mut(&h) {
             qp.outstanding[i].state = ReqState::Sent { answer, after, remote };
         }
@@ -880,7 +883,7 @@ fn path_node(dev: &Device, path: &Path) -> Option<u32> {
 
 /// Whether `gid` is one of node `n`'s port GIDs.
 fn owns_gid(dev: &Device, n: u32, gid: &[u8; 16]) -> bool {
-    (0..dev.profile.gid_count()).any(|i| dev.profile.gid(n, i).as_ref() == Some(gid))
+    dev.profile.node_of_gid(gid) == Some(n)
 }
 
 /// The node an address vector leads to: by LID (or a GRH's GID) on InfiniBand; always by GID
@@ -900,14 +903,11 @@ fn av_node(dev: &Device, av: &super::wqe::Av) -> Option<u32> {
 }
 
 fn node_of_lid(dev: &Device, lid: u16) -> Option<u32> {
-    (0..MAX_NODES).find(|&n| dev.profile.lid_of(n) == lid && lid != 0)
+    dev.profile.node_of_lid(lid)
 }
 
 fn node_of_gid(dev: &Device, gid: &[u8; 16]) -> Option<u32> {
-    let nodes = std::iter::once(dev.node).chain((0..MAX_NODES).filter(|&n| n != dev.node));
-    nodes
-        .into_iter()
-        .find(|&n| (0..dev.profile.gid_count()).any(|i| dev.profile.gid(n, i).as_ref() == Some(gid)))
+    dev.profile.node_of_gid(gid)
 }
 
 /// The Q_Key a UD send carries: the WQE's, or the QP's own when the WQE's has the high bit

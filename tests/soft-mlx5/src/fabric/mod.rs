@@ -38,8 +38,9 @@ pub const QPN_BLOCK_SHIFT: u32 = 10;
 pub const QPN_BLOCKS: u32 = 1 << (24 - QPN_BLOCK_SHIFT);
 /// Slots per node.
 pub const MAX_SLOTS: u32 = 1 << (24 - SLOT_SHIFT);
-/// Nodes a fabric may have (LIDs and GIDs are derived from the node index).
-pub const MAX_NODES: u32 = 64;
+/// Nodes a fabric may have (LIDs and GIDs are derived from the node index: LID 1+N, RoCE GID
+/// ::ffff:10.78.hi.lo with hi.lo = N+1, `Profile::gid`); each node is a process or several.
+pub const MAX_NODES: u32 = 4096;
 /// Bytes of one datagram's payload; longer messages travel in fragments.
 const FRAGMENT: usize = 60 * 1024;
 /// Fragment header: magic, message id, last-fragment flag.

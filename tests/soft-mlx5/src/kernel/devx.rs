@@ -165,7 +165,7 @@ fn pd_by_num(dev: &Device, pdn: u32) -> Option<u32> {
 
 /// The handle of the CQ numbered `cqn`.
 fn cq_by_num(dev: &Device, cqn: u32) -> Option<u32> {
-    dev.cqs.iter().find(|(_, c)| c.cqn == cqn).map(|(&h, _)| h)
+    dev.cq_by_num(cqn)
 }
 
 /// The handle of the SRQ or RMP numbered `srqn`.
@@ -279,7 +279,7 @@ pub(super) fn create_qp(dev: &mut Device, fd: i32, call: &Call, input: &[u8]) ->
         q(prm::QPC_UAR_PAGE),
         qp.bf.map(|b| b.addr)
     ));
-    dev.qps.insert(h, qp);
+    dev.insert_qp(h, qp);
     dev.qpn_to_handle.insert(qpn, h);
     dev.devx_objs.insert(h, DevxObj::Qp);
     created(dev, call, h, prm::CREATE_QP_OUT_QPN, qpn)
@@ -340,7 +340,7 @@ pub(super) fn create_dct(dev: &mut Device, call: &Call, input: &[u8]) -> Result<
     };
     qp.state = QpState::Rtr;
     crate::log(format_args!("DEVX create DCT {dctn:#x} uidx {}", qp.uidx));
-    dev.qps.insert(h, qp);
+    dev.insert_qp(h, qp);
     dev.qpn_to_handle.insert(dctn, h);
     dev.devx_objs.insert(h, DevxObj::Qp);
     created(dev, call, h, prm::CREATE_DCT_OUT_DCTN, dctn)

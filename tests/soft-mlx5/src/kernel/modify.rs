@@ -311,6 +311,7 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
         qp.qpn = n;
         dev.qpn_to_handle.insert(n, r.qp_handle);
     }
+    dev.reindex_qp(r.qp_handle);
     if let (Some(out), Some(n)) = (dctn, new_dctn) {
         *out = Some(n);
     }

@@ -289,7 +289,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
         (IB_USER_VERBS_CMD_REREG_MR, false) => rereg_mr(dev, cmd),
         (IB_USER_VERBS_CMD_DEREG_MR, false) => {
             let r: ib_uverbs_dereg_mr = cmd.req();
-            let mr = dev.mrs.remove(&r.mr_handle).ok_or(libc::EINVAL)?;
+            let mr = dev.remove_mr(r.mr_handle).ok_or(libc::EINVAL)?;
             if dev.strict.mr_cache {
                 let keys = dev
                     .mr_cache
@@ -357,7 +357,7 @@ fn dispatch(dev: &mut Device, fd: i32, command: u32, extended: bool, cmd: &Cmd<'
             {
                 return Err(libc::EBUSY);
             }
-            dev.cqs.remove(&r.cq_handle).ok_or(libc::EINVAL)?;
+            dev.remove_cq(r.cq_handle).ok_or(libc::EINVAL)?;
             let comp = dev.events.release(Owner::Cq(r.cq_handle));
             let asynchronous = dev.events.release(Owner::CqAsync(r.cq_handle));
             cmd.respond(
@@ -708,7 +708,7 @@ fn reg_mr(dev: &mut Device, cmd: &Cmd<'_>) -> Result<(), i32> {
         None => dev.mkey(),
     };
     let h = dev.handle();
-    dev.mrs.insert(
+    dev.insert_mr(
         h,
         Mr {
             pd: r.pd_handle,
@@ -848,7 +848,7 @@ fn create_cq(
     let cqn = dev.number();
     // Every arm of this CQ must change its arm record (completer.rs ARM_RECORD_UNARMED).
     crate::engine::completer::init_arm_record(dev.dma.as_ref(), u.db_addr);
-    dev.cqs.insert(
+    dev.insert_cq(
         h,
         Cq {
             user_handle,
@@ -1005,8 +1005,7 @@ fn unresolved_neighbour(command: u32, extended: bool, cmd: &Cmd<'_>) -> Option<[
     if link_local && sgid_index == 0 {
         return None;
     }
-    let on_fabric =
-        (0..crate::fabric::MAX_NODES).any(|n| (0..profile.gid_count()).any(|i| profile.gid(n, i) == Some(dgid)));
+    let on_fabric = profile.node_of_gid(&dgid).is_some();
     (silent_neighbour(&dgid) || !on_fabric).then_some(dgid)
 }
 
@@ -1210,7 +1209,7 @@ fn create_qp(dev: &mut Device, fd: i32, cmd: &Cmd<'_>, r: &ib_uverbs_ex_create_q
         "create {kind:?} qpn {qpn:#x} uidx {} sq {} rq {}",
         qp.uidx, qp.sq.cnt, qp.rq.cnt
     ));
-    dev.qps.insert(h, qp);
+    dev.insert_qp(h, qp);
     if kind != QpKind::Dct {
         dev.qpn_to_handle.insert(qpn, h);
     }

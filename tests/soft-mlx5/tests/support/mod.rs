@@ -636,7 +636,7 @@ impl Bed {
         let buf = Buf::new(len);
         let key = self.dev.mkey();
         let h = self.dev.handle();
-        self.dev.mrs.insert(
+        self.dev.insert_mr(
             h,
             Mr {
                 pd,
@@ -664,7 +664,7 @@ impl Bed {
         let user_handle = 0xc000_0000 | u64::from(h);
         // As kernel/write.rs create_cq leaves the arm record.
         soft_mlx5::engine::completer::init_arm_record(&soft_mlx5::mem::LocalDma, db.addr());
-        self.dev.cqs.insert(
+        self.dev.insert_cq(
             h,
             Cq {
                 user_handle,
@@ -810,7 +810,7 @@ impl Bed {
             dc_key_violations: 0,
             ooo_dp: false,
         };
-        self.dev.qps.insert(h, qp);
+        self.dev.insert_qp(h, qp);
         self.dev.qpn_to_handle.insert(qpn, h);
         TQp {
             h,
@@ -834,6 +834,14 @@ impl Bed {
         self.dev.qps.get_mut(&a.h).unwrap().dest_qpn = b.qpn;
         self.dev.qps.get_mut(&b.h).unwrap().dest_qpn = a.qpn;
         (a, b)
+    }
+
+    /// An RC QP as CREATE_QP leaves it: in RESET (nothing of it executes).
+    pub fn reset_qp(&mut self, pd: u32, cq: &TCq, cfg: &QpCfg) -> TQp {
+        let q = self.qp(QpKind::Rc, pd, cq, cq, cfg);
+        self.dev.qps.get_mut(&q.h).unwrap().state = QpState::Reset;
+        self.dev.reindex_qp(q.h);
+        q
     }
 
     /// A DCI in RTS.
@@ -898,7 +906,7 @@ impl Bed {
             dc_key_violations: 0,
             ooo_dp: false,
         };
-        self.dev.qps.insert(h, qp);
+        self.dev.insert_qp(h, qp);
         self.dev.qpn_to_handle.insert(dctn, h);
         TDct { h, dctn, uidx }
     }
@@ -916,6 +924,7 @@ impl Bed {
     /// MODIFY_QP to ERR (allowed from any state but RESET, modify.rs).
     pub fn modify_to_err(&mut self, h: u32) {
         self.dev.qps.get_mut(&h).unwrap().state = QpState::Err;
+        self.dev.reindex_qp(h);
     }
 
     /// Steps the device until a pass moves nothing (the timers are not waited for).

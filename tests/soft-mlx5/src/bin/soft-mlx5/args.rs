@@ -163,7 +163,7 @@ pub fn usage() -> String {
          \x20 --profile P       the emulated device (default cx5-ib; see --list-profiles)\n\
          \x20 --rdma-core V     44 or system: the installed libibverbs/libmlx5; 59 (or 59.0, any X.Y on\n\
          \x20                   PyPI's pyverbs): built from source once into ~/.cache/mlx5dv (MLX5DV_CACHE)\n\
-         \x20 --node N          the emulated node (0..63; default 0): LID 1+N, RoCE GID ::ffff:10.78.0.(N+1)\n\
+         \x20 --node N          the emulated node (0..4095; default 0): LID 1+N, RoCE GID ::ffff:10.78.0.(N+1) (N+1 in the last 16 bits)\n\
          \x20 --nodes N         start N processes, process i on node i of a private fabric, each told\n\
          \x20                   SOFT_MLX5_NODE_INDEX, SOFT_MLX5_NODES and SOFT_MLX5_RENDEZVOUS (a directory\n\
          \x20                   to meet in); output prefixed \"node I: \"; fails if any process fails\n\
@@ -255,7 +255,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Action, String> {
                     _ => RdmaCore::Version(normalize_version(&v)?),
                 };
             }
-            "--node" => opts.node = number(&name, &value("a node number")?, 0, 63)?,
+            "--node" => opts.node = number(&name, &value("a node number")?, 0, 4095)?,
             "--nodes" => opts.nodes = Some(number(&name, &value("a count")?, 1, 64)?),
             "--timeout" => {
                 opts.timeout = Duration::from_secs(u64::from(number(&name, &value("seconds")?, 1, 86_400)?));
@@ -385,7 +385,8 @@ mod tests {
             .contains("12..31"));
         assert!(run(&["--time-scale", "0", "--", "true"]).is_err());
         assert!(run(&["--profile", "cx9", "--", "true"]).unwrap_err().contains("cx5-ib"));
-        assert!(run(&["--node", "64", "--", "true"]).is_err());
+        assert!(run(&["--node", "4096", "--", "true"]).is_err());
+        assert!(run(&["--node", "4095", "--", "true"]).is_ok());
         assert!(run(&["--nodes", "3", "--node", "1", "--", "true"]).is_err());
         assert!(run(&["--qpn-reuse=1", "--", "true"]).is_err());
         assert!(run(&["--profile", "cx5-ib"]).unwrap_err().contains("no command"));
