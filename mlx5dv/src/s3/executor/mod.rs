@@ -130,13 +130,20 @@ pub struct ExecutorStats {
 /// [`ExecutorConfig::tenant_transfers`] (32) of its transfers unfinished and
 /// [`ExecutorConfig::tenant_unproven`] (8) of them of clients on probation; past either its
 /// submit is refused with EBUSY naming the bound ([`ExecutorStats::tenant_refused`]: answer
-/// HTTP 503 Slow Down). The default tenant is bounded by the executor's tables only, as
-/// before tenants: a server that names none gets one queue in submission order. What it does
-/// not do: the executor's own bounds (`max_transfers`, `unproven_transfers`) are shared
-/// first come, so more tenants at their bounds than those tables hold still fill them (size
-/// the tables, or bound the tenants a server admits, for the cluster); and a tenant alone in
-/// its class uses every DCI of it (the scheduler does not keep a DCI idle), so a newcomer
-/// waits for one to be freed.
+/// HTTP 503 Slow Down). And it has at most [`ExecutorConfig::tenant_inflight`] (4) messages
+/// outstanding in a class: the rest wait in its queue, not in a DCI's send queue, where under
+/// `Rand` and `Streams` (whose DCIs take whatever is posted on them and run it in order) an
+/// honest request would wait behind all of them. The default tenant is bounded by the
+/// executor's tables only (and, while other tenants wait in a class, to as many messages
+/// outstanding there as the class has DCIs), as before tenants: a server that names none gets
+/// one queue in submission order. What it does not do: the executor's own bounds
+/// (`max_transfers`, `unproven_transfers`) are shared first come, so more tenants at their
+/// bounds than those tables hold still fill them (size the tables, or bound the tenants a
+/// server admits, for the cluster); and a tenant alone in its class uses every DCI of it (the
+/// scheduler does not keep a DCI idle), so a newcomer waits for one to be freed: its median
+/// is one dead client's retry time, not its own round trip. Under `Streams` a request of an
+/// honest client can still be flushed by other clients' failures on its DCI more often than
+/// it is run again (see [`Done::status`], `WrFlushErr`).
 ///
 /// The first-contact (probation) DCIs are `ExecutorConfig::pool.probation`: how many
 /// (`dcis`, 2 by default) and their ACK timeout and retries (`rts`); set them for the

@@ -282,9 +282,10 @@ impl Executor {
                 (flow.in_ring, flow.deficit) = (false, 0);
                 continue;
             }
-            // Alone in its class: nobody to be fair to, nothing owed.
+            // Alone in its class: nobody to be fair to, nothing owed, and it posts all the
+            // DCIs take in this one visit (one pass over its queue, as without tenants).
             let alone = self.tenants.ring[class].is_empty();
-            flow.deficit = if alone { q } else { flow.deficit + q };
+            flow.deficit = if alone { i64::MAX / 2 } else { flow.deficit + q };
             // A tenant has at most `tenant_inflight` messages outstanding in a class (the
             // default tenant only while others wait, and then at most the class's DCIs): the
             // rest wait their turn here, not in a DCI's send queue (under Rand and Streams a
