@@ -3,7 +3,7 @@
 //! client's buffer and the object's own registered memory (no staging, no copy).
 
 use mlx5dv::s3::protocol::Outcome;
-use mlx5dv::s3::{tokio::spawn, AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken};
+use mlx5dv::s3::{tokio::spawn, AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken, Tenant};
 use mlx5dv::{Access, Context, DcKey, Mlx5Context, Mr, Pd};
 use std::sync::Arc;
 
@@ -12,10 +12,14 @@ pub type Object = Arc<Mr<Vec<u8>>>;
 
 /// The executor, its CQ with a completion channel (to sleep on).
 pub fn core(ctx: &Context, mlx5: &Mlx5Context, pd: &Pd, key: DcKey) -> mlx5dv::Result<Executor> {
-    let cfg = ExecutorConfig {
+    let mut cfg = ExecutorConfig {
         key,
         ..ExecutorConfig::default()
     };
+    // A tenant (`--tenant ip`) may take half of the executor's transfers and half of its
+    // strangers' share: on one emulated host every client is one tenant (127.0.0.1), whose
+    // first contacts (a task each) must fit.
+    (cfg.tenant_transfers, cfg.tenant_unproven) = (cfg.max_transfers / 2, cfg.unproven_transfers / 2);
     let cq = ctx.create_cq_with_channel(cfg.cq_size())?;
     Ok(Executor::new(mlx5, pd, cq, cfg)?)
 }
@@ -37,12 +41,12 @@ pub fn new_object(pd: &Pd, token: &RdmaToken) -> Option<Mr<Vec<u8>>> {
 
 /// PUT: the client's bytes RDMA-read into a new object's region; the object once they all
 /// moved.
-pub async fn put(exec: &AsyncExecutor, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
+pub async fn put(exec: &AsyncExecutor, tenant: Tenant, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
     let Some(region) = new_object(pd, token) else {
         return (Outcome::Declined, None);
     };
     let len = region.len();
-    match exec.submit_region(token, 0, Direction::Put, region, 0, len) {
+    match exec.submit_region_for(tenant, token, 0, Direction::Put, region, 0, len) {
         Ok(transfer) => {
             let (done, region) = transfer.await;
             (Outcome::of_done(&done), done.is_ok().then(|| Arc::new(region)))
@@ -53,8 +57,15 @@ pub async fn put(exec: &AsyncExecutor, pd: &Pd, token: &RdmaToken) -> (Outcome, 
 
 /// GET (and ranged GET): `len` bytes at `at` of the object RDMA-written into the client's
 /// buffer, the object shared with the other requests reading it meanwhile.
-pub async fn get(exec: &AsyncExecutor, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
-    match exec.submit_region(token, 0, Direction::Get, Arc::clone(object), at, len) {
+pub async fn get(
+    exec: &AsyncExecutor,
+    tenant: Tenant,
+    token: &RdmaToken,
+    object: &Object,
+    at: usize,
+    len: usize,
+) -> Outcome {
+    match exec.submit_region_for(tenant, token, 0, Direction::Get, Arc::clone(object), at, len) {
         Ok(transfer) => Outcome::of_done(&transfer.await.0),
         Err(refused) => Outcome::of_refusal(refused.error()),
     }

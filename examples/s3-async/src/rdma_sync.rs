@@ -34,7 +34,7 @@
 use crate::rdma::{self, Object};
 use crate::Failure;
 use mlx5dv::s3::protocol::Outcome;
-use mlx5dv::s3::{Direction, Done, Executor, ExecutorStats, RdmaToken};
+use mlx5dv::s3::{Direction, Done, Executor, ExecutorStats, RdmaToken, Tenant};
 use mlx5dv::{Pd, WcStatus};
 use std::collections::VecDeque;
 use std::fs::File;
@@ -53,6 +53,7 @@ const MAX_WAITING: usize = 1024;
 const MAX_FAILED: u32 = mlx5dv::s3::tokio::MAX_FAILED_STEPS;
 
 struct Job {
+    tenant: Tenant,
     token: RdmaToken,
     direction: Direction,
     region: Object,
@@ -173,6 +174,7 @@ impl SyncPath {
     /// Queues the transfer and awaits its outcome.
     async fn transfer(
         &self,
+        tenant: Tenant,
         token: &RdmaToken,
         direction: Direction,
         region: Object,
@@ -181,6 +183,7 @@ impl SyncPath {
     ) -> Outcome {
         let (answer, outcome) = oneshot::channel();
         let job = Job {
+            tenant,
             token: *token,
             direction,
             region,
@@ -206,19 +209,29 @@ impl SyncPath {
 }
 
 /// PUT: as `rdma::put`, the transfer run by the thread.
-pub async fn put(path: &SyncPath, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
+pub async fn put(path: &SyncPath, tenant: Tenant, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
     let Some(region) = rdma::new_object(pd, token) else {
         return (Outcome::Declined, None);
     };
     let object = Arc::new(region);
     let len = object.len();
-    let outcome = path.transfer(token, Direction::Put, Arc::clone(&object), 0, len).await;
+    let outcome = path
+        .transfer(tenant, token, Direction::Put, Arc::clone(&object), 0, len)
+        .await;
     (outcome, matches!(outcome, Outcome::Moved { .. }).then_some(object))
 }
 
 /// GET: as `rdma::get`, the transfer run by the thread.
-pub async fn get(path: &SyncPath, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
-    path.transfer(token, Direction::Get, Arc::clone(object), at, len).await
+pub async fn get(
+    path: &SyncPath,
+    tenant: Tenant,
+    token: &RdmaToken,
+    object: &Object,
+    at: usize,
+    len: usize,
+) -> Outcome {
+    path.transfer(tenant, token, Direction::Get, Arc::clone(object), at, len)
+        .await
 }
 
 impl SyncPath {
@@ -339,6 +352,7 @@ impl DataPath {
         let region: &mlx5dv::Mr<Vec<u8>> = &job.region;
         match self
             .exec
+            .tenant(job.tenant)
             .submit_region(id, &job.token, 0, job.direction, region, job.at, job.len)
         {
             // The executor keeps the region registered (and alive) until the Done.

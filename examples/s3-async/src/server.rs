@@ -6,7 +6,7 @@
 use crate::rdma::{self, Object};
 use crate::rdma_sync::{self, SyncPath};
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{post, put};
@@ -14,7 +14,7 @@ use axum::Router;
 use mlx5dv::s3::checksum::{Algorithm, Digest};
 use mlx5dv::s3::http::{self as s3http, ContentRange};
 use mlx5dv::s3::protocol::{self, Outcome};
-use mlx5dv::s3::{AsyncExecutor, Direction, RdmaToken};
+use mlx5dv::s3::{AsyncExecutor, Direction, RdmaToken, Tenant};
 use mlx5dv::{Access, Pd};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -36,6 +36,19 @@ struct Store {
     done: tokio::sync::Notify,
     rdma_moved: AtomicU64,
     plain: AtomicU64,
+    /// `--tenant ip`: a request's tenant is its peer's IP address (else the default one).
+    tenant_by_ip: bool,
+}
+
+impl Store {
+    /// The tenant of a request from `peer`.
+    fn tenant(&self, peer: std::net::SocketAddr) -> Tenant {
+        if self.tenant_by_ip {
+            Tenant::of(peer.ip().to_string().as_bytes())
+        } else {
+            Tenant::DEFAULT
+        }
+    }
 }
 
 type Shared = Arc<Store>;
@@ -49,17 +62,17 @@ pub enum DataPath {
 }
 
 impl DataPath {
-    async fn put(&self, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
+    async fn put(&self, tenant: Tenant, pd: &Pd, token: &RdmaToken) -> (Outcome, Option<Object>) {
         match self {
-            DataPath::Async(exec) => rdma::put(exec, pd, token).await,
-            DataPath::Sync(path) => rdma_sync::put(path, pd, token).await,
+            DataPath::Async(exec) => rdma::put(exec, tenant, pd, token).await,
+            DataPath::Sync(path) => rdma_sync::put(path, tenant, pd, token).await,
         }
     }
 
-    async fn get(&self, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
+    async fn get(&self, tenant: Tenant, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
         match self {
-            DataPath::Async(exec) => rdma::get(exec, token, object, at, len).await,
-            DataPath::Sync(path) => rdma_sync::get(path, token, object, at, len).await,
+            DataPath::Async(exec) => rdma::get(exec, tenant, token, object, at, len).await,
+            DataPath::Sync(path) => rdma_sync::get(path, tenant, token, object, at, len).await,
         }
     }
 }
@@ -72,6 +85,7 @@ pub async fn serve(
     path: DataPath,
     clients: usize,
     max_body: usize,
+    tenant_by_ip: bool,
 ) -> std::io::Result<(u64, u64)> {
     let store = Arc::new(Store {
         objects: RwLock::new(HashMap::new()),
@@ -82,6 +96,7 @@ pub async fn serve(
         done: tokio::sync::Notify::new(),
         rdma_moved: AtomicU64::new(0),
         plain: AtomicU64::new(0),
+        tenant_by_ip,
     });
     // axum refuses bodies past 2 MiB (413) unless told: plain PUTs here carry whole objects,
     // up to the largest RDMA size, so the limit is set to it. An RDMA PUT's body is empty.
@@ -91,9 +106,12 @@ pub async fn serve(
         .layer(DefaultBodyLimit::max(max_body))
         .with_state(Arc::clone(&store));
     let stop = Arc::clone(&store);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { stop.done.notified().await })
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { stop.done.notified().await })
+    .await?;
     Ok((
         store.rdma_moved.load(Ordering::Relaxed),
         store.plain.load(Ordering::Relaxed),
@@ -137,7 +155,13 @@ fn store_bytes(pd: &Pd, bytes: &[u8]) -> Option<Stored> {
     })
 }
 
-async fn put_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+async fn put_object(
+    State(store): State<Shared>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    Path(key): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let stored = match s3http::request_token(&headers) {
         Some(Ok(token)) => {
             // The request's checksum, refused before any byte moves when it is malformed.
@@ -145,7 +169,7 @@ async fn put_object(State(store): State<Shared>, Path(key): Path<String>, header
                 Ok(expected) => expected,
                 Err(e) => return answer(Direction::Put, None, Outcome::of_checksum_error(&e), None, Vec::new),
             };
-            let (outcome, object) = store.path.put(&store.pd, &token).await;
+            let (outcome, object) = store.path.put(store.tenant(peer), &store.pd, &token).await;
             let Some(object) = object else {
                 return answer(Direction::Put, None, outcome, None, Vec::new);
             };
@@ -179,7 +203,12 @@ async fn put_object(State(store): State<Shared>, Path(key): Path<String>, header
     status(StatusCode::OK)
 }
 
-async fn get_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap) -> Response {
+async fn get_object(
+    State(store): State<Shared>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    Path(key): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     let Some(stored) = store
         .objects
         .read()
@@ -213,7 +242,10 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
             let outcome = if len == 0 {
                 Outcome::Moved { bytes: 0 }
             } else {
-                store.path.get(&token, &stored.object, at, len).await
+                store
+                    .path
+                    .get(store.tenant(peer), &token, &stored.object, at, len)
+                    .await
             };
             if matches!(outcome, Outcome::Moved { .. }) {
                 store.rdma_moved.fetch_add(1, Ordering::Relaxed);
