@@ -13,6 +13,7 @@
 use mlx5dv::s3::tokio::MAX_FAILED_STEPS;
 use mlx5dv::s3::{
     AsyncConfig, AsyncExecutor, Client, ClientConfig, Direction, Driver, Executor, ExecutorConfig, Exposed, Step,
+    Tenant,
 };
 use mlx5dv::{Access, AsyncEvent, Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
 use mlx5dv_suite::device::{
@@ -573,7 +574,7 @@ fn put_object_keeps_only_bytes_matching_their_checksum_and_get_object_writes_the
     let got = within(
         &rt,
         Duration::from_secs(30),
-        exec.put_object(&n.pd, &put, Some(sum), LEN),
+        exec.put_object(Tenant::DEFAULT, &n.pd, &put, Some(sum), LEN),
     )
     .expect("PUT");
     assert_eq!(got.outcome, Outcome::Moved { bytes: LEN as u64 });
@@ -588,7 +589,7 @@ fn put_object_keeps_only_bytes_matching_their_checksum_and_get_object_writes_the
     let got = within(
         &rt,
         Duration::from_secs(30),
-        exec.put_object(&n.pd, &put, Some(sum), LEN),
+        exec.put_object(Tenant::DEFAULT, &n.pd, &put, Some(sum), LEN),
     )
     .expect("PUT");
     assert_eq!(
@@ -601,7 +602,12 @@ fn put_object_keeps_only_bytes_matching_their_checksum_and_get_object_writes_the
     assert_eq!(got.checksum, Some(Digest::of(Algorithm::Crc64Nvme, &flipped)));
 
     // No checksum: stored as it came. Past the bound, or nothing to move: declined.
-    let got = within(&rt, Duration::from_secs(30), exec.put_object(&n.pd, &put, None, LEN)).expect("PUT");
+    let got = within(
+        &rt,
+        Duration::from_secs(30),
+        exec.put_object(Tenant::DEFAULT, &n.pd, &put, None, LEN),
+    )
+    .expect("PUT");
     assert_eq!(
         (got.outcome, got.checksum),
         (Outcome::Moved { bytes: LEN as u64 }, None)
@@ -609,13 +615,18 @@ fn put_object_keeps_only_bytes_matching_their_checksum_and_get_object_writes_the
     let got = within(
         &rt,
         Duration::from_secs(30),
-        exec.put_object(&n.pd, &put, None, LEN - 1),
+        exec.put_object(Tenant::DEFAULT, &n.pd, &put, None, LEN - 1),
     )
     .expect("PUT");
     assert_eq!((got.outcome, got.object.is_none()), (Outcome::Declined, true));
     let mut empty = put;
     empty.len = 0;
-    let got = within(&rt, Duration::from_secs(30), exec.put_object(&n.pd, &empty, None, LEN)).expect("PUT");
+    let got = within(
+        &rt,
+        Duration::from_secs(30),
+        exec.put_object(Tenant::DEFAULT, &n.pd, &empty, None, LEN),
+    )
+    .expect("PUT");
     assert_eq!(got.outcome, Outcome::Declined);
 
     // GET of bytes 100..1100 of the object into the buffer's start.
@@ -625,7 +636,7 @@ fn put_object_keeps_only_bytes_matching_their_checksum_and_get_object_writes_the
     let outcome = within(
         &rt,
         Duration::from_secs(30),
-        exec.get_object(&get, Arc::clone(&object), 100, 1000),
+        exec.get_object(Tenant::DEFAULT, &get, Arc::clone(&object), 100, 1000),
     )
     .expect("GET");
     assert_eq!(outcome, Outcome::Moved { bytes: 1000 });
@@ -636,7 +647,7 @@ fn put_object_keeps_only_bytes_matching_their_checksum_and_get_object_writes_the
     let outcome = within(
         &rt,
         Duration::from_secs(30),
-        exec.get_object(&get, object, LEN - 10, 1000),
+        exec.get_object(Tenant::DEFAULT, &get, object, LEN - 10, 1000),
     )
     .expect("GET");
     assert_eq!(outcome, Outcome::Declined);

@@ -40,8 +40,14 @@
 //! ```text
 //! s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT]
 //!           [-g GID_INDEX] [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma]
-//!           [--policy dcs|dcs-quota|rand|streams]
+//!           [--policy dcs|dcs-quota|rand|streams] [--tenant none|ip|addr]
 //! ```
+//! `--tenant`: what names a request's tenant (`mlx5dv::s3::Tenant`, issue 45): `ip` the
+//! peer's IP address, `addr` its address and port (each connection a tenant), `none` (the
+//! default) every request the default tenant's. Tenants share the DCIs by deficit round
+//! robin, each at most `ExecutorConfig::tenant_transfers` transfers (a quarter of the slots
+//! here) and `tenant_unproven` of strangers (a quarter of the strangers' share); past them
+//! its request is answered 503 (SlowDown).
 //! `--policy`: the DCI pool's assignment policy (default dcs). A quarter of the staging slots
 //! (at least one) may serve clients that have not answered yet
 //! (`ExecutorConfig::unproven_transfers`); a stranger's request past that is answered 503
@@ -56,7 +62,7 @@ use mlx5dv::s3::checksum::{self, Algorithm, Digest, Hasher};
 use mlx5dv::s3::protocol::{
     self, Body, Outcome, BYTES_TRANSFERRED_HEADER, CHECKSUM_MODE_HEADER, REPLY_HEADER, TOKEN_HEADER,
 };
-use mlx5dv::s3::{Direction, Done, Executor, ExecutorConfig, RdmaToken};
+use mlx5dv::s3::{Direction, Done, Executor, ExecutorConfig, RdmaToken, Tenant};
 use mlx5dv::{Access, DcKey, Mr};
 use std::collections::{HashMap, VecDeque};
 use std::process::ExitCode;
@@ -71,7 +77,7 @@ mod s3;
 const USAGE: &str =
     "s3_server [--listen ADDR:PORT] [--publish FILE] [--clients N] [-d DEVICE] [-p PORT] [-g GID_INDEX] \
                      [--key HEX] [--dcis N] [--slots N] [--max-object BYTES] [--no-rdma] \
-                     [--policy dcs|dcs-quota|rand|streams]";
+                     [--policy dcs|dcs-quota|rand|streams] [--tenant none|ip|addr]";
 
 struct Opts {
     listen: String,
@@ -86,6 +92,25 @@ struct Opts {
     max_object: usize,
     rdma: bool,
     policy: mlx5dv::Policy,
+    tenant: TenantBy,
+}
+
+/// What names a request's tenant (`--tenant`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum TenantBy {
+    None,
+    Ip,
+    Addr,
+}
+
+impl TenantBy {
+    fn of(self, peer: Option<&std::net::SocketAddr>) -> Tenant {
+        match (self, peer) {
+            (TenantBy::Ip, Some(a)) => Tenant::of(a.ip().to_string().as_bytes()),
+            (TenantBy::Addr, Some(a)) => Tenant::of(a.to_string().as_bytes()),
+            _ => Tenant::DEFAULT,
+        }
+    }
 }
 
 type Store = Arc<Mutex<HashMap<String, Arc<Vec<u8>>>>>;
@@ -106,6 +131,8 @@ enum Job {
 /// A PUT or GET with a token, to move by RDMA.
 struct Transfer {
     req: Reply,
+    /// Whose request (`--tenant`).
+    tenant: Tenant,
     key: String,
     token: RdmaToken,
     dir: Direction,
@@ -277,7 +304,7 @@ fn range(h: Option<&str>, len: u64) -> Result<Option<(u64, u64)>, ()> {
 }
 
 /// An HTTP worker: plain S3 requests are answered here, RDMA ones go to the data path.
-fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) {
+fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool, tenant_by: TenantBy) {
     while let Ok(mut req) = http.recv() {
         let path = req.url().split('?').next().unwrap_or("").to_string();
         let key = path.trim_start_matches('/').to_string();
@@ -305,6 +332,7 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
                     (Ok(token), Direction::Put) => match checksum::requested(|n| header_of(&req, n)) {
                         Ok(expected) => Job::Transfer(Transfer {
                             req: to,
+                            tenant: tenant_by.of(req.remote_addr()),
                             key,
                             token,
                             dir,
@@ -320,6 +348,7 @@ fn worker(http: Arc<Server>, store: Store, jobs: mpsc::Sender<Job>, rdma: bool) 
                     },
                     (Ok(token), Direction::Get) => Job::Transfer(Transfer {
                         req: to,
+                        tenant: tenant_by.of(req.remote_addr()),
                         key,
                         token,
                         dir,
@@ -507,7 +536,7 @@ impl DataPath {
         let sge = self.slots[slot]
             .sge(0, len)
             .expect("a staging slot holds max_object bytes");
-        match self.exec.submit(id, &t.token, 0, dir, sge) {
+        match self.exec.tenant(t.tenant).submit(id, &t.token, 0, dir, sge) {
             Ok(()) => {}
             Err(e) if e.is_would_block() => {
                 return Some(Job::Transfer(t));
@@ -612,7 +641,7 @@ fn serve(o: Opts) -> Result<(), String> {
     // A worker waits for each RDMA request's answer: as many as the transfers at once, and more.
     for _ in 0..o.slots.max(8) + 16 {
         let (http, store, tx) = (http.clone(), store.clone(), tx.clone());
-        std::thread::spawn(move || worker(http, store, tx, o.rdma));
+        std::thread::spawn(move || worker(http, store, tx, o.rdma, o.tenant));
     }
     let ctx = mlx5dv::open_device(o.device.as_deref()).map_err(|e| e.to_string())?;
     let mlx5 = ctx.mlx5().map_err(|e| e.to_string())?;
@@ -622,6 +651,8 @@ fn serve(o: Opts) -> Result<(), String> {
         gid_index: o.gid_index,
         max_transfers: o.slots,
         unproven_transfers: (o.slots / 4).max(1),
+        tenant_transfers: (o.slots / 4).max(1),
+        tenant_unproven: (o.slots / 16).max(1),
         ..ExecutorConfig::default()
     };
     (cfg.pool.dcis, cfg.pool.port, cfg.pool.policy) = (o.dcis, o.port, o.policy);
@@ -736,6 +767,7 @@ fn parse() -> Result<Opts, String> {
         max_object: 8 << 20,
         rdma: true,
         policy: mlx5dv::Policy::Dcs,
+        tenant: TenantBy::None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -763,6 +795,14 @@ fn parse() -> Result<Opts, String> {
                         log_errored: 1,
                     },
                     p => return Err(format!("--policy {p}: dcs, dcs-quota, rand or streams ({USAGE})")),
+                }
+            }
+            "--tenant" => {
+                o.tenant = match value()?.as_str() {
+                    "none" => TenantBy::None,
+                    "ip" => TenantBy::Ip,
+                    "addr" => TenantBy::Addr,
+                    t => return Err(format!("--tenant {t}: none, ip or addr ({USAGE})")),
                 }
             }
             other => return Err(format!("unknown argument {other} ({USAGE})")),

@@ -4,12 +4,15 @@
 //!   s3-async node [--tasks T] [--transfers N] [--max-size B] [--windows] [--data-path async|sync]
 //!       under scripts/soft-mlx5-nodes: node 0 serves (until every other node said bye),
 //!       the others are clients of T tasks x N transfers each
-//!   s3-async serve [--listen ADDR] [--clients C] [--data-path async|sync]
+//!   s3-async serve [--listen ADDR] [--clients C] [--data-path async|sync] [--tenant none|ip]
 //!   s3-async client --url URL [--tasks T] [--transfers N] [--max-size B] [--windows] [--node I]
 //!
 //! The server's RDMA data path is src/rdma.rs; HTTP is src/server.rs; the client src/client.rs.
 //! `--data-path sync` runs the same server on the sync executor instead, on a thread of its
 //! own (src/rdma_sync.rs): the baseline scripts/s3-async-server-count measures it against.
+//! `--tenant ip` (node and serve): each request is the tenant of its peer's IP address
+//! (`mlx5dv::s3::Tenant`, issue 45: the executor shares its DCIs between tenants fairly and
+//! bounds each); `none` (the default): every request is the default tenant's.
 
 mod client;
 #[path = "../../../mlx5dv/examples/common/s3.rs"]
@@ -34,6 +37,8 @@ struct Args {
     windows: bool,
     /// The server's data path: the async executor (false) or the sync one on a thread.
     sync: bool,
+    /// `--tenant ip`: a request's tenant is its peer's IP address.
+    tenant_by_ip: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -54,6 +59,7 @@ fn args() -> Result<Args, String> {
         },
         windows: false,
         sync: false,
+        tenant_by_ip: false,
     };
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -67,6 +73,13 @@ fn args() -> Result<Args, String> {
             "--max-size" => a.plan.max_size = num(value()?)? as usize,
             "--node" => a.plan.node = num(value()?)?,
             "--windows" => a.windows = true,
+            "--tenant" => {
+                a.tenant_by_ip = match value()?.as_str() {
+                    "none" => false,
+                    "ip" => true,
+                    other => return Err(format!("--tenant {other}: none or ip")),
+                }
+            }
             "--data-path" => {
                 a.sync = match value()?.as_str() {
                     "async" => false,
@@ -121,7 +134,7 @@ async fn serve(a: &Args, publish: Option<&std::path::Path>) -> Result<(), Failur
         Some(file) => common::publish(file, &url)?,
         None => println!("serving on {url}"),
     }
-    let (rdma, plain) = server::serve(listener, pd, path.clone(), a.clients, a.plan.max_size).await?;
+    let (rdma, plain) = server::serve(listener, pd, path.clone(), a.clients, a.plan.max_size, a.tenant_by_ip).await?;
     let (s, in_flight, wakes) = match path {
         DataPath::Async(exec) => {
             let st = exec.stats();

@@ -8,7 +8,7 @@ use axum::response::Response;
 use mlx5dv::s3::checksum::Digest;
 use mlx5dv::s3::http as s3http;
 use mlx5dv::s3::protocol::Outcome;
-use mlx5dv::s3::{tokio::spawn, AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken};
+use mlx5dv::s3::{tokio::spawn, AsyncConfig, AsyncExecutor, Direction, Executor, ExecutorConfig, RdmaToken, Tenant};
 use mlx5dv::{Context, DcKey, Mlx5Context, Mr, Pd};
 use std::sync::Arc;
 
@@ -38,11 +38,12 @@ pub enum DataPath {
     Sync(SyncPath),
 }
 
-/// An RDMA PUT (its token and checksum, or the outcome a malformed one is answered) of at
+/// An RDMA PUT for `tenant` (its token and checksum, or the outcome a malformed one is answered) of at
 /// most `max` bytes: its response, and the object when every byte moved into the object's
 /// new region and matched the request's checksum there.
 pub async fn put(
     path: &DataPath,
+    tenant: Tenant,
     pd: &Pd,
     request: Result<(RdmaToken, Option<Digest>), Outcome>,
     max: usize,
@@ -50,17 +51,18 @@ pub async fn put(
     let (outcome, object, sum) = match (request, path) {
         (Err(outcome), _) => (outcome, None, None),
         (Ok((token, expected)), DataPath::Async(exec)) => {
-            let got = exec.put_object(pd, &token, expected, max).await;
+            let got = exec.put_object(tenant, pd, &token, expected, max).await;
             (got.outcome, got.object.map(Arc::new), got.checksum)
         }
-        (Ok((token, expected)), DataPath::Sync(sync)) => rdma_sync::put(sync, pd, &token, expected, max).await,
+        (Ok((token, expected)), DataPath::Sync(sync)) => rdma_sync::put(sync, tenant, pd, &token, expected, max).await,
     };
     (s3http::answer(Direction::Put, None, outcome, sum, Vec::new), object)
 }
 
-/// An RDMA GET of `len` bytes at `at` of `object`: what the protocol answers.
+/// An RDMA GET for `tenant` of `len` bytes at `at` of `object`: what the protocol answers.
 pub async fn get(
     path: &DataPath,
+    tenant: Tenant,
     token: Result<RdmaToken, Outcome>,
     object: &Object,
     at: usize,
@@ -68,7 +70,7 @@ pub async fn get(
 ) -> Outcome {
     match (token, path) {
         (Err(outcome), _) => outcome,
-        (Ok(token), DataPath::Async(exec)) => exec.get_object(&token, Arc::clone(object), at, len).await,
-        (Ok(token), DataPath::Sync(sync)) => rdma_sync::get(sync, &token, object, at, len).await,
+        (Ok(token), DataPath::Async(exec)) => exec.get_object(tenant, &token, Arc::clone(object), at, len).await,
+        (Ok(token), DataPath::Sync(sync)) => rdma_sync::get(sync, tenant, &token, object, at, len).await,
     }
 }

@@ -35,7 +35,7 @@ use crate::rdma::Object;
 use crate::Failure;
 use mlx5dv::s3::checksum::Digest;
 use mlx5dv::s3::protocol::Outcome;
-use mlx5dv::s3::{Direction, Done, Executor, ExecutorStats, RdmaToken};
+use mlx5dv::s3::{Direction, Done, Executor, ExecutorStats, RdmaToken, Tenant};
 use mlx5dv::{Access, Pd, WcStatus};
 use std::collections::VecDeque;
 use std::fs::File;
@@ -54,6 +54,7 @@ const MAX_WAITING: usize = 1024;
 const MAX_FAILED: u32 = mlx5dv::s3::tokio::MAX_FAILED_STEPS;
 
 struct Job {
+    tenant: Tenant,
     token: RdmaToken,
     direction: Direction,
     region: Object,
@@ -174,6 +175,7 @@ impl SyncPath {
     /// Queues the transfer and awaits its outcome.
     async fn transfer(
         &self,
+        tenant: Tenant,
         token: &RdmaToken,
         direction: Direction,
         region: Object,
@@ -182,6 +184,7 @@ impl SyncPath {
     ) -> Outcome {
         let (answer, outcome) = oneshot::channel();
         let job = Job {
+            tenant,
             token: *token,
             direction,
             region,
@@ -206,11 +209,12 @@ impl SyncPath {
     }
 }
 
-/// PUT of at most `max` bytes into a new object's region, checked against `expected` where
-/// the bytes landed: as `AsyncExecutor::put_object`, the transfer run by the thread. The
-/// outcome, the object when it is `Moved`, the server's checksum of the bytes.
+/// PUT for `tenant` of at most `max` bytes into a new object's region, checked against
+/// `expected` where the bytes landed: as `AsyncExecutor::put_object`, the transfer run by the
+/// thread. The outcome, the object when it is `Moved`, the server's checksum of the bytes.
 pub async fn put(
     path: &SyncPath,
+    tenant: Tenant,
     pd: &Pd,
     token: &RdmaToken,
     expected: Option<Digest>,
@@ -224,7 +228,9 @@ pub async fn put(
         return (Outcome::Declined, None, None);
     };
     let object = Arc::new(region);
-    let outcome = path.transfer(token, Direction::Put, Arc::clone(&object), 0, len).await;
+    let outcome = path
+        .transfer(tenant, token, Direction::Put, Arc::clone(&object), 0, len)
+        .await;
     // Answered: nothing writes the region any more.
     let sum = expected
         .filter(|_| matches!(outcome, Outcome::Moved { .. }))
@@ -233,9 +239,17 @@ pub async fn put(
     (outcome, matches!(outcome, Outcome::Moved { .. }).then_some(object), sum)
 }
 
-/// GET: as `AsyncExecutor::get_object`, the transfer run by the thread.
-pub async fn get(path: &SyncPath, token: &RdmaToken, object: &Object, at: usize, len: usize) -> Outcome {
-    path.transfer(token, Direction::Get, Arc::clone(object), at, len).await
+/// GET for `tenant`: as `AsyncExecutor::get_object`, the transfer run by the thread.
+pub async fn get(
+    path: &SyncPath,
+    tenant: Tenant,
+    token: &RdmaToken,
+    object: &Object,
+    at: usize,
+    len: usize,
+) -> Outcome {
+    path.transfer(tenant, token, Direction::Get, Arc::clone(object), at, len)
+        .await
 }
 
 impl SyncPath {
@@ -356,6 +370,7 @@ impl DataPath {
         let region: &mlx5dv::Mr<Vec<u8>> = &job.region;
         match self
             .exec
+            .tenant(job.tenant)
             .submit_region(id, &job.token, 0, job.direction, region, job.at, job.len)
         {
             // The executor keeps the region registered (and alive) until the Done.

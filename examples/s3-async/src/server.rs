@@ -5,14 +5,14 @@
 
 use crate::rdma::{self, DataPath, Object};
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{post, put};
 use axum::Router;
 use mlx5dv::s3::http as s3http;
 use mlx5dv::s3::protocol::Outcome;
-use mlx5dv::s3::Direction;
+use mlx5dv::s3::{Direction, Tenant};
 use mlx5dv::{Access, Pd};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -36,9 +36,20 @@ struct Store {
     plain: AtomicU64,
     /// The largest object (and RDMA PUT) taken.
     max: usize,
+    /// `--tenant ip`: a request's tenant is its peer's IP address (else the default one).
+    tenant_by_ip: bool,
 }
 
 impl Store {
+    /// The tenant of a request from `peer`.
+    fn tenant(&self, peer: std::net::SocketAddr) -> Tenant {
+        if self.tenant_by_ip {
+            Tenant::of(peer.ip().to_string().as_bytes())
+        } else {
+            Tenant::DEFAULT
+        }
+    }
+
     fn insert(&self, key: String, stored: Stored) {
         let mut objects = self.objects.write().unwrap_or_else(|p| p.into_inner());
         objects.insert(key, stored);
@@ -55,6 +66,7 @@ pub async fn serve(
     path: DataPath,
     clients: usize,
     max_body: usize,
+    tenant_by_ip: bool,
 ) -> std::io::Result<(u64, u64)> {
     let store = Arc::new(Store {
         objects: RwLock::new(HashMap::new()),
@@ -66,6 +78,7 @@ pub async fn serve(
         rdma_moved: AtomicU64::new(0),
         plain: AtomicU64::new(0),
         max: max_body,
+        tenant_by_ip,
     });
     // axum refuses bodies past 2 MiB (413) unless told: plain PUTs here carry whole objects,
     // up to the largest RDMA size, so the limit is set to it. An RDMA PUT's body is empty.
@@ -75,9 +88,12 @@ pub async fn serve(
         .layer(DefaultBodyLimit::max(max_body))
         .with_state(Arc::clone(&store));
     let stop = Arc::clone(&store);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { stop.done.notified().await })
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { stop.done.notified().await })
+    .await?;
     Ok((
         store.rdma_moved.load(Ordering::Relaxed),
         store.plain.load(Ordering::Relaxed),
@@ -103,10 +119,16 @@ fn store_bytes(pd: &Pd, bytes: &[u8]) -> Option<Stored> {
     })
 }
 
-async fn put_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+async fn put_object(
+    State(store): State<Shared>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    Path(key): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let stored = match s3http::put_request(&headers) {
         Some(request) => {
-            let (response, object) = rdma::put(&store.path, &store.pd, request, store.max).await;
+            let (response, object) = rdma::put(&store.path, store.tenant(peer), &store.pd, request, store.max).await;
             if let Some(object) = object {
                 store.rdma_moved.fetch_add(1, Ordering::Relaxed);
                 let len = object.len();
@@ -124,7 +146,12 @@ async fn put_object(State(store): State<Shared>, Path(key): Path<String>, header
     status(StatusCode::OK)
 }
 
-async fn get_object(State(store): State<Shared>, Path(key): Path<String>, headers: HeaderMap) -> Response {
+async fn get_object(
+    State(store): State<Shared>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    Path(key): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     let Some(stored) = store
         .objects
         .read()
@@ -147,7 +174,7 @@ async fn get_object(State(store): State<Shared>, Path(key): Path<String>, header
         v
     };
     if let Some(token) = s3http::request_token(&headers) {
-        let outcome = rdma::get(&store.path, token, &stored.object, at, len).await;
+        let outcome = rdma::get(&store.path, store.tenant(peer), token, &stored.object, at, len).await;
         if matches!(outcome, Outcome::Moved { .. }) {
             store.rdma_moved.fetch_add(1, Ordering::Relaxed);
         }

@@ -1,6 +1,6 @@
 //! Transfers as futures, on any runtime ([`AsyncExecutor`] says how).
 
-use super::executor::{Done, Executor};
+use super::executor::{Done, Executor, Tenant};
 use super::{Direction, RdmaToken};
 use crate::cq::WcStatus;
 use crate::error::{Error, Result};
@@ -127,6 +127,7 @@ struct Slot {
 
 /// A submission the executor refused with EAGAIN, waiting its turn.
 struct Waiting {
+    tenant: Tenant,
     id: u64,
     token: RdmaToken,
     offset: u64,
@@ -320,10 +321,26 @@ impl AsyncExecutor {
     /// driver's error once it failed.
     #[inline]
     pub fn submit(&self, token: &RdmaToken, offset: u64, direction: Direction, local: Sge<'_>) -> Result<Transfer> {
+        self.submit_for(Tenant::DEFAULT, token, offset, direction, local)
+    }
+
+    /// [`AsyncExecutor::submit`] for `tenant` (see [`Executor::tenant`]: its transfers take
+    /// their turn on the DCIs beside the other tenants', and it is bounded by
+    /// `ExecutorConfig::tenant_transfers` and `tenant_unproven`: past them the submit is
+    /// refused with EBUSY at once, not queued).
+    #[inline]
+    pub fn submit_for(
+        &self,
+        tenant: Tenant,
+        token: &RdmaToken,
+        offset: u64,
+        direction: Direction,
+        local: Sge<'_>,
+    ) -> Result<Transfer> {
         let shared = &self.handles.shared;
         let mut st = shared.lock();
         let local = st.exec.held_local(local, direction)?;
-        let id = st.submit(token, offset, direction, local, None)?;
+        let id = st.submit(tenant, token, offset, direction, local, None)?;
         Ok(Transfer {
             ticket: Ticket {
                 shared: Arc::clone(shared),
@@ -352,12 +369,28 @@ impl AsyncExecutor {
         at: usize,
         len: usize,
     ) -> std::result::Result<RegionTransfer<R>, Returned<R>> {
+        self.submit_region_for(Tenant::DEFAULT, token, offset, direction, region, at, len)
+    }
+
+    /// [`AsyncExecutor::submit_region`] for `tenant` (as [`AsyncExecutor::submit_for`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn submit_region_for<R: LentRegion>(
+        &self,
+        tenant: Tenant,
+        token: &RdmaToken,
+        offset: u64,
+        direction: Direction,
+        region: R,
+        at: usize,
+        len: usize,
+    ) -> std::result::Result<RegionTransfer<R>, Returned<R>> {
         let shared = &self.handles.shared;
         let mut st = shared.lock();
         let submitted = st
             .exec
             .lend(region.region(), direction, at, len)
-            .and_then(|(local, lent)| st.submit(token, offset, direction, local, Some(lent)));
+            .and_then(|(local, lent)| st.submit(tenant, token, offset, direction, local, Some(lent)));
         match submitted {
             Ok(id) => Ok(RegionTransfer {
                 ticket: Ticket {
@@ -393,6 +426,7 @@ impl State {
     #[inline]
     fn submit(
         &mut self,
+        tenant: Tenant,
         token: &RdmaToken,
         offset: u64,
         direction: Direction,
@@ -412,7 +446,7 @@ impl State {
         let s = &mut self.slots[slot as usize];
         let id = (u64::from(s.generation) << 32) | u64::from(slot);
         let started = if self.waiting.is_empty() {
-            self.exec.start(id, token, offset, direction, local, &mut lent)
+            self.exec.start(tenant, id, token, offset, direction, local, &mut lent)
         } else {
             // Others wait already: this one goes behind them.
             Err(Error::from_errno(OP, libc::EAGAIN, ""))
@@ -424,6 +458,7 @@ impl State {
                     return Err(self.refuse());
                 }
                 self.waiting.push_back(Waiting {
+                    tenant,
                     id,
                     token: *token,
                     offset,
@@ -509,7 +544,7 @@ impl State {
             while let Some(w) = self.waiting.front_mut() {
                 match self
                     .exec
-                    .start(w.id, &w.token, w.offset, w.direction, w.local, &mut w.lent)
+                    .start(w.tenant, w.id, &w.token, w.offset, w.direction, w.local, &mut w.lent)
                 {
                     Err(e) if e.is_would_block() => break,
                     started => {

@@ -67,7 +67,7 @@ mod window;
 
 pub use asynchronous::{AsyncConfig, AsyncExecutor, AsyncStats, Driver, LentRegion, RegionTransfer, Step, Transfer};
 pub use client::{Client, ClientConfig, Expose, Exposed, TokenGuard, TokenId};
-pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats};
+pub use executor::{Done, Executor, ExecutorConfig, ExecutorStats, Tenant, TenantSubmit};
 pub use objects::Received;
 pub use path::PathSettings;
 pub use token::{

@@ -6,7 +6,7 @@
 
 use super::checksum::Digest;
 use super::protocol::Outcome;
-use super::{AsyncExecutor, Direction, LentRegion, RdmaToken};
+use super::{AsyncExecutor, Direction, LentRegion, RdmaToken, Tenant};
 use crate::mr::Mr;
 use crate::{Access, Pd};
 
@@ -25,8 +25,10 @@ pub struct Received {
 }
 
 impl AsyncExecutor {
-    /// PUT: registers a region of the token's length on `pd` (local write), RDMA-reads the
-    /// client's bytes into it (no staging copy), and checks them where they landed against
+    /// PUT for `tenant` (whose share of the DCIs it waits in: [`Tenant`]; `Tenant::DEFAULT` for
+    /// a server that names none): registers a region of the token's length on `pd` (local
+    /// write), RDMA-reads the client's bytes into it (no staging copy), and checks them where
+    /// they landed against
     /// `expected`, the request's checksum (read with `s3::checksum::Digest::parse` or
     /// `s3::http::request_checksum`; a malformed one is answered before calling this).
     ///
@@ -37,7 +39,14 @@ impl AsyncExecutor {
     /// not the client's business); `Busy` (503 SlowDown) or `Declined` when the executor
     /// refuses the transfer ([`Outcome::of_refusal`]); `Failed` with the completion status
     /// when the transfer fails.
-    pub async fn put_object(&self, pd: &Pd, token: &RdmaToken, expected: Option<Digest>, max_len: usize) -> Received {
+    pub async fn put_object(
+        &self,
+        tenant: Tenant,
+        pd: &Pd,
+        token: &RdmaToken,
+        expected: Option<Digest>,
+        max_len: usize,
+    ) -> Received {
         let refused = |outcome| Received {
             outcome,
             object: None,
@@ -50,7 +59,7 @@ impl AsyncExecutor {
         let Ok(region) = pd.register(vec![0u8; len], Access::LOCAL_WRITE) else {
             return refused(Outcome::Declined);
         };
-        let (done, region) = match self.submit_region(token, 0, Direction::Put, region, 0, len) {
+        let (done, region) = match self.submit_region_for(tenant, token, 0, Direction::Put, region, 0, len) {
             Ok(transfer) => transfer.await,
             Err(e) => return refused(Outcome::of_refusal(e.error())),
         };
@@ -70,8 +79,8 @@ impl AsyncExecutor {
         }
     }
 
-    /// GET (or a ranged GET): RDMA-writes `len` bytes at `at` of `object` into the token's
-    /// buffer. `object` is lent to the transfer and dropped when it is reported: pass an
+    /// GET (or a ranged GET) for `tenant`: RDMA-writes `len` bytes at `at` of `object` into
+    /// the token's buffer. `object` is lent to the transfer and dropped when it is reported: pass an
     /// `Arc<Mr<_>>` to serve several GETs of one object at once.
     ///
     /// Never fails as a call: `Moved` when every byte moved (at once, with no transfer, for
@@ -80,12 +89,13 @@ impl AsyncExecutor {
     /// the object or the token's buffer is `Declined`); `Failed` with the completion status.
     pub async fn get_object<R: LentRegion + Unpin>(
         &self,
+        tenant: Tenant,
         token: &RdmaToken,
         object: R,
         at: usize,
         len: usize,
     ) -> Outcome {
-        match self.submit_region(token, 0, Direction::Get, object, at, len) {
+        match self.submit_region_for(tenant, token, 0, Direction::Get, object, at, len) {
             Ok(transfer) => Outcome::of_done(&transfer.await.0),
             Err(e) => Outcome::of_refusal(e.error()),
         }

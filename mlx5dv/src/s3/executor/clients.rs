@@ -42,27 +42,29 @@ impl Executor {
     /// The endpoint of `client` (a kept one, or a new one on probation), counted as busy
     /// with one more transfer, and whether the client is proven; None while its path's
     /// address handle is being made (RoCE). `admitted`: the transfer is already counted
-    /// among the strangers' (it waited for its path).
+    /// among the strangers' (it waited for its path). `tenant_full`: the transfer's tenant
+    /// has `tenant_unproven` transfers of clients on probation running.
     pub(super) fn endpoint(
         &mut self,
         client: ClientKey,
         target: &DcTargetAddr,
         admitted: bool,
+        tenant_full: Option<Tenant>,
     ) -> Result<Option<(EndpointId, bool)>> {
-        let full = !admitted && self.unproven >= self.max_unproven;
+        let full = !admitted && (self.unproven >= self.max_unproven || tenant_full.is_some());
         if self
             .clients
             .get(&client)
             .is_some_and(|c| c.proven && c.idle.is_some() && c.idle_since.elapsed() > self.proven_idle)
         {
             if full {
-                return Err(self.unproven_refused());
+                return Err(self.unproven_refused(tenant_full));
             }
             self.demote(client);
         }
         if let Some(c) = self.clients.get_mut(&client) {
             if !c.proven && full {
-                return Err(self.unproven_refused());
+                return Err(self.unproven_refused(tenant_full));
             }
             if c.idle.take().is_some() {
                 // Busy again: its entry in the idle queue is stale from now on.
@@ -72,7 +74,7 @@ impl Executor {
             return Ok(Some((c.ep, c.proven)));
         }
         if full {
-            return Err(self.unproven_refused());
+            return Err(self.unproven_refused(tenant_full));
         }
         let path = self.path.path_to(target, self.sgid_index);
         let ah = match (self.ahs.get(&client.path), &self.resolver) {
@@ -126,9 +128,19 @@ impl Executor {
         Ok(Some((ep, false)))
     }
 
-    /// The refusal of a client on probation while `unproven_transfers` such transfers run.
+    /// The refusal of a client on probation while `unproven_transfers` such transfers run,
+    /// or `tenant_unproven` of its tenant's.
     #[cold]
-    pub(super) fn unproven_refused(&mut self) -> Error {
+    pub(super) fn unproven_refused(&mut self, tenant_full: Option<Tenant>) -> Error {
+        if let Some(tenant) = tenant_full {
+            if self.unproven < self.max_unproven {
+                let have = self
+                    .tenants
+                    .find(tenant)
+                    .map_or(0, |p| self.tenants.table[p as usize].unproven);
+                return self.tenant_refused(tenant, "tenant_unproven", have as usize);
+            }
+        }
         self.stats.unproven_refused += 1;
         Error::from_errno(
             OP_SUBMIT,

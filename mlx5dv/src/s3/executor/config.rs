@@ -6,7 +6,10 @@ use super::*;
 #[derive(Copy, Clone, Debug)]
 pub struct ExecutorConfig {
     /// The DCI pool: DCIs, assignment policy, queue depth, port, backend. Its `max_endpoints`
-    /// bounds the clients reached at once (idle ones kept included). Its
+    /// bounds the clients reached at once (idle ones kept included). Its `probation` (which
+    /// [`Executor::new`] requires) sizes the first-contact DCIs: `dcis` of them (2 by
+    /// default) for clients that have not answered yet, with their own ACK timeout and
+    /// retries (`rts`: 16.8 ms x 4 tries by default). Its
     /// `rts.max_rd_atomic` (RDMA reads in flight per DCI: 16 by default here, so that PUTs
     /// pipeline) is lowered to the device's DC requester limit where that is smaller (to 1
     /// where the library cannot read the limit).
@@ -32,6 +35,26 @@ pub struct ExecutorConfig {
     /// once, 1 to `max_transfers`: the rest of the table stays for proven clients (see the
     /// [`Executor`] documentation).
     pub unproven_transfers: usize,
+    /// Transfers of one [`Tenant`](super::Tenant) (not the default one) not yet finished at
+    /// once: past it the tenant's submits are refused with EBUSY (HTTP 503 Slow Down), so no
+    /// tenant fills the transfer table. Default: `max_transfers / 8` (32).
+    pub tenant_transfers: usize,
+    /// Transfers of one tenant's clients on probation running at once (not the default
+    /// tenant's): past it its strangers are refused with EBUSY, so that no tenant takes
+    /// every place of `unproven_transfers`. Default: `unproven_transfers / 8` (8).
+    pub tenant_unproven: usize,
+    /// Messages of one tenant (not the default one) outstanding at once in a class of DCI
+    /// (probation, proven): past it its transfers wait in its queue, so that it holds at
+    /// most that many places in the DCIs' send queues, where under `Rand` and `Streams` a
+    /// request waits behind those posted before it on its DCI (or stream). The default
+    /// tenant's are bounded so (by the class's DCIs) only while other tenants wait. Default:
+    /// 4.
+    pub tenant_inflight: usize,
+    /// The bytes a tenant may post in its turn on a class of DCI (deficit round robin: see
+    /// the [`Executor`] documentation); a message costs its length, at least one quantum, so
+    /// by default each tenant posts one message of up to 64 KiB a turn, and a longer one
+    /// costs it turns in proportion. Default: 64 KiB.
+    pub tenant_quantum: u64,
     /// The requests' SL, traffic class, hop limit, flow label and the DCIs' P_Key index
     /// (which replaces `pool.pkey_index`: leave that 0).
     pub path: PathSettings,
@@ -40,7 +63,9 @@ pub struct ExecutorConfig {
 impl Default for ExecutorConfig {
     /// The pool's defaults with 16 reads in flight per DCI and 2 probation DCIs (ACK timeout
     /// 12: 16.8 ms, 3 retries), the reference's key, the port's message limit, 256 transfers
-    /// at once of which 64 of clients on probation, 64 idle clients kept, proven for 2 s.
+    /// at once of which 64 of clients on probation, 64 idle clients kept, proven for 2 s; a
+    /// tenant has at most 32 transfers, 8 of them on probation, 4 messages outstanding in a
+    /// class of DCI, and posts 64 KiB a turn.
     fn default() -> Self {
         let mut pool = PoolConfig::default();
         pool.rts.max_rd_atomic = 16;
@@ -61,6 +86,10 @@ impl Default for ExecutorConfig {
             keep_idle: 64,
             proven_idle: Duration::from_secs(2),
             unproven_transfers: 64,
+            tenant_transfers: 32,
+            tenant_unproven: 8,
+            tenant_inflight: 4,
+            tenant_quantum: 64 << 10,
             path: PathSettings::default(),
         }
     }

@@ -23,10 +23,13 @@ use std::time::{Duration, Instant};
 mod clients;
 mod config;
 mod paths;
+mod tenants;
 mod transfers;
 
 use clients::{ClientEp, ClientKey, PathKey};
 pub use config::ExecutorConfig;
+pub use tenants::Tenant;
+use tenants::Tenants;
 pub use transfers::Done;
 use transfers::{State, Transfer};
 
@@ -59,6 +62,10 @@ pub struct ExecutorStats {
     /// Kept clients sent back to probation: idle longer than
     /// [`ExecutorConfig::proven_idle`] when their next transfer came.
     pub demoted: u64,
+    /// Submits refused because their [`Tenant`] had [`ExecutorConfig::tenant_transfers`]
+    /// transfers not yet finished, or [`ExecutorConfig::tenant_unproven`] of clients on
+    /// probation running.
+    pub tenant_refused: u64,
 }
 
 /// Executes S3-over-RDMA tokens over a pool of DCIs.
@@ -103,6 +110,46 @@ pub struct ExecutorStats {
 /// its last answer (or while busy) holds a proven DCI for the full retry time once, as any
 /// client that dies does.
 ///
+/// # Tenants: every class of DCI shared fairly
+/// Each submission is for a [`Tenant`], an opaque key the server chooses (the request's SigV4
+/// access key, the peer's address: [`Tenant::of`]); [`Executor::tenant`] names it, and the
+/// calls that name none ([`Executor::submit`], [`Executor::submit_region`],
+/// [`Executor::submit_str`], the async layer's) are [`Tenant::DEFAULT`]'s. A transfer waits in
+/// its tenant's queue for its class of DCI (probation or proven), and the DCIs of a class are
+/// shared between the tenants with transfers waiting for them by deficit round robin: the
+/// tenants take turns, each posting a message a turn (up to
+/// [`ExecutorConfig::tenant_quantum`], 64 KiB; a longer message costs it turns in
+/// proportion), and when a DCI of the class gives room the next tenant in turn takes it. So
+/// one tenant's dead, forged or proven-then-dead tokens, wrong keys or huge transfers delay
+/// that tenant's transfers, and another tenant's by at most a turn: under `Dcs` an honest
+/// transfer that finds every DCI of its class held waits for the next one freed (one dead
+/// client's retry time at most: 67 ms on probation by default) and is posted before any
+/// other transfer of the tenants ahead of it in the ring, never behind their queues. Only
+/// the tenants with transfers waiting are visited (nothing scans the tenants or the
+/// clients). Each tenant but the default one is bounded: at most
+/// [`ExecutorConfig::tenant_transfers`] (32) of its transfers unfinished and
+/// [`ExecutorConfig::tenant_unproven`] (8) of them of clients on probation; past either its
+/// submit is refused with EBUSY naming the bound ([`ExecutorStats::tenant_refused`]: answer
+/// HTTP 503 Slow Down). And it has at most [`ExecutorConfig::tenant_inflight`] (4) messages
+/// outstanding in a class: the rest wait in its queue, not in a DCI's send queue, where under
+/// `Rand` and `Streams` (whose DCIs take whatever is posted on them and run it in order) an
+/// honest request would wait behind all of them. The default tenant is bounded by the
+/// executor's tables only (and, while other tenants wait in a class, to as many messages
+/// outstanding there as the class has DCIs), as before tenants: a server that names none gets
+/// one queue in submission order. What it does not do: the executor's own bounds
+/// (`max_transfers`, `unproven_transfers`) are shared first come, so more tenants at their
+/// bounds than those tables hold still fill them (size the tables, or bound the tenants a
+/// server admits, for the cluster); and a tenant alone in its class uses every DCI of it (the
+/// scheduler does not keep a DCI idle), so a newcomer waits for one to be freed: its median
+/// is one dead client's retry time, not its own round trip. Under `Streams` a request of an
+/// honest client can still be flushed by other clients' failures on its DCI more often than
+/// it is run again (see [`Done::status`], `WrFlushErr`).
+///
+/// The first-contact (probation) DCIs are `ExecutorConfig::pool.probation`: how many
+/// (`dcis`, 2 by default) and their ACK timeout and retries (`rts`); set them for the
+/// number of strangers a server expects at once (their send queues count against the CQ:
+/// [`ExecutorConfig::cq_size`]).
+///
 /// # New paths on RoCE
 /// On RoCE the address handle of a new GID makes the kernel resolve the neighbour, which for
 /// an address that never answers takes a second (`rdma_resolve_ip`'s timeout). Threads of
@@ -144,8 +191,18 @@ pub struct Executor {
     proven_idle: Duration,
     transfers: Vec<Transfer>,
     free: Vec<u32>,
-    /// Transfers with messages not yet posted, in the order they came.
-    ready: VecDeque<u32>,
+    /// The tenants with transfers not yet finished, and their transfers with messages not
+    /// yet posted (a flow per tenant and class of DCI, in the order they came), in turn.
+    tenants: Tenants,
+    /// [`ExecutorConfig::tenant_quantum`].
+    quantum: i64,
+    tenant_transfers: usize,
+    tenant_unproven: usize,
+    /// DCIs by class (`[proven, on probation]`): while others wait, the default tenant's
+    /// messages outstanding in a class are at most that many.
+    class_dcis: [usize; 2],
+    /// [`ExecutorConfig::tenant_inflight`].
+    tenant_inflight: usize,
     /// Finished transfers, in the order they finished, to report.
     finished: VecDeque<u32>,
     clients: HashMap<ClientKey, ClientEp, KeyedHash>,
@@ -249,7 +306,12 @@ impl Executor {
             proven_idle: cfg.proven_idle,
             transfers: (0..cfg.max_transfers).map(|_| Transfer::free()).collect(),
             free: (0..cfg.max_transfers as u32).rev().collect(),
-            ready: VecDeque::with_capacity(cfg.max_transfers),
+            tenants: Tenants::new(cfg.max_transfers),
+            quantum: i64::try_from(cfg.tenant_quantum.max(1)).unwrap_or(i64::MAX),
+            tenant_transfers: cfg.tenant_transfers.max(1),
+            tenant_unproven: cfg.tenant_unproven.max(1),
+            class_dcis: [cfg.pool.dcis.max(1), cfg.pool.probation.map_or(1, |p| p.dcis.max(1))],
+            tenant_inflight: cfg.tenant_inflight.max(1),
             finished: VecDeque::with_capacity(cfg.max_transfers),
             clients: HashMap::with_capacity_and_hasher(endpoints, KeyedHash::random()),
             ahs: HashMap::with_capacity_and_hasher(endpoints, KeyedHash::random()),
@@ -317,7 +379,36 @@ impl Executor {
         local: Sge<'_>,
     ) -> Result<()> {
         let local = self.held_local(local, direction)?;
-        self.start(id, token, offset, direction, local, &mut None)
+        self.start(Tenant::DEFAULT, id, token, offset, direction, local, &mut None)
+    }
+
+    /// Submits for `tenant`: [`Executor::submit`], [`Executor::submit_region`] and
+    /// [`Executor::submit_str`] as the tenant's (those called on the executor itself are
+    /// [`Tenant::DEFAULT`]'s). Its transfers wait in its own queue and take their turn on the
+    /// DCIs beside the other tenants' (see the [`Executor`] documentation).
+    ///
+    /// ```
+    /// # use mlx5dv::s3::{Direction, Executor, RdmaToken, Tenant};
+    /// # fn f(exec: &mut Executor, token: &RdmaToken, object: mlx5dv::Sge<'_>) -> mlx5dv::Result<()> {
+    /// // The request's SigV4 access key names its tenant.
+    /// exec.tenant(Tenant::of(b"AKIAIOSFODNN7EXAMPLE")).submit(1, token, 0, Direction::Get, object)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// Those of the calls, and EBUSY when the tenant (not the default one) has
+    /// [`ExecutorConfig::tenant_transfers`] transfers not yet finished, or its client is on
+    /// probation and the tenant has [`ExecutorConfig::tenant_unproven`] transfers of clients
+    /// on probation running ([`ExecutorStats::tenant_refused`]): refuse the request (HTTP 503
+    /// Slow Down).
+    pub fn tenant(&mut self, tenant: Tenant) -> TenantSubmit<'_> {
+        TenantSubmit { exec: self, tenant }
+    }
+
+    /// Tenants with transfers not yet finished.
+    pub fn tenants(&self) -> usize {
+        self.tenants.active()
     }
 
     /// `local`, checked to lie in a region the pool holds (one it may write for a PUT).
@@ -385,7 +476,7 @@ impl Executor {
         len: usize,
     ) -> Result<()> {
         let (local, lent) = self.lend(region, direction, at, len)?;
-        self.start(id, token, offset, direction, local, &mut Some(lent))
+        self.start(Tenant::DEFAULT, id, token, offset, direction, local, &mut Some(lent))
     }
 
     /// The local buffer `at..at + len` of `region` for a transfer `direction`, checked, and
@@ -455,7 +546,11 @@ impl Executor {
     pub fn poll(&mut self, out: &mut [Done]) -> Result<usize> {
         // The poll of an idle server (nothing resolving, ready to post or finished, and
         // nothing new from the pool) is inlined into the caller's loop; the rest is not.
-        if self.resolving.is_empty() && self.ready.is_empty() && self.finished.is_empty() {
+        if self.resolving.is_empty()
+            && self.tenants.ring[0].is_empty()
+            && self.tenants.ring[1].is_empty()
+            && self.finished.is_empty()
+        {
             return match self.pool.poll_if_any(&mut self.scratch) {
                 None | Some(Ok(0)) => Ok(0),
                 Some(read) => self.poll_read(read?, out),
@@ -539,7 +634,6 @@ impl Executor {
             }
             self.finish_if_done(slot as u32);
         }
-        self.ready.clear();
         stopped
     }
 
@@ -602,6 +696,58 @@ impl Executor {
     /// The pool underneath (its recoveries, its DCIs).
     pub fn pool(&self) -> &DciPool {
         &self.pool
+    }
+}
+
+/// Submissions for one [`Tenant`] ([`Executor::tenant`]).
+pub struct TenantSubmit<'a> {
+    exec: &'a mut Executor,
+    tenant: Tenant,
+}
+
+impl TenantSubmit<'_> {
+    /// [`Executor::submit`] for the tenant.
+    pub fn submit(
+        &mut self,
+        id: u64,
+        token: &RdmaToken,
+        offset: u64,
+        direction: Direction,
+        local: Sge<'_>,
+    ) -> Result<()> {
+        let local = self.exec.held_local(local, direction)?;
+        self.exec
+            .start(self.tenant, id, token, offset, direction, local, &mut None)
+    }
+
+    /// [`Executor::submit_region`] for the tenant.
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_region<B: BoundedBuffer + 'static>(
+        &mut self,
+        id: u64,
+        token: &RdmaToken,
+        offset: u64,
+        direction: Direction,
+        region: &Mr<B>,
+        at: usize,
+        len: usize,
+    ) -> Result<()> {
+        let (local, lent) = self.exec.lend(region, direction, at, len)?;
+        self.exec
+            .start(self.tenant, id, token, offset, direction, local, &mut Some(lent))
+    }
+
+    /// [`Executor::submit_str`] for the tenant.
+    pub fn submit_str(
+        &mut self,
+        id: u64,
+        token: &str,
+        offset: u64,
+        direction: Direction,
+        local: Sge<'_>,
+    ) -> Result<()> {
+        let token = RdmaToken::parse(token)?;
+        self.submit(id, &token, offset, direction, local)
     }
 }
 

@@ -39,7 +39,7 @@ impl Executor {
             for (slot, target) in waiting {
                 let client = self.transfers[slot as usize].client;
                 let ep = match &made {
-                    Ok(()) => self.endpoint(client, &target, true),
+                    Ok(()) => self.endpoint(client, &target, true, None),
                     Err(e) => {
                         self.stats.unresolved += 1;
                         Err(e.clone())
@@ -59,7 +59,7 @@ impl Executor {
                 match ep {
                     Ok((ep, _)) => {
                         t.ep = ep;
-                        self.ready.push_back(slot);
+                        self.enqueue(slot);
                     }
                     Err(e) => {
                         t.status = WcStatus::GeneralErr;

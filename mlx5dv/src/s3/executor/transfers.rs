@@ -1,6 +1,7 @@
 //! The transfers an [`Executor`] runs: their slots, their messages posted and completed,
 //! replays after a flush, and the [`Done`] each is reported with.
 
+use super::tenants::{Step, NONE};
 use super::*;
 
 /// A finished transfer.
@@ -76,8 +77,15 @@ pub(super) struct Transfer {
     /// Waiting to run again, counted in its client's `replaying` until its first message is
     /// posted or it ends.
     pub(super) replay_waiting: bool,
-    /// Submitted while its client was on probation: counted in the executor's `unproven`.
+    /// Submitted while its client was on probation: counted in the executor's `unproven`
+    /// (and its tenant's), and scheduled among the transfers on probation.
     pub(super) unproven: bool,
+    /// Its tenant's place in the executor's `tenants`.
+    pub(super) tenant: u32,
+    /// In its tenant's flow (messages to post), between these two transfers.
+    pub(super) queued: bool,
+    pub(super) qprev: u32,
+    pub(super) qnext: u32,
     pub(super) bytes: u64,
     pub(super) status: WcStatus,
     pub(super) error: Option<Error>,
@@ -86,8 +94,10 @@ pub(super) struct Transfer {
 impl Executor {
     /// Starts transfer `id` from `local` (checked: in a held region, or in `lent`'s, which
     /// the transfer takes when it starts, and leaves where it is when it does not).
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::s3) fn start(
         &mut self,
+        tenant: Tenant,
         id: u64,
         token: &RdmaToken,
         offset: u64,
@@ -122,6 +132,16 @@ impl Executor {
                 "max_transfers transfers are running: poll, then submit again",
             ));
         };
+        let place = self.tenants.find(tenant);
+        let (mine, mine_unproven) = place.map_or((0, 0), |p| {
+            let t = &self.tenants.table[p as usize];
+            (t.transfers as usize, t.unproven as usize)
+        });
+        let bounded = tenant != Tenant::DEFAULT;
+        if bounded && mine >= self.tenant_transfers {
+            return Err(self.tenant_refused(tenant, "tenant_transfers", mine));
+        }
+        let tenant_full = bounded && mine_unproven >= self.tenant_unproven;
         let client = ClientKey {
             path: match self.sgid_index {
                 Some(_) => PathKey::Gid(target.gid),
@@ -129,11 +149,14 @@ impl Executor {
             },
             dct_number: target.dct_number,
         };
-        let Some((ep, proven)) = self.endpoint(client, &target, false)? else {
+        let Some((ep, proven)) = self.endpoint(client, &target, false, tenant_full.then_some(tenant))? else {
             // Its path's address handle is being made: the transfer waits for it.
             self.free.pop();
             let mut t = Transfer::running(id, client, EndpointId::default(), direction, local, remote);
             (t.state, t.unproven, t.lent) = (State::Resolving, true, lent.take());
+            t.tenant = self.tenants.place(tenant);
+            let ts = &mut self.tenants.table[t.tenant as usize];
+            (ts.transfers, ts.unproven) = (ts.transfers + 1, ts.unproven + 1);
             self.unproven += 1;
             self.transfers[slot as usize] = t;
             self.stats.submitted += 1;
@@ -143,14 +166,73 @@ impl Executor {
             return Ok(());
         };
         self.free.pop();
-        let mut t = Transfer::running(id, client, ep, direction, local, remote);
-        (t.unproven, t.lent) = (!proven, lent.take());
+        let place = self.tenants.place(tenant);
+        let ts = &mut self.tenants.table[place as usize];
+        (ts.transfers, ts.unproven) = (ts.transfers + 1, ts.unproven + u32::from(!proven));
         self.unproven += usize::from(!proven);
-        self.transfers[slot as usize] = t;
+        // Written in place (the slot is free: reported, its region and error taken).
+        let t = &mut self.transfers[slot as usize];
+        t.begin(id, client, ep, direction, local, remote);
+        (t.unproven, t.lent, t.tenant) = (!proven, lent.take(), place);
+        let place = place as usize;
         self.stats.submitted += 1;
-        self.ready.push_back(slot);
+        let class = usize::from(!proven);
+        if self.tenants.ring[class].is_empty() && self.post_direct(slot, place, class) {
+            return Ok(());
+        }
+        self.enqueue(slot);
         self.pump();
         Ok(())
+    }
+
+    /// Posts transfer `slot` (of the tenant at `place`, in `class`) at once, nobody waiting
+    /// for that class of DCI: true once nothing of it is left to post, false when the DCIs
+    /// (or its tenant's `tenant_inflight`) take no more now (it then waits in its flow).
+    #[inline]
+    fn post_direct(&mut self, slot: u32, place: usize, class: usize) -> bool {
+        let cap = if place == 0 {
+            u32::MAX
+        } else {
+            self.tenant_inflight as u32
+        };
+        loop {
+            if self.tenants.table[place].outstanding[class] >= cap {
+                return false;
+            }
+            match self.post_next(slot) {
+                Step::Posted { last, .. } => {
+                    self.tenants.table[place].outstanding[class] += 1;
+                    if last {
+                        return true;
+                    }
+                }
+                Step::Blocked => return false,
+                Step::Done => {
+                    self.finish_if_done(slot);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// The refusal of a tenant's transfer past its `bound` (`have` of its transfers count).
+    #[cold]
+    pub(super) fn tenant_refused(&mut self, tenant: Tenant, bound: &str, have: usize) -> Error {
+        self.stats.tenant_refused += 1;
+        Error::from_errno(
+            OP_SUBMIT,
+            libc::EBUSY,
+            format!(
+                "tenant {:#x} has {have} transfers {} (ExecutorConfig::{bound}): refuse the request (HTTP 503 Slow \
+                 Down); the other tenants' are not held up",
+                tenant.get(),
+                if bound == "tenant_transfers" {
+                    "not yet finished"
+                } else {
+                    "of clients that have not answered yet running"
+                },
+            ),
+        )
     }
 
     /// [`Executor::poll`] with something to move on.
@@ -170,7 +252,7 @@ impl Executor {
             let c = self.scratch[i];
             self.completed(c);
         }
-        if !self.ready.is_empty() {
+        if !self.tenants.ring[0].is_empty() || !self.tenants.ring[1].is_empty() {
             self.pump();
         }
         let mut k = 0;
@@ -203,6 +285,8 @@ impl Executor {
             return;
         };
         t.posted -= 1;
+        let mine = &mut self.tenants.table[t.tenant as usize].outstanding[usize::from(t.unproven)];
+        *mine = mine.saturating_sub(1);
         if c.status == WcStatus::Success {
             t.bytes += max.min(t.remote.len - index * max);
             if t.unproven {
@@ -217,84 +301,69 @@ impl Executor {
         self.finish_if_done(slot as u32);
     }
 
-    /// Posts what the DCIs take of the transfers waiting, each in turn.
-    pub(super) fn pump(&mut self) {
-        for _ in 0..self.ready.len() {
-            let Some(slot) = self.ready.pop_front() else {
-                break;
-            };
-            if self.post_messages(slot) {
-                self.finish_if_done(slot);
-            } else {
-                self.ready.push_back(slot);
+    /// Posts transfer `slot`'s next message, if the DCIs take it.
+    pub(super) fn post_next(&mut self, slot: u32) -> Step {
+        let max = self.max_message;
+        let t = &mut self.transfers[slot as usize];
+        if t.next >= t.remote.len || t.status != WcStatus::Success || t.flushed {
+            return Step::Done;
+        }
+        if t.next == 0 {
+            if t.replay_waiting {
+                if self.pool.outstanding(t.ep) > 0 {
+                    // A transfer runs again only with nothing of its client ahead of it,
+                    // so no other transfer's failure flushes it again.
+                    return Step::Blocked;
+                }
+            } else if self.replaying > 0 && self.clients.get(&t.client).is_some_and(|c| c.replaying > 0) {
+                // New transfers of a client wait behind its replays.
+                return Step::Blocked;
             }
         }
-    }
-
-    /// Posts transfer `slot`'s messages until the pool refuses; true once none is left to post
-    /// (all posted, or the transfer failed).
-    pub(super) fn post_messages(&mut self, slot: u32) -> bool {
-        let max = self.max_message;
-        loop {
-            let t = &mut self.transfers[slot as usize];
-            if t.next >= t.remote.len || t.status != WcStatus::Success || t.flushed {
-                return true;
+        let len = max.min(t.remote.len - t.next);
+        // SAFETY: a part of the transfer's local buffer, which lies in a region the pool
+        // holds for its life (checked by submit) or in the one `lent` keeps until the
+        // transfer is reported (checked by submit_region).
+        let local = unsafe {
+            Sge::from_raw(raw::ibv_sge {
+                addr: t.local.addr + t.next,
+                length: len as u32,
+                lkey: t.local.lkey,
+            })
+        };
+        let remote = RemoteMemory {
+            addr: t.remote.addr + t.next,
+            len,
+            rkey: t.remote.rkey,
+        };
+        let req = match t.direction {
+            Direction::Put => Request::Read { local, remote },
+            Direction::Get => Request::Write { local, remote },
+        };
+        let wr_id = (u64::from(slot) << 32) | (t.next / max);
+        let posted = if t.lent.is_some() {
+            // SAFETY: `lent` keeps the region registered until the transfer is reported,
+            // after every message of it is (submit_region checked its range and access).
+            unsafe { self.pool.post_lent(t.ep, wr_id, req) }
+        } else {
+            self.pool.post(t.ep, wr_id, req)
+        };
+        match posted {
+            Ok(()) => {
+                let t = &mut self.transfers[slot as usize];
+                t.posted += 1;
+                t.next += len;
+                let last = t.next >= t.remote.len;
+                self.stats.messages += 1;
+                self.replay_started(slot);
+                Step::Posted { len, last }
             }
-            if t.next == 0 {
-                if t.replay_waiting {
-                    if self.pool.outstanding(t.ep) > 0 {
-                        // A transfer runs again only with nothing of its client ahead of it,
-                        // so no other transfer's failure flushes it again.
-                        return false;
-                    }
-                } else if self.replaying > 0 && self.clients.get(&t.client).is_some_and(|c| c.replaying > 0) {
-                    // New transfers of a client wait behind its replays.
-                    return false;
-                }
-            }
-            let len = max.min(t.remote.len - t.next);
-            // SAFETY: a part of the transfer's local buffer, which lies in a region the pool
-            // holds for its life (checked by submit) or in the one `lent` keeps until the
-            // transfer is reported (checked by submit_region).
-            let local = unsafe {
-                Sge::from_raw(raw::ibv_sge {
-                    addr: t.local.addr + t.next,
-                    length: len as u32,
-                    lkey: t.local.lkey,
-                })
-            };
-            let remote = RemoteMemory {
-                addr: t.remote.addr + t.next,
-                len,
-                rkey: t.remote.rkey,
-            };
-            let req = match t.direction {
-                Direction::Put => Request::Read { local, remote },
-                Direction::Get => Request::Write { local, remote },
-            };
-            let wr_id = (u64::from(slot) << 32) | (t.next / max);
-            let posted = if t.lent.is_some() {
-                // SAFETY: `lent` keeps the region registered until the transfer is reported,
-                // after every message of it is (submit_region checked its range and access).
-                unsafe { self.pool.post_lent(t.ep, wr_id, req) }
-            } else {
-                self.pool.post(t.ep, wr_id, req)
-            };
-            match posted {
-                Ok(()) => {
-                    let t = &mut self.transfers[slot as usize];
-                    t.posted += 1;
-                    t.next += len;
-                    self.stats.messages += 1;
-                    self.replay_started(slot);
-                }
-                Err(e) if e.is_would_block() => return false,
-                Err(e) => {
-                    let t = &mut self.transfers[slot as usize];
-                    t.status = WcStatus::GeneralErr;
-                    t.error = Some(e);
-                    return true;
-                }
+            Err(e) if e.is_would_block() => Step::Blocked,
+            Err(e) => {
+                let t = &mut self.transfers[slot as usize];
+                t.status = WcStatus::GeneralErr;
+                t.error = Some(e);
+                Step::Done
             }
         }
     }
@@ -336,13 +405,13 @@ impl Executor {
                     c.replaying += 1;
                     self.replaying += 1;
                 }
-                if !self.ready.contains(&slot) {
-                    self.ready.push_back(slot);
-                }
+                self.enqueue(slot);
                 return;
             }
         }
         self.replay_started(slot);
+        // Still in its flow if it failed before all was posted: dropped from there.
+        self.dequeue(slot);
         let t = &mut self.transfers[slot as usize];
         if t.unproven {
             self.unproven -= 1;
@@ -350,11 +419,8 @@ impl Executor {
                 self.stats.unproven_failed += 1;
             }
         }
+        self.tenants.finished(t.tenant, t.unproven);
         if t.status != WcStatus::Success {
-            // Still in `ready` if it failed before all was posted: drop it from there.
-            if let Some(at) = self.ready.iter().position(|&s| s == slot) {
-                self.ready.remove(at);
-            }
             self.stats.failed += 1;
         }
         t.state = State::Finished;
@@ -383,6 +449,40 @@ impl Executor {
 }
 
 impl Transfer {
+    /// The free slot starts a transfer: as [`Transfer::running`], written field by field.
+    #[inline(always)]
+    fn begin(
+        &mut self,
+        id: u64,
+        client: ClientKey,
+        ep: EndpointId,
+        direction: Direction,
+        local: raw::ibv_sge,
+        remote: RemoteMemory,
+    ) {
+        self.state = State::Running;
+        self.id = id;
+        self.client = client;
+        self.ep = ep;
+        self.direction = direction;
+        self.local = local;
+        self.lent = None;
+        self.remote = remote;
+        self.next = 0;
+        self.posted = 0;
+        self.flushed = false;
+        self.replays = 0;
+        self.replay_waiting = false;
+        self.unproven = false;
+        self.tenant = 0;
+        self.queued = false;
+        self.qprev = NONE;
+        self.qnext = NONE;
+        self.bytes = 0;
+        self.status = WcStatus::Success;
+        self.error = None;
+    }
+
     pub(super) fn running(
         id: u64,
         client: ClientKey,
@@ -406,6 +506,10 @@ impl Transfer {
             replays: 0,
             replay_waiting: false,
             unproven: false,
+            tenant: 0,
+            queued: false,
+            qprev: NONE,
+            qnext: NONE,
             bytes: 0,
             status: WcStatus::Success,
             error: None,
