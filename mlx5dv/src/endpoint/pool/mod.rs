@@ -961,6 +961,11 @@ impl DciPool {
         e.dci.map(|d| (d, e.stream))
     }
 
+    /// Whether `ep` is on probation (posts only on probation DCIs), if it is live.
+    pub(crate) fn on_probation(&self, ep: EndpointId) -> Option<bool> {
+        self.live(ep).map(|i| self.eps[i].probation)
+    }
+
     /// Requests in flight on all DCIs (posted, not completed, flushed ones included).
     pub fn in_flight(&self) -> usize {
         self.slots

@@ -194,9 +194,13 @@ impl Tenants {
 pub(super) enum Step {
     /// A message of this many bytes was posted; `last`: none of the transfer is left to post.
     Posted { len: u64, last: bool },
-    /// The DCIs took nothing now (its class has no free DCI, its DCI's queue is full or
-    /// recovering, or it waits behind its client's replays).
+    /// The DCIs took nothing now (its DCI's queue is full or recovering, or it waits behind
+    /// its client's replays).
     Blocked,
+    /// Its client holds no DCI and none of its class is free: until a completion frees one,
+    /// no transfer of a client without a DCI in that class can go (the pool refuses each the
+    /// same way), so the pump tries none of them again.
+    NoFreeDci,
     /// Nothing of it is left to post (all posted, or it failed).
     Done,
 }
@@ -275,6 +279,12 @@ impl Executor {
         // stops, and the first of them takes the next DCI that frees (a flow that posted goes
         // behind them).
         let mut unserved = 0usize;
+        // The pool said no DCI of the class is free: the transfers of clients without one are
+        // passed over for the rest of this pump without a post (nothing frees a DCI during
+        // it), so a pump costs a post attempt per transfer that may go, not per transfer
+        // waiting.
+        // By the endpoints' probation flag (which DCIs they may take).
+        let mut no_free_dci = [false; 2];
         while let Some(f) = self.tenants.ring[class].pop_front() {
             let p = (f / 2) as usize;
             let flow = &mut self.tenants.table[p].flows[class];
@@ -323,6 +333,13 @@ impl Executor {
             let mut cur = flow.head;
             let mut posted = false;
             while cur != NONE && deficit > 0 {
+                let ep = self.transfers[cur as usize].ep;
+                if self.pool.assignment(ep).is_none()
+                    && self.pool.on_probation(ep).is_some_and(|p| no_free_dci[usize::from(p)])
+                {
+                    cur = self.transfers[cur as usize].qnext;
+                    continue;
+                }
                 match self.post_next(cur) {
                     Step::Posted { len, last } => {
                         deficit -= (len as i64).max(q);
@@ -343,6 +360,12 @@ impl Executor {
                     // The next transfer of the flow may go where this one cannot (its
                     // client holds a DCI, or is bound to another).
                     Step::Blocked => cur = self.transfers[cur as usize].qnext,
+                    Step::NoFreeDci => {
+                        if let Some(p) = self.pool.on_probation(ep) {
+                            no_free_dci[usize::from(p)] = true;
+                        }
+                        cur = self.transfers[cur as usize].qnext;
+                    }
                     Step::Done => {
                         let next = self.transfers[cur as usize].qnext;
                         self.dequeue(cur);

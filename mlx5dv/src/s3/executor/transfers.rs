@@ -206,7 +206,7 @@ impl Executor {
                         return true;
                     }
                 }
-                Step::Blocked => return false,
+                Step::Blocked | Step::NoFreeDci => return false,
                 Step::Done => {
                     self.finish_if_done(slot);
                     return true;
@@ -357,6 +357,11 @@ impl Executor {
                 self.stats.messages += 1;
                 self.replay_started(slot);
                 Step::Posted { len, last }
+            }
+            // Refused for a client that holds no DCI: the pool found none of its class free
+            // (the only refusal it gives such a client).
+            Err(e) if e.is_would_block() && self.pool.assignment(self.transfers[slot as usize].ep).is_none() => {
+                Step::NoFreeDci
             }
             Err(e) if e.is_would_block() => Step::Blocked,
             Err(e) => {
