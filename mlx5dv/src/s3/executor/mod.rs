@@ -378,8 +378,7 @@ impl Executor {
         direction: Direction,
         local: Sge<'_>,
     ) -> Result<()> {
-        let local = self.held_local(local, direction)?;
-        self.start(Tenant::DEFAULT, id, token, offset, direction, local, &mut None)
+        self.tenant(Tenant::DEFAULT).submit(id, token, offset, direction, local)
     }
 
     /// Submits for `tenant`: [`Executor::submit`], [`Executor::submit_region`] and
@@ -475,8 +474,8 @@ impl Executor {
         at: usize,
         len: usize,
     ) -> Result<()> {
-        let (local, lent) = self.lend(region, direction, at, len)?;
-        self.start(Tenant::DEFAULT, id, token, offset, direction, local, &mut Some(lent))
+        self.tenant(Tenant::DEFAULT)
+            .submit_region(id, token, offset, direction, region, at, len)
     }
 
     /// The local buffer `at..at + len` of `region` for a transfer `direction`, checked, and
@@ -532,8 +531,8 @@ impl Executor {
         direction: Direction,
         local: Sge<'_>,
     ) -> Result<()> {
-        let token = RdmaToken::parse(token)?;
-        self.submit(id, &token, offset, direction, local)
+        self.tenant(Tenant::DEFAULT)
+            .submit_str(id, token, offset, direction, local)
     }
 
     /// Moves transfers on and reports up to `out.len()` finished ones, each exactly once, in

@@ -313,11 +313,7 @@ impl Executor {
             if capped {
                 let ring = &mut self.tenants.ring[class];
                 ring.push_back(f);
-                blocked += 1;
-                unserved += 1;
-                if blocked >= ring.len() {
-                    let back = unserved % ring.len();
-                    ring.rotate_right(back);
+                if passed_over(ring, &mut blocked, &mut unserved) {
                     break;
                 }
                 continue;
@@ -391,15 +387,26 @@ impl Executor {
                 (blocked, unserved) = (0, 0);
                 continue;
             }
-            blocked += 1;
-            unserved += 1;
-            if blocked >= ring.len() {
-                let back = unserved % ring.len();
-                ring.rotate_right(back);
+            if passed_over(ring, &mut blocked, &mut unserved) {
                 break;
             }
         }
     }
+}
+
+/// Counts a flow just put back at the end of `ring` without posting (blocked, or not its
+/// turn); true when every flow of the ring has been visited in a row without posting: the
+/// ring is then turned back so that the flows that did not have their turn are where they
+/// were, the first of them at its head, and the pump stops.
+fn passed_over(ring: &mut VecDeque<u32>, blocked: &mut usize, unserved: &mut usize) -> bool {
+    *blocked += 1;
+    *unserved += 1;
+    if *blocked < ring.len() {
+        return false;
+    }
+    let back = *unserved % ring.len();
+    ring.rotate_right(back);
+    true
 }
 
 #[cfg(test)]
