@@ -192,26 +192,21 @@ fn another_builds_sysfs_tree_is_kept_while_a_run_holds_it_and_removed_once_stale
     // An hour unused, as a long test binary's tree is after its first device open.
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     std::fs::File::open(&tree).unwrap().set_modified(hour_ago).unwrap();
-    let run = || {
-        let o = tool(&[
-            "--profile",
-            "cx5-ib",
-            "--fabric",
-            fabric.to_str().unwrap(),
-            "--",
-            "true",
-        ]);
+    // `command` run by the tool on this fabric; it must succeed.
+    let on_fabric = |command: &[&str]| {
+        let mut args = vec!["--profile", "cx5-ib", "--fabric", fabric.to_str().unwrap(), "--"];
+        args.extend_from_slice(command);
+        let o = tool(&args);
         assert!(o.status.success(), "{o:?}");
+        o
+    };
+    let run = || {
+        on_fabric(&["true"]);
     };
     run();
     assert!(tree.join(".complete").exists(), "a tree in use was removed");
     // A run's own tree is held by its command (the tool execs it), for the command's life.
-    let o = tool(&[
-        "--profile",
-        "cx5-ib",
-        "--fabric",
-        fabric.to_str().unwrap(),
-        "--",
+    let o = on_fabric(&[
         "sh",
         "-c",
         "lock=\"$(dirname \"$SYSFS_PATH\")/.lock-$(basename \"$SYSFS_PATH\")\"; \
