@@ -330,7 +330,9 @@ impl Executor {
             let mut posted = false;
             while cur != NONE && deficit > 0 {
                 let ep = self.transfers[cur as usize].ep;
-                if self.pool.assignment(ep).is_none()
+                // (Looked up only once the pool said so: the common pump pays nothing.)
+                if no_free_dci.contains(&true)
+                    && self.pool.assignment(ep).is_none()
                     && self.pool.on_probation(ep).is_some_and(|p| no_free_dci[usize::from(p)])
                 {
                     cur = self.transfers[cur as usize].qnext;
