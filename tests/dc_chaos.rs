@@ -51,6 +51,8 @@ struct Ep {
     stopped: bool,
     /// The last request it saw complete (its completions come in post order).
     last: Option<u64>,
+    /// Its completions so far (request, status): printed when one comes out of order.
+    seen: Vec<(u64, WcStatus)>,
 }
 
 /// A request's progress.
@@ -158,6 +160,7 @@ pub fn chaos(policy: Policy, seed: u64, requests: usize) -> Option<Figures> {
                 wrong_key,
                 stopped: false,
                 last: None,
+                seen: Vec::new(),
             });
         };
     let mut addrs = Vec::new();
@@ -238,10 +241,14 @@ pub fn chaos(policy: Policy, seed: u64, requests: usize) -> Option<Figures> {
             };
             assert_eq!(ep as usize, e, "request {idx} completed on another endpoint");
             let ep = &mut eps[e];
+            ep.seen.push((c.wr_id, c.status));
             assert!(
                 ep.last.is_none_or(|l| l < c.wr_id),
-                "endpoint {e}: request {idx} completed after {:?}: out of post order",
-                ep.last
+                "endpoint {e}: request {idx} completed after {:?}: out of post order (its last completions: {:?}; \
+                 recoveries so far: {:?})",
+                ep.last,
+                &ep.seen[ep.seen.len().saturating_sub(12)..],
+                pool.recoveries()
             );
             ep.last = Some(c.wr_id);
             let ok = c.status == WcStatus::Success;

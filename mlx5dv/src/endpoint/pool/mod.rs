@@ -7,6 +7,7 @@ mod recovery;
 mod streams;
 mod table;
 
+use recovery::hold_in_post_order;
 use streams::streams_plan;
 
 use super::{DcPeer, EndpointId, EpCompletion, Policy, Request};
@@ -120,7 +121,8 @@ struct Slot {
     depth: usize,
     /// Posted and not yet completed, in post order (= completion order).
     inflight: VecDeque<Posted>,
-    /// Flushed requests of endpoints not (yet) known to have failed, in post order, held
+    /// Flushed requests of endpoints not (yet) known to have failed, in post order (by
+    /// token: [`hold_in_post_order`]), held
     /// until the DCI (or their stream) has drained: then every completion of the failure is
     /// in, and [`DciPool::decide`] reports those that may have executed and keeps, to post
     /// again, those that provably never left (no streams, or queued behind the failing
@@ -795,7 +797,7 @@ impl DciPool {
                     // Another peer's failure flushed it (or its own, whose error completion
                     // comes later): held until every completion of the failure is in.
                     self.flushed(d, p.stream);
-                    self.slots[d].replay.push_back(p);
+                    hold_in_post_order(&mut self.slots[d].replay, p, |q| q.token);
                 }
                 status => {
                     out[n] = EpCompletion {

@@ -6,6 +6,7 @@ use crate::cq::WcStatus;
 use crate::endpoint::{EndpointId, EpCompletion, Policy};
 use crate::error::Result;
 use crate::qp::QpState;
+use std::collections::VecDeque;
 
 impl DciPool {
     /// Reports flushed requests waiting in `unposted` into `out`; returns how many.
@@ -231,5 +232,38 @@ impl DciPool {
             self.slots[d].replay.remove(i);
         }
         refused.map_or(Ok(()), Err)
+    }
+}
+
+/// Puts `item`, a flushed request, among the held ones `held` in post order (`token`: the
+/// pool's post number, kept by a request posted again). A flush usually comes after every
+/// held request and is appended; but a replay that stopped part-way (the send queue full)
+/// leaves the later requests of a stream held while the earlier ones run again, and if the
+/// DCI then fails those come back flushed a second time: appended, they would be reported
+/// (or posted again) after their endpoint's later requests, out of post order.
+pub(super) fn hold_in_post_order<T>(held: &mut VecDeque<T>, item: T, token: impl Fn(&T) -> u64) {
+    let t = token(&item);
+    let at = held.iter().rposition(|h| token(h) < t).map_or(0, |i| i + 1);
+    held.insert(at, item);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_flushed_again_after_a_partial_replay_is_held_before_the_later_ones_still_waiting() {
+        // Requests 10, 11, 12 of one stream flushed; the replay posted 10 again and stopped
+        // (the send queue full); the DCI failed and flushed 10 once more.
+        let mut held: VecDeque<u64> = [11, 12].into();
+        hold_in_post_order(&mut held, 10, |t| *t);
+        assert_eq!(held, [10, 11, 12], "post order");
+        // The common case: a flush after every held request is appended.
+        hold_in_post_order(&mut held, 20, |t| *t);
+        hold_in_post_order(&mut held, 15, |t| *t);
+        assert_eq!(held, [10, 11, 12, 15, 20]);
+        let mut empty = VecDeque::new();
+        hold_in_post_order(&mut empty, 3, |t| *t);
+        assert_eq!(empty, [3]);
     }
 }
