@@ -9,13 +9,17 @@
 //!           [--latency FILE] [--attacker RATE]
 //! ```
 //! - `--for SECONDS`: stop after that long (or `--tokens`, whichever comes first).
-//! - `--latency FILE`: write the latency of each RDMA request (PUT, GET, ranged GET: from
-//!   sending it to its answer), in microseconds, one a line; the median and 99th percentile
-//!   are printed in any case.
-//! - `--attacker RATE`: no honest work: for `--for` seconds (10 by default) send RATE GETs a
-//!   second with forged tokens, in turn naming a DCT number nobody serves (a new one each
-//!   time) and this node's DCT that expects another DC key; no byte may move by RDMA (the
-//!   server's GET recovers through the body: reply 501). It prints what the server answered.
+//! - `--latency FILE`: write each RDMA request (PUT, GET, ranged GET) a line: when it was
+//!   sent (wall clock, microseconds since the Unix epoch) and its latency (from sending it to
+//!   its answer, microseconds); the median and 99th percentile are printed in any case.
+//! - `--attacker RATE`: no honest work: for `--for` seconds (10 by default), in windows, send
+//!   RATE GETs a second with forged tokens, in turn naming a DCT number nobody serves (a new
+//!   one each time) and this node's DCT that expects another DC key; no byte may move by RDMA
+//!   (the server's GET recovers through the body: reply 501). A window is one second of
+//!   sending, until every answer is in; a quiet second follows. It prints what the server
+//!   answered; with `--latency FILE` it writes each window a line (its first token sent, its
+//!   last answer in: microseconds since the Unix epoch), so that honest requests can be told
+//!   apart by whether the attack was on while they ran, within one run.
 //! - `--chaos EVERY`: every EVERY-th object also sends a bad request, in turn: a GET with a
 //!   token that lies (its rkey changed: the write fails, the buffer stays untouched, and the
 //!   object comes in the body with reply 501), a malformed token (400 `InvalidRDMAToken`: the
@@ -170,6 +174,8 @@ struct Run {
     refused_as_expected: u64,
     /// Each RDMA request's latency, in microseconds.
     latencies: Vec<u64>,
+    /// When each RDMA request was sent ([`unix_us`]), in `latencies`' order.
+    sent_at: Vec<u64>,
     /// 503 answers sent again.
     slow_downs: u64,
 }
@@ -205,6 +211,7 @@ impl Run {
             fallbacks: 0,
             refused_as_expected: 0,
             latencies: Vec::new(),
+            sent_at: Vec::new(),
             slow_downs: 0,
         })
     }
@@ -223,6 +230,7 @@ impl Run {
     /// again after 20 ms, up to 50 times, as S3 clients do; the latency counts the waits.
     fn timed(&mut self, req: ureq::Request, dir: Direction) -> Result<Reply, String> {
         let t = std::time::Instant::now();
+        self.sent_at.push(unix_us());
         let mut r = call(req.clone(), &[]);
         for _ in 0..50 {
             if !matches!(&r, Ok(reply) if reply.action(dir) == ClientAction::Retry) {
@@ -573,7 +581,12 @@ fn run(o: &Opts, url: &str) -> Result<(), String> {
         );
     }
     if let Some(path) = &o.latency {
-        let text: String = r.latencies.iter().map(|v| format!("{v}\n")).collect();
+        let text: String = r
+            .sent_at
+            .iter()
+            .zip(&r.latencies)
+            .map(|(at, v)| format!("{at} {v}\n"))
+            .collect();
         std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
@@ -596,49 +609,68 @@ fn attack(o: &Opts, url: &str, rate: u64) -> Result<(), String> {
     let every = Duration::from_secs(1) / rate.max(1) as u32;
     let duration = o.duration.unwrap_or(Duration::from_secs(10));
     let start = std::time::Instant::now();
-    let mut threads = Vec::new();
     let mut sent = 0u64;
-    while start.elapsed() < duration {
-        let token = if sent % 2 == 0 {
-            // A DCT number nobody serves, a new one each time (a new endpoint at the server).
-            RdmaToken {
-                dct_number: 0xa0_0000 | (((o.id & 0xf) << 16) as u32) | (sent as u32 & 0xffff),
-                ..real
-            }
-        } else {
-            wrong_key
-        };
-        let (agent, obj) = (agent.clone(), obj.clone());
-        threads.push(std::thread::spawn(move || {
-            call(agent.get(&obj).set(TOKEN_HEADER, &token.format().unwrap()), &[]).map(|r| {
-                let moved = r.action(Direction::Get) == ClientAction::Done;
-                (r.status, format!("{:?}", r.rdma), moved)
-            })
-        }));
-        sent += 1;
-        let next = every * sent as u32;
-        if let Some(wait) = next.checked_sub(start.elapsed()) {
-            std::thread::sleep(wait);
-        }
-    }
-    let elapsed = start.elapsed();
     let mut answers: std::collections::BTreeMap<(u16, String), u64> = Default::default();
     let mut moved = 0;
-    for t in threads {
-        let (status, reply, by_rdma) = t.join().map_err(|_| "an attacker thread panicked".to_string())??;
-        moved += u64::from(by_rdma);
-        *answers.entry((status, reply)).or_default() += 1;
+    let mut windows = String::new();
+    while start.elapsed() < duration {
+        // A window: a second of forged tokens, until every answer is in; then a quiet second.
+        let (opened, on) = (unix_us(), std::time::Instant::now());
+        let mut threads = Vec::new();
+        let mut k = 0u32;
+        while on.elapsed() < Duration::from_secs(1) {
+            let token = if sent % 2 == 0 {
+                // A DCT number nobody serves, a new one each time (a new endpoint at the server).
+                RdmaToken {
+                    dct_number: 0xa0_0000 | (((o.id & 0xf) << 16) as u32) | (sent as u32 & 0xffff),
+                    ..real
+                }
+            } else {
+                wrong_key
+            };
+            let (agent, obj) = (agent.clone(), obj.clone());
+            threads.push(std::thread::spawn(move || {
+                call(agent.get(&obj).set(TOKEN_HEADER, &token.format().unwrap()), &[]).map(|r| {
+                    let moved = r.action(Direction::Get) == ClientAction::Done;
+                    (r.status, format!("{:?}", r.rdma), moved)
+                })
+            }));
+            sent += 1;
+            k += 1;
+            if let Some(wait) = (every * k).checked_sub(on.elapsed()) {
+                std::thread::sleep(wait);
+            }
+        }
+        for t in threads {
+            let (status, reply, by_rdma) = t.join().map_err(|_| "an attacker thread panicked".to_string())??;
+            moved += u64::from(by_rdma);
+            *answers.entry((status, reply)).or_default() += 1;
+        }
+        windows.push_str(&format!("{opened} {}\n", unix_us()));
+        std::thread::sleep(Duration::from_secs(1));
     }
+    let elapsed = start.elapsed();
     println!(
-        "s3_client {} (attacker): {sent} forged tokens in {:.1} s ({:.0} a second; dead DCT numbers and a wrong DC key in turn); the server answered {answers:?}",
+        "s3_client {} (attacker): {sent} forged tokens in {} windows over {:.1} s ({rate} a second while on; dead DCT numbers and a wrong DC key in turn); the server answered {answers:?}",
         o.id,
+        windows.lines().count(),
         elapsed.as_secs_f64(),
-        sent as f64 / elapsed.as_secs_f64()
     );
+    if let Some(path) = &o.latency {
+        std::fs::write(path, windows).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     if moved > 0 {
         return Err(format!("{moved} forged tokens moved bytes by RDMA: {answers:?}"));
     }
     Ok(())
+}
+
+/// The wall clock in microseconds since the Unix epoch: one clock for every process of this
+/// machine, so that an attacker's windows and honest requests can be lined up.
+fn unix_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
 }
 
 /// Runs the client in a child process that is killed mid-run (`--die-at`).
