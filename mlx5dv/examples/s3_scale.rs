@@ -2,11 +2,14 @@
 //! number of clients it serves grows, and how its DCIs are shared.
 //!
 //!   s3_scale node --clients N [--transfers T] [--in-flight F] [--bytes B] [--keep-idle K]
-//!                 [--max-endpoints E]
+//!                 [--max-endpoints E] [--hosts H]
 //!
 //! Runs under `scripts/soft-mlx5-nodes K+1` (or on K+1 hosts with a shared directory as
 //! `SOFT_MLX5_RENDEZVOUS`): node 0 is the server, nodes 1..K hold the clients, client j on node
-//! 1 + j % K. A client is what a real one costs its server, not its host: a DCT of its own
+//! 1 + j % K. On RoCE with `--hosts H` (the emulator's `--hosts H`: each node's port has H
+//! addresses, GID indexes 1..=H) a holder's clients are spread over its H addresses, k-th
+//! client on GID index 1 + k % H, so that K holders stand for K x H hosts, each a path (an
+//! address handle) of its own at the server. A client is what a real one costs its server, not its host: a DCT of its own
 //! (all of a node's DCTs share one CQ and SRQ, as receive-less targets may) and B bytes of one
 //! registered region behind it, described by a GET token. Each holder publishes its tokens,
 //! waits for the server to finish, then checks every byte the server wrote into its clients'
@@ -44,6 +47,7 @@ struct Args {
     bytes: usize,
     keep_idle: Option<usize>,
     max_endpoints: Option<usize>,
+    hosts: usize,
 }
 
 fn args() -> Result<Args, String> {
@@ -51,7 +55,7 @@ fn args() -> Result<Args, String> {
     if it.next().as_deref() != Some("node") {
         return Err(
             "usage: s3_scale node --clients N [--transfers T] [--in-flight F] [--bytes B] \
-                    [--keep-idle K] [--max-endpoints E] (under scripts/soft-mlx5-nodes)"
+                    [--keep-idle K] [--max-endpoints E] [--hosts H] (under scripts/soft-mlx5-nodes)"
                 .into(),
         );
     }
@@ -62,6 +66,7 @@ fn args() -> Result<Args, String> {
         bytes: 64,
         keep_idle: None,
         max_endpoints: None,
+        hosts: 1,
     };
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -73,11 +78,12 @@ fn args() -> Result<Args, String> {
             "--bytes" => a.bytes = n,
             "--keep-idle" => a.keep_idle = Some(n),
             "--max-endpoints" => a.max_endpoints = Some(n),
+            "--hosts" => a.hosts = n,
             other => return Err(format!("unknown option {other}")),
         }
     }
-    if a.clients == 0 || a.bytes == 0 || a.in_flight == 0 {
-        return Err("--clients, --bytes and --in-flight must be at least 1".into());
+    if a.clients == 0 || a.bytes == 0 || a.in_flight == 0 || a.hosts == 0 || a.hosts > 255 {
+        return Err("--clients, --bytes and --in-flight must be at least 1, --hosts 1..255".into());
     }
     Ok(a)
 }
@@ -108,10 +114,16 @@ fn hold(a: &Args, dir: &Path, index: usize, holders: usize) -> Result<(), Failur
     let ctx = mlx5dv::open_device_from_env()?;
     let (mlx5, pd) = (ctx.mlx5()?, ctx.alloc_pd()?);
     let port = ctx.query_port(1)?;
-    let gid_index = if port.is_ethernet() {
-        Some(ctx.roce_v2_gid_index(1)?.ok_or("the RoCE port has no RoCE v2 GID")?)
+    // The port's addresses the clients are spread over: its RoCE v2 GID, or with --hosts H
+    // indexes 1..=H (InfiniBand: none, the LID).
+    let gid_indexes: Vec<Option<u8>> = if !port.is_ethernet() {
+        vec![None]
+    } else if a.hosts > 1 {
+        (1..=a.hosts as u8).map(Some).collect()
     } else {
-        None
+        vec![Some(
+            ctx.roce_v2_gid_index(1)?.ok_or("the RoCE port has no RoCE v2 GID")?,
+        )]
     };
     let cq = ctx.create_cq(1)?;
     let srq = pd.create_srq(1, 1)?;
@@ -122,6 +134,7 @@ fn hold(a: &Args, dir: &Path, index: usize, holders: usize) -> Result<(), Failur
     let mut dcts = Vec::with_capacity(mine.len());
     let mut lines = String::new();
     for (k, _) in mine.iter().enumerate() {
+        let gid_index = gid_indexes[k % gid_indexes.len()];
         let dct = DctBuilder::new(&mlx5, &pd, &cq, &srq, KEY)
             .access(access)
             .gid_index(gid_index)
@@ -143,8 +156,9 @@ fn hold(a: &Args, dir: &Path, index: usize, holders: usize) -> Result<(), Failur
     let made = start.elapsed();
     common::publish(&dir.join(format!("tokens-{index}")), &lines)?;
     println!(
-        "holder {index}: {} clients (DCTs) made in {:.2} s; {}",
+        "holder {index}: {} clients (DCTs) on {} addresses made in {:.2} s; {}",
         mine.len(),
+        gid_indexes.len().min(mine.len()),
         made.as_secs_f64(),
         memory()
     );
@@ -194,8 +208,14 @@ fn serve(a: &Args, dir: &Path, holders: usize) -> Result<(), Failure> {
     if let Some(e) = a.max_endpoints {
         cfg.pool.max_endpoints = e;
     }
+    // Hosts: the distinct addresses (LIDs, GIDs) the clients' tokens name.
+    let hosts = tokens
+        .iter()
+        .map(|t| (t.lid, t.gid))
+        .collect::<std::collections::HashSet<_>>()
+        .len();
     println!(
-        "server: {} clients on {holders} nodes, {} DCIs + {} probation, keep_idle {}, max_endpoints {}; {}",
+        "server: {} clients on {hosts} hosts ({holders} nodes), {} DCIs + {} probation, keep_idle {}, max_endpoints {}; {}",
         a.clients,
         cfg.pool.dcis,
         cfg.pool.probation.map_or(0, |p| p.dcis),

@@ -100,6 +100,31 @@ pub fn log_max_msg_from_env() -> u8 {
     })
 }
 
+/// The most addresses a node's RoCE port may have ([`hosts`]): 10.78.x.x to 10.255.x.x.
+pub const MAX_HOSTS: u32 = 178;
+
+/// How many IP addresses (RoCE v2 GIDs, at indexes 1..=H) each node's port has on Ethernet:
+/// `SOFT_MLX5_HOSTS=H` (1..=[`MAX_HOSTS`]; default 1), so that one process stands for H
+/// hosts of a cluster (a DCT answers on every GID of its port, as a ConnectX's does; a
+/// requester picks its source GID by index), and thousands of RoCE hosts need no process
+/// each. A setting of the whole fabric, like the profile: every process of it gives the same.
+/// Another value is reported on stderr and ignored.
+pub fn hosts() -> u32 {
+    static HOSTS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *HOSTS.get_or_init(|| match std::env::var("SOFT_MLX5_HOSTS") {
+        Ok(v) if !v.trim().is_empty() => parse_hosts(&v).unwrap_or_else(|| {
+            eprintln!("soft-mlx5 (emulated): SOFT_MLX5_HOSTS={v} ignored: give 1..={MAX_HOSTS} (default 1)");
+            1
+        }),
+        _ => 1,
+    })
+}
+
+/// A `SOFT_MLX5_HOSTS` value: a decimal in 1..=[`MAX_HOSTS`], else None.
+pub fn parse_hosts(v: &str) -> Option<u32> {
+    v.trim().parse::<u32>().ok().filter(|n| (1..=MAX_HOSTS).contains(n))
+}
+
 /// A `SOFT_MLX5_LOG_MAX_MSG` value: a decimal log2 in [`LOG_MAX_MSG_RANGE`], else None.
 pub fn parse_log_max_msg(v: &str) -> Option<u8> {
     v.trim().parse::<u8>().ok().filter(|n| LOG_MAX_MSG_RANGE.contains(n))
@@ -229,9 +254,15 @@ impl Profile {
     }
 
     /// The GID at `index` of port 1: index 0 is the link-local GID from the port GUID; on
-    /// Ethernet index 1 is the IPv4-mapped RoCE v2 GID of 10.78.hi.lo, hi.lo being node+1 in
-    /// 16 bits (10.78.0.<node+1> for the first 255 nodes).
+    /// Ethernet indexes 1..=H are the IPv4-mapped RoCE v2 GIDs of the node's H addresses
+    /// ([`hosts`]): 10.(77+i).hi.lo at index i, hi.lo being node+1 in 16 bits (index 1:
+    /// 10.78.0.<node+1> for the first 255 nodes).
     pub fn gid(&self, node: u32, index: u32) -> Option<[u8; 16]> {
+        self.gid_among(node, index, hosts())
+    }
+
+    /// [`Profile::gid`] on a fabric whose nodes have `hosts` addresses each.
+    fn gid_among(&self, node: u32, index: u32, hosts: u32) -> Option<[u8; 16]> {
         let guid = NODE_GUID_BASE + u64::from(node);
         let mut gid = [0u8; 16];
         match (index, self.link_layer) {
@@ -241,11 +272,11 @@ impl Profile {
                 gid[8..].copy_from_slice(&guid.to_be_bytes());
                 Some(gid)
             }
-            (1, LinkLayer::Ethernet) => {
+            (i, LinkLayer::Ethernet) if i <= hosts => {
                 gid[10] = 0xff;
                 gid[11] = 0xff;
                 let [hi, lo] = ((node + 1) as u16).to_be_bytes();
-                gid[12..].copy_from_slice(&[10, 78, hi, lo]);
+                gid[12..].copy_from_slice(&[10, (77 + i) as u8, hi, lo]);
                 Some(gid)
             }
             _ => None,
@@ -256,16 +287,21 @@ impl Profile {
     /// rather than searched: resolving a message's destination costs the same however many
     /// nodes there are).
     pub fn node_of_gid(&self, gid: &[u8; 16]) -> Option<u32> {
-        let node = if gid[..2] == [0xfe, 0x80] {
+        self.node_of_gid_among(gid, hosts())
+    }
+
+    /// [`Profile::node_of_gid`] on a fabric whose nodes have `hosts` addresses each.
+    fn node_of_gid_among(&self, gid: &[u8; 16], hosts: u32) -> Option<u32> {
+        let (node, index) = if gid[..2] == [0xfe, 0x80] {
             let guid = u64::from_be_bytes(gid[8..].try_into().ok()?);
-            u32::try_from(guid.checked_sub(NODE_GUID_BASE)?).ok()?
-        } else if gid[..12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] && gid[12..14] == [10, 78] {
-            u32::from(u16::from_be_bytes([gid[14], gid[15]]).checked_sub(1)?)
+            (u32::try_from(guid.checked_sub(NODE_GUID_BASE)?).ok()?, 0)
+        } else if gid[..12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] && gid[12] == 10 && gid[13] >= 78 {
+            let node = u32::from(u16::from_be_bytes([gid[14], gid[15]]).checked_sub(1)?);
+            (node, u32::from(gid[13]) - 77)
         } else {
             return None;
         };
-        let known =
-            node < crate::fabric::MAX_NODES && (0..self.gid_count()).any(|i| self.gid(node, i).as_ref() == Some(gid));
+        let known = node < crate::fabric::MAX_NODES && self.gid_among(node, index, hosts).as_ref() == Some(gid);
         known.then_some(node)
     }
 
@@ -284,11 +320,12 @@ impl Profile {
         }
     }
 
-    /// Number of GID entries port 1 has in use.
+    /// Number of GID entries port 1 has in use: the link-local one, and on Ethernet one per
+    /// address of the node ([`hosts`]).
     pub fn gid_count(&self) -> u32 {
         match self.link_layer {
             LinkLayer::InfiniBand => 1,
-            LinkLayer::Ethernet => 2,
+            LinkLayer::Ethernet => 1 + hosts(),
         }
     }
 
@@ -317,6 +354,40 @@ mod tests {
             (p.name, p.link_layer, p.pci_device),
             ("cx5-ib", LinkLayer::InfiniBand, 0x1017)
         );
+    }
+
+    #[test]
+    fn a_node_with_many_addresses_has_a_roce_gid_each_and_every_one_leads_back_to_it() {
+        let p = Profile::by_name("cx6dx-roce").unwrap();
+        for hosts in [1, 2, MAX_HOSTS] {
+            for n in [0, 1, 255, 256, crate::fabric::MAX_NODES - 1] {
+                for i in 0..=hosts {
+                    let g = p.gid_among(n, i, hosts).unwrap();
+                    assert_eq!(
+                        p.node_of_gid_among(&g, hosts),
+                        Some(n),
+                        "hosts {hosts} node {n} gid {i}"
+                    );
+                }
+                assert_eq!(p.gid_among(n, hosts + 1, hosts), None, "past the node's addresses");
+            }
+        }
+        let g = p.gid_among(4, 3, 3).unwrap();
+        assert_eq!(&g[10..], &[0xff, 0xff, 10, 80, 0, 5]);
+        // An address of a host index the fabric's nodes do not have belongs to nobody.
+        assert_eq!(p.node_of_gid_among(&g, 2), None);
+        // InfiniBand ports have their one GID whatever the setting.
+        let ib = Profile::by_name("cx5-ib").unwrap();
+        assert_eq!(ib.gid_among(0, 1, 8), None);
+    }
+
+    #[test]
+    fn hosts_accepts_1_to_178_and_refuses_anything_else() {
+        assert_eq!(parse_hosts("1"), Some(1));
+        assert_eq!(parse_hosts(" 178 "), Some(178));
+        for bad in ["0", "179", "-1", "", "x", "0x10"] {
+            assert_eq!(parse_hosts(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

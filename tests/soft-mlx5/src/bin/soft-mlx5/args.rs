@@ -90,6 +90,12 @@ pub const SWITCHES: &[Switch] = &[
         help: "complete different DCI streams out of order (each stream in order)",
     },
     Switch {
+        flag: "--hosts",
+        var: "SOFT_MLX5_HOSTS",
+        value: None,
+        help: "H: each node's RoCE port has H addresses (GIDs 1..H: ::ffff:10.(77+i).hi.lo; 1..178, default 1), one process standing for H hosts; give every process of the fabric the same",
+    },
+    Switch {
         flag: "--silent-gid",
         var: "SOFT_MLX5_SILENT_GID",
         value: None,
@@ -328,6 +334,9 @@ fn check_switch(sw: &Switch, v: &str) -> Result<(), String> {
                 profile::LOG_MAX_MSG_RANGE.end()
             )
         }),
+        "SOFT_MLX5_HOSTS" => profile::parse_hosts(v)
+            .map(drop)
+            .ok_or_else(|| format!("{} must be 1..{}, not {v:?}", sw.flag, profile::MAX_HOSTS)),
         "SOFT_MLX5_PKEYS" => soft_mlx5::engine::headers::parse_pkeys(v)
             .map(drop)
             .map_err(|e| format!("{}: {e}", sw.flag)),
@@ -384,6 +393,8 @@ mod tests {
             .unwrap_err()
             .contains("12..31"));
         assert!(run(&["--time-scale", "0", "--", "true"]).is_err());
+        assert!(run(&["--hosts", "179", "--", "true"]).unwrap_err().contains("1..178"));
+        assert!(run(&["--hosts", "178", "--", "true"]).is_ok());
         assert!(run(&["--profile", "cx9", "--", "true"]).unwrap_err().contains("cx5-ib"));
         assert!(run(&["--node", "4096", "--", "true"]).is_err());
         assert!(run(&["--node", "4095", "--", "true"]).is_ok());
