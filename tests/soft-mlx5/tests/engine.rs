@@ -841,13 +841,21 @@ fn rnr_retry_7_waits_until_a_receive_is_posted_then_succeeds() {
         l.local.buf.write(0, b"late");
         let lk = l.local.key;
         let i = l.post(Wr::send(&[(l.local.at(0), 4, lk)]));
-        l.bed.run_for(Duration::from_millis(30));
+        // Counted, not timed (a busy machine runs fewer passes in a given time): 20 RNR
+        // NAKs, each re-arming the stall with a new deadline, none using up a retry.
+        let h = l.req.h;
+        let mut deadlines = Vec::new();
+        l.bed.run_until(BUDGET, |bed| {
+            if let Some((stall, at)) = bed.dev.qps[&h].stalls.get(&0) {
+                assert_eq!(*stall, Stall::Rnr { left: 7 }, "{t:?}: rnr_retry 7 retries for ever");
+                if deadlines.last() != Some(at) {
+                    deadlines.push(*at);
+                }
+            }
+            deadlines.len() >= 20
+        });
         assert!(!l.scq.ready() && !l.rcq.ready(), "{t:?}: still waiting");
         assert_eq!(l.bed.state(l.req.h), QpState::Rts);
-        assert!(matches!(
-            l.bed.dev.qps[&l.req.h].stalls.get(&0),
-            Some((Stall::Rnr { left: 7 }, _))
-        ));
         let rk = l.remote.key;
         l.post_recv(&[(l.remote.at(0), 16, rk)]);
         let scq = &l.scq;
