@@ -49,7 +49,7 @@ fn node() -> Node {
 }
 
 impl Node {
-    /// The executor's defaults (4 DCIs `Dcs`, 2 probation DCIs: 16.8 ms x 4 tries; 256
+    /// The executor's defaults (4 DCIs `Dcs`, 8 probation DCIs: 16.8 ms x 4 tries; 256
     /// transfers, 64 on probation; a tenant 32 and 8), the proven DCIs' retries shortened to
     /// the probation DCIs' (a dead client fails after 4 x 16.8 ms there too), and `proven_idle` long enough that the
     /// proven-then-dead clients are still proven when they attack.

@@ -3,6 +3,7 @@
 //! while attackers of every class, each a tenant of its own, send forged tokens.
 //!
 //!   s3_attack [--attackers N] [--rate R] [--for S] [--new K] [--proven K] [--policy P]
+//!             [--probation-dcis D]
 //!
 //! The attackers: N tenants per class (default 1000), R forged tokens a second in all
 //! (default 50), in turn over the classes and, within a class, over its tenants:
@@ -79,6 +80,8 @@ struct Args {
     new: usize,
     proven: usize,
     policy: Policy,
+    /// Probation DCIs (None: the executor's default).
+    probation_dcis: Option<usize>,
 }
 
 fn args() -> Result<Args, String> {
@@ -89,6 +92,7 @@ fn args() -> Result<Args, String> {
         new: 2,
         proven: 2,
         policy: Policy::Dcs,
+        probation_dcis: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -100,6 +104,7 @@ fn args() -> Result<Args, String> {
             "--for" => a.secs = n()?.max(2),
             "--new" => a.new = n()? as usize,
             "--proven" => a.proven = n()? as usize,
+            "--probation-dcis" => a.probation_dcis = Some(n()?.max(1) as usize),
             "--policy" => {
                 a.policy = match value.as_str() {
                     "dcs" => Policy::Dcs,
@@ -139,6 +144,9 @@ fn main() -> Result<(), Failure> {
         ..ExecutorConfig::default()
     };
     cfg.pool.policy = a.policy;
+    if let (Some(n), Some(p)) = (a.probation_dcis, cfg.pool.probation.as_mut()) {
+        p.dcis = n;
+    }
     let cq = ctx.create_cq(cfg.cq_size())?;
     let mut exec = Executor::new(&mlx5, &pd, cq, cfg)?;
     let object: Vec<u8> = (0..HUGE).map(|i| (i as u8).wrapping_mul(31).wrapping_add(7)).collect();

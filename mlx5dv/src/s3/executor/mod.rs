@@ -285,7 +285,7 @@ impl Executor {
                 "mlx5dv::s3::Executor::new",
                 "the executor runs the transfers of clients that have not answered yet on DCIs of their own, so that \
                  tokens naming dead or forged DCTs cannot hold the DCIs proven clients use: set pool.probation \
-                 (ExecutorConfig::default has 2 DCIs) and unproven_transfers to at least 1",
+                 (ExecutorConfig::default has 8 DCIs) and unproven_transfers to at least 1",
             );
             return Err(Returned::new(error, cq));
         }
