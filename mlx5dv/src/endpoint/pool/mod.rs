@@ -625,7 +625,9 @@ impl DciPool {
         self.post_on(d, &p)?;
         self.next_token += 1;
         let e = &mut self.eps[i];
-        if matches!(self.policy, Policy::Dcs | Policy::DcsQuota { .. }) && e.dci.is_none() {
+        if e.dci.is_none() {
+            // Dcs, DcsQuota, and any policy's endpoint on probation: the DCI is its own until
+            // its last request is in (`retire`).
             e.dci = Some(d);
             e.since_acquire = 0;
             self.slots[d].holder = Some(ep.0);

@@ -33,7 +33,7 @@ impl DciPool {
     pub(super) fn retire(&mut self, d: usize, ep: usize) {
         let e = &mut self.eps[ep];
         e.outstanding -= 1;
-        if e.outstanding == 0 && matches!(self.policy, Policy::Dcs | Policy::DcsQuota { .. }) {
+        if e.outstanding == 0 && self.slots[d].holder == Some(ep as u32) {
             e.dci = None;
             e.since_acquire = 0;
             self.slots[d].holder = None;

@@ -54,8 +54,10 @@ impl DciPool {
         let e = &mut self.eps[i];
         if e.probation {
             e.probation = false;
-            // Dcs, DcsQuota: it takes one of the other DCIs once it has given its own back.
-            e.rebind = e.dci.is_some() && matches!(self.policy, Policy::Rand { .. } | Policy::Streams { .. });
+            // Dcs, DcsQuota: it takes one of the other DCIs once it has given its own back;
+            // Rand, Streams: its fixed one among them, once its last request on a probation
+            // DCI is in.
+            e.rebind = matches!(self.policy, Policy::Rand { .. } | Policy::Streams { .. });
             if e.outstanding == 0 {
                 self.rebind(i);
             }
