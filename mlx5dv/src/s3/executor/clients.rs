@@ -1,6 +1,7 @@
-//! The clients an [`Executor`] remembers: the key naming a client's DCT, its endpoint and
-//! standing (probation, proven, idle, gone), and the table's upkeep (kept idle clients,
-//! demotion, release).
+//! The clients an [`Executor`] reaches: the key naming a client's DCT, its endpoint and
+//! standing (probation, proven, idle, gone), and the caches' upkeep (kept idle clients and
+//! unused address handles, demotion, release; the standing of released clients goes to
+//! [`Standing`]).
 
 use super::paths::UNREACHABLE_FOR;
 use super::*;
@@ -19,6 +20,14 @@ pub(super) enum PathKey {
     Gid([u8; 16]),
 }
 
+/// An address handle, the clients using it, and (unused and kept) its stamp in the
+/// executor's `unused_ahs`.
+pub(super) struct PathAh {
+    pub(super) ah: Ah,
+    pub(super) users: u32,
+    pub(super) unused: Option<u64>,
+}
+
 pub(super) struct ClientEp {
     pub(super) ep: EndpointId,
     /// Transfers of this client not yet finished.
@@ -33,8 +42,9 @@ pub(super) struct ClientEp {
     pub(super) idle: Option<u64>,
     /// A message of it completed: its endpoint left probation.
     pub(super) proven: bool,
-    /// When it last went idle, its last transfer finished (it had answered): kept idle
-    /// longer than `proven_idle`, it goes back on probation.
+    /// When it last went idle, its last transfer finished (it had answered), or (never idle
+    /// yet) when it was added: kept idle longer than `proven_idle`, it goes back on
+    /// probation; released, its standing says it answered then.
     pub(super) idle_since: Instant,
 }
 
@@ -68,17 +78,20 @@ impl Executor {
             }
             if c.idle.take().is_some() {
                 // Busy again: its entry in the idle queue is stale from now on.
-                self.idle_clients -= 1;
+                self.idle.unlink();
             }
             c.active += 1;
             return Ok(Some((c.ep, c.proven)));
         }
-        if full {
+        // Released before, its standing remembered: proven if it answered within proven_idle
+        // and its last transfer did not time out.
+        let proven = self.standing.proven(&client);
+        if full && !proven {
             return Err(self.unproven_refused(tenant_full));
         }
         let path = self.path.path_to(target, self.sgid_index);
         let ah = match (self.ahs.get(&client.path), &self.resolver) {
-            (Some((ah, _)), _) => ah.clone(),
+            (Some(p), _) => p.ah.clone(),
             (None, Some(resolver)) => {
                 if let Some((at, e)) = self.unreachable.get(&client.path) {
                     if at.elapsed() < UNREACHABLE_FOR {
@@ -95,7 +108,12 @@ impl Executor {
         };
         let mut peer = DcPeer::new(&ah, target, self.key);
         let ep = loop {
-            match self.pool.add_endpoint_on_probation(peer) {
+            let added = if proven {
+                self.pool.add_endpoint(peer)
+            } else {
+                self.pool.add_endpoint_on_probation(peer)
+            };
+            match added {
                 Ok(ep) => break ep,
                 Err(r) if r.error().errno() == Some(libc::ENOSPC) => {
                     // Make room: the least recently used idle client goes.
@@ -112,7 +130,12 @@ impl Executor {
                 Err(r) => return Err(r.into()),
             }
         };
-        self.ahs.entry(client.path).or_insert((ah, 0)).1 += 1;
+        self.use_ah(client.path, ah);
+        if proven {
+            // Its endpoint carries its standing from now on.
+            self.standing.forget(&client);
+            self.stats.recalled += 1;
+        }
         self.clients.insert(
             client,
             ClientEp {
@@ -121,11 +144,67 @@ impl Executor {
                 gone: false,
                 replaying: 0,
                 idle: None,
-                proven: false,
+                proven,
                 idle_since: Instant::now(),
             },
         );
-        Ok(Some((ep, false)))
+        Ok(Some((ep, proven)))
+    }
+
+    /// One more client uses `path`'s address handle `ah` (kept unused until now, or new).
+    fn use_ah(&mut self, path: PathKey, ah: Ah) {
+        let p = self.ahs.entry(path).or_insert(PathAh {
+            ah,
+            users: 0,
+            unused: None,
+        });
+        p.users += 1;
+        if p.unused.take().is_some() {
+            self.unused_ahs.unlink();
+        }
+    }
+
+    /// A client let go of `path`'s address handle ([`Executor::park_ah`]).
+    pub(super) fn drop_ah_user(&mut self, path: PathKey) {
+        if let Some(p) = self.ahs.get_mut(&path) {
+            p.users = p.users.saturating_sub(1);
+            self.park_ah(path);
+        }
+    }
+
+    /// `path`'s address handle, if no client uses it, is kept for the path's next client
+    /// (the least recently used unused one going past `kept_address_handles`).
+    pub(super) fn park_ah(&mut self, path: PathKey) {
+        if !self.ahs.get(&path).is_some_and(|p| p.users == 0 && p.unused.is_none()) {
+            return;
+        }
+        if self.unused_ahs.bound() == 0 {
+            self.ahs.remove(&path);
+            return;
+        }
+        let ahs = &self.ahs;
+        let stamp = self
+            .unused_ahs
+            .push(path, |k, stamp| ahs.get(k).is_some_and(|p| p.unused == Some(stamp)));
+        if let Some(p) = self.ahs.get_mut(&path) {
+            p.unused = Some(stamp);
+        }
+        if self.unused_ahs.live() > self.unused_ahs.bound() {
+            if let Some(old) = self.oldest_unused_ah() {
+                self.ahs.remove(&old);
+            }
+        }
+    }
+
+    /// Takes the least recently used unused address handle's path out of the queue (its
+    /// handle still in `ahs`).
+    pub(super) fn oldest_unused_ah(&mut self) -> Option<PathKey> {
+        let ahs = &mut self.ahs;
+        self.unused_ahs.pop(|k, stamp| {
+            ahs.get_mut(k)
+                .filter(|p| p.unused == Some(stamp))
+                .is_some_and(|p| p.unused.take().is_some())
+        })
     }
 
     /// The refusal of a client on probation while `unproven_transfers` such transfers run,
@@ -201,46 +280,43 @@ impl Executor {
     }
 
     /// Drops `client` (its endpoint already gone) from the table, counted as released, and
-    /// its address handle if no other client uses it.
+    /// lets go of its address handle. Its standing is remembered if it is proven and its
+    /// last transfer did not time out: it answered when its last transfer finished.
     fn forget(&mut self, client: ClientKey) {
-        if self.clients.remove(&client).is_some_and(|c| c.idle.is_some()) {
-            self.idle_clients -= 1;
-        }
-        self.stats.released += 1;
-        if let Some(entry) = self.ahs.get_mut(&client.path) {
-            entry.1 -= 1;
-            if entry.1 == 0 {
-                self.ahs.remove(&client.path);
+        if let Some(c) = self.clients.remove(&client) {
+            if c.idle.is_some() {
+                self.idle.unlink();
+            }
+            if c.proven && !c.gone {
+                self.standing.remember(client, c.idle_since);
             }
         }
+        self.stats.released += 1;
+        self.drop_ah_user(client.path);
     }
 
     /// Keeps `client` (idle now) for its next transfer, as the most recently used.
     pub(super) fn keep_idle_client(&mut self, client: ClientKey) {
-        let stamp = self.next_idle_stamp;
-        self.next_idle_stamp += 1;
+        if !self.clients.contains_key(&client) {
+            return;
+        }
+        let clients = &self.clients;
+        let stamp = self
+            .idle
+            .push(client, |k, stamp| clients.get(k).is_some_and(|c| c.idle == Some(stamp)));
         if let Some(c) = self.clients.get_mut(&client) {
             c.idle = Some(stamp);
-            c.idle_since = Instant::now();
-            self.idle_clients += 1;
-            self.idle.push_back((client, stamp));
-        }
-        if self.idle.len() >= 2 * self.keep_idle.max(1) {
-            let clients = &self.clients;
-            self.idle
-                .retain(|(k, stamp)| clients.get(k).is_some_and(|c| c.idle == Some(*stamp)));
         }
     }
 
     /// Takes the least recently used idle client out of the queue (still with its endpoint).
     pub(super) fn oldest_idle(&mut self) -> Option<ClientKey> {
-        while let Some((k, stamp)) = self.idle.pop_front() {
-            if let Some(c) = self.clients.get_mut(&k).filter(|c| c.idle == Some(stamp)) {
-                c.idle = None;
-                self.idle_clients -= 1;
-                return Some(k);
-            }
-        }
-        None
+        let clients = &mut self.clients;
+        self.idle.pop(|k, stamp| {
+            clients
+                .get_mut(k)
+                .filter(|c| c.idle == Some(stamp))
+                .is_some_and(|c| c.idle.take().is_some())
+        })
     }
 }
