@@ -43,9 +43,10 @@ pub(super) struct ClientEp {
     /// A message of it completed: its endpoint left probation.
     pub(super) proven: bool,
     /// When it last went idle, its last transfer finished (it had answered), or (never idle
-    /// yet) when it was added: kept idle longer than `proven_idle`, it goes back on
-    /// probation; released, its standing says it answered then.
-    pub(super) idle_since: Instant,
+    /// yet) when it was added, on the standing table's clock ([`Standing::now`]): kept idle
+    /// longer than `proven_idle`, it goes back on probation; released, its standing says it
+    /// answered then.
+    pub(super) idle_since: u64,
 }
 
 impl Executor {
@@ -62,11 +63,14 @@ impl Executor {
         tenant_full: Option<Tenant>,
     ) -> Result<Option<(EndpointId, bool)>> {
         let full = !admitted && (self.unproven >= self.max_unproven || tenant_full.is_some());
-        if self
-            .clients
-            .get(&client)
-            .is_some_and(|c| c.proven && c.idle.is_some() && c.idle_since.elapsed() > self.proven_idle)
-        {
+        let stale = match self.clients.get(&client) {
+            Some(c) if c.proven && c.idle.is_some() => {
+                let now = self.standing.now();
+                !self.standing.fresh(c.idle_since, now)
+            }
+            _ => false,
+        };
+        if stale {
             if full {
                 return Err(self.unproven_refused(tenant_full));
             }
@@ -85,13 +89,20 @@ impl Executor {
         }
         // Released before, its standing remembered: proven if it answered within proven_idle
         // and its last transfer did not time out.
-        let proven = self.standing.proven(&client);
-        if full && !proven {
+        let now = self.standing.now();
+        if full && !self.standing.proven(&client, now) {
             return Err(self.unproven_refused(tenant_full));
         }
         let path = self.path.path_to(target, self.sgid_index);
-        let ah = match (self.ahs.get(&client.path), &self.resolver) {
-            (Some(p), _) => p.ah.clone(),
+        // The path's handle, counted as used by one more client from here on.
+        let ah = match (self.ahs.get_mut(&client.path), &self.resolver) {
+            (Some(p), _) => {
+                p.users += 1;
+                if p.unused.take().is_some() {
+                    self.unused_ahs.unlink();
+                }
+                p.ah.clone()
+            }
             (None, Some(resolver)) => {
                 if let Some((at, e)) = self.unreachable.get(&client.path) {
                     if at.elapsed() < UNREACHABLE_FOR {
@@ -104,21 +115,32 @@ impl Executor {
                 }
                 return Ok(None);
             }
-            (None, None) => self.pd.create_ah(self.port, &path)?,
+            (None, None) => {
+                let ah = self.pd.create_ah(self.port, &path)?;
+                let p = PathAh {
+                    ah: ah.clone(),
+                    users: 1,
+                    unused: None,
+                };
+                self.ahs.insert(client.path, p);
+                ah
+            }
         };
+        let answered = self.standing.take(&client, now);
+        let proven = answered.is_some();
         let mut peer = DcPeer::new(&ah, target, self.key);
-        let ep = loop {
+        let added = loop {
             let added = if proven {
                 self.pool.add_endpoint(peer)
             } else {
                 self.pool.add_endpoint_on_probation(peer)
             };
             match added {
-                Ok(ep) => break ep,
+                Ok(ep) => break Ok(ep),
                 Err(r) if r.error().errno() == Some(libc::ENOSPC) => {
                     // Make room: the least recently used idle client goes.
                     let Some(old) = self.oldest_idle() else {
-                        return Err(Error::from_errno(
+                        break Err(Error::from_errno(
                             OP_SUBMIT,
                             libc::EAGAIN,
                             "every endpoint of the pool serves a client with transfers running: poll, then submit again (or raise PoolConfig::max_endpoints)",
@@ -127,13 +149,21 @@ impl Executor {
                     self.release(old);
                     peer = r.into_inner();
                 }
-                Err(r) => return Err(r.into()),
+                Err(r) => break Err(r.into()),
             }
         };
-        self.use_ah(client.path, ah);
+        let ep = match added {
+            Ok(ep) => ep,
+            Err(e) => {
+                // Not added: the handle's use and the standing taken go back.
+                self.drop_ah_user(client.path);
+                if let Some(at) = answered {
+                    self.standing.remember(client, at);
+                }
+                return Err(e);
+            }
+        };
         if proven {
-            // Its endpoint carries its standing from now on.
-            self.standing.forget(&client);
             self.stats.recalled += 1;
         }
         self.clients.insert(
@@ -145,30 +175,19 @@ impl Executor {
                 replaying: 0,
                 idle: None,
                 proven,
-                idle_since: Instant::now(),
+                idle_since: now,
             },
         );
         Ok(Some((ep, proven)))
-    }
-
-    /// One more client uses `path`'s address handle `ah` (kept unused until now, or new).
-    fn use_ah(&mut self, path: PathKey, ah: Ah) {
-        let p = self.ahs.entry(path).or_insert(PathAh {
-            ah,
-            users: 0,
-            unused: None,
-        });
-        p.users += 1;
-        if p.unused.take().is_some() {
-            self.unused_ahs.unlink();
-        }
     }
 
     /// A client let go of `path`'s address handle ([`Executor::park_ah`]).
     pub(super) fn drop_ah_user(&mut self, path: PathKey) {
         if let Some(p) = self.ahs.get_mut(&path) {
             p.users = p.users.saturating_sub(1);
-            self.park_ah(path);
+            if p.users == 0 {
+                self.park_ah(path);
+            }
         }
     }
 

@@ -204,7 +204,6 @@ pub struct Executor {
     key: DcKey,
     max_message: u64,
     keep_idle: usize,
-    proven_idle: Duration,
     transfers: Vec<Transfer>,
     free: Vec<u32>,
     /// The tenants with transfers not yet finished, and their transfers with messages not
@@ -318,7 +317,6 @@ impl Executor {
             key: cfg.key,
             max_message: u64::from(max_msg),
             keep_idle: cfg.keep_idle.min(endpoints),
-            proven_idle: cfg.proven_idle,
             transfers: (0..cfg.max_transfers).map(|_| Transfer::free()).collect(),
             free: (0..cfg.max_transfers as u32).rev().collect(),
             tenants: Tenants::new(cfg.max_transfers),

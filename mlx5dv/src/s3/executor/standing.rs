@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// The longest `proven_idle` the table honours (a longer one counts as this): entries' times
 /// are 32-bit milliseconds, and no entry outlives three of these (see [`Standing::age`]).
-const LONGEST_IDLE_MS: u32 = u32::MAX / 4;
+const LONGEST_IDLE_MS: u64 = 1 << 30;
 
 /// Clients that answered and whose last transfer did not time out, each with when it last
 /// answered (milliseconds since the table was made, 32 bits): a client in it that answered
@@ -31,10 +31,13 @@ pub(super) struct Standing {
     old: HashMap<ClientKey, u32, KeyedHash>,
     /// Entries a generation holds at most.
     per_generation: usize,
-    /// When the young generation began.
-    young_since: Instant,
+    /// When the young generation began (the table's clock: [`Standing::now`]).
+    young_since: u64,
+    /// The clock's last reading.
+    last: u64,
     epoch: Instant,
-    proven_idle: Duration,
+    /// `proven_idle`, in milliseconds.
+    idle_ms: u64,
 }
 
 impl Standing {
@@ -49,15 +52,31 @@ impl Standing {
             buckets *= 2;
         }
         let per_generation = if half < 7 { half } else { buckets / 8 * 7 };
-        let now = Instant::now();
         Standing {
             young: HashMap::with_hasher(KeyedHash::random()),
             old: HashMap::with_hasher(KeyedHash::random()),
             per_generation,
-            young_since: now,
-            epoch: now,
-            proven_idle: proven_idle.min(Duration::from_millis(u64::from(LONGEST_IDLE_MS))),
+            young_since: 0,
+            last: 0,
+            epoch: Instant::now(),
+            idle_ms: u64::try_from(proven_idle.as_millis()).map_or(LONGEST_IDLE_MS, |ms| ms.min(LONGEST_IDLE_MS)),
         }
+    }
+
+    /// The table's clock, which clients' answers are stamped with: milliseconds since it
+    /// was made.
+    #[inline]
+    pub(super) fn now(&mut self) -> u64 {
+        let d = self.epoch.elapsed();
+        self.last = d.as_secs() * 1000 + u64::from(d.subsec_millis());
+        self.last
+    }
+
+    /// Whether an answer at `then` is recent enough at `now` to prove its client
+    /// (`proven_idle`; both read from [`Standing::now`]).
+    #[inline]
+    pub(super) fn fresh(&self, then: u64, now: u64) -> bool {
+        now.saturating_sub(then) <= self.idle_ms
     }
 
     /// Clients remembered (their standing stale or not).
@@ -65,64 +84,76 @@ impl Standing {
         self.young.len() + self.old.len()
     }
 
-    /// Whether `client` answered within `proven_idle` and its last transfer did not time out.
-    #[inline]
-    pub(super) fn proven(&mut self, client: &ClientKey) -> bool {
-        if self.young.is_empty() && self.old.is_empty() {
-            return false;
-        }
-        let now = Instant::now();
+    /// Whether `client` answered within `proven_idle` of `now` and its last transfer did not
+    /// time out.
+    pub(super) fn proven(&mut self, client: &ClientKey, now: u64) -> bool {
         self.age(now);
-        let Some(&then) = self.young.get(client).or_else(|| self.old.get(client)) else {
-            return false;
-        };
-        u128::from(self.ms(now).wrapping_sub(then)) <= self.proven_idle.as_millis()
+        let then = self.young.get(client).or_else(|| self.old.get(client));
+        then.is_some_and(|&then| self.fresh_stamp(then, now))
     }
 
-    /// Remembers that `client` answered at `at` and its last transfer did not time out.
-    pub(super) fn remember(&mut self, client: ClientKey, at: Instant) {
+    /// `client`'s standing taken out of the table (its endpoint carries it from now on):
+    /// when it answered, if within `proven_idle` of `now` (None: a stranger).
+    #[inline]
+    pub(super) fn take(&mut self, client: &ClientKey, now: u64) -> Option<u64> {
+        if self.young.is_empty() && self.old.is_empty() {
+            return None;
+        }
+        self.age(now);
+        let then = match self.young.remove(client) {
+            Some(then) => then,
+            None => self.old.remove(client)?,
+        };
+        // The answer's full time: `now` less the entry's age (read modulo 2^32).
+        let age = u64::from((now as u32).wrapping_sub(then));
+        (age <= self.idle_ms).then(|| now - age.min(now))
+    }
+
+    /// Remembers that `client` answered at `at` (the table's clock) and its last transfer did
+    /// not time out.
+    pub(super) fn remember(&mut self, client: ClientKey, at: u64) {
         if self.per_generation == 0 {
             return;
         }
-        let now = Instant::now();
+        let now = self.last.max(at);
         self.age(now);
         if self.young.len() >= self.per_generation {
             self.rotate(now);
         }
-        self.old.remove(&client);
-        let at = self.ms(at);
-        self.young.insert(client, at);
+        // (Not in the old generation: a client's entry is taken out when its endpoint is made.)
+        self.young.insert(client, at as u32);
     }
 
-    /// Forgets `client` (its endpoint carries its standing from now on, or it timed out).
+    /// Forgets `client`.
+    #[cfg(test)]
     pub(super) fn forget(&mut self, client: &ClientKey) {
         if self.young.remove(client).is_none() {
             self.old.remove(client);
         }
     }
 
-    /// `at` in the entries' time: milliseconds since the table was made, modulo 2^32 (an
-    /// entry's age is read modulo 2^32 too, right since no entry lives 2^32 ms: see `age`).
-    fn ms(&self, at: Instant) -> u32 {
-        at.saturating_duration_since(self.epoch).as_millis() as u32
+    /// Whether an entry stamped `then` (32 bits) is fresh at `now`.
+    fn fresh_stamp(&self, then: u32, now: u64) -> bool {
+        u64::from((now as u32).wrapping_sub(then)) <= self.idle_ms
     }
 
     /// Forgets what is worth nothing now: the old generation once the young one is
     /// `proven_idle` old (all its entries are older), both once it is twice that. An entry
-    /// therefore lives less than three `proven_idle`s, at most 3 x 2^30 ms.
-    fn age(&mut self, now: Instant) {
-        let since = now.saturating_duration_since(self.young_since);
-        if since >= 2 * self.proven_idle {
-            self.young.clear();
-            self.old.clear();
-            self.young_since = now;
-        } else if since >= self.proven_idle {
+    /// therefore lives less than three `proven_idle`s, at most 3 x 2^30 ms, and its age read
+    /// modulo 2^32 is right.
+    #[inline]
+    fn age(&mut self, now: u64) {
+        let since = now.saturating_sub(self.young_since);
+        if since >= self.idle_ms {
+            if since >= 2 * self.idle_ms {
+                self.young.clear();
+            }
             self.rotate(now);
         }
     }
 
     /// The young generation becomes the old one; the old one is forgotten.
-    fn rotate(&mut self, now: Instant) {
+    fn rotate(&mut self, now: u64) {
         self.old.clear();
         std::mem::swap(&mut self.young, &mut self.old);
         self.young_since = now;
@@ -133,7 +164,7 @@ impl Standing {
 mod tests {
     use super::super::clients::{ClientKey, PathKey};
     use super::Standing;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     fn key(i: u32) -> ClientKey {
         ClientKey {
@@ -145,21 +176,28 @@ mod tests {
     #[test]
     fn a_client_remembered_within_proven_idle_is_proven_and_a_forgotten_one_is_not() {
         let mut s = Standing::new(16, Duration::from_secs(60));
-        assert!(!s.proven(&key(1)), "never seen");
-        s.remember(key(1), Instant::now());
-        assert!(s.proven(&key(1)));
-        assert!(!s.proven(&key(2)));
+        let now = s.now();
+        assert!(!s.proven(&key(1), now), "never seen");
+        s.remember(key(1), now);
+        assert!(s.proven(&key(1), now));
+        assert!(!s.proven(&key(2), now));
         s.forget(&key(1));
-        assert!(!s.proven(&key(1)), "forgotten (it timed out)");
+        assert!(!s.proven(&key(1), now), "forgotten (it timed out)");
+        s.remember(key(1), now);
+        let later = s.now();
+        assert_eq!(s.take(&key(1), later), Some(now), "taken, with when it answered");
+        assert_eq!(s.take(&key(1), later), None, "taken out");
     }
 
     #[test]
     fn an_answer_older_than_proven_idle_proves_nothing() {
         let mut s = Standing::new(16, Duration::from_millis(20));
-        s.remember(key(1), Instant::now());
+        let now = s.now();
+        s.remember(key(1), now);
         // Past twice proven_idle (a slow machine only sleeps longer).
         std::thread::sleep(Duration::from_millis(40));
-        assert!(!s.proven(&key(1)), "a proof is not banked");
+        let now = s.now();
+        assert!(!s.proven(&key(1), now), "a proof is not banked");
         assert_eq!(s.len(), 0, "both generations, past proven_idle, went");
     }
 
@@ -167,23 +205,26 @@ mod tests {
     fn the_table_never_holds_more_than_its_entries_and_keeps_the_last_ones_remembered() {
         let mut s = Standing::new(64, Duration::from_secs(60));
         for i in 0..10_000 {
-            s.remember(key(i), Instant::now());
+            let now = s.now();
+            s.remember(key(i), now);
             assert!(s.len() <= 64, "{} entries", s.len());
         }
+        let now = s.now();
         // The last generation's worth of inserts is always remembered.
         assert_eq!(
             s.per_generation, 28,
             "half of 64, rounded down to 7/8 of a power of two"
         );
-        assert!((10_000 - 28..10_000).all(|i| s.proven(&key(i))));
-        assert!(!s.proven(&key(0)));
+        assert!((10_000 - 28..10_000).all(|i| s.proven(&key(i), now)));
+        assert!(!s.proven(&key(0), now));
     }
 
     #[test]
     fn no_entries_remember_nothing() {
         let mut s = Standing::new(0, Duration::from_secs(60));
-        s.remember(key(1), Instant::now());
-        assert!(!s.proven(&key(1)));
+        let now = s.now();
+        s.remember(key(1), now);
+        assert!(!s.proven(&key(1), now));
         assert_eq!(s.len(), 0);
     }
 }

@@ -440,7 +440,7 @@ impl Executor {
         if c.active > 0 {
             return;
         }
-        c.idle_since = Instant::now();
+        c.idle_since = self.standing.now();
         if c.gone || !c.proven || self.keep_idle == 0 {
             self.release(client);
             return;
