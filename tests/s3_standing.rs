@@ -7,19 +7,12 @@
 //! bounded. Every verdict counts requests per DCI (`DciPool::posted_per_dci`) and the
 //! executor's counters: none depends on how busy the machine is.
 
-use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, ExecutorConfig, Exposed, RdmaToken};
-use mlx5dv::{Context, DcKey, Mlx5Context, Mr, Pd, WcStatus};
-use mlx5dv_suite::device::{open, pool_cq, test_backend};
-use mlx5dv_suite::s3_pattern;
+use mlx5dv::s3::{Client, ClientConfig, Direction, Done, Executor, Exposed, RdmaToken};
+use mlx5dv::{DcKey, Mr, WcStatus};
+use mlx5dv_suite::{s3_pattern, S3Node};
 use std::time::{Duration, Instant};
 
 const KEY: DcKey = DcKey::new(0x5333_5253_4b45_5931);
-
-struct Node {
-    ctx: Context,
-    mlx5: Mlx5Context,
-    pd: Pd,
-}
 
 /// A client of the node: its DCT, a 4 KiB buffer behind it and a GET token for it.
 struct Peer {
@@ -28,47 +21,24 @@ struct Peer {
     _client: Client,
 }
 
-fn node() -> Node {
-    let (ctx, _, _) = open();
-    let mlx5 = ctx.mlx5().expect("an mlx5 device");
-    let pd = ctx.alloc_pd().expect("PD");
-    Node { ctx, mlx5, pd }
+fn peer(n: &S3Node) -> Peer {
+    let client = Client::new(&n.mlx5, &n.pd, KEY, ClientConfig::default()).expect("client DCT");
+    let mut buf = mlx5dv_suite::s3_exposed(&n.pd, &client, 4096, 0);
+    let (_, token) = buf.mint(0, 4096, Direction::Get).expect("mint");
+    Peer {
+        token,
+        _buf: buf,
+        _client: client,
+    }
 }
 
-impl Node {
-    /// The executor's defaults but for `f`, a dead client failing in a few milliseconds.
-    fn executor(&self, f: impl FnOnce(&mut ExecutorConfig)) -> Executor {
-        let mut cfg = ExecutorConfig {
-            key: KEY,
-            ..ExecutorConfig::default()
-        };
-        cfg.pool.backend = test_backend();
-        cfg.pool.rts.timeout = 10;
-        cfg.pool.rts.retry_cnt = 2;
-        f(&mut cfg);
-        Executor::new(&self.mlx5, &self.pd, pool_cq(&self.ctx, 1024), cfg).expect("executor")
-    }
-
-    fn peer(&self) -> Peer {
-        let client = Client::new(&self.mlx5, &self.pd, KEY, ClientConfig::default()).expect("client DCT");
-        let mut buf = mlx5dv_suite::s3_exposed(&self.pd, &client, 4096, 0);
-        let (_, token) = buf.mint(0, 4096, Direction::Get).expect("mint");
-        Peer {
-            token,
-            _buf: buf,
-            _client: client,
-        }
-    }
-
-    /// A 4 KiB server-side buffer the executor holds.
-    fn object(&self, exec: &mut Executor) -> Mr<Vec<u8>> {
-        let mr = self
-            .pd
-            .register(s3_pattern(4096, 3), mlx5dv::Access::LOCAL_WRITE)
+/// A 4 KiB server-side buffer the executor holds.
+fn object(n: &S3Node, exec: &mut Executor) -> Mr<Vec<u8>> {
+    let mr =
+        n.pd.register(s3_pattern(4096, 3), mlx5dv::Access::LOCAL_WRITE)
             .expect("register");
-        exec.hold(&mr).expect("hold");
-        mr
-    }
+    exec.hold(&mr).expect("hold");
+    mr
 }
 
 /// Requests posted so far on the main DCIs and on the probation DCIs.
@@ -102,10 +72,10 @@ fn get(exec: &mut Executor, object: &Mr<Vec<u8>>, token: &RdmaToken, id: u64) ->
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn returning_proven_clients_past_keep_idle_run_on_the_main_dcis_not_on_probation() {
     // 16 rotating clients, 2 kept idle: every return finds its endpoint released.
-    let n = node();
-    let mut exec = n.executor(|c| c.keep_idle = 2);
-    let object = n.object(&mut exec);
-    let peers: Vec<Peer> = (0..16).map(|_| n.peer()).collect();
+    let n = S3Node::open();
+    let mut exec = n.executor(KEY, |c| c.keep_idle = 2);
+    let object = object(&n, &mut exec);
+    let peers: Vec<Peer> = (0..16).map(|_| peer(&n)).collect();
     for (i, p) in peers.iter().enumerate() {
         let (done, (_, probation)) = get(&mut exec, &object, &p.token, i as u64);
         assert!(done.is_ok(), "first contact: {done:?}");
@@ -137,10 +107,10 @@ fn returning_proven_clients_past_keep_idle_run_on_the_main_dcis_not_on_probation
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn a_released_proven_client_is_back_on_probation_once_a_transfer_of_it_timed_out() {
-    let n = node();
-    let mut exec = n.executor(|c| c.keep_idle = 0);
-    let object = n.object(&mut exec);
-    let peer = n.peer();
+    let n = S3Node::open();
+    let mut exec = n.executor(KEY, |c| c.keep_idle = 0);
+    let object = object(&n, &mut exec);
+    let peer = peer(&n);
     assert!(get(&mut exec, &object, &peer.token, 0).0.is_ok(), "first contact");
     let (done, on) = get(&mut exec, &object, &peer.token, 1);
     assert!(done.is_ok(), "{done:?}");
@@ -167,13 +137,13 @@ fn a_released_proven_client_is_back_on_probation_once_a_transfer_of_it_timed_out
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn a_released_client_whose_last_answer_is_older_than_proven_idle_is_back_on_probation() {
     const IDLE: Duration = Duration::from_millis(100);
-    let n = node();
-    let mut exec = n.executor(|c| {
+    let n = S3Node::open();
+    let mut exec = n.executor(KEY, |c| {
         c.keep_idle = 0;
         c.proven_idle = IDLE;
     });
-    let object = n.object(&mut exec);
-    let peer = n.peer();
+    let object = object(&n, &mut exec);
+    let peer = peer(&n);
     assert!(get(&mut exec, &object, &peer.token, 0).0.is_ok(), "first contact");
     let (done, on) = get(&mut exec, &object, &peer.token, 1);
     assert!(done.is_ok(), "{done:?}");
@@ -188,10 +158,10 @@ fn a_released_client_whose_last_answer_is_older_than_proven_idle_is_back_on_prob
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn a_hosts_address_handle_outlives_its_last_client_until_release_idle() {
-    let n = node();
-    let mut exec = n.executor(|c| c.keep_idle = 0);
-    let object = n.object(&mut exec);
-    let peer = n.peer();
+    let n = S3Node::open();
+    let mut exec = n.executor(KEY, |c| c.keep_idle = 0);
+    let object = object(&n, &mut exec);
+    let peer = peer(&n);
     assert!(get(&mut exec, &object, &peer.token, 0).0.is_ok());
     assert_eq!(exec.clients(), 0, "keep_idle 0: the endpoint is released");
     assert_eq!(exec.address_handles(), 1, "the host's address handle is kept");
@@ -204,15 +174,15 @@ fn a_hosts_address_handle_outlives_its_last_client_until_release_idle() {
 #[test]
 #[ignore = "needs an mlx5 device: scripts/soft-mlx5"]
 fn the_standing_table_never_holds_more_than_remembered_clients() {
-    let n = node();
-    let mut exec = n.executor(|c| {
+    let n = S3Node::open();
+    let mut exec = n.executor(KEY, |c| {
         c.keep_idle = 0;
         c.remembered_clients = 16;
     });
-    let object = n.object(&mut exec);
+    let object = object(&n, &mut exec);
     let mut most = 0;
     for i in 0..40u64 {
-        let peer = n.peer();
+        let peer = peer(&n);
         assert!(get(&mut exec, &object, &peer.token, i).0.is_ok());
         most = most.max(exec.remembered());
     }

@@ -28,6 +28,13 @@ pub(super) struct PathAh {
     pub(super) unused: Option<u64>,
 }
 
+impl PathAh {
+    /// Its stamp in `unused_ahs` ([`Lru`]).
+    fn unused(&mut self) -> &mut Option<u64> {
+        &mut self.unused
+    }
+}
+
 pub(super) struct ClientEp {
     pub(super) ep: EndpointId,
     /// Transfers of this client not yet finished.
@@ -47,6 +54,13 @@ pub(super) struct ClientEp {
     /// longer than `proven_idle`, it goes back on probation; released, its standing says it
     /// answered then.
     pub(super) idle_since: u64,
+}
+
+impl ClientEp {
+    /// Its stamp in the executor's `idle` queue ([`Lru`]).
+    fn idle(&mut self) -> &mut Option<u64> {
+        &mut self.idle
+    }
 }
 
 impl Executor {
@@ -201,13 +215,7 @@ impl Executor {
             self.ahs.remove(&path);
             return;
         }
-        let ahs = &self.ahs;
-        let stamp = self
-            .unused_ahs
-            .push(path, |k, stamp| ahs.get(k).is_some_and(|p| p.unused == Some(stamp)));
-        if let Some(p) = self.ahs.get_mut(&path) {
-            p.unused = Some(stamp);
-        }
+        self.unused_ahs.push(&mut self.ahs, path, PathAh::unused);
         if self.unused_ahs.live() > self.unused_ahs.bound() {
             if let Some(old) = self.oldest_unused_ah() {
                 self.ahs.remove(&old);
@@ -218,12 +226,7 @@ impl Executor {
     /// Takes the least recently used unused address handle's path out of the queue (its
     /// handle still in `ahs`).
     pub(super) fn oldest_unused_ah(&mut self) -> Option<PathKey> {
-        let ahs = &mut self.ahs;
-        self.unused_ahs.pop(|k, stamp| {
-            ahs.get_mut(k)
-                .filter(|p| p.unused == Some(stamp))
-                .is_some_and(|p| p.unused.take().is_some())
-        })
+        self.unused_ahs.pop(&mut self.ahs, PathAh::unused)
     }
 
     /// The refusal of a client on probation while `unproven_transfers` such transfers run,
@@ -316,26 +319,11 @@ impl Executor {
 
     /// Keeps `client` (idle now) for its next transfer, as the most recently used.
     pub(super) fn keep_idle_client(&mut self, client: ClientKey) {
-        if !self.clients.contains_key(&client) {
-            return;
-        }
-        let clients = &self.clients;
-        let stamp = self
-            .idle
-            .push(client, |k, stamp| clients.get(k).is_some_and(|c| c.idle == Some(stamp)));
-        if let Some(c) = self.clients.get_mut(&client) {
-            c.idle = Some(stamp);
-        }
+        self.idle.push(&mut self.clients, client, ClientEp::idle);
     }
 
     /// Takes the least recently used idle client out of the queue (still with its endpoint).
     pub(super) fn oldest_idle(&mut self) -> Option<ClientKey> {
-        let clients = &mut self.clients;
-        self.idle.pop(|k, stamp| {
-            clients
-                .get_mut(k)
-                .filter(|c| c.idle == Some(stamp))
-                .is_some_and(|c| c.idle.take().is_some())
-        })
+        self.idle.pop(&mut self.clients, ClientEp::idle)
     }
 }
