@@ -24,7 +24,9 @@ fn main() -> Result<(), Failure> {
         match flag.as_str() {
             "--endpoints" => endpoints = n,
             "--failures" => count = n,
-            other => return Err(format!("unknown option {other}: dc_fail_count [--endpoints N] [--failures F]").into()),
+            other => {
+                return Err(format!("unknown option {other}: dc_fail_count [--endpoints N] [--failures F]").into())
+            }
         }
     }
     let ctx = mlx5dv::open_device_from_env()?;
@@ -82,7 +84,14 @@ fn failures(pool: &mut DciPool, dead: EndpointId, buf: &mlx5dv::Mr<Vec<u8>>, cou
             rkey: 1,
         };
         loop {
-            match pool.post(dead, i as u64, Request::Write { local: buf.sge(0, 64)?, remote }) {
+            match pool.post(
+                dead,
+                i as u64,
+                Request::Write {
+                    local: buf.sge(0, 64)?,
+                    remote,
+                },
+            ) {
                 Ok(()) => break,
                 Err(e) if e.is_would_block() => {
                     if pool.poll(&mut out)? == 0 {
