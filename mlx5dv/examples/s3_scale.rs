@@ -2,7 +2,7 @@
 //! number of clients it serves grows, and how its DCIs are shared.
 //!
 //!   s3_scale node --clients N [--transfers T] [--in-flight F] [--bytes B] [--keep-idle K]
-//!                 [--max-endpoints E] [--hosts H]
+//!                 [--max-endpoints E] [--proven-idle-ms M] [--hosts H]
 //!
 //! Runs under `scripts/soft-mlx5-nodes K+1` (or on K+1 hosts with a shared directory as
 //! `SOFT_MLX5_RENDEZVOUS`): node 0 is the server, nodes 1..K hold the clients, client j on node
@@ -15,11 +15,14 @@
 //! waits for the server to finish, then checks every byte the server wrote into its clients'
 //! buffers.
 //!
-//! The server (the sync `Executor`, its defaults but for `--keep-idle`/`--max-endpoints`) runs
+//! The server (the sync `Executor`, its defaults but for `--keep-idle`, `--max-endpoints` and
+//! `--proven-idle-ms`) runs
 //! two phases, F transfers in flight at once, each a B-byte GET from one object's region:
 //! - A: first contact with each client, in order (min(N, T) transfers);
 //! - B: T more, round robin over all N (client (A + t) mod N): past `keep_idle` clients a
-//!   returning client was released and comes back as a stranger.
+//!   returning client's endpoint was released; its standing is remembered, so it comes back
+//!   on the main DCIs if it answered within `proven_idle` (2 s by default: a round longer
+//!   than that brings it back on probation, as a proof is not banked).
 //!
 //! Prints per phase: transfers, latency (median, 99th percentile, from submit to `Done`, wall
 //! time of the emulator, not of silicon), the executor's counters, requests per DCI (main and
@@ -48,6 +51,7 @@ struct Args {
     keep_idle: Option<usize>,
     max_endpoints: Option<usize>,
     hosts: usize,
+    proven_idle_ms: Option<usize>,
 }
 
 fn args() -> Result<Args, String> {
@@ -55,7 +59,8 @@ fn args() -> Result<Args, String> {
     if it.next().as_deref() != Some("node") {
         return Err(
             "usage: s3_scale node --clients N [--transfers T] [--in-flight F] [--bytes B] \
-                    [--keep-idle K] [--max-endpoints E] [--hosts H] (under scripts/soft-mlx5-nodes)"
+                    [--keep-idle K] [--max-endpoints E] [--proven-idle-ms M] [--hosts H] \
+                    (under scripts/soft-mlx5-nodes)"
                 .into(),
         );
     }
@@ -67,6 +72,7 @@ fn args() -> Result<Args, String> {
         keep_idle: None,
         max_endpoints: None,
         hosts: 1,
+        proven_idle_ms: None,
     };
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -79,6 +85,7 @@ fn args() -> Result<Args, String> {
             "--keep-idle" => a.keep_idle = Some(n),
             "--max-endpoints" => a.max_endpoints = Some(n),
             "--hosts" => a.hosts = n,
+            "--proven-idle-ms" => a.proven_idle_ms = Some(n),
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -208,6 +215,9 @@ fn serve(a: &Args, dir: &Path, holders: usize) -> Result<(), Failure> {
     if let Some(e) = a.max_endpoints {
         cfg.pool.max_endpoints = e;
     }
+    if let Some(ms) = a.proven_idle_ms {
+        cfg.proven_idle = Duration::from_millis(ms as u64);
+    }
     // Hosts: the distinct addresses (LIDs, GIDs) the clients' tokens name.
     let hosts = tokens
         .iter()
@@ -215,12 +225,15 @@ fn serve(a: &Args, dir: &Path, holders: usize) -> Result<(), Failure> {
         .collect::<std::collections::HashSet<_>>()
         .len();
     println!(
-        "server: {} clients on {hosts} hosts ({holders} nodes), {} DCIs + {} probation, keep_idle {}, max_endpoints {}; {}",
+        "server: {} clients on {hosts} hosts ({holders} nodes), {} DCIs + {} probation, keep_idle {}, max_endpoints {}, \
+         proven_idle {} ms, remembered_clients {}; {}",
         a.clients,
         cfg.pool.dcis,
         cfg.pool.probation.map_or(0, |p| p.dcis),
         cfg.keep_idle,
         cfg.pool.max_endpoints,
+        cfg.proven_idle.as_millis(),
+        cfg.remembered_clients,
         memory()
     );
     let cq = ctx.create_cq_with_channel(cfg.cq_size())?;
@@ -299,13 +312,14 @@ impl Run<'_> {
         let share = if fair > 0.0 { busiest / fair } else { 0.0 };
         println!(
             "phase {name}: {count} transfers in {:.2} s, latency median {:.0} us, p99 {:.0} us; refused for room {}, {} sleeps; \
-             {}; requests per DCI: main {main:?}, probation {probation:?} (the busiest {share:.2}x an even share); {}",
+             {}; {} remembered; requests per DCI: main {main:?}, probation {probation:?} (the busiest {share:.2}x an even share); {}",
             took.as_secs_f64(),
             us(pct(50)),
             us(pct(99)),
             self.refused,
             self.sleeps,
             delta(&before, &after),
+            self.exec.remembered(),
             memory()
         );
         Ok(())
@@ -374,9 +388,10 @@ impl Run<'_> {
 /// What the executor's counters moved by in a phase.
 fn delta(b: &ExecutorStats, a: &ExecutorStats) -> String {
     format!(
-        "executor: {} messages, {} released, {} proven, {} demoted, {} unproven refused",
+        "executor: {} messages, {} released, {} recalled, {} proven, {} demoted, {} unproven refused",
         a.messages - b.messages,
         a.released - b.released,
+        a.recalled - b.recalled,
         a.proven - b.proven,
         a.demoted - b.demoted,
         a.unproven_refused - b.unproven_refused

@@ -597,6 +597,48 @@ pub fn s3_exposed(pd: &mlx5dv::Pd, client: &mlx5dv::s3::Client, len: usize, seed
     client.expose(mr).expect("expose")
 }
 
+/// One emulated node's device, its mlx5 context and a PD, for the S3 executor's tests.
+pub struct S3Node {
+    pub ctx: mlx5dv::Context,
+    pub mlx5: mlx5dv::Mlx5Context,
+    pub pd: mlx5dv::Pd,
+}
+
+impl S3Node {
+    /// The test device ([`device::open`]), its mlx5 context and a PD.
+    ///
+    /// # Panics
+    /// When the device is not an mlx5 one, or no PD can be made.
+    pub fn open() -> S3Node {
+        let (ctx, _, _) = device::open();
+        let mlx5 = ctx.mlx5().expect("an mlx5 device");
+        let pd = ctx.alloc_pd().expect("PD");
+        S3Node { ctx, mlx5, pd }
+    }
+
+    /// An executor with `key`, the executor's defaults but for `f`, on the test backend
+    /// ([`device::test_backend`]), a dead client failing in a few milliseconds (ACK timeout
+    /// 10, 2 retries) on the proven DCIs, and a CQ of 1,024.
+    ///
+    /// # Panics
+    /// When the executor cannot be made.
+    pub fn executor(
+        &self,
+        key: mlx5dv::DcKey,
+        f: impl FnOnce(&mut mlx5dv::s3::ExecutorConfig),
+    ) -> mlx5dv::s3::Executor {
+        let mut cfg = mlx5dv::s3::ExecutorConfig {
+            key,
+            ..mlx5dv::s3::ExecutorConfig::default()
+        };
+        cfg.pool.backend = device::test_backend();
+        cfg.pool.rts.timeout = 10;
+        cfg.pool.rts.retry_cnt = 2;
+        f(&mut cfg);
+        mlx5dv::s3::Executor::new(&self.mlx5, &self.pd, device::pool_cq(&self.ctx, 1024), cfg).expect("executor")
+    }
+}
+
 pub mod device {
     use mlx5dv::rc::{RcQp, RcRemote};
     use mlx5dv::{

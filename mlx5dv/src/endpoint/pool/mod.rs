@@ -133,6 +133,12 @@ struct Slot {
     reporting: usize,
     /// The endpoint holding the DCI (Dcs, DcsQuota).
     holder: Option<u32>,
+    /// Dcs, DcsQuota: the endpoint that failed on it (its holder, the only endpoint with
+    /// anything on it), until the DCI is recovered, which then clears that endpoint's
+    /// `failed` without a walk of the endpoint table; `failed_walk`: more than one did (not
+    /// expected), so the recovery walks the table.
+    failed_holder: Option<u32>,
+    failed_walk: bool,
     /// A probation DCI ([`Probation`]): only endpoints on probation post on it.
     probation: bool,
     /// Requests posted on it so far (replays included): [`DciPool::posted_per_dci`].
@@ -444,6 +450,8 @@ impl DciPool {
                 replay: VecDeque::with_capacity(depth),
                 reporting: 0,
                 holder: None,
+                failed_holder: None,
+                failed_walk: false,
                 probation,
                 posted: 0,
                 failed: false,

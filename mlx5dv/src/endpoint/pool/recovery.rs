@@ -53,6 +53,11 @@ impl DciPool {
         }
     }
 
+    /// Whether the pool's DCIs are held by one endpoint at a time (Dcs, DcsQuota).
+    fn dcs_like(&self) -> bool {
+        matches!(self.policy, Policy::Dcs | Policy::DcsQuota { .. })
+    }
+
     /// Whether DCI `d` is in ERR; a state that cannot be read counts as ERR (the full
     /// recovery is the safe side).
     pub(super) fn dci_in_err(&self, d: usize) -> bool {
@@ -79,18 +84,30 @@ impl DciPool {
 
     /// Endpoint `ep`'s peer failed on DCI `d` (stream `stream`): the DCI entered ERR, or with
     /// streams only the stream did. Every endpoint reaching the same target over this DCI
-    /// (and stream) fails with it (finding 7).
+    /// (and stream) fails with it (finding 7): under Dcs and DcsQuota that is `ep` alone (it
+    /// holds the DCI), found without a walk of the endpoint table, so a failure costs the
+    /// same whatever the endpoints held; under Rand and Streams (endpoints bound to a DCI for
+    /// good) the table is walked.
     pub(super) fn fail(&mut self, d: usize, ep: usize, stream: u16) {
         let streams = matches!(self.policy, Policy::Streams { .. });
-        for i in 0..self.eps.len() {
-            let same = i == ep || {
-                let (e, f) = (&self.eps[i], &self.eps[ep]);
-                e.dci == Some(d)
-                    && (!streams || e.stream == stream)
-                    && matches!((&e.peer, &f.peer), (Some(a), Some(b)) if a.same_target(b))
-            };
-            if same {
-                self.eps[i].failed = Some(d);
+        if self.dcs_like() {
+            // One endpoint holds a DCI at a time, the failing one: no other has anything on
+            // it (so none reaches the same target over it), and nothing is walked.
+            self.eps[ep].failed = Some(d);
+            let slot = &mut self.slots[d];
+            slot.failed_walk |= slot.failed_holder.is_some_and(|h| h as usize != ep);
+            slot.failed_holder = Some(ep as u32);
+        } else {
+            for i in 0..self.eps.len() {
+                let same = i == ep || {
+                    let (e, f) = (&self.eps[i], &self.eps[ep]);
+                    e.dci == Some(d)
+                        && (!streams || e.stream == stream)
+                        && matches!((&e.peer, &f.peer), (Some(a), Some(b)) if a.same_target(b))
+                };
+                if same {
+                    self.eps[i].failed = Some(d);
+                }
             }
         }
         let slot = &mut self.slots[d];
@@ -157,9 +174,20 @@ impl DciPool {
             slot.stream_failed.iter_mut().for_each(|f| *f = false);
             slot.erred.iter_mut().for_each(|f| *f = false);
             self.recovered.dcis += 1;
-            // Only the endpoints that failed on this DCI (finding 4: not those of others).
-            for ep in self.eps.iter_mut().filter(|e| e.failed == Some(d)) {
-                ep.failed = None;
+            // Only the endpoints that failed on this DCI (finding 4: not those of others): under
+            // Dcs the one that held it, else every one found.
+            let slot = &mut self.slots[d];
+            let (holder, walk) = (slot.failed_holder.take(), std::mem::take(&mut slot.failed_walk));
+            if self.dcs_like() && !walk {
+                if let Some(e) = holder.and_then(|h| self.eps.get_mut(h as usize)) {
+                    if e.failed == Some(d) {
+                        e.failed = None;
+                    }
+                }
+            } else {
+                for ep in self.eps.iter_mut().filter(|e| e.failed == Some(d)) {
+                    ep.failed = None;
+                }
             }
         }
         for s in 0..self.slots[d].stream_failed.len() {

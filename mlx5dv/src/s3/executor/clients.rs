@@ -1,6 +1,7 @@
-//! The clients an [`Executor`] remembers: the key naming a client's DCT, its endpoint and
-//! standing (probation, proven, idle, gone), and the table's upkeep (kept idle clients,
-//! demotion, release).
+//! The clients an [`Executor`] reaches: the key naming a client's DCT, its endpoint and
+//! standing (probation, proven, idle, gone), and the caches' upkeep (kept idle clients and
+//! unused address handles, demotion, release; the standing of released clients goes to
+//! [`Standing`]).
 
 use super::paths::UNREACHABLE_FOR;
 use super::*;
@@ -19,6 +20,21 @@ pub(super) enum PathKey {
     Gid([u8; 16]),
 }
 
+/// An address handle, the clients using it, and (unused and kept) its stamp in the
+/// executor's `unused_ahs`.
+pub(super) struct PathAh {
+    pub(super) ah: Ah,
+    pub(super) users: u32,
+    pub(super) unused: Option<u64>,
+}
+
+impl PathAh {
+    /// Its stamp in `unused_ahs` ([`Lru`]).
+    fn unused(&mut self) -> &mut Option<u64> {
+        &mut self.unused
+    }
+}
+
 pub(super) struct ClientEp {
     pub(super) ep: EndpointId,
     /// Transfers of this client not yet finished.
@@ -33,9 +49,18 @@ pub(super) struct ClientEp {
     pub(super) idle: Option<u64>,
     /// A message of it completed: its endpoint left probation.
     pub(super) proven: bool,
-    /// When it last went idle, its last transfer finished (it had answered): kept idle
-    /// longer than `proven_idle`, it goes back on probation.
-    pub(super) idle_since: Instant,
+    /// When it last went idle, its last transfer finished (it had answered), or (never idle
+    /// yet) when it was added, on the standing table's clock ([`Standing::now`]): kept idle
+    /// longer than `proven_idle`, it goes back on probation; released, its standing says it
+    /// answered then.
+    pub(super) idle_since: u64,
+}
+
+impl ClientEp {
+    /// Its stamp in the executor's `idle` queue ([`Lru`]).
+    fn idle(&mut self) -> &mut Option<u64> {
+        &mut self.idle
+    }
 }
 
 impl Executor {
@@ -52,11 +77,14 @@ impl Executor {
         tenant_full: Option<Tenant>,
     ) -> Result<Option<(EndpointId, bool)>> {
         let full = !admitted && (self.unproven >= self.max_unproven || tenant_full.is_some());
-        if self
-            .clients
-            .get(&client)
-            .is_some_and(|c| c.proven && c.idle.is_some() && c.idle_since.elapsed() > self.proven_idle)
-        {
+        let stale = match self.clients.get(&client) {
+            Some(c) if c.proven && c.idle.is_some() => {
+                let now = self.standing.now();
+                !self.standing.fresh(c.idle_since, now)
+            }
+            _ => false,
+        };
+        if stale {
             if full {
                 return Err(self.unproven_refused(tenant_full));
             }
@@ -68,17 +96,27 @@ impl Executor {
             }
             if c.idle.take().is_some() {
                 // Busy again: its entry in the idle queue is stale from now on.
-                self.idle_clients -= 1;
+                self.idle.unlink();
             }
             c.active += 1;
             return Ok(Some((c.ep, c.proven)));
         }
-        if full {
+        // Released before, its standing remembered: proven if it answered within proven_idle
+        // and its last transfer did not time out.
+        let now = self.standing.now();
+        if full && !self.standing.proven(&client, now) {
             return Err(self.unproven_refused(tenant_full));
         }
         let path = self.path.path_to(target, self.sgid_index);
-        let ah = match (self.ahs.get(&client.path), &self.resolver) {
-            (Some((ah, _)), _) => ah.clone(),
+        // The path's handle, counted as used by one more client from here on.
+        let ah = match (self.ahs.get_mut(&client.path), &self.resolver) {
+            (Some(p), _) => {
+                p.users += 1;
+                if p.unused.take().is_some() {
+                    self.unused_ahs.unlink();
+                }
+                p.ah.clone()
+            }
             (None, Some(resolver)) => {
                 if let Some((at, e)) = self.unreachable.get(&client.path) {
                     if at.elapsed() < UNREACHABLE_FOR {
@@ -91,16 +129,32 @@ impl Executor {
                 }
                 return Ok(None);
             }
-            (None, None) => self.pd.create_ah(self.port, &path)?,
+            (None, None) => {
+                let ah = self.pd.create_ah(self.port, &path)?;
+                let p = PathAh {
+                    ah: ah.clone(),
+                    users: 1,
+                    unused: None,
+                };
+                self.ahs.insert(client.path, p);
+                ah
+            }
         };
+        let answered = self.standing.take(&client, now);
+        let proven = answered.is_some();
         let mut peer = DcPeer::new(&ah, target, self.key);
-        let ep = loop {
-            match self.pool.add_endpoint_on_probation(peer) {
-                Ok(ep) => break ep,
+        let added = loop {
+            let added = if proven {
+                self.pool.add_endpoint(peer)
+            } else {
+                self.pool.add_endpoint_on_probation(peer)
+            };
+            match added {
+                Ok(ep) => break Ok(ep),
                 Err(r) if r.error().errno() == Some(libc::ENOSPC) => {
                     // Make room: the least recently used idle client goes.
                     let Some(old) = self.oldest_idle() else {
-                        return Err(Error::from_errno(
+                        break Err(Error::from_errno(
                             OP_SUBMIT,
                             libc::EAGAIN,
                             "every endpoint of the pool serves a client with transfers running: poll, then submit again (or raise PoolConfig::max_endpoints)",
@@ -109,10 +163,23 @@ impl Executor {
                     self.release(old);
                     peer = r.into_inner();
                 }
-                Err(r) => return Err(r.into()),
+                Err(r) => break Err(r.into()),
             }
         };
-        self.ahs.entry(client.path).or_insert((ah, 0)).1 += 1;
+        let ep = match added {
+            Ok(ep) => ep,
+            Err(e) => {
+                // Not added: the handle's use and the standing taken go back.
+                self.drop_ah_user(client.path);
+                if let Some(at) = answered {
+                    self.standing.remember(client, at);
+                }
+                return Err(e);
+            }
+        };
+        if proven {
+            self.stats.recalled += 1;
+        }
         self.clients.insert(
             client,
             ClientEp {
@@ -121,11 +188,45 @@ impl Executor {
                 gone: false,
                 replaying: 0,
                 idle: None,
-                proven: false,
-                idle_since: Instant::now(),
+                proven,
+                idle_since: now,
             },
         );
-        Ok(Some((ep, false)))
+        Ok(Some((ep, proven)))
+    }
+
+    /// A client let go of `path`'s address handle ([`Executor::park_ah`]).
+    pub(super) fn drop_ah_user(&mut self, path: PathKey) {
+        if let Some(p) = self.ahs.get_mut(&path) {
+            p.users = p.users.saturating_sub(1);
+            if p.users == 0 {
+                self.park_ah(path);
+            }
+        }
+    }
+
+    /// `path`'s address handle, if no client uses it, is kept for the path's next client
+    /// (the least recently used unused one going past `kept_address_handles`).
+    pub(super) fn park_ah(&mut self, path: PathKey) {
+        if !self.ahs.get(&path).is_some_and(|p| p.users == 0 && p.unused.is_none()) {
+            return;
+        }
+        if self.unused_ahs.bound() == 0 {
+            self.ahs.remove(&path);
+            return;
+        }
+        self.unused_ahs.push(&mut self.ahs, path, PathAh::unused);
+        if self.unused_ahs.live() > self.unused_ahs.bound() {
+            if let Some(old) = self.oldest_unused_ah() {
+                self.ahs.remove(&old);
+            }
+        }
+    }
+
+    /// Takes the least recently used unused address handle's path out of the queue (its
+    /// handle still in `ahs`).
+    pub(super) fn oldest_unused_ah(&mut self) -> Option<PathKey> {
+        self.unused_ahs.pop(&mut self.ahs, PathAh::unused)
     }
 
     /// The refusal of a client on probation while `unproven_transfers` such transfers run,
@@ -201,46 +302,28 @@ impl Executor {
     }
 
     /// Drops `client` (its endpoint already gone) from the table, counted as released, and
-    /// its address handle if no other client uses it.
+    /// lets go of its address handle. Its standing is remembered if it is proven and its
+    /// last transfer did not time out: it answered when its last transfer finished.
     fn forget(&mut self, client: ClientKey) {
-        if self.clients.remove(&client).is_some_and(|c| c.idle.is_some()) {
-            self.idle_clients -= 1;
-        }
-        self.stats.released += 1;
-        if let Some(entry) = self.ahs.get_mut(&client.path) {
-            entry.1 -= 1;
-            if entry.1 == 0 {
-                self.ahs.remove(&client.path);
+        if let Some(c) = self.clients.remove(&client) {
+            if c.idle.is_some() {
+                self.idle.unlink();
+            }
+            if c.proven && !c.gone {
+                self.standing.remember(client, c.idle_since);
             }
         }
+        self.stats.released += 1;
+        self.drop_ah_user(client.path);
     }
 
     /// Keeps `client` (idle now) for its next transfer, as the most recently used.
     pub(super) fn keep_idle_client(&mut self, client: ClientKey) {
-        let stamp = self.next_idle_stamp;
-        self.next_idle_stamp += 1;
-        if let Some(c) = self.clients.get_mut(&client) {
-            c.idle = Some(stamp);
-            c.idle_since = Instant::now();
-            self.idle_clients += 1;
-            self.idle.push_back((client, stamp));
-        }
-        if self.idle.len() >= 2 * self.keep_idle.max(1) {
-            let clients = &self.clients;
-            self.idle
-                .retain(|(k, stamp)| clients.get(k).is_some_and(|c| c.idle == Some(*stamp)));
-        }
+        self.idle.push(&mut self.clients, client, ClientEp::idle);
     }
 
     /// Takes the least recently used idle client out of the queue (still with its endpoint).
     pub(super) fn oldest_idle(&mut self) -> Option<ClientKey> {
-        while let Some((k, stamp)) = self.idle.pop_front() {
-            if let Some(c) = self.clients.get_mut(&k).filter(|c| c.idle == Some(stamp)) {
-                c.idle = None;
-                self.idle_clients -= 1;
-                return Some(k);
-            }
-        }
-        None
+        self.idle.pop(&mut self.clients, ClientEp::idle)
     }
 }

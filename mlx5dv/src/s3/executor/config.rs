@@ -25,12 +25,33 @@ pub struct ExecutorConfig {
     pub max_message: Option<u32>,
     /// Transfers accepted at once (the table is allocated at creation).
     pub max_transfers: usize,
-    /// Idle clients whose endpoint and address handle are kept for their next transfer.
+    /// Idle clients whose endpoint is kept for their next transfer (a cache: a client whose
+    /// endpoint was released keeps its standing, [`ExecutorConfig::remembered_clients`]).
     pub keep_idle: usize,
-    /// How long a kept idle client stays proven: one idle longer goes back on probation
-    /// until a message of it completes again (a proof is not banked: see the [`Executor`]
-    /// documentation).
+    /// How long a client stays proven after it last answered (its last transfer finished):
+    /// one that comes back later, kept idle or remembered, goes back on probation until a
+    /// message of it completes again (a proof is not banked: see the [`Executor`]
+    /// documentation). The standing table honours up to 2^30 ms (12 days).
     pub proven_idle: Duration,
+    /// Clients whose standing is remembered once their endpoint is released (whether they
+    /// answered within `proven_idle` and their last transfer did not time out), so that a
+    /// returning proven client gets its new endpoint on the proven DCIs, not on probation.
+    /// Only clients that answered take an entry. The table grows with use to at most this
+    /// many (rounded down: half to each of two generations, each 7/8 of a power of two),
+    /// 29 bytes an entry with the map's control byte, 33 to 66 bytes a remembered client:
+    /// the default 2^20 remembers up to 917,504 clients in at most 30 MiB. An entry is
+    /// forgotten when its generation goes: once the newer one has `proven_idle` of age (its
+    /// entries are stale then), or holds half the entries; so a client that proves new DCTs
+    /// evicts another client's standing only by proving half this many of them (each a first
+    /// contact on the probation DCIs, within `unproven_transfers` and its tenant's
+    /// `tenant_unproven`) between that client's answers. 0: nothing is remembered (a
+    /// released client starts on probation again).
+    pub remembered_clients: usize,
+    /// Address handles no client uses any more kept for the next client behind the same
+    /// path (a host: its LID, or its GID on RoCE, where making one asks the kernel to resolve
+    /// the neighbour), least recently used first out. Default 4,096 (an address handle is
+    /// about a hundred bytes in libmlx5, plus the kernel's on RoCE).
+    pub kept_address_handles: usize,
     /// Transfers of clients on probation (none of their messages completed yet) accepted at
     /// once, 1 to `max_transfers`: the rest of the table stays for proven clients (see the
     /// [`Executor`] documentation).
@@ -63,7 +84,8 @@ pub struct ExecutorConfig {
 impl Default for ExecutorConfig {
     /// The pool's defaults with 16 reads in flight per DCI and 8 probation DCIs (ACK timeout
     /// 12: 16.8 ms, 3 retries), the reference's key, the port's message limit, 256 transfers
-    /// at once of which 64 of clients on probation, 64 idle clients kept, proven for 2 s; a
+    /// at once of which 64 of clients on probation, 64 idle clients kept, proven for 2 s,
+    /// 2^20 clients' standing remembered, 4,096 unused address handles kept; a
     /// tenant has at most 32 transfers, 8 of them on probation, 4 messages outstanding in a
     /// class of DCI, and posts 64 KiB a turn.
     fn default() -> Self {
@@ -89,6 +111,8 @@ impl Default for ExecutorConfig {
             max_transfers: 256,
             keep_idle: 64,
             proven_idle: Duration::from_secs(2),
+            remembered_clients: 1 << 20,
+            kept_address_handles: 4096,
             unproven_transfers: 64,
             tenant_transfers: 32,
             tenant_unproven: 8,

@@ -22,12 +22,16 @@ use std::time::{Duration, Instant};
 
 mod clients;
 mod config;
+mod lru;
 mod paths;
+mod standing;
 mod tenants;
 mod transfers;
 
-use clients::{ClientEp, ClientKey, PathKey};
+use clients::{ClientEp, ClientKey, PathAh, PathKey};
 pub use config::ExecutorConfig;
+use lru::Lru;
+use standing::Standing;
 pub use tenants::Tenant;
 use tenants::Tenants;
 pub use transfers::Done;
@@ -66,6 +70,10 @@ pub struct ExecutorStats {
     /// transfers not yet finished, or [`ExecutorConfig::tenant_unproven`] of clients on
     /// probation running.
     pub tenant_refused: u64,
+    /// Clients given a new endpoint on the proven DCIs, not on probation: their endpoint had
+    /// been released, and their standing said they answered within
+    /// [`ExecutorConfig::proven_idle`] and their last transfer did not time out.
+    pub recalled: u64,
 }
 
 /// Executes S3-over-RDMA tokens over a pool of DCIs.
@@ -100,11 +108,14 @@ pub struct ExecutorStats {
 /// DCIs (their send queues count against the CQ), a first transfer whose client answers more
 /// slowly than the probation timeout fails (it fails, it is not retried on the other DCIs),
 /// a new client may wait behind strangers for a probation DCI (or be refused while
-/// `unproven_transfers` of theirs run), and a proven client released (idle past
-/// `keep_idle`) starts on probation again. A proof is not banked: a kept idle client whose
-/// next transfer comes more than [`ExecutorConfig::proven_idle`] (2 s) after its last one
-/// finished is back on probation until a message of it completes again
-/// ([`ExecutorStats::demoted`]), so clients that answered once, were kept, and then died
+/// `unproven_transfers` of theirs run). A client's standing outlives its endpoint: a proven
+/// client whose endpoint was released (idle past `keep_idle`) gets its next endpoint on the
+/// proven DCIs ([`ExecutorStats::recalled`]) if it answered within `proven_idle` and its last
+/// transfer did not time out ([`ExecutorConfig::remembered_clients`]). A proof is not banked:
+/// a client whose next transfer comes more than [`ExecutorConfig::proven_idle`] (2 s) after
+/// its last one finished, kept idle or remembered, is back on probation until a message of it
+/// completes again (a kept one counted in [`ExecutorStats::demoted`]), and so is one whose last
+/// transfer timed out (retry exceeded), at once; so clients that answered once, were kept, and then died
 /// (an attacker's DCTs, each proven by one small request) fail on the probation DCIs, not on
 /// the ones proven clients share. What remains: a client that dies within `proven_idle` of
 /// its last answer (or while busy) holds a proven DCI for the full retry time once, as any
@@ -165,13 +176,18 @@ pub struct ExecutorStats {
 /// meanwhile is refused at once with that error, so a silent neighbour costs one resolution,
 /// not one per token. On InfiniBand a handle names a LID and is made at once.
 ///
-/// Clients come and go: an endpoint (and its address handle, once no endpoint uses it) is
-/// released when its client has no transfer left, except that up to
-/// [`ExecutorConfig::keep_idle`] idle clients are kept, least recently used first out, for
-/// clients that come back; [`Executor::release_idle`] releases those too. A client whose last
-/// transfer ended in retry-exceeded (dead, or presenting another key), or that never
-/// answered, is never kept. Every table is sized at creation (the paths being resolved are
-/// bounded by `unproven_transfers`): a server that runs for ever does not grow.
+/// Clients come and go: endpoints and address handles are caches. An endpoint is released
+/// when its client has no transfer left, except that up to [`ExecutorConfig::keep_idle`] idle
+/// clients are kept, least recently used first out, for clients that come back; an address
+/// handle no endpoint uses is kept for the next client behind its path (a host), up to
+/// [`ExecutorConfig::kept_address_handles`], least recently used first out;
+/// [`Executor::release_idle`] releases both. A client whose last transfer ended in
+/// retry-exceeded (dead, or presenting another key), or that never answered, is never kept
+/// and not remembered. What a released client earned is remembered apart, in a table of at
+/// most [`ExecutorConfig::remembered_clients`] entries (when it last answered: 28 bytes a
+/// client, see the field), which forgets the oldest half at once when full and what is
+/// stale as it goes. Every table is bounded at creation (the paths being resolved by
+/// `unproven_transfers`): a server that runs for ever does not grow past them.
 ///
 /// Used from one thread at a time (`Send`): submit and poll from the thread that serves the
 /// HTTP requests' data path.
@@ -188,7 +204,6 @@ pub struct Executor {
     key: DcKey,
     max_message: u64,
     keep_idle: usize,
-    proven_idle: Duration,
     transfers: Vec<Transfer>,
     free: Vec<u32>,
     /// The tenants with transfers not yet finished, and their transfers with messages not
@@ -206,16 +221,15 @@ pub struct Executor {
     /// Finished transfers, in the order they finished, to report.
     finished: VecDeque<u32>,
     clients: HashMap<ClientKey, ClientEp, KeyedHash>,
-    /// Address handles and how many clients use each.
-    ahs: HashMap<PathKey, (Ah, u32), KeyedHash>,
-    /// Idle clients kept, least recently used first, each with the stamp it went idle with.
-    /// An entry whose client no longer carries that stamp (busy again, or released) is stale:
-    /// skipped when met, and dropped in bulk when the queue reaches twice `keep_idle`, so a
-    /// client coming back costs no search.
-    idle: VecDeque<(ClientKey, u64)>,
-    /// Idle clients kept (the queue's live entries).
-    idle_clients: usize,
-    next_idle_stamp: u64,
+    /// What is remembered of clients whose endpoints were released: their standing.
+    standing: Standing,
+    /// Address handles, how many clients use each, and the unused ones kept.
+    ahs: HashMap<PathKey, PathAh, KeyedHash>,
+    /// Idle clients kept (`keep_idle`), least recently used first.
+    idle: Lru<ClientKey>,
+    /// Address handles no client uses, kept ([`ExecutorConfig::kept_address_handles`]), least
+    /// recently used first.
+    unused_ahs: Lru<PathKey>,
     scratch: Vec<EpCompletion>,
     /// Transfers waiting to run again, of every client (0: no client's new transfers wait).
     replaying: u32,
@@ -303,7 +317,6 @@ impl Executor {
             key: cfg.key,
             max_message: u64::from(max_msg),
             keep_idle: cfg.keep_idle.min(endpoints),
-            proven_idle: cfg.proven_idle,
             transfers: (0..cfg.max_transfers).map(|_| Transfer::free()).collect(),
             free: (0..cfg.max_transfers as u32).rev().collect(),
             tenants: Tenants::new(cfg.max_transfers),
@@ -314,10 +327,13 @@ impl Executor {
             tenant_inflight: cfg.tenant_inflight.max(1),
             finished: VecDeque::with_capacity(cfg.max_transfers),
             clients: HashMap::with_capacity_and_hasher(endpoints, KeyedHash::random()),
-            ahs: HashMap::with_capacity_and_hasher(endpoints, KeyedHash::random()),
-            idle: VecDeque::with_capacity(2 * cfg.keep_idle.min(endpoints) + 1),
-            idle_clients: 0,
-            next_idle_stamp: 0,
+            standing: Standing::new(cfg.remembered_clients, cfg.proven_idle),
+            ahs: HashMap::with_capacity_and_hasher(
+                endpoints.saturating_add(cfg.kept_address_handles).min(1 << 16),
+                KeyedHash::random(),
+            ),
+            idle: Lru::new(cfg.keep_idle.min(endpoints)),
+            unused_ahs: Lru::new(cfg.kept_address_handles),
             scratch: vec![EpCompletion::default(); 64],
             replaying: 0,
             unproven: 0,
@@ -655,10 +671,14 @@ impl Executor {
     }
 
     /// Releases every idle client's endpoint and the address handles no endpoint uses any
-    /// more (a server going quiet, or a test checking that nothing was kept).
+    /// more (a server going quiet, or a test checking that nothing was kept). What is
+    /// remembered of the clients (their standing) stays.
     pub fn release_idle(&mut self) {
         while let Some(c) = self.oldest_idle() {
             self.release(c);
+        }
+        while let Some(path) = self.oldest_unused_ah() {
+            self.ahs.remove(&path);
         }
     }
 
@@ -677,9 +697,17 @@ impl Executor {
         self.clients.len()
     }
 
-    /// Address handles held (one per path: a LID, or a GID on RoCE).
+    /// Address handles held (one per path: a LID, or a GID on RoCE), those no client uses
+    /// that are kept ([`ExecutorConfig::kept_address_handles`]) included.
     pub fn address_handles(&self) -> usize {
         self.ahs.len()
+    }
+
+    /// Clients whose standing is remembered apart from an endpoint (released ones that
+    /// answered and whose last transfer did not time out; stale entries included until
+    /// their generation goes): at most [`ExecutorConfig::remembered_clients`].
+    pub fn remembered(&self) -> usize {
+        self.standing.len()
     }
 
     /// The largest message posted (longer transfers are split).

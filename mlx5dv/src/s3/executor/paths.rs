@@ -19,7 +19,11 @@ impl Executor {
             };
             let made = match made {
                 Ok(ah) => {
-                    self.ahs.entry(path).or_insert((ah, 0));
+                    self.ahs.entry(path).or_insert(PathAh {
+                        ah,
+                        users: 0,
+                        unused: None,
+                    });
                     self.unreachable.remove(&path);
                     Ok(())
                 }
@@ -57,8 +61,16 @@ impl Executor {
                 let t = &mut self.transfers[slot as usize];
                 t.state = State::Running;
                 match ep {
-                    Ok((ep, _)) => {
+                    Ok((ep, proven)) => {
                         t.ep = ep;
+                        if proven {
+                            // Counted among the strangers' while it waited; its client's
+                            // standing (or a transfer of it before) proved it meanwhile.
+                            t.unproven = false;
+                            self.unproven -= 1;
+                            let ts = &mut self.tenants.table[t.tenant as usize];
+                            ts.unproven -= 1;
+                        }
                         self.enqueue(slot);
                     }
                     Err(e) => {
@@ -68,10 +80,9 @@ impl Executor {
                     }
                 }
             }
-            // No client took it (every endpoint refused): not kept.
-            if self.ahs.get(&path).is_some_and(|(_, users)| *users == 0) {
-                self.ahs.remove(&path);
-            }
+            // No client took it (every endpoint refused): kept unused, as when a host's last
+            // client leaves it.
+            self.park_ah(path);
         }
     }
 

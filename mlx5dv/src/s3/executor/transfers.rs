@@ -440,11 +440,12 @@ impl Executor {
         if c.active > 0 {
             return;
         }
+        c.idle_since = self.standing.now();
         if c.gone || !c.proven || self.keep_idle == 0 {
             self.release(client);
             return;
         }
-        if self.idle_clients >= self.keep_idle {
+        if self.idle.live() >= self.keep_idle {
             if let Some(old) = self.oldest_idle() {
                 self.release(old);
             }
