@@ -1237,8 +1237,17 @@ fn clients_proven_once_then_dead_go_back_on_probation_and_take_no_dci_from_a_pro
     // submitted behind them finishes first. More of them than the executor has main DCIs.
     let n = node();
     const DEAD: u64 = 8;
-    const IDLE: Duration = Duration::from_millis(100);
-    let mut exec = n.executor(|c| c.proven_idle = IDLE);
+    // proven_idle 1 s: the honest client's proof must stay fresh from its first GET to its
+    // second, a few submissions later, however busy the machine; and the probation DCIs'
+    // ACK timeout 0.54 s (a dead client fails after 2.1 s), so that the honest GET's
+    // finishing first depends on where the dead ones wait, not on a 67 ms race.
+    const IDLE: Duration = Duration::from_secs(1);
+    let mut exec = n.executor(|c| {
+        c.proven_idle = IDLE;
+        if let Some(p) = c.pool.probation.as_mut() {
+            p.rts.timeout = 17;
+        }
+    });
     assert!(DEAD as usize > ExecutorConfig::default().pool.dcis);
     let object = n.local(&mut exec, 4096, 7);
     let bad = n.local(&mut exec, 4096, 99);
@@ -1259,9 +1268,9 @@ fn clients_proven_once_then_dead_go_back_on_probation_and_take_no_dci_from_a_pro
         (DEAD, DEAD as usize),
         "proven, kept idle"
     );
-    // Ten times proven_idle (a margin the scheduler cannot eat), then an honest client
-    // proves itself just before its GET.
-    std::thread::sleep(IDLE * 10);
+    // Past proven_idle (a sleep lasts at least that long), then an honest client proves
+    // itself just before its GET.
+    std::thread::sleep(IDLE * 2);
     let honest = n.client(KEY);
     let mut hbuf = n.exposed(&honest, 2 * 4096, 0);
     let (_, first) = hbuf.mint(0, 4096, Direction::Get).unwrap();
