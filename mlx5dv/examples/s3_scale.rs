@@ -296,23 +296,33 @@ impl Run<'_> {
         lat.sort_unstable();
         let pct = |p: usize| lat.get((lat.len() * p / 100).min(lat.len().saturating_sub(1))).copied();
         let us = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e6);
-        let (mut main, mut probation, mut all) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut main, mut probation) = (Vec::new(), Vec::new());
         for ((is_probation, n), was) in self.exec.pool().posted_per_dci().zip(posted) {
-            all.push(n - was);
             if is_probation {
                 probation.push(n - was);
             } else {
                 main.push(n - was);
             }
         }
-        // The busiest DCI against an even share of the phase's requests over every DCI.
-        let total: u64 = all.iter().sum();
-        let busiest = all.iter().copied().max().unwrap_or(0) as f64;
-        let fair = total as f64 / all.len().max(1) as f64;
-        let share = if fair > 0.0 { busiest / fair } else { 0.0 };
+        // Within each class of DCI (main, probation), the busiest DCI against an even share of
+        // the class's requests: a transfer may go on any DCI of its client's class and on no
+        // other, so an idle class says nothing of how the other shares its DCIs. (Over every
+        // DCI, the idle probation DCIs of a phase of proven clients alone would make an even
+        // spread over the main ones read (main + probation) / main times its share.)
+        let share = |v: &[u64]| {
+            let total: u64 = v.iter().sum();
+            let fair = total as f64 / v.len().max(1) as f64;
+            if fair > 0.0 {
+                v.iter().copied().max().unwrap_or(0) as f64 / fair
+            } else {
+                0.0
+            }
+        };
+        let (share_main, share_probation) = (share(&main), share(&probation));
         println!(
             "phase {name}: {count} transfers in {:.2} s, latency median {:.0} us, p99 {:.0} us; refused for room {}, {} sleeps; \
-             {}; {} remembered; requests per DCI: main {main:?}, probation {probation:?} (the busiest {share:.2}x an even share); {}",
+             {}; {} remembered; requests per DCI: main {main:?}, probation {probation:?} (the busiest {share_main:.2}x \
+             an even share of the main DCIs' requests, {share_probation:.2}x of the probation DCIs'); {}",
             took.as_secs_f64(),
             us(pct(50)),
             us(pct(99)),
