@@ -152,6 +152,15 @@ fn modify_state(l: &mut Link, h: u32, state: QpState) {
     soft_mlx5::kernel::modify::modify_qp(&mut l.bed.dev, &r, None).unwrap();
 }
 
+/// The requester to ERR (its work flushed) and then RESET, as DCI recovery does; its handle.
+fn requester_to_reset(l: &mut Link) -> u32 {
+    let h = l.req.h;
+    modify_state(l, h, QpState::Err);
+    l.run();
+    modify_state(l, h, QpState::Reset);
+    h
+}
+
 #[test]
 fn after_reset_to_rts_a_stale_doorbell_record_is_not_acted_on_until_software_rings_again() {
     // UCX's DCI recovery (uct_ib_mlx5_txwq_reset): ERR -> RST -> RTS with its own producer
@@ -173,10 +182,7 @@ fn after_reset_to_rts_a_stale_doorbell_record_is_not_acted_on_until_software_rin
         }
         l.run();
         assert_eq!(l.scq.drain().len(), extra as usize);
-        let h = l.req.h;
-        modify_state(&mut l, h, QpState::Err);
-        l.run();
-        modify_state(&mut l, h, QpState::Reset);
+        let h = requester_to_reset(&mut l);
         l.run();
         // INIT, RTR, RTS with the attributes the DCI already has.
         l.bed.dev.qps.get_mut(&h).unwrap().state = QpState::Rts;
@@ -211,10 +217,7 @@ fn after_reset_a_rewritten_ring_rung_once_back_to_the_old_record_value_is_new_wo
     }
     l.run();
     assert_eq!(l.scq.drain().len(), 3);
-    let h = l.req.h;
-    modify_state(&mut l, h, QpState::Err);
-    l.run();
-    modify_state(&mut l, h, QpState::Reset);
+    let h = requester_to_reset(&mut l);
     // uct_ib_mlx5_txwq_reset: its counter to 0 and the ring zeroed, the record left as it was.
     let ring_bytes = (l.req.sq_cnt * 64) as usize;
     let sq_off = (l.req.rq_cnt as usize) << l.req.rq_shift;
@@ -257,10 +260,7 @@ fn after_reset_a_record_software_zeroed_and_rang_back_to_its_old_value_is_new_wo
     let i = l.post(Wr::write_inline(&[1; 8], l.remote.at(0), rk));
     l.run();
     assert_eq!(l.scq.drain().len(), 1);
-    let h = l.req.h;
-    modify_state(&mut l, h, QpState::Err);
-    l.run();
-    modify_state(&mut l, h, QpState::Reset);
+    let h = requester_to_reset(&mut l);
     l.req.db.put_be32(4, 0);
     l.req.sq_pi = 0;
     let r = soft_mlx5::uapi::ib_user_verbs::ib_uverbs_modify_qp {
