@@ -152,6 +152,15 @@ fn modify_state(l: &mut Link, h: u32, state: QpState) {
     soft_mlx5::kernel::modify::modify_qp(&mut l.bed.dev, &r, None).unwrap();
 }
 
+/// The requester to ERR (its work flushed) and then RESET, as DCI recovery does; its handle.
+fn requester_to_reset(l: &mut Link) -> u32 {
+    let h = l.req.h;
+    modify_state(l, h, QpState::Err);
+    l.run();
+    modify_state(l, h, QpState::Reset);
+    h
+}
+
 #[test]
 fn after_reset_to_rts_a_stale_doorbell_record_is_not_acted_on_until_software_rings_again() {
     // UCX's DCI recovery (uct_ib_mlx5_txwq_reset): ERR -> RST -> RTS with its own producer
@@ -173,10 +182,7 @@ fn after_reset_to_rts_a_stale_doorbell_record_is_not_acted_on_until_software_rin
         }
         l.run();
         assert_eq!(l.scq.drain().len(), extra as usize);
-        let h = l.req.h;
-        modify_state(&mut l, h, QpState::Err);
-        l.run();
-        modify_state(&mut l, h, QpState::Reset);
+        let h = requester_to_reset(&mut l);
         l.run();
         // INIT, RTR, RTS with the attributes the DCI already has.
         l.bed.dev.qps.get_mut(&h).unwrap().state = QpState::Rts;
@@ -197,6 +203,55 @@ fn after_reset_to_rts_a_stale_doorbell_record_is_not_acted_on_until_software_rin
 }
 
 #[test]
+fn after_reset_a_rewritten_ring_rung_once_back_to_the_old_record_value_is_new_work() {
+    // UCX's DCI recovery (uct_dc_mlx5_iface_reset_dci -> uct_ib_mlx5_txwq_reset) leaves the
+    // record at its old value S but zeroes the ring; a cycle of the same shape (UCX
+    // test_uct_peer_failure_multiple: 42 AM shorts of 2 basic blocks and a NOP, 85 each time)
+    // brings it back to S. Here the batch is rung once (a WR list: one record write), so no
+    // pass can see a value in between: the WQEs written since RESET up to S are what silicon,
+    // rung, executes. Before the fix nothing ran and UCX waited for these completions forever.
+    let mut l = Link::new(Transport::Dc);
+    let rk = l.remote.key;
+    for n in 0..3u8 {
+        l.post(Wr::write_inline(&[n; 8], l.remote.at(8 * usize::from(n)), rk));
+    }
+    l.run();
+    assert_eq!(l.scq.drain().len(), 3);
+    let h = requester_to_reset(&mut l);
+    // uct_ib_mlx5_txwq_reset: its counter to 0 and the ring zeroed, the record left as it was.
+    let ring_bytes = (l.req.sq_cnt * 64) as usize;
+    let sq_off = (l.req.rq_cnt as usize) << l.req.rq_shift;
+    l.req.buf.write(sq_off, &vec![0; ring_bytes]);
+    l.req.sq_pi = 0;
+    l.bed.dev.qps.get_mut(&h).unwrap().state = QpState::Rts;
+    l.bed.dev.reindex_qp(h);
+    l.run();
+    assert_eq!(l.scq.drain(), vec![], "a zeroed ring under the old record runs nothing");
+    // Half the batch written, the record not rung: nothing runs yet.
+    let av = l.av();
+    let first = l.req.write_wqe(&Wr {
+        av,
+        ..Wr::write_inline(&[0xa0; 8], l.remote.at(0), rk)
+    });
+    l.run();
+    assert_eq!(l.scq.drain(), vec![], "WQEs short of the record are not a post yet");
+    for n in 1..3u8 {
+        l.req.write_wqe(&Wr {
+            av,
+            ..Wr::write_inline(&[0xa0 + n; 8], l.remote.at(8 * usize::from(n)), rk)
+        });
+    }
+    l.req.ring_sq();
+    assert_eq!(l.req.sq_pi, 6, "the record is back at the value it had at RESET");
+    l.run();
+    assert!(l.bed.dev.fault.is_none(), "{:?}", l.bed.dev.fault);
+    let c = l.scq.drain();
+    assert_eq!(c.len(), 3, "the batch rung after RESET executes: {c:?}");
+    assert_eq!((c[0].opcode, c[0].wqe_counter), (op::REQ, first), "{c:?}");
+    assert_eq!(l.remote.buf.read(0, 24), [[0xa0; 8], [0xa1; 8], [0xa2; 8]].concat());
+}
+
+#[test]
 fn after_reset_a_record_software_zeroed_and_rang_back_to_its_old_value_is_new_work() {
     // libmlx5: MODIFY_QP(RESET), then both records zeroed (mlx5_modify_qp), INIT..RTS and a
     // post that brings the send record back to the value it had at RESET.
@@ -205,10 +260,7 @@ fn after_reset_a_record_software_zeroed_and_rang_back_to_its_old_value_is_new_wo
     let i = l.post(Wr::write_inline(&[1; 8], l.remote.at(0), rk));
     l.run();
     assert_eq!(l.scq.drain().len(), 1);
-    let h = l.req.h;
-    modify_state(&mut l, h, QpState::Err);
-    l.run();
-    modify_state(&mut l, h, QpState::Reset);
+    let h = requester_to_reset(&mut l);
     l.req.db.put_be32(4, 0);
     l.req.sq_pi = 0;
     let r = soft_mlx5::uapi::ib_user_verbs::ib_uverbs_modify_qp {

@@ -335,9 +335,9 @@ pub struct Qp {
     pub rq_ci: u32,
     /// SQ WQEBB counter past the last WQE the requester fetched.
     pub sq_fetched: u32,
-    /// The send doorbell record's value when the QP went to RESET, while software has not
+    /// The send doorbell record as it was when the QP went to RESET, while software has not
     /// rung since (see [`Qp::sq_producer`]).
-    pub sq_stale_record: Option<u32>,
+    pub sq_stale_record: Option<StaleRecord>,
     /// The WQEs fetched and not yet completed, in send-queue order (engine/requester.rs).
     pub outstanding: std::collections::VecDeque<crate::engine::requester::Outstanding>,
     /// Per channel (a DCI stream channel; 0 otherwise): the retry its head waits for.
@@ -489,14 +489,17 @@ impl Qp {
     /// the next doorbell, having written the record first (libmlx5 zeroes it after
     /// MODIFY_QP(RESET); UCX `uct_ib_mlx5_txwq_reset` zeroes only its own counter and leaves
     /// the old value there until its next post). So a record still holding the value it had
-    /// at RESET says nothing: the device's queue is what it fetched. A record written since
-    /// with that very value again would not be told apart (software would have posted exactly
-    /// as many basic blocks as before the reset without one doorbell in between).
-    pub fn sq_producer(&self, record: u32) -> u32 {
-        if self.sq_stale_record == Some(record) {
-            self.sq_fetched & 0xffff
-        } else {
-            record
+    /// at RESET says nothing by itself: the device's queue is what it fetched, unless the
+    /// ring shows the post that brought the record back to that value
+    /// ([`StaleRecord::reposted`]: software posted exactly as many basic blocks as before the
+    /// reset and the device saw none of the values in between, as when one doorbell rings a
+    /// batch).
+    pub fn sq_producer(&self, dma: &dyn crate::mem::Dma, record: u32) -> u32 {
+        match self.sq_stale_record {
+            Some(stale) if stale.value == record && !stale.reposted(dma, &self.sq, self.qpn) => {
+                self.sq_fetched & 0xffff
+            }
+            _ => record,
         }
     }
 
@@ -507,5 +510,41 @@ impl Qp {
         self.outstanding.clear();
         self.stalls.clear();
         self.wire = Wire::default();
+    }
+}
+
+/// The send doorbell record a QP had at RESET, kept while software has not visibly rung since
+/// ([`Qp::sq_producer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StaleRecord {
+    /// The record's 16 bits at RESET.
+    pub value: u32,
+    /// A digest of the ring's first `value` basic blocks at RESET (what software posted
+    /// before it), or None when `value` exceeds the ring: software then cannot bring the
+    /// record back to it without the device seeing it move (it would have to post more than
+    /// the ring holds with nothing completed).
+    pub ring: Option<u64>,
+}
+
+impl StaleRecord {
+    /// The record of send ring `sq` at RESET, `value`, with the ring's content then.
+    pub fn at_reset(dma: &dyn crate::mem::Dma, sq: &Ring, value: u32) -> StaleRecord {
+        let ring = (value <= sq.cnt).then(|| crate::engine::wqe::ring_digest(dma, sq, value));
+        StaleRecord { value, ring }
+    }
+
+    /// Whether the record, back at `value`, is a post made since RESET: the ring holds, from
+    /// basic block 0 (where both sides restart) to exactly `value`, a chain of WQEs naming QP
+    /// `qpn` each with the index of its slot, and the ring is not what it was at RESET.
+    /// Software writes a WQE's control segment's index and size last (libmlx5
+    /// `_mlx5_post_send`, UCX `uct_rc_mlx5_common_post_send`) and the record after every WQE
+    /// it covers, so such a chain is a finished post; a ring left as it was (nothing posted)
+    /// or zeroed and partly rewritten (UCX's reset, a post under way) is not.
+    pub fn reposted(&self, dma: &dyn crate::mem::Dma, sq: &Ring, qpn: u32) -> bool {
+        let Some(digest) = self.ring else {
+            return false;
+        };
+        crate::engine::wqe::chain_reaches(dma, sq, qpn, self.value)
+            && crate::engine::wqe::ring_digest(dma, sq, self.value) != digest
     }
 }

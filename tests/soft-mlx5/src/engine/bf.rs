@@ -28,7 +28,7 @@
 
 use crate::device::objects::BfReg;
 use crate::device::Device;
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// WQEs remembered per register: the copies a half may still hold come from the last few
@@ -137,21 +137,21 @@ pub fn check(dev: &mut Device) -> Result<(), String> {
             .next_back()
             .is_some_and(|(a, (r, _))| *h < a + 2 * u64::from(r.half))
     });
-    // The UAR pages mapped (page-aligned: the device's own mappings), looked up per register.
-    let pages: HashSet<u64> = if regs.is_empty() {
-        HashSet::new()
-    } else {
-        uars.iter().copied().collect()
-    };
-    for (&addr, (reg, qpns)) in regs.iter() {
-        let reg = *reg;
-        let Some(&last_fetch) = watch.active.get(&addr) else {
+    // The registers read this pass: those a QP fetched from lately (Watch::active), in address
+    // order; not every register of every context (a process with a hundred contexts has
+    // hundreds, and most are quiet).
+    let mut active: Vec<(u64, Instant)> = watch.active.iter().map(|(&a, &t)| (a, t)).collect();
+    active.sort_unstable_by_key(|&(a, _)| a);
+    for (addr, last_fetch) in active {
+        let Some((reg, qpns)) = regs.get(&addr) else {
             continue;
         };
+        let reg = *reg;
         // Only a register of a page still mapped is read (kernel::munmap drops unmapped UAR
-        // pages under the device lock).
+        // pages under the device lock; the UAR pages mapped are page-aligned, the device's
+        // own mappings).
         let page = addr & !0xfff;
-        let mapped = pages.contains(&page) && addr - page + 2 * u64::from(reg.half) <= 4096;
+        let mapped = uars.contains(&page) && addr - page + 2 * u64::from(reg.half) <= 4096;
         if !mapped || reg.half == 0 {
             continue;
         }

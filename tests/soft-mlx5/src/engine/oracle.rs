@@ -30,7 +30,7 @@ pub fn check(dev: &Device, h: u32) -> Result<(), String> {
     let executes_sends = !matches!(qp.state, QpState::Reset | QpState::Init | QpState::Rtr);
     if qp.sq.cnt > 0 && executes_sends {
         // A record left as it was at RESET is not acted on (Qp::sq_producer).
-        let pi = qp.sq_producer(dev.dma.read_be32(qp.db + 4) & 0xffff);
+        let pi = qp.sq_producer(dev.dma.as_ref(), dev.dma.read_be32(qp.db + 4) & 0xffff);
         let ahead = pi.wrapping_sub(qp.sq_ci) & 0xffff;
         if ahead > qp.sq.cnt {
             return Err(format!(

@@ -131,7 +131,7 @@ fn fetch(dev: &mut Device, h: u32) -> bool {
         return false;
     };
     let record = dma.read_be32(qp.db + 4) & 0xffff;
-    let pi = qp.sq_producer(record);
+    let pi = qp.sq_producer(dma.as_ref(), record);
     if pi == record {
         // Software rang since RESET: the record is live again.
         qp.sq_stale_record = None;

@@ -374,6 +374,35 @@ pub fn raw_send(dma: &dyn Dma, ring: &Ring, bb: u32) -> Option<Vec<u8>> {
     Some(body)
 }
 
+/// A digest of the first `bbs` basic blocks of send ring `ring` (at most the ring: from its
+/// start, no wrap), to tell later whether software rewrote them.
+pub fn ring_digest(dma: &dyn Dma, ring: &Ring, bbs: u32) -> u64 {
+    use std::hash::Hasher;
+    let mut bytes = vec![0u8; bbs.min(ring.cnt) as usize * 64];
+    dma.read(ring.base, &mut bytes);
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(&bytes);
+    h.finish()
+}
+
+/// Whether send ring `ring` holds, from basic block 0, a chain of WQEs of QP `qpn` that ends
+/// exactly at basic block `end` (at most the ring): each control segment names `qpn` and
+/// carries the index of its own slot, and its size (ds) leads to the next.
+pub fn chain_reaches(dma: &dyn Dma, ring: &Ring, qpn: u32, end: u32) -> bool {
+    let mut bb = 0u32;
+    while bb < end && end <= ring.cnt {
+        let at = ring.entry(bb);
+        let opmod_idx_opcode = dma.read_be32(at + CTRL_OPMOD_IDX_OPCODE as u64);
+        let qpn_ds = dma.read_be32(at + CTRL_QPN_DS as u64);
+        let ds = qpn_ds & 0x3f;
+        if ds == 0 || qpn_ds >> 8 != qpn || (opmod_idx_opcode >> 8) & 0xffff != bb {
+            return false;
+        }
+        bb += (ds * 16).div_ceil(64);
+    }
+    bb == end
+}
+
 /// Whether a send WQE's signature holds. libmlx5 (providers/mlx5/qp.c `wq_sig`, `calc_sig`)
 /// zeroes the signature byte (ctrl byte 8), XORs the WQE's ds * 16 bytes and stores the
 /// inverse there; the XOR of all the bytes, signature included, is then 0xff.

@@ -2,7 +2,7 @@
 //! type and transition (core verbs.c `ib_modify_qp_is_ok` for RC/UD; mlx5_ib qp.c
 //! `modify_dci_qp_is_ok` for DCIs and `mlx5_ib_modify_dct` for DCTs), then the attributes.
 
-use crate::device::objects::{Path, QpKind, QpState};
+use crate::device::objects::{Path, QpKind, QpState, StaleRecord};
 use crate::device::Device;
 use crate::profile::LinkLayer;
 use crate::uapi::ib_user_verbs::{ib_uverbs_modify_qp, ib_uverbs_qp_dest, ib_uverbs_query_qp_resp};
@@ -292,7 +292,7 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
     // MODIFY_QP(RESET) returns) made it live again, whatever it writes later
     // (Qp::sq_producer): a record back at its old value after a zeroing is new work.
     if let Some(stale) = qp.sq_stale_record {
-        if qp.db != 0 && dev.dma.read_be32(qp.db + 4) & 0xffff != stale {
+        if qp.db != 0 && dev.dma.read_be32(qp.db + 4) & 0xffff != stale.value {
             qp.sq_stale_record = None;
         }
     }
@@ -300,8 +300,12 @@ pub fn modify_qp(dev: &mut Device, r: &ib_uverbs_modify_qp, dctn: Option<&mut Op
         // To RESET the HCA forgets the rings' progress: counters restart at 0, as libmlx5
         // resets its own (mlx5_modify_qp -> mlx5_init_qp_indices).
         qp.reset_send_queue();
-        // The record keeps the old producer until software rings again (Qp::sq_producer).
-        qp.sq_stale_record = (qp.sq.cnt > 0 && qp.db != 0).then(|| dev.dma.read_be32(qp.db + 4) & 0xffff);
+        // The record keeps the old producer until software rings again (Qp::sq_producer);
+        // what the ring holds now tells a later post of as many basic blocks from it.
+        qp.sq_stale_record = (qp.sq.cnt > 0 && qp.db != 0).then(|| {
+            let value = dev.dma.read_be32(qp.db + 4) & 0xffff;
+            StaleRecord::at_reset(dev.dma.as_ref(), &qp.sq, value)
+        });
         qp.rq_ci = 0;
         qp.errored_streams.clear();
     }
