@@ -131,7 +131,8 @@ struct Slot {
     /// Of its requests, how many wait in the pool's `unposted` queue to be reported flushed
     /// (still counted against its depth, so that queue never grows).
     reporting: usize,
-    /// The endpoint holding the DCI (Dcs, DcsQuota).
+    /// The endpoint holding the DCI while it has requests on it: under Dcs and DcsQuota, and
+    /// on a probation DCI under every policy.
     holder: Option<u32>,
     /// Dcs, DcsQuota: the endpoint that failed on it (its holder, the only endpoint with
     /// anything on it), until the DCI is recovered, which then clears that endpoint's
